@@ -1,0 +1,38 @@
+# mindbank — the two set-up commands are `make demo` and `make test` (see README.md).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
+
+.PHONY: demo test lint format bench-recall bench-retain clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	rm -f $(VENV)/.installed-* && touch $@
+
+## demo: create .venv, install, run the end-to-end demo (ARGS=path/to/locomo.json for another conversation)
+demo: $(STAMP)
+	$(BIN)/mindbank demo $(ARGS)
+
+## test: install dev dependencies and run the whole suite
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff format .
+
+bench-recall: $(STAMP)
+	$(BIN)/python -m bench locomo-recall ../shared/data/locomo/*.json
+
+bench-retain: $(STAMP)
+	$(BIN)/python -m bench retain ../shared/data/locomo/conv-26.json
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache

@@ -1,0 +1,27 @@
+"""mindbank: an agent-memory server whose headline feature is mental models.
+
+In-process use: ``from mindbank import MindBank; bank = MindBank.open()``.
+"""
+
+from mindbank.config import Settings
+from mindbank.domain.records import MemoryUnit, MentalModel, Operation, RetainItem, ScoredMemory
+from mindbank.errors import ConflictError, InvalidInputError, MindBankError, NotFoundError
+from mindbank.service import MindBank, RetainResult
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ConflictError",
+    "InvalidInputError",
+    "MemoryUnit",
+    "MentalModel",
+    "MindBank",
+    "MindBankError",
+    "NotFoundError",
+    "Operation",
+    "RetainItem",
+    "RetainResult",
+    "ScoredMemory",
+    "Settings",
+    "__version__",
+]

@@ -1,0 +1,1 @@
+"""Routers, one per resource; each route validates, calls one MindBank method and shapes the response."""

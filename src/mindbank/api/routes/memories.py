@@ -1,0 +1,62 @@
+"""Retain and recall: ``POST /memories`` and ``POST /memories/recall``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from mindbank.api.deps import Bank
+from mindbank.api.schemas import RecallRequest, RetainRequest, RetainResponse, recall_result
+from mindbank.domain.records import RetainItem
+from mindbank.domain.timeutil import parse_timestamp
+
+router = APIRouter(prefix="/v1/default/banks/{bank_id}", tags=["memories"])
+
+
+@router.post("/memories", response_model=RetainResponse, response_model_by_alias=True)
+def retain(bank_id: str, body: RetainRequest, mb: Bank) -> dict[str, Any]:
+    """Retain items (bank auto-created). ``async: true`` queues the work and returns an operation id."""
+    items = [
+        RetainItem(
+            content=i.content,
+            timestamp=None if i.timestamp in (None, "unset") else parse_timestamp(i.timestamp),  # type: ignore[arg-type]
+            context=i.context,
+            metadata=dict(i.metadata or {}),
+            document_id=i.document_id,
+            tags=tuple((i.tags or []) + (body.document_tags or [])),
+            update_mode=i.update_mode,
+        )
+        for i in body.items
+    ]
+    result = mb.retain(bank_id, items, async_=body.async_)
+    return {
+        "success": True,
+        "bank_id": bank_id,
+        "items_count": result.items_count,
+        "async": body.async_,
+        "operation_id": result.operation_id,
+        "operation_ids": None,
+        "usage": None if body.async_ else {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
+    }
+
+
+@router.post("/memories/recall")
+def recall(bank_id: str, body: RecallRequest, mb: Bank) -> dict[str, Any]:
+    """Hybrid recall (dense + BM25, reciprocal-rank fusion) within ``max_tokens`` of fact text."""
+    hits = mb.recall(
+        bank_id,
+        body.query,
+        types=body.types,
+        tags=body.tags or (),
+        tags_match=body.tags_match,
+        max_tokens=body.max_tokens,
+    )
+    return {
+        "results": [recall_result(h) for h in hits],
+        "trace": None,
+        "entities": None,
+        "chunks": None,
+        "source_facts": None,
+        "source_facts_truncated": False,
+    }

@@ -1,0 +1,101 @@
+"""Settings, declared as data with help text and read from ``MINDBANK_*`` environment variables.
+
+Every option is listed in :data:`OPTIONS`; ``docs/configuration.md`` documents each one (a test keeps them in step).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+
+def _default_database_url() -> str:
+    return str(Path.home() / ".mindbank" / "mindbank.db")
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One setting: its attribute name, environment variable, type, default and help text."""
+
+    name: str
+    type: type
+    default: Any
+    help: str
+
+    @property
+    def env(self) -> str:
+        return "MINDBANK_" + self.name.upper()
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("database_url", str, None, "SQLite file path (or sqlite:///path). Default ~/.mindbank/mindbank.db."),
+    Option("host", str, "127.0.0.1", "Address `mindbank serve` binds to."),
+    Option("port", int, 8888, "Port `mindbank serve` listens on."),
+    Option("worker_enabled", bool, True, "Run the in-process operation worker inside `mindbank serve`."),
+    Option("worker_poll_seconds", float, 0.2, "How often an idle worker looks for new operations (seconds)."),
+    Option(
+        "worker_lease_seconds",
+        float,
+        300.0,
+        "Seconds a claimed operation stays claimed before another worker may retake it.",
+    ),
+    Option("worker_max_retries", int, 3, "Retries of a failing operation before it is marked failed."),
+    Option("worker_retry_backoff_seconds", float, 5.0, "First retry delay; doubles on each further retry (seconds)."),
+    Option("enable_mental_model_history", bool, True, "Keep a history row each time a mental model's content changes."),
+    Option("mental_model_history_max_entries", int, 50, "History rows kept per model and kind (<= 0: unbounded)."),
+    Option("recall_max_tokens", int, 2048, "Default token budget of the facts a refresh reads."),
+    Option("recall_candidates", int, 60, "Candidates each retriever (dense, BM25) contributes before fusion."),
+)
+
+
+def _parse(option: Option, raw: str) -> Any:
+    if option.type is bool:
+        value = raw.strip().lower()
+        if value in ("1", "true", "yes", "on"):
+            return True
+        if value in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(f"{option.env}: expected true/false, got {raw!r}")
+    try:
+        return option.type(raw)
+    except ValueError as exc:
+        raise ValueError(f"{option.env}: expected {option.type.__name__}, got {raw!r}") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Resolved settings. Build with :meth:`from_env`; override fields with ``dataclasses.replace``."""
+
+    database_url: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 8888
+    worker_enabled: bool = True
+    worker_poll_seconds: float = 0.2
+    worker_lease_seconds: float = 300.0
+    worker_max_retries: int = 3
+    worker_retry_backoff_seconds: float = 5.0
+    enable_mental_model_history: bool = True
+    mental_model_history_max_entries: int = 50
+    recall_max_tokens: int = 2048
+    recall_candidates: int = 60
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+        """Settings from ``environ`` (default ``os.environ``). Raises ``ValueError`` naming a malformed variable."""
+        env = os.environ if environ is None else environ
+        values = {o.name: _parse(o, env[o.env]) for o in OPTIONS if env.get(o.env, "") != ""}
+        return cls(**values)
+
+    @property
+    def resolved_database_url(self) -> str:
+        """The database URL, defaulting to ``~/.mindbank/mindbank.db`` (its folder is created)."""
+        if self.database_url:
+            return self.database_url
+        url = _default_database_url()
+        Path(url).parent.mkdir(parents=True, exist_ok=True)
+        return url
+
+
+assert {f.name for f in fields(Settings)} == {o.name for o in OPTIONS}, "Settings and OPTIONS must list the same names"

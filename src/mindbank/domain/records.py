@@ -1,0 +1,146 @@
+"""Plain records that cross layer boundaries (store <-> engine <-> service).
+
+They carry no behaviour beyond small derived helpers; wire shapes live in ``mindbank.api.schemas``.
+All timestamps are timezone-aware UTC ``datetime`` objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+FactType = Literal["world", "experience", "observation"]
+FACT_TYPES: tuple[FactType, ...] = ("world", "experience", "observation")
+
+OperationStatus = Literal["pending", "processing", "completed", "failed", "cancelled"]
+
+
+@dataclass(frozen=True, slots=True)
+class RetainItem:
+    """One item of a retain request: a document whose content is split into chunks and facts.
+
+    ``timestamp`` is when the content was said or written (``None`` = now); ``metadata`` maps str -> str.
+    """
+
+    content: str
+    timestamp: datetime | None = None
+    context: str | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+    document_id: str | None = None
+    tags: tuple[str, ...] = ()
+    update_mode: Literal["replace", "append"] = "replace"
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A contiguous piece of a document (a dialogue turn or a paragraph) that facts are extracted from."""
+
+    id: str
+    document_id: str
+    index: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    """A fact ready to be written: extracted text plus everything the store keeps about it."""
+
+    text: str
+    fact_type: FactType
+    embedding: Any  # numpy float32 vector of the embedder's dimension
+    tags: tuple[str, ...]
+    context: str | None
+    metadata: dict[str, str]
+    document_id: str | None
+    chunk_id: str | None
+    occurred_start: datetime | None
+    occurred_end: datetime | None
+    mentioned_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryUnit:
+    """A stored memory (fact or observation) as read back from the store."""
+
+    id: str
+    bank_id: str
+    text: str
+    fact_type: FactType
+    tags: tuple[str, ...]
+    context: str | None
+    metadata: dict[str, str]
+    document_id: str | None
+    chunk_id: str | None
+    occurred_start: datetime | None
+    occurred_end: datetime | None
+    mentioned_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    source_memory_ids: tuple[str, ...] | None = None
+    proof_count: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredMemory:
+    """A recall hit: the memory and its per-retriever scores (``None`` where a retriever did not return it)."""
+
+    memory: MemoryUnit
+    final: float
+    semantic: float | None = None
+    keyword: float | None = None
+
+
+@dataclass(slots=True)
+class MentalModel:
+    """A mental model row. ``structured_document`` is the authoritative document (JSON-able dict).
+
+    ``trigger`` is the full stored trigger dict (every field of the reference's MentalModelTrigger).
+    """
+
+    id: str
+    bank_id: str
+    name: str
+    source_query: str
+    content: str
+    tags: tuple[str, ...]
+    max_tokens: int
+    trigger: dict[str, Any]
+    structured_document: dict[str, Any] | None
+    reflect_response: dict[str, Any] | None
+    last_refreshed_at: datetime
+    last_memory_seen_at: datetime | None
+    last_refreshed_source_query: str | None
+    last_refresh_failed_at: datetime | None
+    last_full_refreshed_at: datetime | None
+    created_at: datetime
+    is_stale: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One mental-model history row, most recent first when listed."""
+
+    id: int
+    mental_model_id: str
+    content: dict[str, Any]
+    changed_at: datetime
+
+
+@dataclass(slots=True)
+class Operation:
+    """A queued unit of asynchronous work (retain, refresh_mental_model, ...)."""
+
+    id: str
+    bank_id: str
+    operation_type: str
+    status: OperationStatus
+    payload: dict[str, Any]
+    result: dict[str, Any] | None
+    error: str | None
+    retry_count: int
+    next_retry_at: datetime | None
+    mental_model_id: str | None
+    created_at: datetime
+    updated_at: datetime
+    completed_at: datetime | None

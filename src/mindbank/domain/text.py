@@ -1,0 +1,221 @@
+"""Text splitting for the extractive engine: documents into chunks, chunks into facts, queries into terms."""
+
+from __future__ import annotations
+
+import re
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_-]*")
+_TURN = re.compile(r"^[A-Z][\w .'-]{0,40}:\s")
+
+# Words that carry no topic: dropped from keyword queries so BM25 weighs content terms.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "did",
+        "does",
+        "also",
+        "ever",
+        "us",
+        "let",
+        "like",
+        "get",
+        "got",
+        "really",
+        "yeah",
+        "oh",
+        "hey",
+        "hi",
+        "wow",
+        "thanks",
+        "thank",
+        "sure",
+        "kind",
+        "one",
+        "much",
+        "many",
+        "lot",
+    ]
+)
+
+
+def split_chunks(content: str) -> list[str]:
+    """Split a document into chunks: one per dialogue turn (``Name: ...`` lines) or per paragraph.
+
+    Lines of a paragraph stay together unless each line starts a new speaker turn. Empty chunks are dropped.
+    """
+    chunks: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", content.replace("\r\n", "\n")):
+        lines = [ln.strip() for ln in paragraph.split("\n") if ln.strip()]
+        if not lines:
+            continue
+        if len(lines) > 1 and all(_TURN.match(ln) for ln in lines):
+            chunks.extend(lines)
+        else:
+            chunks.append(" ".join(lines))
+    return chunks
+
+
+def split_facts(chunk: str, *, max_words: int = 80) -> list[str]:
+    """Split a chunk into fact texts: whole sentences grouped so each fact stays under ``max_words`` words.
+
+    A chunk that already fits is one fact, so short turns keep their meaning together. A leading speaker
+    prefix (``Name: ``) is repeated on every fact of the chunk so each fact says who said it.
+    """
+    text = chunk.strip()
+    if not text:
+        return []
+    if len(text.split()) <= max_words:
+        return [text]
+    prefix = ""
+    m = _TURN.match(text)
+    if m:
+        prefix, text = m.group(0), text[m.end() :]
+    facts: list[str] = []
+    current: list[str] = []
+    count = 0
+    for sentence in _SENTENCE_END.split(text):
+        words = len(sentence.split())
+        if current and count + words > max_words:
+            facts.append(prefix + " ".join(current))
+            current, count = [], 0
+        current.append(sentence)
+        count += words
+    if current:
+        facts.append(prefix + " ".join(current))
+    return facts
+
+
+def keyword_terms(query: str) -> list[str]:
+    """Content words of a query, lowercased, stopwords removed, order kept, duplicates dropped."""
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(query.lower()):
+        word = word.strip("'")
+        if len(word) > 1 and word not in STOPWORDS:
+            seen.setdefault(word, None)
+    return list(seen)

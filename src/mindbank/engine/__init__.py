@@ -1,0 +1,1 @@
+"""Engine: retain, recall, staleness and the refresh pipeline, written against the Store and Embedder ports."""

@@ -1,0 +1,146 @@
+"""The extractive composer: turns ranked facts into a cited, sectioned markdown document within a token budget.
+
+No model writes prose here. Facts are taken in relevance order until the budget is spent, grouped into themed
+sections (a theme is the content word shared by the most still-unplaced facts), and rendered one cited bullet
+per block, so every block's provenance is exactly the memory it quotes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from mindbank.domain.document import count_tokens, format_citation
+from mindbank.domain.records import ScoredMemory
+from mindbank.domain.text import keyword_terms
+
+MAX_SECTIONS = 6
+OTHER_HEADING = "Other notes"
+
+
+_SPEAKER = re.compile(r"^[A-Z][\w .'-]{0,40}:\s")
+MIN_CONTENT_TERMS = 4
+
+
+def _body(text: str) -> str:
+    return _SPEAKER.sub("", text.strip(), count=1)
+
+
+# words too generic to name a section even when many facts share them
+_WEAK = frozenset(
+    """about actually again already always amazing awesome back bad better big cool day days doing done else even
+    every feel feeling first fun going gonna good great happy hard here just keep know last little long look looks
+    lots made make many maybe much need new next nice night part pretty right said same says see sound sounds still
+    super sure take tell thing things think time times today told tomorrow totally try want way week weeks well went
+    whole work year years yesterday""".split()
+)
+
+
+def _terms(text: str) -> set[str]:
+    return {t for t in keyword_terms(_body(text)) if t.isalpha() and len(t) >= 4 and t not in _WEAK}
+
+
+def is_informative(text: str) -> bool:
+    """Whether a fact says something: at least four content words, and not a bare question.
+
+    Conversation turns such as "Which is?" or "Go on!" are kept as memories but never quoted in a document.
+    """
+    body = _body(text)
+    if len(keyword_terms(body)) < MIN_CONTENT_TERMS:
+        return False
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", body) if s.strip()]
+    return not all(s.rstrip().endswith("?") for s in sentences)
+
+
+def _when(hit: ScoredMemory) -> tuple[str, str]:
+    when = hit.memory.occurred_start or hit.memory.mentioned_at
+    return (when.isoformat() if when else "", hit.memory.id)
+
+
+def _bullet(hit: ScoredMemory) -> str:
+    memory = hit.memory
+    when = memory.occurred_start or memory.mentioned_at
+    date = f"({when.day} {when:%b %Y}) " if when else ""
+    text = " ".join(memory.text.split())
+    return f"- {date}{text} {format_citation(memory.id)}"
+
+
+def group_by_theme(
+    hits: Sequence[ScoredMemory], *, max_sections: int = MAX_SECTIONS
+) -> list[tuple[str, list[ScoredMemory]]]:
+    """Group hits into ``(heading, hits)`` themes, ordered by their best-ranked member.
+
+    Words present in more than half of the hits (speaker names, the query's own subject) are not themes.
+    """
+    terms = [_terms(h.memory.text) for h in hits]
+    frequency = Counter(t for ts in terms for t in ts)
+    common = {t for t, n in frequency.items() if n > max(2, len(hits) // 2)}
+    unplaced = list(range(len(hits)))
+    groups: list[tuple[str, list[int]]] = []
+    while unplaced and len(groups) < max_sections - 1:
+        counts = Counter(t for i in unplaced for t in terms[i] if t not in common)
+        best = [t for t, n in counts.items() if n >= 2]
+        if not best:
+            break
+        # most shared first; ties go to the theme of the better-ranked fact, then alphabetically
+        first_rank = {t: next(i for i in unplaced if t in terms[i]) for t in best}
+        theme = min(best, key=lambda t: (-counts[t], first_rank[t], t))
+        members = [i for i in unplaced if theme in terms[i]]
+        groups.append((theme, members))
+        unplaced = [i for i in unplaced if i not in members]
+    if unplaced:
+        groups.append(("", unplaced))
+    groups.sort(key=lambda g: g[1][0])
+    return [(theme.capitalize() if theme else OTHER_HEADING, [hits[i] for i in idx]) for theme, idx in groups]
+
+
+def rank_for_document(hits: Sequence[ScoredMemory]) -> list[ScoredMemory]:
+    """Order informative hits for a standing question: half relevance (recall order), half centrality.
+
+    Centrality counts how many other hits share each of a fact's theme words, so facts about recurring topics
+    (what someone keeps coming back to) outrank one-off remarks that happen to match the query's words.
+    """
+    kept = [h for h in hits if is_informative(h.memory.text)]
+    if not kept:
+        return []
+    terms = [_terms(h.memory.text) for h in kept]
+    frequency = Counter(t for ts in terms for t in ts)
+    central = [sum(frequency[t] - 1 for t in ts) / max(1.0, len(ts)) ** 0.5 for ts in terms]
+    top = max(central) or 1.0
+    n = len(kept)
+    score = [0.5 * (1 - i / n) + 0.5 * (c / top) for i, c in enumerate(central)]
+    order = sorted(range(n), key=lambda i: (-score[i], i))
+    return [kept[i] for i in order]
+
+
+def compose_markdown(
+    *, source_query: str, hits: Sequence[ScoredMemory], max_tokens: int, ranked: bool = False
+) -> tuple[str, list[str]]:
+    """A cited markdown answer to ``source_query`` from ``hits`` (best first) within ``max_tokens``.
+
+    Returns ``(markdown, cited memory ids)``; ``("", [])`` when there are no hits.
+    """
+    hits = list(hits) if ranked else rank_for_document(hits)
+    if not hits:
+        return "", []
+    intro = f"What the memories say about: {' '.join(source_query.split())}"
+    budget = max_tokens - count_tokens(intro) - 8
+    chosen: list[ScoredMemory] = []
+    used = 0
+    for hit in hits:
+        cost = count_tokens(_bullet(hit)) + 4  # heading share and separators
+        if chosen and used + cost > budget:
+            break
+        chosen.append(hit)
+        used += cost
+    parts = [intro]
+    for heading, members in group_by_theme(chosen):
+        parts.append(f"## {heading}")
+        # chronological inside a theme, so a reader sees how it developed
+        parts.extend(_bullet(h) for h in sorted(members, key=_when))
+    markdown = "\n\n".join(parts) + "\n"
+    # grouping adds headings; drop trailing facts until the render fits the budget
+    if count_tokens(markdown) > max_tokens and len(chosen) > 1:
+        return compose_markdown(source_query=source_query, hits=chosen[:-1], max_tokens=max_tokens, ranked=True)
+    return markdown, [h.memory.id for h in chosen]

@@ -1,0 +1,31 @@
+"""Staleness: one rule, batched. Spec: "Staleness Gating".
+
+A model is stale iff a memory in its resolved scope (tags with the strict variant of its match mode, fact types)
+was written after its watermark, where the watermark is ``last_memory_seen_at`` or, before the first refresh,
+``last_refreshed_at`` (set to ``created_at`` at insert). Memories still awaiting consolidation count. A page of
+models costs one bank read plus one query per 400 distinct scopes (see ``Store.stale_flags``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from mindbank.domain.records import MentalModel
+from mindbank.domain.scope import scope_parts
+from mindbank.store.base import MemoryFilter, StalenessProbe, Store
+
+
+def staleness_scope(model: MentalModel) -> MemoryFilter:
+    """The filter whose writes make ``model`` stale."""
+    tags, mode, fact_types = scope_parts(model.tags, model.trigger, for_staleness=True)
+    return MemoryFilter(fact_types=fact_types, tags=tags, tags_match=mode)
+
+
+def mark_stale(store: Store, bank_id: str, models: Sequence[MentalModel]) -> None:
+    """Set ``is_stale`` on every model of the page, in one batched store call."""
+    if not models:
+        return
+    probes = [StalenessProbe(m.id, m.last_memory_seen_at or m.last_refreshed_at, staleness_scope(m)) for m in models]
+    flags = store.stale_flags(bank_id, probes)
+    for model in models:
+        model.is_stale = flags.get(model.id, True)

@@ -1,0 +1,1 @@
+"""Adapters to the outside world behind ports: embeddings (and, later, LLMs)."""

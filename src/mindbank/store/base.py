@@ -1,0 +1,128 @@
+"""The Store port: everything the engine asks of a database, in one protocol.
+
+Each backend implements the same method names with the same semantics; the contract suite under
+``tests/contract`` runs against every backend. Times are aware UTC datetimes; ids are strings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from mindbank.domain.records import (
+    Chunk,
+    FactType,
+    HistoryEntry,
+    MemoryUnit,
+    MentalModel,
+    NewMemory,
+    Operation,
+    RetainItem,
+)
+from mindbank.domain.tags import TagsMatch
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFilter:
+    """Which memories a read may see.
+
+    ``fact_types`` None = all; ``tags`` empty = no tag filter (except ``exact``: untagged only);
+    ``updated_before`` / ``updated_after`` bound ``updated_at`` (inclusive / exclusive) for snapshot reads and
+    delta windows.
+    """
+
+    fact_types: tuple[FactType, ...] | None = None
+    tags: tuple[str, ...] = ()
+    tags_match: TagsMatch = "any"
+    updated_before: datetime | None = None
+    updated_after: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentWrite:
+    """A retained document with its chunks and extracted facts, written in one transaction."""
+
+    item: RetainItem
+    document_id: str
+    chunks: Sequence[Chunk]
+    memories: Sequence[NewMemory]
+
+
+@dataclass(frozen=True, slots=True)
+class StalenessProbe:
+    """One model's staleness question: is anything in ``scope`` newer than ``since``?"""
+
+    mental_model_id: str
+    since: datetime | None
+    scope: MemoryFilter
+
+
+class StoreError(Exception):
+    """Base class for store failures that callers may map to user-facing errors."""
+
+
+class AlreadyExists(StoreError):
+    """An insert hit an existing primary key (e.g. a mental model id)."""
+
+
+class Store(Protocol):
+    """Persistence for banks, memories, documents, mental models, history and operations."""
+
+    # banks
+    def ensure_bank(self, bank_id: str) -> None: ...
+    def bank_exists(self, bank_id: str) -> bool: ...
+    def bank_last_memory_write_at(self, bank_id: str) -> datetime | None: ...
+
+    # memories
+    def write_documents(self, bank_id: str, documents: Sequence[DocumentWrite]) -> list[list[str]]: ...
+    def get_memories(self, bank_id: str, ids: Sequence[str]) -> list[MemoryUnit]: ...
+    def count_memories(self, bank_id: str) -> int: ...
+    def vector_search(
+        self, bank_id: str, query: npt.NDArray[np.float32], k: int, flt: MemoryFilter
+    ) -> list[tuple[str, float]]: ...
+    def keyword_search(
+        self, bank_id: str, terms: Sequence[str], k: int, flt: MemoryFilter
+    ) -> list[tuple[str, float]]: ...
+    def scope_watermark(self, bank_id: str, flt: MemoryFilter) -> datetime | None: ...
+    def stale_flags(self, bank_id: str, probes: Sequence[StalenessProbe]) -> dict[str, bool]: ...
+    def db_now(self) -> datetime: ...
+
+    # mental models
+    def insert_mental_model(self, model: MentalModel) -> None: ...
+    def get_mental_model(self, bank_id: str, model_id: str) -> MentalModel | None: ...
+    def list_mental_models(
+        self, bank_id: str, *, tags: Sequence[str], tags_match: TagsMatch, limit: int, offset: int
+    ) -> tuple[list[MentalModel], int]: ...
+    def save_refresh(self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int) -> None: ...
+    def list_history(self, bank_id: str, model_id: str) -> list[HistoryEntry]: ...
+
+    # operations
+    def submit_operation(self, op: Operation) -> None: ...
+    def find_pending_refresh(self, bank_id: str, model_id: str) -> Operation | None: ...
+    def get_operation(self, bank_id: str, operation_id: str) -> Operation | None: ...
+    def claim_operation(self, worker_id: str, lease_seconds: float) -> Operation | None: ...
+    def finish_operation(
+        self, operation_id: str, *, status: str, result: dict[str, Any] | None, error: str | None
+    ) -> None: ...
+
+    def retry_operation(self, operation_id: str, *, next_retry_at: datetime, error: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def open_store(url: str, *, dimension: int) -> Store:
+    """Open the store named by ``url``: ``sqlite:///path``, a bare path, or ``:memory:``.
+
+    Raises ``ValueError`` for an unsupported scheme.
+    """
+    if url.startswith(("postgres://", "postgresql://")):
+        raise ValueError("PostgreSQL support is not built yet; use a SQLite path")
+    from mindbank.store.sqlite.store import SQLiteStore
+
+    path = url.removeprefix("sqlite:///").removeprefix("sqlite://")
+    return SQLiteStore(path, dimension=dimension)

@@ -1,0 +1,76 @@
+"""Forward-only schema migrations for SQLite: numbered ``NNNN_name.sql`` files applied in order, each in its own
+transaction and recorded in ``schema_version``."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from importlib import resources
+
+from mindbank.domain.timeutil import to_iso, utcnow
+
+_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+
+def migrations() -> list[tuple[int, str, str]]:
+    """All shipped migrations as ``(version, filename, sql)``, ascending."""
+    folder = resources.files("mindbank.store.sqlite") / "migrations"
+    found = []
+    for entry in folder.iterdir():
+        m = _NAME.match(entry.name)
+        if m:
+            found.append((int(m.group(1)), entry.name, entry.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    """The highest applied migration, 0 for an empty database."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+        "applied_at TEXT NOT NULL)"
+    )
+    row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+    return int(row[0] or 0)
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply every migration newer than the database's version; returns the resulting version.
+
+    Each file runs in one transaction together with its ``schema_version`` row, so a crash leaves the database at
+    the previous version, never half-migrated.
+    """
+    version = current_version(conn)
+    for number, name, sql in migrations():
+        if number <= version:
+            continue
+        # executescript would commit implicitly; run statements ourselves inside one explicit transaction
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _statements(sql):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)",
+                (number, name, to_iso(utcnow())),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        version = number
+    return version
+
+
+def _statements(sql: str) -> list[str]:
+    """Split a script into complete statements (triggers contain inner semicolons)."""
+    out, buf = [], ""
+    for line in sql.splitlines(keepends=True):
+        if not buf and line.lstrip().startswith("--"):
+            continue
+        buf += line
+        if sqlite3.complete_statement(buf):
+            if buf.strip():
+                out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        out.append(buf.strip())
+    return out

@@ -1,0 +1,694 @@
+"""SQLite implementation of the Store port.
+
+Concurrency model (datasette-style): every write goes through one writer connection under a process-wide lock, so
+memory ``updated_at`` stamps are strictly increasing per bank and a row with a stamp at or below a bank's
+``last_memory_write_at`` is always committed. Reads use one connection per thread (WAL lets them run beside the
+writer). Vector search runs on an in-process :class:`VectorIndex` per bank, kept in step with this process's writes
+and rebuilt when ``banks.memory_version`` shows another process wrote.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from mindbank.domain.records import HistoryEntry, MemoryUnit, MentalModel, Operation
+from mindbank.domain.tags import TagsMatch
+from mindbank.domain.timeutil import to_iso, utcnow
+from mindbank.store.base import AlreadyExists, DocumentWrite, MemoryFilter, StalenessProbe
+from mindbank.store.sqlite.migrate import migrate
+from mindbank.store.vector_index import IndexRow, VectorIndex
+
+_MAX_COMPOUND = 400  # below SQLite's default SQLITE_MAX_COMPOUND_SELECT (500)
+
+
+def _ts(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def _tags_json(tags: Sequence[str]) -> str:
+    return json.dumps(sorted(set(tags)), separators=(",", ":"))
+
+
+def filter_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
+    """Compile a :class:`MemoryFilter` to a SQL predicate over ``alias`` (tag truth table of domain.tags)."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if flt.fact_types is not None:
+        clauses.append(f"{alias}.fact_type IN ({','.join('?' * len(flt.fact_types))})")
+        params.extend(flt.fact_types)
+    if flt.updated_before is not None:
+        clauses.append(f"{alias}.updated_at <= ?")
+        params.append(to_iso(flt.updated_before))
+    if flt.updated_after is not None:
+        clauses.append(f"{alias}.updated_at > ?")
+        params.append(to_iso(flt.updated_after))
+    want = sorted(set(flt.tags))
+    mode = flt.tags_match
+    if mode == "exact":
+        clauses.append(f"{alias}.tags = ?")
+        params.append(_tags_json(want))
+    elif want:
+        marks = ",".join("?" * len(want))
+        if mode in ("any", "any_strict"):
+            hit = f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value IN ({marks}))"
+        elif mode in ("all", "all_strict"):
+            hit = f"(SELECT COUNT(*) FROM json_each({alias}.tags) WHERE value IN ({marks})) = {len(want)}"
+        else:
+            raise ValueError(f"unknown tags_match mode: {mode!r}")
+        params.extend(want)
+        if mode.endswith("strict"):
+            clauses.append(f"({alias}.tags != '[]' AND {hit})")
+        else:
+            clauses.append(f"({alias}.tags = '[]' OR {hit})")
+    return (" AND ".join(clauses) or "1=1"), params
+
+
+class SQLiteStore:
+    """The embedded store. ``path`` is a file path or ``":memory:"`` (one shared connection)."""
+
+    def __init__(self, path: str, *, dimension: int) -> None:
+        self.path = path
+        self.dimension = dimension
+        self._memory = path == ":memory:"
+        self._write_lock = threading.RLock()
+        self._local = threading.local()
+        self._indexes: dict[str, tuple[int, VectorIndex]] = {}
+        self._index_lock = threading.Lock()
+        self._writer = self._connect()
+        with self._write_lock:
+            migrate(self._writer)
+
+    # ------------------------------------------------------------------ connections
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA busy_timeout = 30000")
+        if not self._memory:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    def _reader(self) -> sqlite3.Connection:
+        if self._memory:
+            return self._writer
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = self._connect()
+        return conn
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        if self._memory:
+            with self._write_lock:
+                yield self._writer
+        else:
+            yield self._reader()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction on the single writer connection."""
+        with self._write_lock:
+            conn = self._writer
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close the writer connection (reader connections close with their threads)."""
+        with self._write_lock:
+            self._writer.close()
+
+    def db_now(self) -> datetime:
+        """Database time; for SQLite the process clock (one process owns the file)."""
+        return utcnow()
+
+    # ------------------------------------------------------------------ banks
+    def _ensure_bank(self, conn: sqlite3.Connection, bank_id: str) -> None:
+        now = to_iso(utcnow())
+        conn.execute(
+            "INSERT INTO banks (bank_id, name, created_at, updated_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (bank_id) DO NOTHING",
+            (bank_id, bank_id, now, now),
+        )
+
+    def ensure_bank(self, bank_id: str) -> None:
+        """Create the bank if it does not exist."""
+        with self._tx() as conn:
+            self._ensure_bank(conn, bank_id)
+
+    def bank_exists(self, bank_id: str) -> bool:
+        """Whether the bank exists."""
+        with self._read() as conn:
+            return conn.execute("SELECT 1 FROM banks WHERE bank_id = ?", (bank_id,)).fetchone() is not None
+
+    def bank_last_memory_write_at(self, bank_id: str) -> datetime | None:
+        """Stamp of the bank's newest memory write (insert, edit or delete); None before the first."""
+        with self._read() as conn:
+            row = conn.execute("SELECT last_memory_write_at FROM banks WHERE bank_id = ?", (bank_id,)).fetchone()
+        return None if row is None else _ts(row[0])
+
+    def _stamp_memory_write(self, conn: sqlite3.Connection, bank_id: str) -> tuple[str, int]:
+        """Next write stamp for the bank: now, or 1 µs past the previous stamp if the clock has not moved."""
+        row = conn.execute(
+            "SELECT last_memory_write_at, memory_version FROM banks WHERE bank_id = ?", (bank_id,)
+        ).fetchone()
+        now = utcnow()
+        last = _ts(row[0])
+        if last is not None and now <= last:
+            now = last + timedelta(microseconds=1)
+        stamp = to_iso(now)
+        version = int(row[1]) + 1
+        conn.execute(
+            "UPDATE banks SET last_memory_write_at = ?, memory_version = ?, updated_at = ? WHERE bank_id = ?",
+            (stamp, version, stamp, bank_id),
+        )
+        return stamp, version
+
+    # ------------------------------------------------------------------ memories
+    def write_documents(self, bank_id: str, documents: Sequence[DocumentWrite]) -> list[list[str]]:
+        """Write retained documents atomically (bank auto-created); returns the new memory ids per document.
+
+        ``update_mode == "replace"`` deletes the document's previous chunks and memories first; ``append`` keeps
+        them and adds the new content after the stored text.
+        """
+        out: list[list[str]] = []
+        added: list[IndexRow] = []
+        removed: list[str] = []
+        with self._tx() as conn:
+            self._ensure_bank(conn, bank_id)
+            stamp, version = self._stamp_memory_write(conn, bank_id)
+            updated = datetime.fromisoformat(stamp).timestamp()
+            for doc in documents:
+                item = doc.item
+                existing = conn.execute(
+                    "SELECT original_text, created_at FROM documents WHERE bank_id = ? AND id = ?",
+                    (bank_id, doc.document_id),
+                ).fetchone()
+                text = item.content
+                created = stamp
+                chunk_base = 0
+                if existing is not None and item.update_mode == "append":
+                    text = existing["original_text"] + "\n\n" + item.content
+                    created = existing["created_at"]
+                    chunk_base = conn.execute(
+                        "SELECT COUNT(*) FROM chunks WHERE bank_id = ? AND document_id = ?", (bank_id, doc.document_id)
+                    ).fetchone()[0]
+                elif existing is not None:
+                    removed.extend(
+                        r[0]
+                        for r in conn.execute(
+                            "SELECT id FROM memory_units WHERE bank_id = ? AND document_id = ?",
+                            (bank_id, doc.document_id),
+                        )
+                    )
+                    conn.execute(
+                        "DELETE FROM memory_units WHERE bank_id = ? AND document_id = ?", (bank_id, doc.document_id)
+                    )
+                    conn.execute("DELETE FROM chunks WHERE bank_id = ? AND document_id = ?", (bank_id, doc.document_id))
+                conn.execute(
+                    "INSERT INTO documents (bank_id, id, original_text, content_hash, tags, metadata, context, "
+                    "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (bank_id, id) DO UPDATE SET original_text = excluded.original_text, "
+                    "content_hash = excluded.content_hash, tags = excluded.tags, metadata = excluded.metadata, "
+                    "context = excluded.context, updated_at = excluded.updated_at",
+                    (
+                        bank_id,
+                        doc.document_id,
+                        text,
+                        hashlib.sha256(text.encode()).hexdigest(),
+                        _tags_json(item.tags),
+                        _json(item.metadata),
+                        item.context,
+                        created,
+                        stamp,
+                    ),
+                )
+                conn.executemany(
+                    "INSERT INTO chunks (id, bank_id, document_id, chunk_index, text) VALUES (?, ?, ?, ?, ?)",
+                    [(c.id, bank_id, doc.document_id, chunk_base + c.index, c.text) for c in doc.chunks],
+                )
+                ids = [str(uuid.uuid4()) for _ in doc.memories]
+                conn.executemany(
+                    "INSERT INTO memory_units (id, bank_id, document_id, chunk_id, text, fact_type, tags, context, "
+                    "metadata, occurred_start, occurred_end, mentioned_at, embedding, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            mid,
+                            bank_id,
+                            m.document_id,
+                            m.chunk_id,
+                            m.text,
+                            m.fact_type,
+                            _tags_json(m.tags),
+                            m.context,
+                            _json(m.metadata),
+                            to_iso(m.occurred_start),
+                            to_iso(m.occurred_end),
+                            to_iso(m.mentioned_at),
+                            np.asarray(m.embedding, dtype="<f4").tobytes(),
+                            stamp,
+                            stamp,
+                        )
+                        for mid, m in zip(ids, doc.memories, strict=True)
+                    ],
+                )
+                added.extend(
+                    IndexRow(mid, np.asarray(m.embedding, np.float32), m.fact_type, tuple(sorted(set(m.tags))), updated)
+                    for mid, m in zip(ids, doc.memories, strict=True)
+                )
+                out.append(ids)
+            self._advance_index(bank_id, version, added, removed)
+        return out
+
+    def _advance_index(self, bank_id: str, version: int, added: list[IndexRow], removed: list[str]) -> None:
+        """Apply this process's own write to the cached index (called inside the write transaction)."""
+        with self._index_lock:
+            cached = self._indexes.get(bank_id)
+            if cached is not None and cached[0] == version - 1:
+                self._indexes[bank_id] = (version, cached[1].without(removed).with_rows(added))
+            else:
+                self._indexes.pop(bank_id, None)
+
+    def _index(self, bank_id: str) -> VectorIndex:
+        with self._read() as conn:
+            row = conn.execute("SELECT memory_version FROM banks WHERE bank_id = ?", (bank_id,)).fetchone()
+            version = -1 if row is None else int(row[0])
+            with self._index_lock:
+                cached = self._indexes.get(bank_id)
+            if cached is not None and cached[0] == version:
+                return cached[1]
+            rows = [
+                IndexRow(
+                    r[0],
+                    np.frombuffer(r[1], dtype="<f4").astype(np.float32),
+                    r[2],
+                    tuple(json.loads(r[3])),
+                    datetime.fromisoformat(r[4]).timestamp(),
+                )
+                for r in conn.execute(
+                    "SELECT id, embedding, fact_type, tags, updated_at FROM memory_units "
+                    "WHERE bank_id = ? ORDER BY seq",
+                    (bank_id,),
+                )
+            ]
+        index = VectorIndex.build(self.dimension, rows)
+        with self._index_lock:
+            self._indexes[bank_id] = (version, index)
+        return index
+
+    def vector_search(
+        self, bank_id: str, query: npt.NDArray[np.float32], k: int, flt: MemoryFilter
+    ) -> list[tuple[str, float]]:
+        """Top ``k`` (memory id, cosine similarity) passing ``flt``, best first."""
+        index = self._index(bank_id)
+        mask = index.mask(
+            fact_types=flt.fact_types,
+            tags=flt.tags,
+            tags_match=flt.tags_match,
+            updated_before=None if flt.updated_before is None else flt.updated_before.timestamp(),
+            updated_after=None if flt.updated_after is None else flt.updated_after.timestamp(),
+        )
+        return index.search(query, k, mask)
+
+    def keyword_search(self, bank_id: str, terms: Sequence[str], k: int, flt: MemoryFilter) -> list[tuple[str, float]]:
+        """Top ``k`` (memory id, BM25 score, higher is better) for any of ``terms``, passing ``flt``."""
+        if not terms:
+            return []
+        match = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
+        where, params = filter_sql(flt)
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT m.id, bm25(memory_fts) AS score FROM memory_fts "
+                "JOIN memory_units m ON m.seq = memory_fts.rowid "
+                f"WHERE memory_fts MATCH ? AND m.bank_id = ? AND {where} ORDER BY score LIMIT ?",
+                (match, bank_id, *params, k),
+            ).fetchall()
+        return [(r[0], -float(r[1])) for r in rows]
+
+    def get_memories(self, bank_id: str, ids: Sequence[str]) -> list[MemoryUnit]:
+        """The memories with ``ids`` that exist in the bank, in the order of ``ids``."""
+        if not ids:
+            return []
+        found: dict[str, MemoryUnit] = {}
+        with self._read() as conn:
+            for start in range(0, len(ids), 500):
+                part = list(ids[start : start + 500])
+                for r in conn.execute(
+                    f"SELECT * FROM memory_units WHERE bank_id = ? AND id IN ({','.join('?' * len(part))})",
+                    (bank_id, *part),
+                ):
+                    found[r["id"]] = _memory(r)
+        return [found[i] for i in ids if i in found]
+
+    def count_memories(self, bank_id: str) -> int:
+        """Number of memory units in the bank."""
+        with self._read() as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM memory_units WHERE bank_id = ?", (bank_id,)).fetchone()[0])
+
+    def scope_watermark(self, bank_id: str, flt: MemoryFilter) -> datetime | None:
+        """Newest ``updated_at`` among memories passing ``flt`` (None when none do)."""
+        where, params = filter_sql(flt)
+        with self._read() as conn:
+            row = conn.execute(
+                f"SELECT m.updated_at FROM memory_units m WHERE m.bank_id = ? AND {where} "
+                "ORDER BY m.updated_at DESC LIMIT 1",
+                (bank_id, *params),
+            ).fetchone()
+        return None if row is None else _ts(row[0])
+
+    def stale_flags(self, bank_id: str, probes: Sequence[StalenessProbe]) -> dict[str, bool]:
+        """Answer many staleness probes with one bank read plus one query per 400 distinct scopes.
+
+        A model is stale iff the newest memory in its scope is newer than its ``since`` (a null ``since`` is
+        stale). Probes sharing a scope share one lookup.
+        """
+        flags: dict[str, bool] = {}
+        bank_last = self.bank_last_memory_write_at(bank_id)
+        pending: dict[MemoryFilter, list[StalenessProbe]] = {}
+        for p in probes:
+            if p.since is None:
+                flags[p.mental_model_id] = True
+            elif bank_last is None or bank_last <= p.since:
+                flags[p.mental_model_id] = False
+            else:
+                pending.setdefault(p.scope, []).append(p)
+        scopes = list(pending)
+        for start in range(0, len(scopes), _MAX_COMPOUND):
+            part = scopes[start : start + _MAX_COMPOUND]
+            selects, params = [], []
+            for i, scope in enumerate(part):
+                where, p = filter_sql(scope)
+                selects.append(
+                    f"SELECT {i}, (SELECT m.updated_at FROM memory_units m WHERE m.bank_id = ? AND {where} "
+                    "ORDER BY m.updated_at DESC LIMIT 1)"
+                )
+                params.extend([bank_id, *p])
+            with self._read() as conn:
+                newest = {int(r[0]): _ts(r[1]) for r in conn.execute(" UNION ALL ".join(selects), params)}
+            for i, scope in enumerate(part):
+                for p in pending[scope]:
+                    n = newest.get(i)
+                    flags[p.mental_model_id] = n is not None and p.since is not None and n > p.since
+        return flags
+
+    # ------------------------------------------------------------------ mental models
+    def insert_mental_model(self, model: MentalModel) -> None:
+        """Insert a new model (bank auto-created). Raises :class:`AlreadyExists` if the id is taken."""
+        with self._tx() as conn:
+            self._ensure_bank(conn, model.bank_id)
+            try:
+                conn.execute(
+                    "INSERT INTO mental_models (bank_id, id, name, source_query, content, structured_document, "
+                    "reflect_response, tags, max_tokens, trigger, last_refreshed_at, last_memory_seen_at, "
+                    "last_refreshed_source_query, last_refresh_failed_at, last_full_refreshed_at, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    _model_params(model),
+                )
+            except sqlite3.IntegrityError as exc:
+                raise AlreadyExists(f"mental model {model.id!r} already exists") from exc
+
+    def get_mental_model(self, bank_id: str, model_id: str) -> MentalModel | None:
+        """One model, or None."""
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT * FROM mental_models WHERE bank_id = ? AND id = ?", (bank_id, model_id)
+            ).fetchone()
+        return None if row is None else _model(row)
+
+    def list_mental_models(
+        self, bank_id: str, *, tags: Sequence[str], tags_match: TagsMatch, limit: int, offset: int
+    ) -> tuple[list[MentalModel], int]:
+        """A page of models ordered ``last_refreshed_at DESC, id DESC`` and the total matching.
+
+        Tag filter on models: ``any`` = overlaps, ``all`` = superset, ``exact`` = equal (empty tags: no filter).
+        """
+        where, params = "", []
+        want = sorted(set(tags))
+        if want:
+            marks = ",".join("?" * len(want))
+            if tags_match == "exact":
+                where, params = " AND tags = ?", [_tags_json(want)]
+            elif tags_match == "all":
+                where = f" AND (SELECT COUNT(*) FROM json_each(tags) WHERE value IN ({marks})) = {len(want)}"
+                params = want
+            else:
+                where, params = f" AND EXISTS (SELECT 1 FROM json_each(tags) WHERE value IN ({marks}))", want
+        with self._read() as conn:
+            total = conn.execute(
+                f"SELECT COUNT(*) FROM mental_models WHERE bank_id = ?{where}", (bank_id, *params)
+            ).fetchone()[0]
+            rows = conn.execute(
+                f"SELECT * FROM mental_models WHERE bank_id = ?{where} "
+                "ORDER BY last_refreshed_at DESC, id DESC LIMIT ? OFFSET ?",
+                (bank_id, *params, limit, offset),
+            ).fetchall()
+        return [_model(r) for r in rows], int(total)
+
+    def save_refresh(self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int) -> None:
+        """Persist a model's refresh state and (optionally) one history row in one transaction.
+
+        ``history_cap`` > 0 keeps only that many rows of the same kind per model (oldest trimmed).
+        Raises ``LookupError`` if the model was deleted meanwhile.
+        """
+        with self._tx() as conn:
+            cur = conn.execute(
+                "UPDATE mental_models SET name = ?, source_query = ?, content = ?, structured_document = ?, "
+                "reflect_response = ?, tags = ?, max_tokens = ?, trigger = ?, last_refreshed_at = ?, "
+                "last_memory_seen_at = ?, last_refreshed_source_query = ?, last_refresh_failed_at = ?, "
+                "last_full_refreshed_at = ? WHERE bank_id = ? AND id = ?",
+                (*_model_params(model)[2:15], model.bank_id, model.id),
+            )
+            if cur.rowcount == 0:
+                raise LookupError(f"mental model {model.id!r} no longer exists")
+            if history is not None:
+                conn.execute(
+                    "INSERT INTO mental_model_history (bank_id, mental_model_id, content, changed_at) "
+                    "VALUES (?, ?, ?, ?)",
+                    (model.bank_id, model.id, _json(history), to_iso(utcnow())),
+                )
+                if history_cap > 0:
+                    failure = history.get("kind") == "refresh_failed"
+                    kind_clause = (
+                        "json_extract(content, '$.kind') = 'refresh_failed'"
+                        if failure
+                        else "json_extract(content, '$.kind') IS NULL"
+                    )
+                    conn.execute(
+                        f"DELETE FROM mental_model_history WHERE bank_id = ? AND mental_model_id = ? AND {kind_clause} "
+                        f"AND id NOT IN (SELECT id FROM mental_model_history WHERE bank_id = ? AND "
+                        f"mental_model_id = ? AND {kind_clause} ORDER BY changed_at DESC, id DESC LIMIT ?)",
+                        (model.bank_id, model.id, model.bank_id, model.id, history_cap),
+                    )
+
+    def list_history(self, bank_id: str, model_id: str) -> list[HistoryEntry]:
+        """History rows of a model, most recent first."""
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT id, mental_model_id, content, changed_at FROM mental_model_history "
+                "WHERE bank_id = ? AND mental_model_id = ? ORDER BY changed_at DESC, id DESC",
+                (bank_id, model_id),
+            ).fetchall()
+        return [HistoryEntry(r[0], r[1], json.loads(r[2]), datetime.fromisoformat(r[3])) for r in rows]
+
+    # ------------------------------------------------------------------ operations
+    def submit_operation(self, op: Operation) -> None:
+        """Insert a new operation (bank auto-created)."""
+        with self._tx() as conn:
+            self._ensure_bank(conn, op.bank_id)
+            conn.execute(
+                "INSERT INTO operations (id, bank_id, operation_type, status, payload, result, error, retry_count, "
+                "next_retry_at, mental_model_id, created_at, updated_at, completed_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    op.id,
+                    op.bank_id,
+                    op.operation_type,
+                    op.status,
+                    _json(op.payload),
+                    None if op.result is None else _json(op.result),
+                    op.error,
+                    op.retry_count,
+                    to_iso(op.next_retry_at),
+                    op.mental_model_id,
+                    to_iso(op.created_at),
+                    to_iso(op.updated_at),
+                    to_iso(op.completed_at),
+                ),
+            )
+
+    def find_pending_refresh(self, bank_id: str, model_id: str) -> Operation | None:
+        """The model's queued (not yet running) refresh, if any."""
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT * FROM operations WHERE bank_id = ? AND mental_model_id = ? AND status = 'pending' "
+                "AND operation_type = 'refresh_mental_model' ORDER BY created_at LIMIT 1",
+                (bank_id, model_id),
+            ).fetchone()
+        return None if row is None else _operation(row)
+
+    def get_operation(self, bank_id: str, operation_id: str) -> Operation | None:
+        """One operation of the bank, or None."""
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT * FROM operations WHERE bank_id = ? AND id = ?", (bank_id, operation_id)
+            ).fetchone()
+        return None if row is None else _operation(row)
+
+    def claim_operation(self, worker_id: str, lease_seconds: float) -> Operation | None:
+        """Claim the oldest runnable operation: pending and due, or processing with an expired lease.
+
+        At most one refresh per mental model runs at a time: a model with a live claimed refresh is skipped.
+        """
+        now = utcnow()
+        with self._tx() as conn:
+            row = conn.execute(
+                "SELECT o.id FROM operations o WHERE ((o.status = 'pending' AND (o.next_retry_at IS NULL OR "
+                "o.next_retry_at <= ?)) OR (o.status = 'processing' AND o.lease_expires_at < ?)) "
+                "AND (o.mental_model_id IS NULL OR NOT EXISTS (SELECT 1 FROM operations p WHERE "
+                "p.bank_id = o.bank_id AND p.mental_model_id = o.mental_model_id AND p.status = 'processing' "
+                "AND p.lease_expires_at >= ? AND p.id != o.id)) ORDER BY o.created_at LIMIT 1",
+                (to_iso(now), to_iso(now), to_iso(now)),
+            ).fetchone()
+            if row is None:
+                return None
+            claimed = conn.execute(
+                "UPDATE operations SET status = 'processing', worker_id = ?, lease_expires_at = ?, updated_at = ? "
+                "WHERE id = ? RETURNING *",
+                (worker_id, to_iso(now + timedelta(seconds=lease_seconds)), to_iso(now), row[0]),
+            ).fetchone()
+        return _operation(claimed)
+
+    def finish_operation(
+        self, operation_id: str, *, status: str, result: dict[str, Any] | None, error: str | None
+    ) -> None:
+        """Mark an operation terminal (completed / failed / cancelled) with its result or error."""
+        now = to_iso(utcnow())
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE operations SET status = ?, result = ?, error = ?, updated_at = ?, completed_at = ?, "
+                "lease_expires_at = NULL WHERE id = ?",
+                (status, None if result is None else _json(result), error, now, now, operation_id),
+            )
+
+    def retry_operation(self, operation_id: str, *, next_retry_at: datetime, error: str) -> None:
+        """Put a failed attempt back in the queue: pending, ``retry_count + 1``, due at ``next_retry_at``."""
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE operations SET status = 'pending', retry_count = retry_count + 1, next_retry_at = ?, "
+                "error = ?, updated_at = ?, worker_id = NULL, lease_expires_at = NULL WHERE id = ?",
+                (to_iso(next_retry_at), error, to_iso(utcnow()), operation_id),
+            )
+
+    def dump(self) -> dict[str, list[tuple[Any, ...]]]:
+        """Every row of every table (test helper for "a rejected request writes nothing")."""
+        with self._read() as conn:
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'memory_fts%' "
+                    "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+                )
+            ]
+            return {t: [tuple(r) for r in conn.execute(f"SELECT * FROM {t} ORDER BY 1")] for t in tables}
+
+
+def _memory(r: sqlite3.Row) -> MemoryUnit:
+    return MemoryUnit(
+        id=r["id"],
+        bank_id=r["bank_id"],
+        text=r["text"],
+        fact_type=r["fact_type"],
+        tags=tuple(json.loads(r["tags"])),
+        context=r["context"],
+        metadata=json.loads(r["metadata"]),
+        document_id=r["document_id"],
+        chunk_id=r["chunk_id"],
+        occurred_start=_ts(r["occurred_start"]),
+        occurred_end=_ts(r["occurred_end"]),
+        mentioned_at=_ts(r["mentioned_at"]),
+        created_at=datetime.fromisoformat(r["created_at"]),
+        updated_at=datetime.fromisoformat(r["updated_at"]),
+        source_memory_ids=None if r["source_memory_ids"] is None else tuple(json.loads(r["source_memory_ids"])),
+        proof_count=r["proof_count"],
+    )
+
+
+def _model_params(m: MentalModel) -> tuple[Any, ...]:
+    return (
+        m.bank_id,
+        m.id,
+        m.name,
+        m.source_query,
+        m.content,
+        None if m.structured_document is None else _json(m.structured_document),
+        None if m.reflect_response is None else _json(m.reflect_response),
+        _tags_json(m.tags),
+        m.max_tokens,
+        _json(m.trigger),
+        to_iso(m.last_refreshed_at),
+        to_iso(m.last_memory_seen_at),
+        m.last_refreshed_source_query,
+        to_iso(m.last_refresh_failed_at),
+        to_iso(m.last_full_refreshed_at),
+        to_iso(m.created_at),
+    )
+
+
+def _model(r: sqlite3.Row) -> MentalModel:
+    return MentalModel(
+        id=r["id"],
+        bank_id=r["bank_id"],
+        name=r["name"],
+        source_query=r["source_query"],
+        content=r["content"],
+        tags=tuple(json.loads(r["tags"])),
+        max_tokens=r["max_tokens"],
+        trigger=json.loads(r["trigger"]),
+        structured_document=None if r["structured_document"] is None else json.loads(r["structured_document"]),
+        reflect_response=None if r["reflect_response"] is None else json.loads(r["reflect_response"]),
+        last_refreshed_at=datetime.fromisoformat(r["last_refreshed_at"]),
+        last_memory_seen_at=_ts(r["last_memory_seen_at"]),
+        last_refreshed_source_query=r["last_refreshed_source_query"],
+        last_refresh_failed_at=_ts(r["last_refresh_failed_at"]),
+        last_full_refreshed_at=_ts(r["last_full_refreshed_at"]),
+        created_at=datetime.fromisoformat(r["created_at"]),
+    )
+
+
+def _operation(r: sqlite3.Row) -> Operation:
+    return Operation(
+        id=r["id"],
+        bank_id=r["bank_id"],
+        operation_type=r["operation_type"],
+        status=r["status"],
+        payload=json.loads(r["payload"]),
+        result=None if r["result"] is None else json.loads(r["result"]),
+        error=r["error"],
+        retry_count=r["retry_count"],
+        next_retry_at=_ts(r["next_retry_at"]),
+        mental_model_id=r["mental_model_id"],
+        created_at=datetime.fromisoformat(r["created_at"]),
+        updated_at=datetime.fromisoformat(r["updated_at"]),
+        completed_at=_ts(r["completed_at"]),
+    )

@@ -1,0 +1,53 @@
+"""Shared fixtures: one embedder per session, a fresh database per test, an HTTP client over the app."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from mindbank.api import create_app
+from mindbank.config import Settings
+from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
+from mindbank.service import MindBank
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+LOCOMO = SHARED / "data" / "locomo"
+
+
+@pytest.fixture(scope="session")
+def embedder() -> MiniLMEmbedder:
+    """The real local MiniLM embedder, loaded once per test session."""
+    return MiniLMEmbedder()
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """Settings on a fresh SQLite file; fast worker polling."""
+    return Settings(database_url=str(tmp_path / "mindbank.db"), worker_poll_seconds=0.02)
+
+
+@pytest.fixture
+def mindbank(settings: Settings, embedder: MiniLMEmbedder) -> Iterator[MindBank]:
+    """A MindBank on a fresh database, worker not started (drain with ``run_pending``)."""
+    mb = MindBank.open(settings, embedder=embedder)
+    yield mb
+    mb.close()
+
+
+@pytest.fixture
+def client(mindbank: MindBank) -> Iterator[TestClient]:
+    """HTTP client over the app with its in-process worker running."""
+    with TestClient(create_app(mindbank)) as c:
+        yield c
+
+
+@pytest.fixture
+def conv26() -> Path:
+    """Path of LoCoMo conv-26 (skips the test when the shared data set is absent)."""
+    path = LOCOMO / "conv-26.json"
+    if not path.exists():
+        pytest.skip("shared LoCoMo data not available")
+    return path

@@ -1,0 +1,59 @@
+"""The extractive composer: informative facts only, themed sections, citations, budget."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from mindbank.domain.document import count_tokens, parse_markdown
+from mindbank.domain.records import MemoryUnit, ScoredMemory
+from mindbank.engine.compose import compose_markdown, is_informative
+
+
+def hit(i: int, text: str) -> ScoredMemory:
+    now = datetime(2025, 1, 1 + i, tzinfo=UTC)
+    memory = MemoryUnit(
+        id=f"m{i}", bank_id="b", text=text, fact_type="world", tags=(), context=None, metadata={},
+        document_id=None, chunk_id=None, occurred_start=now, occurred_end=now, mentioned_at=now, created_at=now,
+        updated_at=now,
+    )  # fmt: skip
+    return ScoredMemory(memory, 1.0 / (i + 1))
+
+
+def test_is_informative() -> None:
+    assert not is_informative("Tom: Which is?")
+    assert not is_informative("Tom: Go on!")
+    assert not is_informative("Tom: How is the garden project coming along these days?")
+    assert is_informative("Tom: I repaired the greenhouse roof and planted tomatoes.")
+
+
+FACTS = [
+    "Eva: I am training for a trail race in the Alps next autumn.",
+    "Eva: My trail race training means hill repeats every Tuesday.",
+    "Eva: Cool!",
+    "Eva: I started learning Portuguese with an online tutor.",
+    "Eva: My Portuguese tutor gives me homework on verbs every week.",
+    "Eva: I adopted a rescue greyhound called Pepper last spring.",
+]
+
+
+def test_compose_groups_cites_and_keeps_budget() -> None:
+    hits = [hit(i, t) for i, t in enumerate(FACTS)]
+    markdown, cited = compose_markdown(source_query="What is Eva doing?", hits=hits, max_tokens=2048)
+    doc = parse_markdown(markdown)
+    assert doc.render() == markdown
+    assert "m2" not in cited  # "Cool!" is never quoted
+    assert set(cited) == {"m0", "m1", "m3", "m4", "m5"}
+    assert list(doc.memory_ids()) and set(doc.memory_ids()) == set(cited)
+    headings = [s.heading for s in doc.sections if s.heading]
+    assert {"Trail", "Portuguese"} <= set(headings) or {"Race", "Portuguese"} <= set(headings)
+    for section in doc.sections:
+        for block in section.blocks[1:] if not section.heading else section.blocks:
+            assert len(block.memory_ids) == 1
+
+
+def test_compose_respects_a_small_budget_and_empty_input() -> None:
+    hits = [hit(i, t) for i, t in enumerate(FACTS)]
+    markdown, cited = compose_markdown(source_query="What is Eva doing?", hits=hits, max_tokens=60)
+    assert count_tokens(markdown) <= 60 and cited
+    assert compose_markdown(source_query="q", hits=[], max_tokens=100) == ("", [])
+    assert compose_markdown(source_query="q", hits=[hit(0, "Eva: Wow!")], max_tokens=100) == ("", [])
