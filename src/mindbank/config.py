@@ -47,7 +47,23 @@ OPTIONS: tuple[Option, ...] = (
     Option("mental_model_history_max_entries", int, 50, "History rows kept per model and kind (<= 0: unbounded)."),
     Option("recall_max_tokens", int, 2048, "Default token budget of the facts a refresh reads."),
     Option("recall_candidates", int, 60, "Candidates each retriever (dense, BM25) contributes before fusion."),
+    Option("recall_include_chunks", bool, True, "Whether a refresh's recall also returns raw chunk text."),
+    Option("recall_chunks_max_tokens", int, 1000, "Default token budget of raw chunks a refresh reads."),
+    Option(
+        "mental_model_min_refresh_interval_seconds",
+        int,
+        0,
+        "Minimum seconds between two automatic refreshes of one model (0: no floor).",
+    ),
 )
+
+# Settings a bank may override through PATCH /config (model trigger > bank config > environment).
+BANK_OVERRIDABLE: dict[str, type] = {
+    "mental_model_min_refresh_interval_seconds": int,
+    "recall_include_chunks": bool,
+    "recall_max_tokens": int,
+    "recall_chunks_max_tokens": int,
+}
 
 
 def _parse(option: Option, raw: str) -> Any:
@@ -80,6 +96,9 @@ class Settings:
     mental_model_history_max_entries: int = 50
     recall_max_tokens: int = 2048
     recall_candidates: int = 60
+    recall_include_chunks: bool = True
+    recall_chunks_max_tokens: int = 1000
+    mental_model_min_refresh_interval_seconds: int = 0
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:

@@ -21,8 +21,8 @@ from rich.table import Table
 from mindbank.config import Settings
 from mindbank.domain.document import StructuredDocument
 from mindbank.domain.records import MentalModel, RetainItem
-from mindbank.domain.scope import scope_parts
-from mindbank.domain.tags import matches, strict
+from mindbank.domain.scope import model_scope
+from mindbank.domain.tags import groups_match, matches
 from mindbank.importers import load_locomo, locomo_items, sample_conversation_path, split_halves
 from mindbank.service import MindBank
 
@@ -67,8 +67,8 @@ def model_specs(speakers: Sequence[str]) -> list[ModelSpec]:
 
 def gained_memories(model: MentalModel, items: Sequence[RetainItem]) -> bool:
     """Whether any of ``items`` falls in the model's staleness scope (computed independently of the store)."""
-    tags, mode, _ = scope_parts(model.tags, model.trigger)
-    return any(matches(i.tags, tags, strict(mode)) for i in items)
+    scope = model_scope(model.tags, model.trigger, for_staleness=True)
+    return any(matches(i.tags, scope.tags, scope.tags_match) and groups_match(i.tags, scope.groups) for i in items)
 
 
 def _import(console: Console, mb: MindBank, items: list[RetainItem], label: str) -> None:

@@ -9,15 +9,28 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
-from mindbank.config import Settings
-from mindbank.domain.records import FactType, MentalModel, Operation, RetainItem, ScoredMemory
+from pydantic import ValidationError
+
+from mindbank.config import BANK_OVERRIDABLE, Settings
+from mindbank.domain.document import parse_markdown
+from mindbank.domain.records import (
+    FACT_TYPES,
+    Bank,
+    FactType,
+    MemoryUnit,
+    MentalModel,
+    Operation,
+    RetainItem,
+    ScoredMemory,
+)
+from mindbank.domain.scope import model_scope
 from mindbank.domain.tags import TagsMatch, normalize_tags
 from mindbank.domain.timeutil import parse_timestamp, to_iso, utcnow
-from mindbank.domain.trigger import MentalModelTrigger
+from mindbank.domain.trigger import MentalModelTrigger, merge_trigger
 from mindbank.engine.recall import RecallRequest, Retriever, recall
 from mindbank.engine.refresh import RefreshFailed, RefreshSettings, run_refresh
 from mindbank.engine.retain import prepare_documents
@@ -63,6 +76,12 @@ def _item_from_json(data: dict[str, Any]) -> RetainItem:
         tags=tuple(data.get("tags") or ()),
         update_mode=data.get("update_mode") or "replace",
     )
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"])
+    return f"{where}: {err['msg']}" if where else err["msg"]
 
 
 class MindBank:
@@ -113,8 +132,17 @@ class MindBank:
         return self.worker.drain()
 
     def _submit(self, bank_id: str, operation_type: str, payload: dict[str, Any], model_id: str | None = None) -> str:
+        op = self._new_operation(bank_id, operation_type, payload, model_id)
+        self.store.submit_operation(op)
+        self.worker.wake()
+        return op.id
+
+    @staticmethod
+    def _new_operation(
+        bank_id: str, operation_type: str, payload: dict[str, Any], model_id: str | None = None
+    ) -> Operation:
         now = utcnow()
-        op = Operation(
+        return Operation(
             id=str(uuid.uuid4()),
             bank_id=bank_id,
             operation_type=operation_type,
@@ -129,9 +157,6 @@ class MindBank:
             updated_at=now,
             completed_at=None,
         )
-        self.store.submit_operation(op)
-        self.worker.wake()
-        return op.id
 
     # ------------------------------------------------------------------ memories
     def retain(self, bank_id: str, items: Sequence[RetainItem], *, async_: bool = False) -> RetainResult:
@@ -174,6 +199,110 @@ class MindBank:
             RecallRequest(query=query, filter=flt, max_tokens=max_tokens, limit=limit, retriever=retriever),
             candidates=self.settings.recall_candidates,
         )
+
+    def list_memories(
+        self,
+        bank_id: str,
+        *,
+        types: Sequence[FactType] | None = None,
+        tags: Sequence[str] = (),
+        tags_match: TagsMatch = "any",
+        query: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> tuple[list[MemoryUnit], int]:
+        """A page of memories (newest write first) and the total. Raises :class:`NotFoundError` for a bank."""
+        self._require_bank(bank_id)
+        flt = MemoryFilter(fact_types=tuple(types) if types else None, tags=normalize_tags(tags), tags_match=tags_match)
+        return self.store.list_memories(bank_id, flt, query=query, limit=limit, offset=offset)
+
+    def get_memory(self, bank_id: str, memory_id: str) -> MemoryUnit:
+        """One memory. Raises :class:`NotFoundError`."""
+        found = self.store.get_memories(bank_id, [memory_id])
+        if not found:
+            raise NotFoundError(f"Memory '{memory_id}' not found in bank '{bank_id}'")
+        return found[0]
+
+    def delete_memory(self, bank_id: str, memory_id: str) -> None:
+        """Delete one memory from every index. A deletion is a write: models citing it become stale.
+        Raises :class:`NotFoundError`."""
+        if not self.store.delete_memory(bank_id, memory_id):
+            raise NotFoundError(f"Memory '{memory_id}' not found in bank '{bank_id}'")
+
+    def list_tags(
+        self, bank_id: str, *, source: Literal["memories", "mental_models"] = "memories", pattern: str | None = None,
+        limit: int = 100, offset: int = 0,
+    ) -> tuple[list[tuple[str, int]], int]:  # fmt: skip
+        """Tags in use with counts, most used first; ``pattern`` supports ``*`` wildcards."""
+        return self.store.list_tags(bank_id, source=source, pattern=pattern, limit=limit, offset=offset)
+
+    # ------------------------------------------------------------------ banks
+    def list_banks(self) -> list[tuple[Bank, int]]:
+        """Every bank with its memory count."""
+        return self.store.list_banks()
+
+    def get_bank(self, bank_id: str) -> Bank:
+        """A bank. Raises :class:`NotFoundError`."""
+        bank = self.store.get_bank(bank_id)
+        if bank is None:
+            raise NotFoundError(f"Bank '{bank_id}' not found")
+        return bank
+
+    def put_bank(
+        self, bank_id: str, *, name: str | None = None, mission: str | None = None,
+        disposition: dict[str, int] | None = None,
+    ) -> Bank:  # fmt: skip
+        """Create a bank or update its profile (None = keep)."""
+        return self.store.upsert_bank(bank_id, name=name, mission=mission, disposition=disposition)
+
+    def delete_bank(self, bank_id: str) -> int:
+        """Delete a bank and everything in it, atomically; returns the number of memories removed.
+        Raises :class:`NotFoundError`."""
+        removed = self.store.delete_bank(bank_id)
+        if removed < 0:
+            raise NotFoundError(f"Bank '{bank_id}' not found")
+        return removed
+
+    def bank_config(self, bank_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(resolved config, overrides)`` for the bank-overridable settings. Raises :class:`NotFoundError`."""
+        overrides = self.get_bank(bank_id).config
+        resolved = {key: overrides.get(key, getattr(self.settings, key)) for key in BANK_OVERRIDABLE}
+        return resolved, overrides
+
+    def update_bank_config(self, bank_id: str, updates: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Validate and merge per-bank overrides (None removes one). Raises :class:`InvalidInputError` naming an
+        unknown key or a wrong type, :class:`NotFoundError` for the bank. Nothing is written on error."""
+        self.get_bank(bank_id)
+        for key, value in updates.items():
+            kind = BANK_OVERRIDABLE.get(key)
+            if kind is None:
+                raise InvalidInputError(f"updates.{key}", f"unknown setting; allowed: {', '.join(BANK_OVERRIDABLE)}")
+            if value is None:
+                continue
+            if (kind is bool and not isinstance(value, bool)) or (
+                kind is int and (isinstance(value, bool) or not isinstance(value, int) or value < 0)
+            ):
+                raise InvalidInputError(
+                    f"updates.{key}", f"must be {'a boolean' if kind is bool else 'an integer >= 0'}"
+                )
+        self.store.update_bank_config(bank_id, updates)
+        return self.bank_config(bank_id)
+
+    def resolved_setting(self, bank_id: str, key: str, trigger: dict[str, Any] | None = None) -> Any:
+        """Precedence for a bank-overridable setting: model trigger value > bank override > environment."""
+        trigger_key = "min_refresh_interval_seconds" if key == "mental_model_min_refresh_interval_seconds" else key
+        if trigger is not None and trigger.get(trigger_key) is not None:
+            return trigger[trigger_key]
+        bank = self.store.get_bank(bank_id)
+        if bank is not None and bank.config.get(key) is not None:
+            return bank.config[key]
+        return getattr(self.settings, key)
+
+    def bank_stats(self, bank_id: str) -> dict[str, Any]:
+        """Live bank statistics (``last_memory_write_at`` read from the database, never cached).
+        Raises :class:`NotFoundError`."""
+        self._require_bank(bank_id)
+        return self.store.bank_stats(bank_id)
 
     def _require_bank(self, bank_id: str) -> None:
         if not self.store.bank_exists(bank_id):
@@ -256,13 +385,157 @@ class MindBank:
         mark_stale(self.store, bank_id, models)
         return models, total
 
-    def refresh_mental_model(self, bank_id: str, model_id: str) -> str:
-        """Queue a refresh, or return the one already queued (coalescing); returns the operation id."""
+    def refresh_mental_model(
+        self, bank_id: str, model_id: str, *, mode: Literal["full"] | None = None, automatic: bool = False
+    ) -> str:
+        """Queue a refresh and return its operation id.
+
+        Coalescing (spec "Refresh a Mental Model"): while a refresh of the model is still queued, the same operation
+        is returned; ``mode="full"`` upgrades it to full for that run; a manual request also releases a parked
+        automatic one. A refresh already running is never reused: a new one queues behind it.
+        Raises :class:`NotFoundError`.
+        """
         self.get_mental_model(bank_id, model_id, with_staleness=False)
-        pending = self.store.find_pending_refresh(bank_id, model_id)
-        if pending is not None:
-            return pending.id
-        return self._submit(bank_id, "refresh_mental_model", {"mental_model_id": model_id}, model_id)
+        payload: dict[str, Any] = {"mental_model_id": model_id}
+        if mode == "full":
+            payload["mode"] = "full"
+        if automatic:
+            payload["automatic"] = True
+        op, _ = self.store.submit_refresh(
+            self._new_operation(bank_id, "refresh_mental_model", payload, model_id), full=mode == "full"
+        )
+        self.worker.wake()
+        return op.id
+
+    def update_mental_model(
+        self,
+        bank_id: str,
+        model_id: str,
+        *,
+        name: str | None = None,
+        source_query: str | None = None,
+        max_tokens: int | None = None,
+        tags: Sequence[str] | None = None,
+        trigger: dict[str, Any] | None = None,
+    ) -> MentalModel:
+        """PATCH a model: given fields replace stored ones; ``trigger`` is MERGED over the stored trigger
+        (``domain.trigger.merge_trigger``). Queues no refresh and writes no history (content is unchanged).
+
+        Raises :class:`NotFoundError`, :class:`InvalidInputError` (blank name/query, max_tokens range, a merged
+        trigger that breaks a rule).
+        """
+        model = self.get_mental_model(bank_id, model_id, with_staleness=False)
+        if name is not None and not name.strip():
+            raise InvalidInputError("name", "must not be blank")
+        if source_query is not None and not source_query.strip():
+            raise InvalidInputError("source_query", "must not be blank")
+        if max_tokens is not None and not MIN_MAX_TOKENS <= max_tokens <= MAX_MAX_TOKENS:
+            raise InvalidInputError("max_tokens", f"must be between {MIN_MAX_TOKENS} and {MAX_MAX_TOKENS}")
+        merged = model.trigger
+        if trigger is not None:
+            try:
+                merged = merge_trigger(model.trigger, trigger)
+            except ValidationError as exc:
+                raise InvalidInputError("trigger", _first_error(exc)) from exc
+        updated = replace(
+            model,
+            name=name.strip() if name is not None else model.name,
+            source_query=source_query.strip() if source_query is not None else model.source_query,
+            max_tokens=max_tokens if max_tokens is not None else model.max_tokens,
+            tags=normalize_tags(tags) if tags is not None else model.tags,
+            trigger=merged,
+        )
+        self.store.save_refresh(updated, history=None, history_cap=self.settings.mental_model_history_max_entries)
+        return self.get_mental_model(bank_id, model_id)
+
+    def delete_mental_model(self, bank_id: str, model_id: str) -> None:
+        """Delete a model and its history. Raises :class:`NotFoundError`."""
+        if not self.store.delete_mental_model(bank_id, model_id):
+            raise NotFoundError(f"Mental model '{model_id}' not found in bank '{bank_id}'")
+
+    def clear_mental_model(self, bank_id: str, model_id: str) -> MentalModel:
+        """Spec "Clear a Mental Model": content "" and structure reset synchronously (previous version kept in
+        history); configuration kept; the next refresh is necessarily full, and the model counts as stale until it
+        runs. Raises :class:`NotFoundError`."""
+        model = self.get_mental_model(bank_id, model_id, with_staleness=False)
+        cleared = replace(
+            model,
+            content="",
+            structured_document=None,
+            reflect_response=None,
+            last_refreshed_source_query=None,
+            last_refresh_failed_at=None,
+            cleared_at=utcnow(),
+        )
+        self.store.save_refresh(
+            cleared, history=self._version_history(model), history_cap=self.settings.mental_model_history_max_entries
+        )
+        return self.get_mental_model(bank_id, model_id)
+
+    def revert_mental_model(self, bank_id: str, model_id: str, history_id: int) -> MentalModel:
+        """Restore the content (and its structure) a history version recorded; the revert is itself recorded.
+
+        Raises :class:`NotFoundError` (model or history id) and :class:`InvalidInputError` (a failure record).
+        """
+        model = self.get_mental_model(bank_id, model_id, with_staleness=False)
+        entry = next((e for e in self.store.list_history(bank_id, model_id) if e.id == history_id), None)
+        if entry is None:
+            raise NotFoundError(f"History entry {history_id} not found for mental model '{model_id}'")
+        if entry.content.get("kind") == "refresh_failed" or "previous_content" not in entry.content:
+            raise InvalidInputError("history_id", "is a failure record, not a version; nothing to restore")
+        content = entry.content.get("previous_content") or ""
+        document = parse_markdown(content)
+        restored = replace(
+            model,
+            content=document.render(),
+            structured_document=document.to_dict() if content else None,
+            reflect_response={
+                **(entry.content.get("previous_reflect_response") or {}),
+                "outcome": "content_written",
+                "reverted_from_history_id": history_id,
+            },
+            last_refreshed_at=utcnow(),
+        )
+        self.store.save_refresh(
+            restored, history=self._version_history(model), history_cap=self.settings.mental_model_history_max_entries
+        )
+        return self.get_mental_model(bank_id, model_id)
+
+    def scope_preview(
+        self, bank_id: str, *, tags: Sequence[str] = (), trigger: MentalModelTrigger | dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """How many memories a model with ``tags`` and ``trigger`` would read now, by fact type, and the resolved
+        match mode (beyond the reference: the strict-tag default silently matching nothing is its top pitfall)."""
+        trig = trigger if isinstance(trigger, MentalModelTrigger) else MentalModelTrigger.model_validate(trigger or {})
+        scope = model_scope(normalize_tags(tags), trig.model_dump())
+        counts = self.store.count_in_scope(bank_id, scope) if self.store.bank_exists(bank_id) else {}
+        by_type = {t: counts.get(t, 0) for t in FACT_TYPES}
+        return {
+            "total": sum(by_type.values()),
+            "by_fact_type": by_type,
+            "tags": list(scope.tags),
+            "tags_match": None if scope.tag_groups else scope.tags_match,
+            "tag_groups": scope.groups or None,
+            "fact_types": None if scope.fact_types is None else list(scope.fact_types),
+        }
+
+    def scope_warnings(self, model: MentalModel) -> list[str]:
+        """Plain-language warnings about a model's scope (empty list when all is well)."""
+        preview = self.scope_preview(model.bank_id, tags=model.tags, trigger=model.trigger)
+        if preview["total"] == 0:
+            mode = preview["tags_match"] or "tag_groups"
+            return [
+                f"The scope matches no memories right now (tags {list(model.tags)}, match {mode}); a refresh will "
+                "find nothing. Tagged models default to all_strict: set trigger.tags_match to 'any' if your memories "
+                "carry only some of the tags."
+            ]
+        return []
+
+    def _version_history(self, model: MentalModel) -> dict[str, Any] | None:
+        if not self.settings.enable_mental_model_history:
+            return None
+        slim = {k: v for k, v in (model.reflect_response or {}).items() if k in ("based_on", "trace")}
+        return {"previous_content": model.content, "previous_reflect_response": slim or None}
 
     def mental_model_history(self, bank_id: str, model_id: str) -> list[dict[str, Any]]:
         """History entries, most recent first: ``{id, changed_at, previous_content, ...}`` or failure records."""
@@ -283,7 +556,7 @@ class MindBank:
                 self.embedder,
                 model,
                 RefreshSettings(
-                    recall_max_tokens=self.settings.recall_max_tokens,
+                    recall_max_tokens=self.resolved_setting(op.bank_id, "recall_max_tokens"),
                     recall_candidates=self.settings.recall_candidates,
                     history_enabled=self.settings.enable_mental_model_history,
                     history_cap=self.settings.mental_model_history_max_entries,
@@ -301,6 +574,25 @@ class MindBank:
         op = self.store.get_operation(bank_id, operation_id)
         if op is None:
             raise NotFoundError(f"Operation '{operation_id}' not found in bank '{bank_id}'")
+        return op
+
+    def list_operations(
+        self, bank_id: str, *, status: str | None = None, operation_type: str | None = None, limit: int = 20,
+        offset: int = 0,
+    ) -> tuple[list[Operation], int]:  # fmt: skip
+        """A page of the bank's operations, newest first, and the total."""
+        return self.store.list_operations(
+            bank_id, status=status, operation_type=operation_type, limit=limit, offset=offset
+        )
+
+    def cancel_operation(self, bank_id: str, operation_id: str) -> Operation:
+        """Cancel a pending operation. Raises :class:`NotFoundError`, and :class:`ConflictError` when it is no longer
+        pending (running or finished operations cannot be cancelled)."""
+        op = self.store.cancel_operation(bank_id, operation_id)
+        if op is None:
+            raise NotFoundError(f"Operation '{operation_id}' not found in bank '{bank_id}'")
+        if op.status != "cancelled":
+            raise ConflictError(f"Operation '{operation_id}' is {op.status}; only pending operations can be cancelled")
         return op
 
     def wait_for(self, bank_id: str, operation_id: str, *, timeout: float = 60.0) -> Operation:

@@ -48,7 +48,7 @@ def test_create_runs_first_refresh_in_background_and_cites_existing_memories(
 ) -> None:
     seed(client)
     created = create(client)
-    assert set(created) == {"mental_model_id", "operation_id"}
+    assert set(created) == {"mental_model_id", "operation_id", "warnings"} and created["warnings"] == []
     assert created["mental_model_id"].startswith("mm-")
     op = mindbank.wait_for("b", created["operation_id"])
     assert op.status == "completed", op.error

@@ -22,7 +22,7 @@ from mindbank.importers import (
 )
 from mindbank.importers.locomo import parse_locomo_date, split_evidence
 
-LOCOMO_DIR = Path("/work/shared/data/locomo")
+LOCOMO_DIR = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo"
 CONV26 = LOCOMO_DIR / "conv-26.json"
 SAMPLE = sample_conversation_path()
 ANSWER_KEY = re.compile(r"session_\d+_(observation|summary)|event_summary|events_session_\d+")

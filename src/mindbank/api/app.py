@@ -9,7 +9,7 @@ from fastapi import FastAPI
 
 from mindbank import __version__
 from mindbank.api.errors import install_error_handlers
-from mindbank.api.routes import memories, mental_models, operations
+from mindbank.api.routes import banks, memories, mental_models, operations
 from mindbank.service import MindBank
 
 
@@ -28,7 +28,7 @@ def create_app(mb: MindBank, *, run_worker: bool = True) -> FastAPI:
     app = FastAPI(title="mindbank", version=__version__, lifespan=lifespan)
     app.state.mindbank = mb
     install_error_handlers(app)
-    for module in (memories, mental_models, operations):
+    for module in (memories, mental_models, operations, banks):
         app.include_router(module.router)
 
     @app.get("/health")

@@ -7,10 +7,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from mindbank.domain.records import FactType, MentalModel, Operation, ScoredMemory
+from mindbank.domain.records import Bank, FactType, MemoryUnit, MentalModel, Operation, ScoredMemory
 from mindbank.domain.tags import TagsMatch
 from mindbank.domain.timeutil import to_iso
-from mindbank.domain.trigger import MentalModelTrigger
+from mindbank.domain.trigger import MentalModelTrigger, MentalModelTriggerPatch
 
 Detail = Literal["metadata", "content", "full"]
 
@@ -207,4 +207,126 @@ def _details(op: Operation) -> dict[str, Any] | None:
         "operation_type": op.operation_type,
         "outcome": op.result.get("outcome"),
         "failure_reason": op.result.get("failure_reason"),
+    }
+
+
+class UpdateMentalModelRequest(BaseModel):
+    """``PATCH /mental-models/{id}``: only the given fields change; ``trigger`` is merged over the stored one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(default=None, max_length=256)
+    source_query: str | None = None
+    max_tokens: int | None = Field(default=None, ge=256, le=8192)
+    tags: list[str] | None = None
+    trigger: MentalModelTriggerPatch | None = None  # type: ignore[valid-type]
+
+
+class RevertRequest(BaseModel):
+    """``POST /mental-models/{id}/revert``."""
+
+    history_id: int
+
+
+class ScopePreviewRequest(BaseModel):
+    """``POST /mental-models/scope-preview``: the create body; only ``tags`` and ``trigger`` matter."""
+
+    id: str | None = None
+    name: str | None = None
+    source_query: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    max_tokens: int | None = None
+    trigger: MentalModelTrigger = Field(default_factory=MentalModelTrigger)
+
+
+class BankRequest(BaseModel):
+    """``PUT``/``PATCH /banks/{bank_id}`` (the reference's CreateBankRequest; fields we do not use are accepted)."""
+
+    name: str | None = None
+    mission: str | None = None
+    background: str | None = None
+    disposition: dict[str, int] | None = None
+    disposition_skepticism: int | None = Field(default=None, ge=1, le=5)
+    disposition_literalism: int | None = Field(default=None, ge=1, le=5)
+    disposition_empathy: int | None = Field(default=None, ge=1, le=5)
+
+
+class BankConfigUpdate(BaseModel):
+    """``PATCH /config``."""
+
+    updates: dict[str, Any]
+
+
+DEFAULT_DISPOSITION = {"skepticism": 3, "literalism": 3, "empathy": 3}
+
+
+def bank_profile(bank: Bank) -> dict[str, Any]:
+    """``BankProfileResponse``."""
+    return {
+        "bank_id": bank.bank_id,
+        "name": bank.name or bank.bank_id,
+        "disposition": bank.disposition or DEFAULT_DISPOSITION,
+        "mission": bank.mission or "",
+        "background": None,
+    }
+
+
+def bank_list_item(bank: Bank, fact_count: int) -> dict[str, Any]:
+    """``BankListItem``."""
+    return {
+        **bank_profile(bank),
+        "created_at": to_iso(bank.created_at),
+        "updated_at": to_iso(bank.updated_at),
+        "fact_count": fact_count,
+        "last_document_at": None,
+        "last_write_at": to_iso(bank.last_memory_write_at),
+        "display_alias": None,
+        "matched_aliases": [],
+    }
+
+
+def memory_item(m: MemoryUnit) -> dict[str, Any]:
+    """One memory as ``GET /memories/list`` and ``GET /memories/{id}`` return it."""
+    return {
+        "id": m.id,
+        "bank_id": m.bank_id,
+        "text": m.text,
+        "type": m.fact_type,
+        "fact_type": m.fact_type,
+        "context": m.context,
+        "tags": list(m.tags),
+        "metadata": m.metadata,
+        "document_id": m.document_id,
+        "chunk_id": m.chunk_id,
+        "occurred_start": to_iso(m.occurred_start),
+        "occurred_end": to_iso(m.occurred_end),
+        "mentioned_at": to_iso(m.mentioned_at),
+        "date": to_iso(m.occurred_start or m.mentioned_at),
+        "created_at": to_iso(m.created_at),
+        "updated_at": to_iso(m.updated_at),
+        "source_memory_ids": None if m.source_memory_ids is None else list(m.source_memory_ids),
+        "proof_count": m.proof_count,
+        "entities": None,
+    }
+
+
+def operation_summary(op: Operation) -> dict[str, Any]:
+    """One ``OperationsListResponse.operations`` entry (wire sample 22)."""
+    return {
+        "id": op.id,
+        "task_type": op.operation_type,
+        "operation_id": op.id,
+        "operation_type": op.operation_type,
+        "items_count": len(op.payload.get("items", [])),
+        "document_id": None,
+        "filename": None,
+        "mental_model_id": op.mental_model_id,
+        "details": _details(op),
+        "created_at": to_iso(op.created_at),
+        "updated_at": to_iso(op.updated_at),
+        "status": op.status,
+        "error_message": op.error,
+        "retry_count": op.retry_count,
+        "next_retry_at": to_iso(op.next_retry_at),
+        "progress": None,
     }

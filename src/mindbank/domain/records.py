@@ -33,6 +33,20 @@ class RetainItem:
 
 
 @dataclass(frozen=True, slots=True)
+class Bank:
+    """A memory bank's profile and bookkeeping. ``config`` holds per-bank overrides of server settings."""
+
+    bank_id: str
+    name: str | None
+    mission: str | None
+    disposition: dict[str, int] | None
+    config: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    last_memory_write_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
 class Chunk:
     """A contiguous piece of a document (a dialogue turn or a paragraph) that facts are extracted from."""
 
@@ -114,6 +128,7 @@ class MentalModel:
     last_refresh_failed_at: datetime | None
     last_full_refreshed_at: datetime | None
     created_at: datetime
+    cleared_at: datetime | None = None
     is_stale: bool | None = None
 
 

@@ -1,17 +1,44 @@
-"""Which memories a mental model reads and watches: scope resolution from its tags and trigger.
+"""Which memories a read may see (:class:`MemoryFilter`) and which a mental model reads and watches.
 
-Spec: "Tags and Visibility" and the trigger table (tags_match, fact_types). A tagged model defaults to
-``all_strict``; an untagged one to ``any`` (no filter). Staleness uses the strict variant of the mode, so an
-untagged write never marks a tagged model stale.
+Spec: "Tags and Visibility" and the trigger table (tags_match, tag_groups, fact_types); reference facts §4.2.
+``trigger.tag_groups`` overrides the flat tags entirely. Otherwise a tagged model defaults to ``all_strict`` and an
+untagged one to ``any`` (no filter). Staleness uses the strict variant of every mode, so an untagged write never
+marks a tagged model stale.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from mindbank.domain.records import FactType
-from mindbank.domain.tags import TagsMatch, normalize_tags, strict
+from mindbank.domain.tags import TagsMatch, freeze_groups, normalize_tags, strict, strict_groups
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFilter:
+    """Which memories a read may see.
+
+    ``fact_types`` None = all; ``tags`` empty = no tag filter (except ``exact``: untagged only);
+    ``updated_before`` / ``updated_after`` bound ``updated_at`` (inclusive / exclusive) for snapshot reads and
+    delta windows. ``tag_groups`` is a validated tag-group list in canonical JSON (``domain.tags.freeze_groups``),
+    AND-ed with the flat tag filter; kept as a string so filters stay hashable.
+    """
+
+    fact_types: tuple[FactType, ...] | None = None
+    tags: tuple[str, ...] = ()
+    tags_match: TagsMatch = "any"
+    updated_before: datetime | None = None
+    updated_after: datetime | None = None
+    tag_groups: str | None = None
+
+    @property
+    def groups(self) -> list[dict[str, Any]]:
+        """The tag groups as a list of dicts (empty when none)."""
+        return [] if self.tag_groups is None else json.loads(self.tag_groups)
 
 
 def refresh_tags_match(tags: Sequence[str], trigger: Mapping[str, Any]) -> TagsMatch:
@@ -22,15 +49,15 @@ def refresh_tags_match(tags: Sequence[str], trigger: Mapping[str, Any]) -> TagsM
     return "all_strict" if tags else "any"
 
 
-def refresh_fact_types(trigger: Mapping[str, Any]) -> tuple[FactType, ...] | None:
-    """``trigger.fact_types`` as a tuple, or None (all three types)."""
+def model_scope(tags: Sequence[str], trigger: Mapping[str, Any], *, for_staleness: bool = False) -> MemoryFilter:
+    """The memories a model with ``tags`` and ``trigger`` reads (or, ``for_staleness``, whose writes make it stale)."""
     types = trigger.get("fact_types")
-    return None if types is None else tuple(types)
-
-
-def scope_parts(
-    tags: Sequence[str], trigger: Mapping[str, Any], *, for_staleness: bool = False
-) -> tuple[tuple[str, ...], TagsMatch, tuple[FactType, ...] | None]:
-    """``(tags, tags_match, fact_types)`` of the model's scope; strict mode when ``for_staleness``."""
+    fact_types: tuple[FactType, ...] | None = None if types is None else tuple(types)
+    groups = trigger.get("tag_groups")
+    if groups:
+        chosen = strict_groups(groups) if for_staleness else groups
+        return MemoryFilter(fact_types=fact_types, tag_groups=freeze_groups(chosen))
     mode = refresh_tags_match(tags, trigger)
-    return normalize_tags(tags), (strict(mode) if for_staleness else mode), refresh_fact_types(trigger)
+    return MemoryFilter(
+        fact_types=fact_types, tags=normalize_tags(tags), tags_match=strict(mode) if for_staleness else mode
+    )

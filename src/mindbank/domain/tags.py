@@ -57,3 +57,89 @@ def matches(row_tags: Sequence[str], wanted: Sequence[str] | None, mode: TagsMat
     if mode in ("any", "any_strict"):
         return bool(row & want)
     return want <= row
+
+
+# ---------------------------------------------------------------- tag groups
+# A tag group is a boolean expression over tag filters, stored as plain JSON:
+#   leaf {"tags": [...], "match": <mode, default any_strict>}   and {"and": [g, ...]}   or {"or": [g, ...]}
+#   not {"not": g}.  A top-level list of groups is AND-ed (reference facts §4.1).
+TagGroup = dict[str, object]
+
+
+def validate_tag_groups(groups: object, *, allow_fuzzy: bool = False, path: str = "tag_groups") -> list[TagGroup]:
+    """Check a tag-group list and return it in canonical form (leaf tags normalised, default match filled in).
+
+    Raises ``ValueError`` whose message names the offending path (e.g. ``tag_groups[0].and[1].match``).
+    """
+    if not isinstance(groups, list):
+        raise ValueError(f"{path} must be a list of tag groups")
+    return [_validate_group(g, allow_fuzzy, f"{path}[{i}]") for i, g in enumerate(groups)]
+
+
+def _validate_group(group: object, allow_fuzzy: bool, path: str) -> TagGroup:
+    if not isinstance(group, dict):
+        raise ValueError(f"{path} must be an object")
+    keys = set(group)
+    operators = keys & {"and", "or", "not"}
+    if (operators and keys != operators) or len(operators) > 1:
+        raise ValueError(f"{path} must have exactly one of 'and', 'or', 'not', or be a leaf with 'tags'")
+    for op in ("and", "or"):
+        if op in keys:
+            children = group[op]
+            if not isinstance(children, list) or not children:
+                raise ValueError(f"{path}.{op} must be a non-empty list of tag groups")
+            return {op: [_validate_group(c, allow_fuzzy, f"{path}.{op}[{i}]") for i, c in enumerate(children)]}
+    if "not" in keys:
+        return {"not": _validate_group(group["not"], allow_fuzzy, f"{path}.not")}
+    unknown = keys - {"tags", "match", "resolve"}
+    if unknown or "tags" not in keys:
+        raise ValueError(
+            f"{path} must be a leaf {{tags, match}} or one of and/or/not (unknown keys: {sorted(unknown)})"
+        )
+    tags = group["tags"]
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise ValueError(f"{path}.tags must be a list of strings")
+    match = group.get("match", "any_strict")
+    if match not in TAGS_MATCH_MODES:
+        raise ValueError(f"{path}.match must be one of {', '.join(TAGS_MATCH_MODES)}")
+    resolve = group.get("resolve", "exact")
+    if resolve not in ("exact", "fuzzy") or (resolve == "fuzzy" and not allow_fuzzy):
+        raise ValueError(f"{path}.resolve must be 'exact' here (fuzzy leaves are not allowed)")
+    return {"tags": list(normalize_tags(tags)), "match": match}
+
+
+def group_matches(row_tags: Sequence[str], group: TagGroup) -> bool:
+    """Evaluate one (validated) tag group against a row's tags."""
+    if "and" in group:
+        return all(group_matches(row_tags, g) for g in group["and"])  # type: ignore[union-attr]
+    if "or" in group:
+        return any(group_matches(row_tags, g) for g in group["or"])  # type: ignore[union-attr]
+    if "not" in group:
+        return not group_matches(row_tags, group["not"])  # type: ignore[arg-type]
+    return matches(row_tags, group["tags"], group["match"])  # type: ignore[arg-type]
+
+
+def groups_match(row_tags: Sequence[str], groups: Sequence[TagGroup]) -> bool:
+    """A top-level tag-group list: every group must match."""
+    return all(group_matches(row_tags, g) for g in groups)
+
+
+def strict_groups(groups: Sequence[TagGroup]) -> list[TagGroup]:
+    """The same groups with every leaf's mode made strict (staleness never counts untagged writes)."""
+
+    def walk(g: TagGroup) -> TagGroup:
+        if "and" in g or "or" in g:
+            op = "and" if "and" in g else "or"
+            return {op: [walk(c) for c in g[op]]}  # type: ignore[union-attr]
+        if "not" in g:
+            return {"not": walk(g["not"])}  # type: ignore[arg-type]
+        return {"tags": g["tags"], "match": strict(g["match"])}  # type: ignore[arg-type]
+
+    return [walk(g) for g in groups]
+
+
+def freeze_groups(groups: Sequence[TagGroup] | None) -> str | None:
+    """A hashable canonical key for a tag-group list (so equal scopes share one staleness lookup)."""
+    import json
+
+    return None if groups is None else json.dumps(list(groups), sort_keys=True, separators=(",", ":"))

@@ -9,7 +9,7 @@ _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_-]*")
 _TURN = re.compile(r"^[A-Z][\w .'-]{0,40}:\s")
 
 # Words that carry no topic: dropped from keyword queries so BM25 weighs content terms.
-STOPWORDS = frozenset(
+_FUNCTION_WORDS = frozenset(
     [
         "a",
         "about",
@@ -162,6 +162,26 @@ STOPWORDS = frozenset(
         "lot",
     ]
 )
+# Contractions other than 's (which keyword_terms strips: "it's" -> "it"): as FTS5 phrases they would match the
+# meaningless fragments "don"/"t", "i"/"m" ... and count as content words when judging whether a fact says anything.
+_CONTRACTIONS = frozenset(
+    f"{stem}'{tail}"
+    for stem, tails in {
+        "i": ("m", "ve", "d", "ll"),
+        "you": ("re", "ve", "d", "ll"),
+        "we": ("re", "ve", "d", "ll"),
+        "they": ("re", "ve", "d", "ll"),
+        "he": ("d", "ll"),
+        "she": ("d", "ll"),
+        "it": ("d", "ll"),
+        "that": ("d", "ll"),
+        "there": ("d", "ll"),
+    }.items()
+    for tail in tails
+) | frozenset(
+    w + "n't" for w in "do does did is are was were have has had would could should ca wo ai must need".split()
+)
+STOPWORDS = _FUNCTION_WORDS | _CONTRACTIONS
 
 
 def split_chunks(content: str) -> list[str]:
@@ -212,10 +232,18 @@ def split_facts(chunk: str, *, max_words: int = 80) -> list[str]:
 
 
 def keyword_terms(query: str) -> list[str]:
-    """Content words of a query, lowercased, stopwords removed, order kept, duplicates dropped."""
+    """Content words of a query: lowercased, possessive ``'s`` dropped, stopwords removed, order kept, no duplicates.
+
+    ``"What is Caroline's identity?"`` -> ``["caroline", "identity"]``. Typographic apostrophes count as ``'``.
+    A possessive is reduced to its owner (``caroline's``, ``parents'``), because FTS5 would read ``caroline's`` as
+    the phrase "caroline s", which misses every plain "Caroline". Hyphenated words stay whole (``self-care``): as a
+    phrase they are more precise than their parts. Single characters are dropped.
+    """
     seen: dict[str, None] = {}
-    for word in _WORD.findall(query.lower()):
+    for word in _WORD.findall(query.lower().replace("\u2019", "'")):
         word = word.strip("'")
+        if word.endswith("'s"):
+            word = word[:-2]
         if len(word) > 1 and word not in STOPWORDS:
             seen.setdefault(word, None)
     return list(seen)

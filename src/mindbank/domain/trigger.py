@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from mindbank.domain.records import FactType
-from mindbank.domain.tags import TagsMatch
+from mindbank.domain.tags import TagsMatch, validate_tag_groups
 
 
 class MentalModelTrigger(BaseModel):
@@ -47,18 +47,90 @@ class MentalModelTrigger(BaseModel):
 
     @field_validator("refresh_cron", "full_refresh_cron")
     @classmethod
-    def _cron_shape(cls, value: str | None) -> str | None:
+    def _cron_valid(cls, value: str | None) -> str | None:
         if value is None or not value.strip():
             return None
-        if len(value.split()) != 5:
-            raise ValueError("must be a 5-field UTC cron expression such as '0 3 * * *'")
-        return " ".join(value.split())
+        return validate_cron(value)
+
+    @field_validator("tag_groups")
+    @classmethod
+    def _tag_groups_valid(cls, value: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        return None if value is None else validate_tag_groups(value, allow_fuzzy=False)
+
+    @field_validator("response_schema")
+    @classmethod
+    def _schema_valid(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return None if value is None else validate_response_schema(value)
 
     @model_validator(mode="after")
     def _exclusive_triggers(self) -> MentalModelTrigger:
         if self.refresh_after_consolidation and self.refresh_cron:
             raise ValueError("refresh_after_consolidation and refresh_cron are mutually exclusive")
         return self
+
+
+JSON_TYPES = ("string", "number", "integer", "boolean", "array", "object")
+
+
+def validate_cron(expression: str) -> str:
+    """A 5-field UTC cron expression, whitespace-normalised. Raises ``ValueError`` if croniter rejects it."""
+    from croniter import croniter
+
+    normalized = " ".join(expression.split())
+    if len(normalized.split()) != 5 or not croniter.is_valid(normalized):
+        raise ValueError(f"{expression!r} is not a 5-field UTC cron expression such as '0 3 * * *'")
+    return normalized
+
+
+def validate_response_schema(schema: object, *, path: str = "response_schema") -> dict[str, Any]:
+    """Spec "Structured Output": an object schema with a non-empty ``properties`` map whose property types are among
+    string/number/integer/boolean/array/object (nested objects and array items checked too); ``required`` names
+    known properties. Raises ``ValueError`` naming the path."""
+    if not isinstance(schema, dict):
+        raise ValueError(f"{path} must be a JSON Schema object")
+    if schema.get("type", "object") != "object":
+        raise ValueError(f"{path}.type must be 'object'")
+    properties = schema.get("properties")
+    if not isinstance(properties, dict) or not properties:
+        raise ValueError(f"{path}.properties must be a non-empty object")
+    for name, prop in properties.items():
+        _validate_property(prop, f"{path}.properties.{name}")
+    required = schema.get("required", [])
+    if not isinstance(required, list) or any(r not in properties for r in required):
+        raise ValueError(f"{path}.required must list only properties defined in {path}.properties")
+    return schema
+
+
+def _validate_property(prop: object, path: str) -> None:
+    if not isinstance(prop, dict):
+        raise ValueError(f"{path} must be an object")
+    kind = prop.get("type")
+    if kind is not None and kind not in JSON_TYPES:
+        raise ValueError(f"{path}.type must be one of {', '.join(JSON_TYPES)}")
+    if kind == "object" and "properties" in prop:
+        validate_response_schema(prop, path=path)
+    if kind == "array" and "items" in prop:
+        _validate_property(prop["items"], f"{path}.items")
+
+
+def merge_trigger(stored: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    """PATCH semantics (reference ``_merge_trigger``): supplied keys overwrite the stored trigger; supplying
+    ``refresh_cron`` drops an unstated ``refresh_after_consolidation`` and vice versa. The result is re-validated,
+    so both truthy raises ``ValueError`` (pydantic ``ValidationError``)."""
+    merged = {**stored, **patch}
+    if "refresh_cron" in patch and "refresh_after_consolidation" not in patch:
+        merged["refresh_after_consolidation"] = False
+    if "refresh_after_consolidation" in patch and "refresh_cron" not in patch:
+        merged["refresh_cron"] = None
+    return MentalModelTrigger.model_validate(merged).model_dump()
+
+
+# PATCH body for a trigger: every field optional, unknown keys rejected; the merged result is validated in full.
+MentalModelTriggerPatch = create_model(  # type: ignore[call-overload]
+    "MentalModelTriggerPatch",
+    __config__=ConfigDict(extra="forbid"),
+    **{name: (field.annotation | None, None) for name, field in MentalModelTrigger.model_fields.items()},
+)
 
 
 def default_trigger() -> dict[str, Any]:

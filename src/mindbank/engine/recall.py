@@ -1,20 +1,66 @@
-"""Hybrid recall: dense (MiniLM cosine) + BM25 (FTS5), fused by reciprocal rank, trimmed to a token budget."""
+"""Hybrid recall: dense (MiniLM cosine) + BM25 (FTS5), fused, lifted by conversational neighbours, trimmed to a budget.
+
+Hybrid recall runs in three steps:
+
+1. **Retrieve.** Each retriever returns its top ``candidates``: dense as ``(id, cosine)`` and BM25 as
+   ``(id, score)`` with higher scores better.
+2. **Fuse** (:func:`convex_fuse`). Each candidate scores ``w * cosine + (1 - w) * bm25 / best_bm25``. The
+   cosine stays on its absolute scale, so a weak best match stays weak. BM25 is divided by the query's best
+   score because its scale depends on how many terms the query has and how rare they are.
+   Reciprocal-rank fusion (:func:`fuse`) is still available. It throws away how far apart the scores are, and
+   on LoCoMo it scored below BM25 alone (docs/benchmarks.md).
+3. **Neighbours** (:func:`neighbour_boost`). A memory scores at least a discounted share of the fused score of
+   the memory said just before it (``0.8``), and a smaller share of the one said just after it (``0.6``), in the
+   same context (conversation) and within an hour. The reason is that in a dialogue the answer often sits one
+   turn after the turn that matches the question ("Anything you're excited about in the adoption process?" ->
+   "I'm thrilled to make a family ..."). Taking the larger of the memory's own score and the share means the top
+   hit never moves, and a memory is never pushed past the neighbour it borrowed from. Only candidates already
+   retrieved can lend a score.
+
+The ``dense`` and ``bm25`` retrievers return their own ranking unchanged. They are the baselines that hybrid
+is measured against.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import bisect
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Literal
 
 from mindbank.domain.document import count_tokens
-from mindbank.domain.records import ScoredMemory
+from mindbank.domain.records import MemoryUnit, ScoredMemory
 from mindbank.domain.text import keyword_terms
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.store.base import MemoryFilter, Store
 
 Retriever = Literal["hybrid", "dense", "bm25"]
+FusionMethod = Literal["convex", "rrf"]
 
 RRF_K = 60  # the usual reciprocal-rank-fusion constant: damps the head so both lists contribute
+DENSE_WEIGHT = 0.5  # convex fusion: weight of the cosine; normalised BM25 gets the rest
+NEIGHBOUR_PREV = 0.8  # a memory scores at least this share of the memory said just before it (answer after question)
+NEIGHBOUR_NEXT = 0.6  # ... and this share of the one said just after it (a turn whose follow-up spells it out)
+NEIGHBOUR_WINDOW_S = 3600.0  # memories further apart in time than this (seconds) are never neighbours
+
+
+@dataclass(frozen=True, slots=True)
+class FusionParams:
+    """How ``hybrid`` combines its retrievers. The defaults are the ones tuned in docs/benchmarks.md.
+
+    ``method`` ``"convex"``: ``dense_weight * cosine + (1 - dense_weight) * bm25 / max_bm25``; ``"rrf"``:
+    reciprocal-rank fusion with constant ``rrf_k`` and equal weights. ``neighbour_prev`` / ``neighbour_next``
+    (each in [0, 1); 0 turns it off) are the shares of the preceding / following memory's fused score that a memory
+    scores at least, for memories at most ``neighbour_window_s`` seconds apart in the same context.
+    """
+
+    method: FusionMethod = "convex"
+    dense_weight: float = DENSE_WEIGHT
+    rrf_k: int = RRF_K
+    neighbour_prev: float = NEIGHBOUR_PREV
+    neighbour_next: float = NEIGHBOUR_NEXT
+    neighbour_window_s: float = NEIGHBOUR_WINDOW_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +74,11 @@ class RecallRequest:
     retriever: Retriever = "hybrid"
 
 
+def _ranked(scores: Mapping[str, float]) -> list[tuple[str, float]]:
+    """``scores`` as ``(id, score)`` pairs, best first. Ties are broken by id so the order is deterministic."""
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
 def fuse(
     rankings: Sequence[Sequence[tuple[str, float]]], weights: Sequence[float], k: int = RRF_K
 ) -> list[tuple[str, float]]:
@@ -36,17 +87,98 @@ def fuse(
     for ranking, weight in zip(rankings, weights, strict=True):
         for rank, (memory_id, _) in enumerate(ranking, start=1):
             scores[memory_id] = scores.get(memory_id, 0.0) + weight / (k + rank)
-    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    return _ranked(scores)
+
+
+def convex_fuse(
+    dense: Sequence[tuple[str, float]], sparse: Sequence[tuple[str, float]], *, dense_weight: float = DENSE_WEIGHT
+) -> list[tuple[str, float]]:
+    """Convex combination of cosine and max-normalised BM25 over the union of both lists; best first.
+
+    ``dense``: ``(id, cosine in [-1, 1])`` best first; ``sparse``: ``(id, bm25 >= 0)`` best first. Fused score
+    ``= dense_weight * cos + (1 - dense_weight) * bm25 / max(bm25)``, so it lies in [-1, 1]. A candidate only BM25
+    found gets the lowest cosine in ``dense``. That is an upper bound, since the candidate did not make the dense
+    top list, and it keeps keyword-only hits from being sunk by a made-up zero. A candidate only dense found gets 0
+    from BM25, the score of a text that matched no query term.
+    """
+    cos = dict(dense)
+    floor = min(cos.values()) if cos else 0.0
+    top = max((score for _, score in sparse), default=0.0)
+    bm25 = {i: (s / top if top > 0 else 0.0) for i, s in sparse}
+    scores = {
+        memory_id: dense_weight * cos.get(memory_id, floor) + (1.0 - dense_weight) * bm25.get(memory_id, 0.0)
+        for memory_id in (*cos, *bm25)
+    }
+    return _ranked(scores)
+
+
+def _when(memory: MemoryUnit) -> datetime | None:
+    return memory.occurred_start or memory.mentioned_at
+
+
+def neighbour_boost(
+    fused: Sequence[tuple[str, float]],
+    memories: Mapping[str, MemoryUnit],
+    *,
+    prev: float = NEIGHBOUR_PREV,
+    next_: float = NEIGHBOUR_NEXT,
+    window_s: float = NEIGHBOUR_WINDOW_S,
+) -> list[tuple[str, float]]:
+    """Raise each candidate to at least ``prev`` times the best fused score at the nearest earlier moment and
+    ``next_`` times the best at the nearest later moment. Best first.
+
+    ``new(i) = max(f(i), prev * f(moment before i), next_ * f(moment after i))``. Moments are the distinct times
+    (``occurred_start``, else ``mentioned_at``) of the candidates in ``fused`` that share the memory's ``context``.
+    A moment more than ``window_s`` seconds away does not count. Facts with the same time, such as the pieces of
+    one long turn, are one moment and lend nothing to each other. Candidates with no time, or missing from
+    ``memories``, keep their own score. Scores are read from ``fused`` as given, before any boost, so a boost never
+    chains along a conversation. With shares below 1, a top candidate with a positive score keeps its place.
+    """
+    base = dict(fused)
+    if prev == 0 and next_ == 0:
+        return _ranked(base)
+    # context -> {time -> best fused score at that time}
+    moments: dict[str | None, dict[datetime, float]] = {}
+    for memory_id, score in base.items():
+        memory = memories.get(memory_id)
+        when = None if memory is None else _when(memory)
+        if memory is None or when is None:
+            continue
+        slots = moments.setdefault(memory.context, {})
+        slots[when] = max(score, slots.get(when, score))
+    timelines = {ctx: sorted(slots) for ctx, slots in moments.items()}
+    boosted = dict(base)
+    for memory_id, score in base.items():
+        memory = memories.get(memory_id)
+        when = None if memory is None else _when(memory)
+        if memory is None or when is None:
+            continue
+        times, slots = timelines[memory.context], moments[memory.context]
+        at = bisect.bisect_left(times, when)  # times[at] == when: the memory's own moment
+        if at > 0 and (when - times[at - 1]).total_seconds() <= window_s:
+            score = max(score, prev * slots[times[at - 1]])
+        if at + 1 < len(times) and (times[at + 1] - when).total_seconds() <= window_s:
+            score = max(score, next_ * slots[times[at + 1]])
+        boosted[memory_id] = score
+    return _ranked(boosted)
 
 
 def recall(
-    store: Store, embedder: Embedder, bank_id: str, request: RecallRequest, *, candidates: int = 60
+    store: Store,
+    embedder: Embedder,
+    bank_id: str,
+    request: RecallRequest,
+    *,
+    candidates: int = 60,
+    fusion: FusionParams | None = None,
 ) -> list[ScoredMemory]:
-    """Run ``request`` against the bank; results best first, within ``max_tokens`` (fact text only).
+    """Run ``request`` against the bank. Results come best first and fit within ``max_tokens`` (fact text only).
 
-    The first result is always returned even if it alone exceeds the budget, so a small budget never yields
-    nothing when something matched.
+    ``candidates`` is how many results each retriever contributes. ``fusion`` sets how hybrid combines them; the
+    default is :class:`FusionParams` ``()``. The first result is always returned, even when it alone is over the
+    budget, so a small budget never returns nothing when something matched.
     """
+    params = fusion or FusionParams()
     dense: list[tuple[str, float]] = []
     sparse: list[tuple[str, float]] = []
     if request.retriever in ("hybrid", "dense"):
@@ -54,18 +186,33 @@ def recall(
         dense = store.vector_search(bank_id, vector, candidates, request.filter)
     if request.retriever in ("hybrid", "bm25"):
         sparse = store.keyword_search(bank_id, keyword_terms(request.query), candidates, request.filter)
+    memories: dict[str, MemoryUnit] = {}
     if request.retriever == "dense":
-        fused = dense
+        ranked = dense
     elif request.retriever == "bm25":
-        fused = sparse
+        ranked = sparse
     else:
-        fused = fuse([dense, sparse], [1.0, 1.0])
+        if params.method == "rrf":
+            ranked = fuse([dense, sparse], [1.0, 1.0], k=params.rrf_k)
+        else:
+            ranked = convex_fuse(dense, sparse, dense_weight=params.dense_weight)
+        if params.neighbour_prev or params.neighbour_next:
+            # the neighbour pass needs every candidate's context and time, so fetch them all up front
+            memories = {m.id: m for m in store.get_memories(bank_id, [i for i, _ in ranked])}
+            ranked = neighbour_boost(
+                ranked,
+                memories,
+                prev=params.neighbour_prev,
+                next_=params.neighbour_next,
+                window_s=params.neighbour_window_s,
+            )
+    if not memories:
+        memories = {m.id: m for m in store.get_memories(bank_id, [i for i, _ in ranked])}
     semantic = dict(dense)
     keyword = dict(sparse)
-    memories = {m.id: m for m in store.get_memories(bank_id, [i for i, _ in fused])}
     results: list[ScoredMemory] = []
     used = 0
-    for memory_id, score in fused:
+    for memory_id, score in ranked:
         memory = memories.get(memory_id)
         if memory is None:
             continue

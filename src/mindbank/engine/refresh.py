@@ -20,12 +20,12 @@ from typing import Any
 
 from mindbank.domain.document import parse_markdown
 from mindbank.domain.records import MentalModel, ScoredMemory
-from mindbank.domain.scope import scope_parts
+from mindbank.domain.scope import MemoryFilter, model_scope
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.engine.compose import compose_markdown
 from mindbank.engine.recall import RecallRequest, recall
 from mindbank.providers.embeddings.base import Embedder
-from mindbank.store.base import MemoryFilter, Store
+from mindbank.store.base import Store
 
 BASED_ON_KEYS = ("world", "experience", "observation", "opinion", "directives", "mental-models")
 
@@ -73,8 +73,7 @@ class RefreshOutcome:
 
 def refresh_scope(model: MentalModel) -> MemoryFilter:
     """The filter a refresh reads with (non-strict mode as resolved from tags and trigger)."""
-    tags, mode, fact_types = scope_parts(model.tags, model.trigger)
-    return MemoryFilter(fact_types=fact_types, tags=tags, tags_match=mode)
+    return model_scope(model.tags, model.trigger)
 
 
 def _based_on(hits: list[ScoredMemory]) -> dict[str, list[dict[str, Any]]]:
@@ -153,6 +152,7 @@ def run_refresh(store: Store, embedder: Embedder, model: MentalModel, settings: 
         last_refreshed_source_query=model.source_query,
         last_refresh_failed_at=None,
         last_full_refreshed_at=now,
+        cleared_at=None,
     )
     store.save_refresh(updated, history=history, history_cap=settings.history_cap)
     return RefreshOutcome(outcome, model.id, len(cited), len(hits), watermark)
@@ -174,6 +174,7 @@ def _preserve(
         last_refreshed_at=utcnow(),
         last_memory_seen_at=seen,
         last_refresh_failed_at=None,
+        cleared_at=None,
         reflect_response={
             **(model.reflect_response or {}),
             "outcome": "content_preserved_no_new_facts",

@@ -9,23 +9,34 @@ models costs one bank read plus one query per 400 distinct scopes (see ``Store.s
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 from mindbank.domain.records import MentalModel
-from mindbank.domain.scope import scope_parts
-from mindbank.store.base import MemoryFilter, StalenessProbe, Store
+from mindbank.domain.scope import MemoryFilter, model_scope
+from mindbank.store.base import StalenessProbe, Store
 
 
 def staleness_scope(model: MentalModel) -> MemoryFilter:
     """The filter whose writes make ``model`` stale."""
-    tags, mode, fact_types = scope_parts(model.tags, model.trigger, for_staleness=True)
-    return MemoryFilter(fact_types=fact_types, tags=tags, tags_match=mode)
+    return model_scope(model.tags, model.trigger, for_staleness=True)
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def watermark_of(model: MentalModel) -> datetime:
+    """What staleness compares against: the epoch for a cleared model (any in-scope memory counts until it is
+    rebuilt), else ``last_memory_seen_at``, else ``last_refreshed_at`` (= ``created_at`` before the first refresh)."""
+    if model.cleared_at is not None:
+        return EPOCH
+    return model.last_memory_seen_at or model.last_refreshed_at
 
 
 def mark_stale(store: Store, bank_id: str, models: Sequence[MentalModel]) -> None:
     """Set ``is_stale`` on every model of the page, in one batched store call."""
     if not models:
         return
-    probes = [StalenessProbe(m.id, m.last_memory_seen_at or m.last_refreshed_at, staleness_scope(m)) for m in models]
+    probes = [StalenessProbe(m.id, watermark_of(m), staleness_scope(m)) for m in models]
     flags = store.stale_flags(bank_id, probes)
     for model in models:
         model.is_stale = flags.get(model.id, True)

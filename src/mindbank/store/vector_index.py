@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -110,10 +111,9 @@ class VectorIndex:
         tags_match: str,
         updated_before: float | None,
         updated_after: float | None,
+        tag_groups: Sequence[dict[str, Any]] = (),
     ) -> npt.NDArray[np.bool_]:
         """Rows passing the filter (same truth table as :func:`mindbank.domain.tags.matches`)."""
-        if tags_match not in TAGS_MATCH_MODES:
-            raise ValueError(f"unknown tags_match mode: {tags_match!r}")
         m = self.alive.copy()
         if fact_types is not None:
             m &= np.isin(self.types, [_TYPE_CODE[t] for t in fact_types])
@@ -121,22 +121,39 @@ class VectorIndex:
             m &= self.updated <= updated_before
         if updated_after is not None:
             m &= self.updated > updated_after
-        want = sorted(set(tags))
-        untagged = self.tag_keys == ""
-        if tags_match == "exact":
-            m &= self.tag_keys == "\x1f".join(want)
-        elif want:
-            if tags_match.startswith("any"):
-                hit = np.zeros(len(self.ids), bool)
-                for tag in want:
-                    hit[self.tag_rows.get(tag, np.zeros(0, np.int64))] = True
-            else:
-                counts = np.zeros(len(self.ids), np.int32)
-                for tag in want:
-                    counts[self.tag_rows.get(tag, np.zeros(0, np.int64))] += 1
-                hit = counts == len(want)
-            m &= hit | untagged if not tags_match.endswith("strict") else hit & ~untagged
+        m &= self._tag_mask(tags, tags_match)
+        for group in tag_groups:
+            m &= self._group_mask(group)
         return m
+
+    def _tag_mask(self, tags: Sequence[str], tags_match: str) -> npt.NDArray[np.bool_]:
+        if tags_match not in TAGS_MATCH_MODES:
+            raise ValueError(f"unknown tags_match mode: {tags_match!r}")
+        want = sorted(set(tags))
+        if tags_match == "exact":
+            return self.tag_keys == "\x1f".join(want)
+        if not want:
+            return np.ones(len(self.ids), bool)
+        untagged = self.tag_keys == ""
+        if tags_match.startswith("any"):
+            hit = np.zeros(len(self.ids), bool)
+            for tag in want:
+                hit[self.tag_rows.get(tag, np.zeros(0, np.int64))] = True
+        else:
+            counts = np.zeros(len(self.ids), np.int32)
+            for tag in want:
+                counts[self.tag_rows.get(tag, np.zeros(0, np.int64))] += 1
+            hit = counts == len(want)
+        return hit & ~untagged if tags_match.endswith("strict") else hit | untagged
+
+    def _group_mask(self, group: dict[str, Any]) -> npt.NDArray[np.bool_]:
+        if "and" in group:
+            return np.logical_and.reduce([self._group_mask(g) for g in group["and"]])
+        if "or" in group:
+            return np.logical_or.reduce([self._group_mask(g) for g in group["or"]])
+        if "not" in group:
+            return ~self._group_mask(group["not"])
+        return self._tag_mask(group["tags"], group["match"])
 
     def search(self, query: npt.NDArray[np.float32], k: int, mask: npt.NDArray[np.bool_]) -> list[tuple[str, float]]:
         """Top ``k`` (id, cosine) among rows in ``mask``, best first."""

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 
 from mindbank.api.deps import Bank
-from mindbank.api.schemas import RecallRequest, RetainRequest, RetainResponse, recall_result
-from mindbank.domain.records import RetainItem
+from mindbank.api.schemas import RecallRequest, RetainRequest, RetainResponse, memory_item, recall_result
+from mindbank.domain.records import FactType, RetainItem
+from mindbank.domain.tags import TagsMatch
 from mindbank.domain.timeutil import parse_timestamp
 
 router = APIRouter(prefix="/v1/default/banks/{bank_id}", tags=["memories"])
@@ -60,3 +61,35 @@ def recall(bank_id: str, body: RecallRequest, mb: Bank) -> dict[str, Any]:
         "source_facts": None,
         "source_facts_truncated": False,
     }
+
+
+@router.get("/memories/list")
+def list_memories(
+    bank_id: str,
+    mb: Bank,
+    type: FactType | None = None,
+    q: str | None = None,
+    tags: Annotated[list[str] | None, Query()] = None,
+    tags_match: TagsMatch = "any",
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> dict[str, Any]:
+    """A page of memories, newest write first; filters by fact type, tags and a text substring."""
+    items, total = mb.list_memories(
+        bank_id, types=[type] if type else None, tags=tags or (), tags_match=tags_match, query=q, limit=limit,
+        offset=offset,
+    )  # fmt: skip
+    return {"items": [memory_item(m) for m in items], "total": total, "limit": limit, "offset": offset}
+
+
+@router.get("/memories/{memory_id}")
+def get_memory(bank_id: str, memory_id: str, mb: Bank) -> dict[str, Any]:
+    """One memory."""
+    return memory_item(mb.get_memory(bank_id, memory_id))
+
+
+@router.delete("/memories/{memory_id}")
+def delete_memory(bank_id: str, memory_id: str, mb: Bank) -> dict[str, Any]:
+    """Delete one memory from every index (a write: models citing it become stale)."""
+    mb.delete_memory(bank_id, memory_id)
+    return {"success": True, "message": f"Memory '{memory_id}' deleted", "deleted_count": 1}

@@ -7,14 +7,23 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Body, Query
 
 from mindbank.api.deps import Bank
-from mindbank.api.schemas import CreateMentalModelRequest, Detail, RefreshRequest, mental_model_response
+from mindbank.api.schemas import (
+    CreateMentalModelRequest,
+    Detail,
+    RefreshRequest,
+    RevertRequest,
+    ScopePreviewRequest,
+    UpdateMentalModelRequest,
+    mental_model_response,
+)
 
 router = APIRouter(prefix="/v1/default/banks/{bank_id}/mental-models", tags=["mental-models"])
 
 
 @router.post("")
-def create_mental_model(bank_id: str, body: CreateMentalModelRequest, mb: Bank) -> dict[str, str]:
-    """Create a model (bank auto-created); its first refresh runs in the background."""
+def create_mental_model(bank_id: str, body: CreateMentalModelRequest, mb: Bank) -> dict[str, Any]:
+    """Create a model (bank auto-created); its first refresh runs in the background. ``warnings`` says when the
+    scope matches no memories."""
     model_id, operation_id = mb.create_mental_model(
         bank_id,
         name=body.name,
@@ -24,7 +33,14 @@ def create_mental_model(bank_id: str, body: CreateMentalModelRequest, mb: Bank) 
         max_tokens=body.max_tokens,
         trigger=body.trigger,
     )
-    return {"mental_model_id": model_id, "operation_id": operation_id}
+    warnings = mb.scope_warnings(mb.get_mental_model(bank_id, model_id, with_staleness=False))
+    return {"mental_model_id": model_id, "operation_id": operation_id, "warnings": warnings}
+
+
+@router.post("/scope-preview")
+def scope_preview(bank_id: str, body: ScopePreviewRequest, mb: Bank) -> dict[str, Any]:
+    """How many memories the model's resolved scope matches now, by fact type, and the resolved tags_match."""
+    return mb.scope_preview(bank_id, tags=body.tags, trigger=body.trigger)
 
 
 @router.get("")
@@ -54,12 +70,46 @@ def get_mental_model(bank_id: str, mental_model_id: str, mb: Bank, detail: Detai
     return mental_model_response(model, detail)
 
 
+@router.patch("/{mental_model_id}")
+def update_mental_model(bank_id: str, mental_model_id: str, body: UpdateMentalModelRequest, mb: Bank) -> dict[str, Any]:
+    """Change name, source_query, max_tokens, tags; merge trigger fields. Queues no refresh."""
+    model = mb.update_mental_model(
+        bank_id,
+        mental_model_id,
+        name=body.name,
+        source_query=body.source_query,
+        max_tokens=body.max_tokens,
+        tags=body.tags,
+        trigger=None if body.trigger is None else body.trigger.model_dump(exclude_unset=True),
+    )
+    return {**mental_model_response(model, "full"), "warnings": mb.scope_warnings(model)}
+
+
+@router.delete("/{mental_model_id}")
+def delete_mental_model(bank_id: str, mental_model_id: str, mb: Bank) -> dict[str, str]:
+    """Delete a model and its history."""
+    mb.delete_mental_model(bank_id, mental_model_id)
+    return {"status": "deleted"}
+
+
+@router.post("/{mental_model_id}/clear")
+def clear_mental_model(bank_id: str, mental_model_id: str, mb: Bank) -> dict[str, Any]:
+    """Synchronously empty the content (kept in history); the next refresh rebuilds it in full."""
+    return mental_model_response(mb.clear_mental_model(bank_id, mental_model_id), "full")
+
+
+@router.post("/{mental_model_id}/revert")
+def revert_mental_model(bank_id: str, mental_model_id: str, body: RevertRequest, mb: Bank) -> dict[str, Any]:
+    """Restore a history version's content and structure (the revert is itself recorded in history)."""
+    return mental_model_response(mb.revert_mental_model(bank_id, mental_model_id, body.history_id), "full")
+
+
 @router.post("/{mental_model_id}/refresh")
 def refresh_mental_model(
     bank_id: str, mental_model_id: str, mb: Bank, body: Annotated[RefreshRequest | None, Body()] = None
 ) -> dict[str, str]:
-    """Queue a refresh (or return the one already queued)."""
-    operation_id = mb.refresh_mental_model(bank_id, mental_model_id)
+    """Queue a refresh (or return the one already queued); ``{"mode": "full"}`` forces full mode for that run."""
+    operation_id = mb.refresh_mental_model(bank_id, mental_model_id, mode=body.mode if body else None)
     return {"operation_id": operation_id, "status": "queued"}
 
 

@@ -16,13 +16,14 @@ import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from mindbank.domain.records import HistoryEntry, MemoryUnit, MentalModel, Operation
+from mindbank.domain.records import Bank, HistoryEntry, MemoryUnit, MentalModel, Operation
 from mindbank.domain.tags import TagsMatch
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.base import AlreadyExists, DocumentWrite, MemoryFilter, StalenessProbe
@@ -44,6 +45,37 @@ def _tags_json(tags: Sequence[str]) -> str:
     return json.dumps(sorted(set(tags)), separators=(",", ":"))
 
 
+def _tags_clause(alias: str, wanted: Sequence[str], mode: str) -> tuple[str | None, list[Any]]:
+    """One tag filter as SQL (None = no constraint), per the truth table of ``domain.tags``."""
+    want = sorted(set(wanted))
+    if mode == "exact":
+        return f"{alias}.tags = ?", [_tags_json(want)]
+    if not want:
+        return None, []
+    marks = ",".join("?" * len(want))
+    if mode in ("any", "any_strict"):
+        hit = f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value IN ({marks}))"
+    elif mode in ("all", "all_strict"):
+        hit = f"(SELECT COUNT(*) FROM json_each({alias}.tags) WHERE value IN ({marks})) = {len(want)}"
+    else:
+        raise ValueError(f"unknown tags_match mode: {mode!r}")
+    if mode.endswith("strict"):
+        return f"({alias}.tags != '[]' AND {hit})", want
+    return f"({alias}.tags = '[]' OR {hit})", want
+
+
+def _group_clause(alias: str, group: dict[str, Any]) -> tuple[str, list[Any]]:
+    if "and" in group or "or" in group:
+        op = "and" if "and" in group else "or"
+        parts = [_group_clause(alias, g) for g in group[op]]
+        return "(" + f" {op.upper()} ".join(p for p, _ in parts) + ")", [x for _, ps in parts for x in ps]
+    if "not" in group:
+        inner, params = _group_clause(alias, group["not"])
+        return f"(NOT {inner})", params
+    clause, params = _tags_clause(alias, group["tags"], group["match"])
+    return clause or "1=1", params
+
+
 def filter_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     """Compile a :class:`MemoryFilter` to a SQL predicate over ``alias`` (tag truth table of domain.tags)."""
     clauses: list[str] = []
@@ -57,24 +89,14 @@ def filter_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
     if flt.updated_after is not None:
         clauses.append(f"{alias}.updated_at > ?")
         params.append(to_iso(flt.updated_after))
-    want = sorted(set(flt.tags))
-    mode = flt.tags_match
-    if mode == "exact":
-        clauses.append(f"{alias}.tags = ?")
-        params.append(_tags_json(want))
-    elif want:
-        marks = ",".join("?" * len(want))
-        if mode in ("any", "any_strict"):
-            hit = f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value IN ({marks}))"
-        elif mode in ("all", "all_strict"):
-            hit = f"(SELECT COUNT(*) FROM json_each({alias}.tags) WHERE value IN ({marks})) = {len(want)}"
-        else:
-            raise ValueError(f"unknown tags_match mode: {mode!r}")
-        params.extend(want)
-        if mode.endswith("strict"):
-            clauses.append(f"({alias}.tags != '[]' AND {hit})")
-        else:
-            clauses.append(f"({alias}.tags = '[]' OR {hit})")
+    clause, p = _tags_clause(alias, flt.tags, flt.tags_match)
+    if clause is not None:
+        clauses.append(clause)
+        params.extend(p)
+    for group in flt.groups:
+        clause, p = _group_clause(alias, group)
+        clauses.append(clause)
+        params.extend(p)
     return (" AND ".join(clauses) or "1=1"), params
 
 
@@ -160,6 +182,96 @@ class SQLiteStore:
         """Whether the bank exists."""
         with self._read() as conn:
             return conn.execute("SELECT 1 FROM banks WHERE bank_id = ?", (bank_id,)).fetchone() is not None
+
+    def get_bank(self, bank_id: str) -> Bank | None:
+        """The bank's profile and bookkeeping, or None."""
+        with self._read() as conn:
+            row = conn.execute("SELECT * FROM banks WHERE bank_id = ?", (bank_id,)).fetchone()
+        return None if row is None else _bank(row)
+
+    def list_banks(self) -> list[tuple[Bank, int]]:
+        """Every bank with its memory count, ordered by id."""
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT b.*, (SELECT COUNT(*) FROM memory_units m WHERE m.bank_id = b.bank_id) AS n "
+                "FROM banks b ORDER BY b.bank_id"
+            ).fetchall()
+        return [(_bank(r), int(r["n"])) for r in rows]
+
+    def upsert_bank(
+        self, bank_id: str, *, name: str | None, mission: str | None, disposition: dict[str, int] | None
+    ) -> Bank:
+        """Create the bank or update the given profile fields (None = keep); returns the bank."""
+        with self._tx() as conn:
+            self._ensure_bank(conn, bank_id)
+            conn.execute(
+                "UPDATE banks SET name = COALESCE(?, name), mission = COALESCE(?, mission), "
+                "disposition = COALESCE(?, disposition), updated_at = ? WHERE bank_id = ?",
+                (name, mission, None if disposition is None else _json(disposition), to_iso(utcnow()), bank_id),
+            )
+            return _bank(conn.execute("SELECT * FROM banks WHERE bank_id = ?", (bank_id,)).fetchone())
+
+    def update_bank_config(self, bank_id: str, updates: dict[str, Any]) -> dict[str, Any]:
+        """Merge ``updates`` into the bank's config overrides (a None value removes a key); returns the result.
+
+        Raises ``LookupError`` for an unknown bank.
+        """
+        with self._tx() as conn:
+            row = conn.execute("SELECT config FROM banks WHERE bank_id = ?", (bank_id,)).fetchone()
+            if row is None:
+                raise LookupError(bank_id)
+            config = {**json.loads(row[0]), **updates}
+            config = {k: v for k, v in config.items() if v is not None}
+            conn.execute(
+                "UPDATE banks SET config = ?, updated_at = ? WHERE bank_id = ?",
+                (_json(config), to_iso(utcnow()), bank_id),
+            )
+        return config
+
+    def delete_bank(self, bank_id: str) -> int:
+        """Delete the bank and everything in it atomically; returns the number of memories removed (-1: no bank)."""
+        with self._tx() as conn:
+            if conn.execute("SELECT 1 FROM banks WHERE bank_id = ?", (bank_id,)).fetchone() is None:
+                return -1
+            count = conn.execute("SELECT COUNT(*) FROM memory_units WHERE bank_id = ?", (bank_id,)).fetchone()[0]
+            conn.execute("DELETE FROM operations WHERE bank_id = ?", (bank_id,))
+            conn.execute("DELETE FROM banks WHERE bank_id = ?", (bank_id,))
+        with self._index_lock:
+            self._indexes.pop(bank_id, None)
+        return int(count)
+
+    def bank_stats(self, bank_id: str) -> dict[str, Any]:
+        """Live counts: memories by fact type, documents, operations by status, pending consolidation, last write."""
+        with self._read() as conn:
+            by_type = dict(
+                conn.execute(
+                    "SELECT fact_type, COUNT(*) FROM memory_units WHERE bank_id = ? GROUP BY fact_type", (bank_id,)
+                ).fetchall()
+            )
+            by_status = dict(
+                conn.execute(
+                    "SELECT status, COUNT(*) FROM operations WHERE bank_id = ? GROUP BY status", (bank_id,)
+                ).fetchall()
+            )
+            documents = conn.execute("SELECT COUNT(*) FROM documents WHERE bank_id = ?", (bank_id,)).fetchone()[0]
+            pending = conn.execute(
+                "SELECT COUNT(*) FROM memory_units WHERE bank_id = ? AND fact_type != 'observation' "
+                "AND consolidated_at IS NULL",
+                (bank_id,),
+            ).fetchone()[0]
+            consolidated = conn.execute(
+                "SELECT MAX(consolidated_at) FROM memory_units WHERE bank_id = ?", (bank_id,)
+            ).fetchone()[0]
+            last = conn.execute("SELECT last_memory_write_at FROM banks WHERE bank_id = ?", (bank_id,)).fetchone()
+        return {
+            "nodes_by_fact_type": by_type,
+            "total_nodes": sum(by_type.values()),
+            "total_documents": int(documents),
+            "operations_by_status": by_status,
+            "pending_consolidation": int(pending),
+            "last_consolidated_at": _ts(consolidated),
+            "last_memory_write_at": None if last is None else _ts(last[0]),
+        }
 
     def bank_last_memory_write_at(self, bank_id: str) -> datetime | None:
         """Stamp of the bank's newest memory write (insert, edit or delete); None before the first."""
@@ -328,6 +440,7 @@ class SQLiteStore:
             tags_match=flt.tags_match,
             updated_before=None if flt.updated_before is None else flt.updated_before.timestamp(),
             updated_after=None if flt.updated_after is None else flt.updated_after.timestamp(),
+            tag_groups=flt.groups,
         )
         return index.search(query, k, mask)
 
@@ -361,6 +474,79 @@ class SQLiteStore:
                     found[r["id"]] = _memory(r)
         return [found[i] for i in ids if i in found]
 
+    def list_memories(
+        self, bank_id: str, flt: MemoryFilter, *, query: str | None, limit: int, offset: int
+    ) -> tuple[list[MemoryUnit], int]:
+        """A page of memories passing ``flt`` (and containing ``query`` as a substring, case-insensitive), newest
+        first, with the total."""
+        where, params = filter_sql(flt)
+        if query:
+            where += " AND m.text LIKE ? ESCAPE '\\'"
+            params.append("%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+        with self._read() as conn:
+            rows = conn.execute(
+                f"SELECT m.*, COUNT(*) OVER () AS total FROM memory_units m WHERE m.bank_id = ? AND {where} "
+                "ORDER BY m.updated_at DESC, m.seq DESC LIMIT ? OFFSET ?",
+                (bank_id, *params, limit, offset),
+            ).fetchall()
+            if rows:
+                total = int(rows[0]["total"])
+            else:
+                total = conn.execute(
+                    f"SELECT COUNT(*) FROM memory_units m WHERE m.bank_id = ? AND {where}", (bank_id, *params)
+                ).fetchone()[0]
+        return [_memory(r) for r in rows], int(total)
+
+    def delete_memory(self, bank_id: str, memory_id: str) -> bool:
+        """Delete one memory from every index; a deletion is a memory write (it advances the bank's stamp)."""
+        with self._tx() as conn:
+            cur = conn.execute("DELETE FROM memory_units WHERE bank_id = ? AND id = ?", (bank_id, memory_id))
+            if cur.rowcount == 0:
+                return False
+            _, version = self._stamp_memory_write(conn, bank_id)
+            self._advance_index(bank_id, version, [], [memory_id])
+        return True
+
+    def count_in_scope(self, bank_id: str, flt: MemoryFilter) -> dict[str, int]:
+        """How many memories pass ``flt``, by fact type."""
+        where, params = filter_sql(flt)
+        with self._read() as conn:
+            rows = conn.execute(
+                f"SELECT m.fact_type, COUNT(*) FROM memory_units m WHERE m.bank_id = ? AND {where} "
+                "GROUP BY m.fact_type",
+                (bank_id, *params),
+            ).fetchall()
+        return {r[0]: int(r[1]) for r in rows}
+
+    def list_tags(
+        self, bank_id: str, *, source: str, pattern: str | None, limit: int, offset: int
+    ) -> tuple[list[tuple[str, int]], int]:
+        """Tags in use with their counts (``source`` ``memories`` or ``mental_models``), most used first.
+
+        ``pattern`` matches case-insensitively, with ``*`` as a wildcard (no ``*``: substring match).
+        """
+        table = "memory_units" if source == "memories" else "mental_models"
+        params: list[Any] = [bank_id]
+        where = ""
+        if pattern:
+            glob = pattern.lower() if "*" in pattern else f"*{pattern.lower()}*"
+            where = " AND lower(j.value) GLOB ?"
+            params.append(glob.replace("[", "[[]").replace("?", "[?]"))
+        with self._read() as conn:
+            rows = conn.execute(
+                f"SELECT j.value AS tag, COUNT(*) AS n, COUNT(*) OVER () AS total FROM {table} t, json_each(t.tags) j "
+                f"WHERE t.bank_id = ?{where} GROUP BY j.value ORDER BY n DESC, tag LIMIT ? OFFSET ?",
+                (*params, limit, offset),
+            ).fetchall()
+            if rows:
+                total = int(rows[0]["total"])
+            else:
+                total = conn.execute(
+                    f"SELECT COUNT(DISTINCT j.value) FROM {table} t, json_each(t.tags) j WHERE t.bank_id = ?{where}",
+                    params,
+                ).fetchone()[0]
+        return [(r["tag"], int(r["n"])) for r in rows], int(total)
+
     def count_memories(self, bank_id: str) -> int:
         """Number of memory units in the bank."""
         with self._read() as conn:
@@ -378,38 +564,59 @@ class SQLiteStore:
         return None if row is None else _ts(row[0])
 
     def stale_flags(self, bank_id: str, probes: Sequence[StalenessProbe]) -> dict[str, bool]:
-        """Answer many staleness probes with one bank read plus one query per 400 distinct scopes.
+        """Answer a page of staleness probes in ONE statement, whatever the page size.
 
-        A model is stale iff the newest memory in its scope is newer than its ``since`` (a null ``since`` is
-        stale). Probes sharing a scope share one lookup.
+        A model is stale iff (a) ``since`` is null, or (b) the bank was written after ``since`` and either a memory
+        in its scope is newer than ``since`` or a memory its document cites no longer exists. Probes sharing a
+        scope share one lookup, bounded below by the group's oldest ``since`` so the index range scanned is the
+        writes since the watermark, not the bank (cost flat in bank size).
         """
+        if not probes:
+            return {}
+        groups: dict[MemoryFilter, list[StalenessProbe]] = {}
+        for p in probes:
+            if p.since is not None:
+                groups.setdefault(p.scope, []).append(p)
+        scopes = list(groups)
+        parts: list[str] = ["SELECT 'bank', NULL, last_memory_write_at FROM banks WHERE bank_id = ?"]
+        params: list[Any] = [bank_id]
+        chunks: list[str] = []
+        for start in range(0, len(scopes), _MAX_COMPOUND):
+            selects = []
+            for i in range(start, min(start + _MAX_COMPOUND, len(scopes))):
+                scope = scopes[i]
+                oldest = min(p.since for p in groups[scope] if p.since is not None)
+                where, p = filter_sql(scope)
+                selects.append(
+                    f"SELECT 'scope', {i}, (SELECT MAX(m.updated_at) FROM memory_units m WHERE m.bank_id = ? "
+                    f"AND m.updated_at > ? AND {where})"
+                )
+                params.extend([bank_id, to_iso(oldest), *p])
+            chunks.append("SELECT * FROM (" + " UNION ALL ".join(selects) + ")")
+        parts.extend(chunks)
+        ids = [p.mental_model_id for p in probes]
+        parts.append(
+            "SELECT DISTINCT 'cite', c.mental_model_id, NULL FROM mental_model_citations c WHERE c.bank_id = ? "
+            f"AND c.mental_model_id IN ({','.join('?' * len(ids))}) "
+            "AND NOT EXISTS (SELECT 1 FROM memory_units m WHERE m.id = c.memory_id)"
+        )
+        params.extend([bank_id, *ids])
+        with self._read() as conn:
+            rows = conn.execute(" UNION ALL ".join(parts), params).fetchall()
+        bank_last = next((_ts(r[2]) for r in rows if r[0] == "bank"), None)
+        newest = {int(r[1]): _ts(r[2]) for r in rows if r[0] == "scope"}
+        broken = {r[1] for r in rows if r[0] == "cite"}
+        index = {scope: i for i, scope in enumerate(scopes)}
         flags: dict[str, bool] = {}
-        bank_last = self.bank_last_memory_write_at(bank_id)
-        pending: dict[MemoryFilter, list[StalenessProbe]] = {}
         for p in probes:
             if p.since is None:
                 flags[p.mental_model_id] = True
-            elif bank_last is None or bank_last <= p.since:
+                continue
+            if bank_last is None or bank_last <= p.since:
                 flags[p.mental_model_id] = False
-            else:
-                pending.setdefault(p.scope, []).append(p)
-        scopes = list(pending)
-        for start in range(0, len(scopes), _MAX_COMPOUND):
-            part = scopes[start : start + _MAX_COMPOUND]
-            selects, params = [], []
-            for i, scope in enumerate(part):
-                where, p = filter_sql(scope)
-                selects.append(
-                    f"SELECT {i}, (SELECT m.updated_at FROM memory_units m WHERE m.bank_id = ? AND {where} "
-                    "ORDER BY m.updated_at DESC LIMIT 1)"
-                )
-                params.extend([bank_id, *p])
-            with self._read() as conn:
-                newest = {int(r[0]): _ts(r[1]) for r in conn.execute(" UNION ALL ".join(selects), params)}
-            for i, scope in enumerate(part):
-                for p in pending[scope]:
-                    n = newest.get(i)
-                    flags[p.mental_model_id] = n is not None and p.since is not None and n > p.since
+                continue
+            n = newest.get(index[p.scope])
+            flags[p.mental_model_id] = (n is not None and n > p.since) or p.mental_model_id in broken
         return flags
 
     # ------------------------------------------------------------------ mental models
@@ -421,8 +628,8 @@ class SQLiteStore:
                 conn.execute(
                     "INSERT INTO mental_models (bank_id, id, name, source_query, content, structured_document, "
                     "reflect_response, tags, max_tokens, trigger, last_refreshed_at, last_memory_seen_at, "
-                    "last_refreshed_source_query, last_refresh_failed_at, last_full_refreshed_at, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "last_refreshed_source_query, last_refresh_failed_at, last_full_refreshed_at, created_at, "
+                    "cleared_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     _model_params(model),
                 )
             except sqlite3.IntegrityError as exc:
@@ -476,11 +683,19 @@ class SQLiteStore:
                 "UPDATE mental_models SET name = ?, source_query = ?, content = ?, structured_document = ?, "
                 "reflect_response = ?, tags = ?, max_tokens = ?, trigger = ?, last_refreshed_at = ?, "
                 "last_memory_seen_at = ?, last_refreshed_source_query = ?, last_refresh_failed_at = ?, "
-                "last_full_refreshed_at = ? WHERE bank_id = ? AND id = ?",
-                (*_model_params(model)[2:15], model.bank_id, model.id),
+                "last_full_refreshed_at = ?, cleared_at = ? WHERE bank_id = ? AND id = ?",
+                (*_model_params(model)[2:15], to_iso(model.cleared_at), model.bank_id, model.id),
             )
             if cur.rowcount == 0:
                 raise LookupError(f"mental model {model.id!r} no longer exists")
+            conn.execute(
+                "DELETE FROM mental_model_citations WHERE bank_id = ? AND mental_model_id = ?",
+                (model.bank_id, model.id),
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO mental_model_citations (bank_id, mental_model_id, memory_id) VALUES (?, ?, ?)",
+                [(model.bank_id, model.id, mid) for mid in _cited_ids(model.structured_document)],
+            )
             if history is not None:
                 conn.execute(
                     "INSERT INTO mental_model_history (bank_id, mental_model_id, content, changed_at) "
@@ -501,6 +716,12 @@ class SQLiteStore:
                         (model.bank_id, model.id, model.bank_id, model.id, history_cap),
                     )
 
+    def delete_mental_model(self, bank_id: str, model_id: str) -> bool:
+        """Delete a model with its history and citations; False if it did not exist."""
+        with self._tx() as conn:
+            cur = conn.execute("DELETE FROM mental_models WHERE bank_id = ? AND id = ?", (bank_id, model_id))
+            return cur.rowcount > 0
+
     def list_history(self, bank_id: str, model_id: str) -> list[HistoryEntry]:
         """History rows of a model, most recent first."""
         with self._read() as conn:
@@ -516,26 +737,98 @@ class SQLiteStore:
         """Insert a new operation (bank auto-created)."""
         with self._tx() as conn:
             self._ensure_bank(conn, op.bank_id)
+            self._insert_operation(conn, op)
+
+    def _insert_operation(self, conn: sqlite3.Connection, op: Operation) -> None:
+        conn.execute(
+            "INSERT INTO operations (id, bank_id, operation_type, status, payload, result, error, retry_count, "
+            "next_retry_at, mental_model_id, created_at, updated_at, completed_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                op.id,
+                op.bank_id,
+                op.operation_type,
+                op.status,
+                _json(op.payload),
+                None if op.result is None else _json(op.result),
+                op.error,
+                op.retry_count,
+                to_iso(op.next_retry_at),
+                op.mental_model_id,
+                to_iso(op.created_at),
+                to_iso(op.updated_at),
+                to_iso(op.completed_at),
+            ),
+        )
+
+    def submit_refresh(self, op: Operation, *, full: bool) -> tuple[Operation, bool]:
+        """Queue a refresh unless one for the same model is still pending (coalescing, checked atomically).
+
+        Returns ``(operation, deduplicated)``. Folding into a pending refresh: ``full`` upgrades it to full mode,
+        and a non-automatic request (``payload["automatic"]`` false) clears any park (``next_retry_at``) and the
+        automatic flag, because "refresh now" means now.
+        """
+        with self._tx() as conn:
+            self._ensure_bank(conn, op.bank_id)
+            row = conn.execute(
+                "SELECT * FROM operations WHERE bank_id = ? AND mental_model_id = ? AND status = 'pending' "
+                "AND operation_type = 'refresh_mental_model' ORDER BY created_at LIMIT 1",
+                (op.bank_id, op.mental_model_id),
+            ).fetchone()
+            if row is not None:
+                pending = _operation(row)
+                payload = dict(pending.payload)
+                if full:
+                    payload["mode"] = "full"
+                next_retry = pending.next_retry_at
+                if not op.payload.get("automatic"):
+                    payload.pop("automatic", None)
+                    next_retry = None
+                conn.execute(
+                    "UPDATE operations SET payload = ?, next_retry_at = ?, updated_at = ? WHERE id = ?",
+                    (_json(payload), to_iso(next_retry), to_iso(utcnow()), pending.id),
+                )
+                return replace(pending, payload=payload, next_retry_at=next_retry), True
+            self._insert_operation(conn, op)
+            return op, False
+
+    def list_operations(
+        self, bank_id: str, *, status: str | None, operation_type: str | None, limit: int, offset: int
+    ) -> tuple[list[Operation], int]:
+        """A page of the bank's operations, newest first, and the total."""
+        where, params = "", []
+        if status:
+            where += " AND status = ?"
+            params.append(status)
+        if operation_type:
+            where += " AND operation_type = ?"
+            params.append(operation_type)
+        with self._read() as conn:
+            total = conn.execute(
+                f"SELECT COUNT(*) FROM operations WHERE bank_id = ?{where}", (bank_id, *params)
+            ).fetchone()[0]
+            rows = conn.execute(
+                f"SELECT * FROM operations WHERE bank_id = ?{where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+                (bank_id, *params, limit, offset),
+            ).fetchall()
+        return [_operation(r) for r in rows], int(total)
+
+    def cancel_operation(self, bank_id: str, operation_id: str) -> Operation | None:
+        """Cancel a pending operation; returns the operation as it now stands (None: unknown).
+
+        Operations already running or finished are returned unchanged.
+        """
+        now = to_iso(utcnow())
+        with self._tx() as conn:
             conn.execute(
-                "INSERT INTO operations (id, bank_id, operation_type, status, payload, result, error, retry_count, "
-                "next_retry_at, mental_model_id, created_at, updated_at, completed_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    op.id,
-                    op.bank_id,
-                    op.operation_type,
-                    op.status,
-                    _json(op.payload),
-                    None if op.result is None else _json(op.result),
-                    op.error,
-                    op.retry_count,
-                    to_iso(op.next_retry_at),
-                    op.mental_model_id,
-                    to_iso(op.created_at),
-                    to_iso(op.updated_at),
-                    to_iso(op.completed_at),
-                ),
+                "UPDATE operations SET status = 'cancelled', updated_at = ?, completed_at = ? "
+                "WHERE bank_id = ? AND id = ? AND status = 'pending'",
+                (now, now, bank_id, operation_id),
             )
+            row = conn.execute(
+                "SELECT * FROM operations WHERE bank_id = ? AND id = ?", (bank_id, operation_id)
+            ).fetchone()
+        return None if row is None else _operation(row)
 
     def find_pending_refresh(self, bank_id: str, model_id: str) -> Operation | None:
         """The model's queued (not yet running) refresh, if any."""
@@ -613,6 +906,27 @@ class SQLiteStore:
             return {t: [tuple(r) for r in conn.execute(f"SELECT * FROM {t} ORDER BY 1")] for t in tables}
 
 
+def _cited_ids(document: dict[str, Any] | None) -> list[str]:
+    if not document:
+        return []
+    return sorted(
+        {mid for sec in document.get("sections", []) for b in sec.get("blocks", []) for mid in b.get("memory_ids", [])}
+    )
+
+
+def _bank(r: sqlite3.Row) -> Bank:
+    return Bank(
+        bank_id=r["bank_id"],
+        name=r["name"],
+        mission=r["mission"],
+        disposition=None if r["disposition"] is None else json.loads(r["disposition"]),
+        config=json.loads(r["config"]),
+        created_at=datetime.fromisoformat(r["created_at"]),
+        updated_at=datetime.fromisoformat(r["updated_at"]),
+        last_memory_write_at=_ts(r["last_memory_write_at"]),
+    )
+
+
 def _memory(r: sqlite3.Row) -> MemoryUnit:
     return MemoryUnit(
         id=r["id"],
@@ -652,6 +966,7 @@ def _model_params(m: MentalModel) -> tuple[Any, ...]:
         to_iso(m.last_refresh_failed_at),
         to_iso(m.last_full_refreshed_at),
         to_iso(m.created_at),
+        to_iso(m.cleared_at),
     )
 
 
@@ -673,6 +988,7 @@ def _model(r: sqlite3.Row) -> MentalModel:
         last_refresh_failed_at=_ts(r["last_refresh_failed_at"]),
         last_full_refreshed_at=_ts(r["last_full_refreshed_at"]),
         created_at=datetime.fromisoformat(r["created_at"]),
+        cleared_at=_ts(r["cleared_at"]),
     )
 
 

@@ -1,0 +1,106 @@
+"""Banks: list, create/update, delete, config, stats and tags."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query
+
+from mindbank.api.deps import Bank
+from mindbank.api.schemas import BankConfigUpdate, BankRequest, bank_list_item, bank_profile
+from mindbank.domain.timeutil import to_iso
+
+router = APIRouter(prefix="/v1/default/banks", tags=["banks"])
+
+
+@router.get("")
+def list_banks(mb: Bank) -> dict[str, Any]:
+    """Every bank with its memory count."""
+    banks = mb.list_banks()
+    return {"banks": [bank_list_item(b, n) for b, n in banks], "total": len(banks), "limit": len(banks), "offset": 0}
+
+
+def _disposition(body: BankRequest) -> dict[str, int] | None:
+    parts = {
+        "skepticism": body.disposition_skepticism,
+        "literalism": body.disposition_literalism,
+        "empathy": body.disposition_empathy,
+    }
+    if body.disposition is None and all(v is None for v in parts.values()):
+        return None
+    merged = {"skepticism": 3, "literalism": 3, "empathy": 3, **(body.disposition or {})}
+    merged.update({k: v for k, v in parts.items() if v is not None})
+    return merged
+
+
+@router.put("/{bank_id}")
+def put_bank(bank_id: str, body: BankRequest, mb: Bank) -> dict[str, Any]:
+    """Create the bank or update its profile."""
+    return bank_profile(mb.put_bank(bank_id, name=body.name, mission=body.mission, disposition=_disposition(body)))
+
+
+@router.patch("/{bank_id}")
+def patch_bank(bank_id: str, body: BankRequest, mb: Bank) -> dict[str, Any]:
+    """Update an existing bank's profile."""
+    mb.get_bank(bank_id)
+    return bank_profile(mb.put_bank(bank_id, name=body.name, mission=body.mission, disposition=_disposition(body)))
+
+
+@router.delete("/{bank_id}")
+def delete_bank(bank_id: str, mb: Bank) -> dict[str, Any]:
+    """Delete the bank and everything in it, atomically."""
+    removed = mb.delete_bank(bank_id)
+    return {"success": True, "message": f"Bank '{bank_id}' deleted", "deleted_count": removed}
+
+
+@router.get("/{bank_id}/config")
+def get_config(bank_id: str, mb: Bank) -> dict[str, Any]:
+    """Resolved settings for the bank and its own overrides."""
+    config, overrides = mb.bank_config(bank_id)
+    return {"bank_id": bank_id, "config": config, "overrides": overrides}
+
+
+@router.patch("/{bank_id}/config")
+def patch_config(bank_id: str, body: BankConfigUpdate, mb: Bank) -> dict[str, Any]:
+    """Set (or, with null, remove) per-bank overrides."""
+    config, overrides = mb.update_bank_config(bank_id, body.updates)
+    return {"bank_id": bank_id, "config": config, "overrides": overrides}
+
+
+@router.get("/{bank_id}/stats")
+def stats(bank_id: str, mb: Bank) -> dict[str, Any]:
+    """Live statistics; ``last_memory_write_at`` is read from the database on every call."""
+    s = mb.bank_stats(bank_id)
+    by_status = s["operations_by_status"]
+    return {
+        "bank_id": bank_id,
+        "total_nodes": s["total_nodes"],
+        "total_links": 0,
+        "total_documents": s["total_documents"],
+        "nodes_by_fact_type": s["nodes_by_fact_type"],
+        "links_by_link_type": {},
+        "links_by_fact_type": {},
+        "links_breakdown": {},
+        "pending_operations": by_status.get("pending", 0) + by_status.get("processing", 0),
+        "failed_operations": by_status.get("failed", 0),
+        "operations_by_status": by_status,
+        "last_consolidated_at": to_iso(s["last_consolidated_at"]),
+        "last_memory_write_at": to_iso(s["last_memory_write_at"]),
+        "pending_consolidation": s["pending_consolidation"],
+        "failed_consolidation": 0,
+        "total_observations": s["nodes_by_fact_type"].get("observation", 0),
+    }
+
+
+@router.get("/{bank_id}/tags")
+def list_tags(
+    bank_id: str,
+    mb: Bank,
+    q: str | None = None,
+    source: Literal["memories", "mental_models"] = "memories",
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> dict[str, Any]:
+    """Tags in use with their counts; ``q`` matches case-insensitively with ``*`` wildcards."""
+    items, total = mb.list_tags(bank_id, source=source, pattern=q, limit=limit, offset=offset)
+    return {"items": [{"tag": t, "count": n} for t, n in items], "total": total, "limit": limit, "offset": offset}
