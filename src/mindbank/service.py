@@ -588,10 +588,11 @@ class MindBank:
     def cancel_operation(self, bank_id: str, operation_id: str) -> Operation:
         """Cancel a pending operation. Raises :class:`NotFoundError`, and :class:`ConflictError` when it is no longer
         pending (running or finished operations cannot be cancelled)."""
-        op = self.store.cancel_operation(bank_id, operation_id)
+        current = self.get_operation(bank_id, operation_id)
+        op = self.store.cancel_operation(bank_id, operation_id) if current.status == "pending" else current
         if op is None:
             raise NotFoundError(f"Operation '{operation_id}' not found in bank '{bank_id}'")
-        if op.status != "cancelled":
+        if current.status != "pending" or op.status != "cancelled":
             raise ConflictError(f"Operation '{operation_id}' is {op.status}; only pending operations can be cancelled")
         return op
 

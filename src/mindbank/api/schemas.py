@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mindbank.domain.records import Bank, FactType, MemoryUnit, MentalModel, Operation, ScoredMemory
 from mindbank.domain.tags import TagsMatch
@@ -15,6 +15,18 @@ from mindbank.domain.trigger import MentalModelTrigger, MentalModelTriggerPatch
 Detail = Literal["metadata", "content", "full"]
 
 
+class RequestBody(BaseModel):
+    """Base of request bodies: an explicit ``null`` means "use the default", as the reference's clients send
+    ``null`` for every field they were not given."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_nulls(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if v is not None}
+        return data
+
+
 def _not_blank(value: str) -> str:
     if not value.strip():
         raise ValueError("must not be blank")
@@ -22,7 +34,7 @@ def _not_blank(value: str) -> str:
 
 
 # ---------------------------------------------------------------- retain
-class MemoryItem(BaseModel):
+class MemoryItem(RequestBody):
     """One retained item: a document whose content is split into chunks and facts."""
 
     content: str
@@ -31,7 +43,7 @@ class MemoryItem(BaseModel):
     metadata: dict[str, str] | None = None
     document_id: str | None = None
     tags: list[str] | None = None
-    update_mode: Literal["replace", "append"] = "replace"
+    update_mode: Literal["replace", "append"] | None = None  # null = replace
     # accepted for wire compatibility; the extractive engine does not use them
     entities: list[dict[str, Any]] | None = None
     resolve_entities: bool = True
@@ -41,7 +53,7 @@ class MemoryItem(BaseModel):
     _content_not_blank = field_validator("content")(_not_blank)
 
 
-class RetainRequest(BaseModel):
+class RetainRequest(RequestBody):
     """``POST /memories``."""
 
     model_config = ConfigDict(populate_by_name=True)
@@ -65,7 +77,7 @@ class RetainResponse(BaseModel):
 
 
 # ---------------------------------------------------------------- recall
-class RecallRequest(BaseModel):
+class RecallRequest(RequestBody):
     """``POST /memories/recall``."""
 
     query: str
@@ -113,7 +125,7 @@ def recall_result(hit: ScoredMemory) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- mental models
-class CreateMentalModelRequest(BaseModel):
+class CreateMentalModelRequest(RequestBody):
     """``POST /mental-models``."""
 
     id: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=128)
@@ -127,7 +139,7 @@ class CreateMentalModelRequest(BaseModel):
     _query_not_blank = field_validator("source_query")(_not_blank)
 
 
-class RefreshRequest(BaseModel):
+class RefreshRequest(RequestBody):
     """``POST /mental-models/{id}/refresh`` optional body."""
 
     mode: Literal["full"] | None = None
@@ -222,13 +234,13 @@ class UpdateMentalModelRequest(BaseModel):
     trigger: MentalModelTriggerPatch | None = None  # type: ignore[valid-type]
 
 
-class RevertRequest(BaseModel):
+class RevertRequest(RequestBody):
     """``POST /mental-models/{id}/revert``."""
 
     history_id: int
 
 
-class ScopePreviewRequest(BaseModel):
+class ScopePreviewRequest(RequestBody):
     """``POST /mental-models/scope-preview``: the create body; only ``tags`` and ``trigger`` matter."""
 
     id: str | None = None
@@ -239,7 +251,7 @@ class ScopePreviewRequest(BaseModel):
     trigger: MentalModelTrigger = Field(default_factory=MentalModelTrigger)
 
 
-class BankRequest(BaseModel):
+class BankRequest(RequestBody):
     """``PUT``/``PATCH /banks/{bank_id}`` (the reference's CreateBankRequest; fields we do not use are accepted)."""
 
     name: str | None = None
@@ -251,7 +263,7 @@ class BankRequest(BaseModel):
     disposition_empathy: int | None = Field(default=None, ge=1, le=5)
 
 
-class BankConfigUpdate(BaseModel):
+class BankConfigUpdate(RequestBody):
     """``PATCH /config``."""
 
     updates: dict[str, Any]

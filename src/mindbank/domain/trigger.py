@@ -38,6 +38,14 @@ class MentalModelTrigger(BaseModel):
     response_schema: dict[str, Any] | None = None
     keep_trace: bool = False
 
+    @model_validator(mode="before")
+    @classmethod
+    def _null_means_default(cls, data: Any) -> Any:
+        # clients send null for fields they were not given; null and absent both mean the default
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if v is not None}
+        return data
+
     @field_validator("fact_types")
     @classmethod
     def _fact_types_not_empty(cls, value: list[str] | None) -> list[str] | None:

@@ -20,7 +20,7 @@ OTHER_HEADING = "Other notes"
 
 
 _SPEAKER = re.compile(r"^[A-Z][\w .'-]{0,40}:\s")
-MIN_CONTENT_TERMS = 4
+MIN_CONTENT_TERMS = 3
 
 
 def _body(text: str) -> str:
@@ -42,7 +42,7 @@ def _terms(text: str) -> set[str]:
 
 
 def is_informative(text: str) -> bool:
-    """Whether a fact says something: at least four content words, and not a bare question.
+    """Whether a fact says something: at least three content words, and not a bare question.
 
     Conversation turns such as "Which is?" or "Go on!" are kept as memories but never quoted in a document.
     """

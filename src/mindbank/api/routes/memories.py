@@ -26,7 +26,7 @@ def retain(bank_id: str, body: RetainRequest, mb: Bank) -> dict[str, Any]:
             metadata=dict(i.metadata or {}),
             document_id=i.document_id,
             tags=tuple((i.tags or []) + (body.document_tags or [])),
-            update_mode=i.update_mode,
+            update_mode=i.update_mode or "replace",
         )
         for i in body.items
     ]

@@ -155,6 +155,18 @@ class SQLiteStore:
                 raise
             conn.execute("COMMIT")
 
+    @contextmanager
+    def statement_log(self) -> Iterator[list[str]]:
+        """Record every SQL statement this thread's read connection runs inside the block (a test and benchmark
+        seam for "how many queries does this cost")."""
+        log: list[str] = []
+        conn = self._reader()
+        conn.set_trace_callback(log.append)
+        try:
+            yield log
+        finally:
+            conn.set_trace_callback(None)
+
     def close(self) -> None:
         """Close the writer connection (reader connections close with their threads)."""
         with self._write_lock:

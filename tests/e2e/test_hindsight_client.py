@@ -1,0 +1,89 @@
+"""Wire compatibility: the reference's own Python client (hindsight-client 1.1.0) drives a live mindbank server."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+import uvicorn
+
+from mindbank.api import create_app
+from mindbank.service import MindBank
+
+hindsight_client = pytest.importorskip("hindsight_client")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def server(mindbank: MindBank) -> Iterator[str]:
+    port = _free_port()
+    config = uvicorn.Config(create_app(mindbank), host="127.0.0.1", port=port, log_level="warning")
+    srv = uvicorn.Server(config)
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not srv.started:
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(10)
+
+
+def wait(mb: MindBank, bank: str, operation_id: str) -> None:
+    assert mb.wait_for(bank, operation_id, timeout=30).status == "completed"
+
+
+def test_reference_client_round_trip(server: str, mindbank: MindBank) -> None:
+    client = hindsight_client.Hindsight(base_url=server)
+    try:
+        r = client.retain("b", "Alice: I started training for the Berlin marathon.", tags=["user:alice"],
+                          context="chat", metadata={"turn": "1"}, timestamp="2026-03-01T10:00:00Z")  # fmt: skip
+        assert r.success and r.items_count == 1
+        client.retain_batch("b", [{"content": "Alice: My plan has a long run on Sundays.", "tags": ["user:alice"]},
+                                  {"content": "Bob: I bake sourdough bread.", "tags": ["user:bob"]}])  # fmt: skip
+        recall = client.recall("b", "What is Alice training for?")
+        assert "marathon" in recall.results[0].text and recall.results[0].type == "world"
+
+        created = client.create_mental_model("b", name="Alice", source_query="What is Alice training for?",
+                                             tags=["user:alice"], id="alice",
+                                             trigger={"keep_trace": True, "refresh_cron": "0 3 * * *"})  # fmt: skip
+        assert created.mental_model_id == "alice"
+        wait(mindbank, "b", created.operation_id)
+        model = client.get_mental_model("b", "alice")
+        assert "marathon" in model.content and model.is_stale is False and model.tags == ["user:alice"]
+        listed = client.list_mental_models("b", detail="content")
+        assert listed.total == 1 and listed.items[0].content == model.content
+
+        updated = client.update_mental_model("b", "alice", name="Alice (renamed)", trigger={"mode": "delta"})
+        assert updated.name == "Alice (renamed)" and updated.trigger.mode == "delta"
+        assert updated.trigger.keep_trace is True and updated.trigger.refresh_cron == "0 3 * * *"  # merged, not reset
+        assert updated.tags == ["user:alice"] and updated.source_query == "What is Alice training for?"
+
+        client.retain("b", "Alice: I finished the marathon in 3:58.", tags=["user:alice"])
+        assert client.get_mental_model("b", "alice").is_stale is True
+        refreshed = client.refresh_mental_model("b", "alice", mode="full")
+        wait(mindbank, "b", refreshed.operation_id)
+        assert "3:58" in client.get_mental_model("b", "alice").content
+
+        history = client.get_mental_model_history("b", "alice")
+        assert len(history) >= 2
+
+        cleared = client.clear_mental_model("b", "alice")
+        assert cleared.content == ""
+        client.delete_mental_model("b", "alice")
+        assert client.list_mental_models("b").total == 0
+    finally:
+        client.close()
+
+
+def test_reference_client_dry_run() -> None:
+    pytest.skip("dry-run-refresh arrives with the refresh engine (issue 5)")
