@@ -50,6 +50,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("recall_include_chunks", bool, True, "Whether a refresh's recall also returns raw chunk text."),
     Option("recall_chunks_max_tokens", int, 1000, "Default token budget of raw chunks a refresh reads."),
     Option(
+        "refresh_relevance_threshold",
+        float,
+        0.25,
+        "Automatic refreshes whose new in-scope memories all score below this cosine similarity to the source "
+        "query run no synthesis and keep the document (the relevance gate).",
+    ),
+    Option(
         "mental_model_min_refresh_interval_seconds",
         int,
         0,
@@ -63,6 +70,7 @@ BANK_OVERRIDABLE: dict[str, type] = {
     "recall_include_chunks": bool,
     "recall_max_tokens": int,
     "recall_chunks_max_tokens": int,
+    "refresh_relevance_threshold": float,
 }
 
 
@@ -98,6 +106,7 @@ class Settings:
     recall_candidates: int = 60
     recall_include_chunks: bool = True
     recall_chunks_max_tokens: int = 1000
+    refresh_relevance_threshold: float = 0.25
     mental_model_min_refresh_interval_seconds: int = 0
 
     @classmethod

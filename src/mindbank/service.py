@@ -32,9 +32,10 @@ from mindbank.domain.tags import TagsMatch, normalize_tags
 from mindbank.domain.timeutil import parse_timestamp, to_iso, utcnow
 from mindbank.domain.trigger import MentalModelTrigger, merge_trigger
 from mindbank.engine.recall import RecallRequest, Retriever, recall
-from mindbank.engine.refresh import RefreshFailed, RefreshSettings, run_refresh
+from mindbank.engine.refresh import RefreshRunner, RefreshSettings, dry_run_result
 from mindbank.engine.retain import prepare_documents
 from mindbank.engine.staleness import mark_stale
+from mindbank.engine.synthesis import ExtractiveSynthesizer, Synthesizer
 from mindbank.errors import ConflictError, InvalidInputError, NotFoundError
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.store.base import AlreadyExists, MemoryFilter, Store, open_store
@@ -78,6 +79,23 @@ def _item_from_json(data: dict[str, Any]) -> RetainItem:
     )
 
 
+def _newer_of(a: datetime | None, b: datetime | None) -> datetime | None:
+    return b if a is None else a if b is None else max(a, b)
+
+
+def _config_value_problem(kind: type, value: Any) -> str | None:
+    """Why ``value`` is not acceptable for a bank override of type ``kind`` (None when it is)."""
+    if kind is bool:
+        return None if isinstance(value, bool) else "must be a boolean"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"must be a{'n integer' if kind is int else ' number'}"
+    if kind is int and (not isinstance(value, int) or value < 0):
+        return "must be an integer >= 0"
+    if kind is float and not 0 <= value <= 1:
+        return "must be between 0 and 1"
+    return None
+
+
 def _first_error(exc: ValidationError) -> str:
     err = exc.errors()[0]
     where = ".".join(str(p) for p in err["loc"])
@@ -91,10 +109,19 @@ class MindBank:
     worker: started with :meth:`start_worker`, or drained synchronously with :meth:`run_pending`.
     """
 
-    def __init__(self, *, store: Store, embedder: Embedder, settings: Settings | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        embedder: Embedder,
+        settings: Settings | None = None,
+        synthesizer: Synthesizer | None = None,
+    ) -> None:
         self.settings = settings or Settings()
         self.store = store
         self.embedder = embedder
+        self.synthesizer = synthesizer or ExtractiveSynthesizer()
+        self.refresher = RefreshRunner(store, embedder, self.synthesizer)
         self.worker = Worker(
             store,
             {"batch_retain": self._run_retain, "refresh_mental_model": self._run_refresh},
@@ -107,7 +134,13 @@ class MindBank:
         )
 
     @classmethod
-    def open(cls, settings: Settings | None = None, *, embedder: Embedder | None = None) -> MindBank:
+    def open(
+        cls,
+        settings: Settings | None = None,
+        *,
+        embedder: Embedder | None = None,
+        synthesizer: Synthesizer | None = None,
+    ) -> MindBank:
         """Open the configured database (created and migrated if new) with the local MiniLM embedder."""
         settings = settings or Settings.from_env()
         if embedder is None:
@@ -115,7 +148,7 @@ class MindBank:
 
             embedder = MiniLMEmbedder()
         store = open_store(settings.resolved_database_url, dimension=embedder.dimension)
-        return cls(store=store, embedder=embedder, settings=settings)
+        return cls(store=store, embedder=embedder, settings=settings, synthesizer=synthesizer)
 
     def close(self) -> None:
         """Stop the worker and close the store."""
@@ -279,12 +312,9 @@ class MindBank:
                 raise InvalidInputError(f"updates.{key}", f"unknown setting; allowed: {', '.join(BANK_OVERRIDABLE)}")
             if value is None:
                 continue
-            if (kind is bool and not isinstance(value, bool)) or (
-                kind is int and (isinstance(value, bool) or not isinstance(value, int) or value < 0)
-            ):
-                raise InvalidInputError(
-                    f"updates.{key}", f"must be {'a boolean' if kind is bool else 'an integer >= 0'}"
-                )
+            problem = _config_value_problem(kind, value)
+            if problem:
+                raise InvalidInputError(f"updates.{key}", problem)
         self.store.update_bank_config(bank_id, updates)
         return self.bank_config(bank_id)
 
@@ -545,28 +575,50 @@ class MindBank:
             for e in self.store.list_history(bank_id, model_id)
         ]
 
+    def _refresh_settings(self, bank_id: str) -> RefreshSettings:
+        return RefreshSettings(
+            recall_max_tokens=self.resolved_setting(bank_id, "recall_max_tokens"),
+            recall_candidates=self.settings.recall_candidates,
+            history_enabled=self.settings.enable_mental_model_history,
+            history_cap=self.settings.mental_model_history_max_entries,
+            relevance_threshold=self.resolved_setting(bank_id, "refresh_relevance_threshold"),
+        )
+
     def _run_refresh(self, op: Operation) -> dict[str, Any]:
         model_id = op.payload["mental_model_id"]
         model = self.store.get_mental_model(op.bank_id, model_id)
         if model is None:
             raise PermanentFailure(f"mental model '{model_id}' no longer exists")
-        try:
-            outcome = run_refresh(
-                self.store,
-                self.embedder,
-                model,
-                RefreshSettings(
-                    recall_max_tokens=self.resolved_setting(op.bank_id, "recall_max_tokens"),
-                    recall_candidates=self.settings.recall_candidates,
-                    history_enabled=self.settings.enable_mental_model_history,
-                    history_cap=self.settings.mental_model_history_max_entries,
-                ),
-            )
-        except RefreshFailed as exc:
+        settings = self._refresh_settings(op.bank_id)
+        plan = self.refresher.plan(
+            model, settings, mode=op.payload.get("mode"), automatic=bool(op.payload.get("automatic"))
+        )
+        self.refresher.persist(plan, settings)
+        result = {
+            "mental_model_id": model_id,
+            "name": model.name,
+            "outcome": plan.outcome,
+            "effective_mode": plan.effective_mode,
+            "mode_fallback_reason": plan.mode_fallback_reason,
+            "content_len": len(plan.content),
+            "facts_retrieved": len(plan.retrieved),
+            "facts_used": len(plan.used_ids),
+            "delta_ops_applied": len(plan.applied),
+            "delta_ops_skipped": len(plan.skipped),
+            "last_memory_seen_at": to_iso(_newer_of(plan.watermark, model.last_memory_seen_at)),
+        }
+        if plan.failed:
             raise PermanentFailure(
-                str(exc), {"mental_model_id": model_id, "outcome": exc.outcome, "failure_reason": exc.reason}
-            ) from exc
-        return {"name": model.name, **outcome.as_result()}
+                plan.error_message or plan.failure_reason or "refresh failed",
+                {**result, "failure_reason": plan.failure_reason},
+            )
+        return result
+
+    def dry_run_refresh(self, bank_id: str, model_id: str) -> dict[str, Any]:
+        """Spec "Dry run": the real pipeline with every write skipped; returns what a refresh would do.
+        Raises :class:`NotFoundError`."""
+        model = self.get_mental_model(bank_id, model_id, with_staleness=False)
+        return dry_run_result(self.refresher.plan(model, self._refresh_settings(bank_id)))
 
     # ------------------------------------------------------------------ operations
     def get_operation(self, bank_id: str, operation_id: str) -> Operation:

@@ -11,7 +11,17 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from mindbank.domain.document import count_tokens, format_citation
+from mindbank.domain.document import (
+    AddSection,
+    AppendBlock,
+    Operation,
+    RemoveBlock,
+    Section,
+    StructuredDocument,
+    count_tokens,
+    format_citation,
+    slugify,
+)
 from mindbank.domain.records import ScoredMemory
 from mindbank.domain.text import keyword_terms
 
@@ -144,3 +154,136 @@ def compose_markdown(
     if count_tokens(markdown) > max_tokens and len(chosen) > 1:
         return compose_markdown(source_query=source_query, hits=chosen[:-1], max_tokens=max_tokens, ranked=True)
     return markdown, [h.memory.id for h in chosen]
+
+
+def document_outline(document: StructuredDocument) -> str:
+    """What the extractive editor reads of a document: section ids and headings, block ids and their citations."""
+    lines = []
+    for section in document.sections:
+        lines.append(f"{section.id}: {section.heading}")
+        lines.extend(f"  {b.id} {' '.join(b.memory_ids)}" for b in section.blocks)
+    return "\n".join(lines)
+
+
+def _section_terms(section: Section) -> set[str]:
+    terms: set[str] = set(_terms(section.heading))
+    for block in section.blocks:
+        terms |= _terms(block.text)
+    return terms
+
+
+def plan_delta_operations(
+    document: StructuredDocument, facts: Sequence[ScoredMemory], *, max_tokens: int
+) -> tuple[list[Operation], list[str]]:
+    """Delta operations that fold new ``facts`` into ``document`` (extractive engine).
+
+    Each informative, not-yet-cited fact is appended to the section whose theme it shares (the heading word first,
+    then the most shared words); facts sharing a new theme get a new section (placed before the catch-all
+    section); the rest go to the catch-all "Other notes". When the document would exceed ``max_tokens``, the oldest
+    blocks of the catch-all (then of the largest section) are removed to make room. Sections no operation names
+    stay byte-identical. Returns ``(operations, memory ids used)``.
+    """
+    cited = set(document.memory_ids())
+    fresh = [h for h in rank_for_document(facts) if h.memory.id not in cited]
+    if not fresh:
+        return [], []
+    themed = [s for s in document.sections if s.heading and s.heading != OTHER_HEADING]
+    other = next((s for s in document.sections if s.heading == OTHER_HEADING), None)
+    section_terms = {s.id: _section_terms(s) for s in themed}
+    heading_term = {s.id: s.heading.lower() for s in themed}
+    placed: dict[str, list[ScoredMemory]] = {}
+    leftovers: list[ScoredMemory] = []
+    for hit in fresh:
+        terms = _terms(hit.memory.text)
+        by_heading = [s.id for s in themed if heading_term[s.id] in terms]
+        if by_heading:
+            placed.setdefault(by_heading[0], []).append(hit)
+            continue
+        overlap = max(themed, key=lambda s: len(terms & section_terms[s.id]), default=None)
+        if overlap is not None and len(terms & section_terms[overlap.id]) >= 2:
+            placed.setdefault(overlap.id, []).append(hit)
+        else:
+            leftovers.append(hit)
+
+    operations: list[Operation] = []
+    budget = max_tokens - count_tokens(document.render())
+    used: list[str] = []
+
+    def take(hit: ScoredMemory) -> str | None:
+        nonlocal budget
+        text = _bullet(hit)
+        cost = count_tokens(text) + 2
+        if cost > budget and not _make_room(document, operations, cost - budget, protect=used):
+            return None
+        budget -= cost
+        used.append(hit.memory.id)
+        return text
+
+    for section in themed:
+        for hit in sorted(placed.get(section.id, []), key=_when):
+            text = take(hit)
+            if text is not None:
+                operations.append(AppendBlock(section_id=section.id, text=text))
+    new_groups = [(h, m) for h, m in group_by_theme(leftovers) if h != OTHER_HEADING and len(m) >= 2]
+    grouped = {id(h) for _, members in new_groups for h in members}
+    existing_headings = {s.heading.lower() for s in document.sections}
+    taken_ids = {s.id for s in document.sections}
+    anchor = _anchor_before_other(document)
+    for heading, members in new_groups:
+        if heading.lower() in existing_headings:
+            grouped -= {id(h) for h in members}
+            continue
+        texts = [t for t in (take(h) for h in sorted(members, key=_when)) if t is not None]
+        if texts:
+            section_id = _unique_id(slugify(heading), taken_ids)
+            taken_ids.add(section_id)
+            operations.append(
+                AddSection(heading=heading, level=2, blocks=tuple(texts), after_section_id=anchor, new_id=section_id)
+            )
+            anchor = section_id if anchor is not None else None
+    rest = [h for h in leftovers if id(h) not in grouped]
+    if rest:
+        texts = [t for t in (take(h) for h in sorted(rest, key=_when)) if t is not None]
+        if texts and other is not None:
+            operations.extend(AppendBlock(section_id=other.id, text=t) for t in texts)
+        elif texts:
+            operations.append(AddSection(heading=OTHER_HEADING, level=2, blocks=tuple(texts)))
+    return operations, used
+
+
+def _unique_id(base: str, taken: set[str]) -> str:
+    candidate, n = base, 2
+    while candidate in taken:
+        candidate, n = f"{base}-{n}", n + 1
+    return candidate
+
+
+def _anchor_before_other(document: StructuredDocument) -> str | None:
+    ids = [s.id for s in document.sections]
+    other = next((i for i, s in enumerate(document.sections) if s.heading == OTHER_HEADING), None)
+    if other is None:
+        return None
+    return ids[other - 1] if other > 0 else None
+
+
+def _make_room(document: StructuredDocument, operations: list[Operation], needed: int, *, protect: list[str]) -> bool:
+    """Queue removals of the oldest blocks (catch-all first, then the largest section) until ``needed`` tokens
+    are freed; False when nothing more can go."""
+    removed = {op.block_id for op in operations if isinstance(op, RemoveBlock)}
+    order = sorted(
+        (s for s in document.sections if s.heading),
+        key=lambda s: (s.heading != OTHER_HEADING, -len(s.blocks)),
+    )
+    freed = 0
+    for section in order:
+        for block in section.blocks:
+            if freed >= needed:
+                return True
+            if block.id in removed or not block.memory_ids or any(m in protect for m in block.memory_ids):
+                continue
+            if sum(1 for b in section.blocks if b.id not in removed) <= 1:
+                break  # never empty a section by eviction
+            operations.append(RemoveBlock(section_id=section.id, block_id=block.id))
+            removed.add(block.id)
+            freed += count_tokens(block.text) + 2
+    return freed >= needed

@@ -1,87 +1,144 @@
-"""The mental-model refresh pipeline (full mode, extractive engine).
+"""The mental-model refresh pipeline: plan a refresh (full or delta), then persist it — or, for a dry run, don't.
 
-Spec sections "What a Refresh Reads" and "Staleness Gating"; reference facts §4.3 and §4.6. The rules it keeps:
+Spec sections "What a Refresh Reads", "Refresh Mode", "Staleness Gating", "Structured Output", "Troubleshoot a
+Refresh"; reference facts §4.3, §4.6, §4.7, §4.10, §4.11. The rules it keeps:
 
-* Snapshot: the refresh reads only memories stamped at or before a database-time cutoff taken at its start (the
-  bank's newest write stamp; stamps are strictly increasing and committed in order, so everything at or below it
-  is committed and everything committed later is newer).
-* Watermark: ``last_memory_seen_at`` becomes the newest in-scope memory it saw (never now(), never backwards);
-  untouched when nothing is in scope.
-* ``last_refreshed_at`` advances on every completed refresh, including one that found nothing, never on failure.
+* Snapshot: a refresh reads only memories stamped at or before a database-time cutoff taken at its start (the
+  bank's newest write stamp; stamps are strictly increasing and committed in order per bank).
+* Watermark: ``last_memory_seen_at`` becomes the newest in-scope memory seen (never now(), never backwards);
+  untouched when nothing is in scope. ``last_refreshed_at`` advances on every completed refresh, never on failure.
+* Delta mode reads only memories written after the watermark and edits the structured document with operations;
+  sections no operation names stay byte-identical; ``based_on`` accumulates. It falls back to full with
+  ``no_baseline_content`` or ``source_query_changed``.
+* Deleted citations (beyond the reference): blocks whose cited memories are all gone are removed by the next
+  refresh, delta or full.
 * Nothing is lost: a failed refresh changes neither content, document, watermark nor ``last_refreshed_at``; it
-  stamps ``last_refresh_failed_at`` and writes a failure history row. An empty answer never overwrites a document.
+  stamps ``last_refresh_failed_at``, writes a failure history row, and the trace when ``keep_trace`` is on.
+* A dry run is this same pipeline with the writes skipped.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import difflib
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
-from mindbank.domain.document import parse_markdown
+from mindbank.domain.document import (
+    DocumentError,
+    Operation,
+    RemoveBlock,
+    StructuredDocument,
+    apply_operations,
+    count_tokens,
+    parse_markdown,
+)
 from mindbank.domain.records import MentalModel, ScoredMemory
 from mindbank.domain.scope import MemoryFilter, model_scope
 from mindbank.domain.timeutil import to_iso, utcnow
-from mindbank.engine.compose import compose_markdown
 from mindbank.engine.recall import RecallRequest, recall
+from mindbank.engine.synthesis import SynthesisError, Synthesizer
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.store.base import Store
 
 BASED_ON_KEYS = ("world", "experience", "observation", "opinion", "directives", "mental-models")
-
-
-class RefreshFailed(Exception):
-    """A refresh could not produce a document; the model was left as it was. ``outcome``/``reason`` say why."""
-
-    def __init__(self, outcome: str, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.outcome = outcome
-        self.reason = reason
+WRITING_OUTCOMES = ("content_written", "content_unchanged")
+Mode = Literal["full", "delta"]
 
 
 @dataclass(frozen=True, slots=True)
 class RefreshSettings:
-    """Knobs of a refresh that come from settings rather than from the model."""
+    """Knobs of a refresh that come from settings (already resolved: trigger > bank > environment)."""
 
     recall_max_tokens: int = 2048
     recall_candidates: int = 60
     history_enabled: bool = True
     history_cap: int = 50
+    relevance_threshold: float = 0.25
 
 
-@dataclass(frozen=True, slots=True)
-class RefreshOutcome:
-    """What a completed refresh did: ``outcome`` (content_written | content_unchanged |
-    content_preserved_no_new_facts), the facts it cited, and the watermark it stored."""
+@dataclass(slots=True)
+class RefreshPlan:
+    """Everything a refresh decided, before (or instead of) writing it. ``failure_reason`` set = a failed run."""
 
-    outcome: str
-    mental_model_id: str
-    cited: int
-    retrieved: int
-    watermark: datetime | None
+    model: MentalModel
+    requested_mode: Mode
+    effective_mode: Mode
+    mode_fallback_reason: str | None = None
+    outcome: str = "content_preserved_no_new_facts"
+    failure_reason: str | None = None
+    error_message: str | None = None
+    refresh_skipped: str | None = None
+    scope: dict[str, Any] = field(default_factory=dict)
+    window: dict[str, datetime | None] = field(default_factory=dict)
+    retrieved: list[ScoredMemory] = field(default_factory=list)
+    used_ids: list[str] = field(default_factory=list)
+    based_on: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    candidate_content: str | None = None
+    document: StructuredDocument | None = None
+    content: str = ""
+    emitted: list[dict[str, Any]] = field(default_factory=list)
+    applied: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    retraction: dict[str, Any] | None = None
+    structured_output: Any = None
+    watermark: datetime | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    llm_calls: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=lambda: {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0})
+    synthesis_input_tokens: int = 0
+    warnings: list[str] = field(default_factory=list)
+    started: float = field(default_factory=time.perf_counter)
+    duration_ms: int = 0
+    engine: str = ""
 
-    def as_result(self) -> dict[str, Any]:
-        """The operation's ``result_metadata`` entry."""
+    @property
+    def failed(self) -> bool:
+        return self.failure_reason is not None
+
+    @property
+    def would_persist(self) -> bool:
+        """Whether a real refresh would write content (the reference's definition)."""
+        return self.outcome in WRITING_OUTCOMES
+
+    def fail(self, outcome: str, reason: str, message: str) -> RefreshPlan:
+        self.outcome, self.failure_reason, self.error_message = outcome, reason, message
+        return self
+
+    def trace(self) -> dict[str, Any]:
+        """``reflect_response.trace`` (spec "What a trace contains"): no tool outputs, only counts."""
         return {
+            "recorded_at": to_iso(utcnow()),
+            "effective_mode": self.effective_mode,
+            "mode_fallback_reason": self.mode_fallback_reason,
             "outcome": self.outcome,
-            "mental_model_id": self.mental_model_id,
-            "facts_cited": self.cited,
-            "facts_retrieved": self.retrieved,
-            "last_memory_seen_at": to_iso(self.watermark),
+            "tool_calls": self.tool_calls,
+            "llm_calls": self.llm_calls,
+            "delta_operations": self.delta_operations(),
+            "retraction": self.retraction,
+            "usage": self.usage,
+            "synthesis_input_tokens": self.synthesis_input_tokens,
+            "duration_ms": self.duration_ms,
+            "warnings": self.warnings,
         }
 
+    def delta_operations(self) -> dict[str, Any] | None:
+        if self.requested_mode != "delta" and not self.emitted:
+            return None
+        return {"emitted": self.emitted, "applied": self.applied, "skipped": self.skipped}
 
-def refresh_scope(model: MentalModel) -> MemoryFilter:
-    """The filter a refresh reads with (non-strict mode as resolved from tags and trigger)."""
-    return model_scope(model.tags, model.trigger)
 
+class RefreshFailed(Exception):
+    """A refresh failed; the model was left as it was. ``plan`` has outcome, reason and trace."""
 
-def _based_on(hits: list[ScoredMemory]) -> dict[str, list[dict[str, Any]]]:
-    based_on: dict[str, list[dict[str, Any]]] = {k: [] for k in BASED_ON_KEYS}
-    for hit in hits:
-        m = hit.memory
-        based_on[m.fact_type].append({"id": m.id, "text": m.text, "type": m.fact_type, "context": m.context})
-    return based_on
+    def __init__(self, plan: RefreshPlan) -> None:
+        super().__init__(plan.error_message or plan.failure_reason or "refresh failed")
+        self.plan = plan
+        self.outcome = plan.outcome
+        self.reason = plan.failure_reason or "unexpected_error"
 
 
 def _newer(a: datetime | None, b: datetime | None) -> datetime | None:
@@ -92,109 +149,401 @@ def _newer(a: datetime | None, b: datetime | None) -> datetime | None:
     return max(a, b)
 
 
-def run_refresh(store: Store, embedder: Embedder, model: MentalModel, settings: RefreshSettings) -> RefreshOutcome:
-    """Refresh ``model`` in full mode and persist the result. Raises :class:`RefreshFailed` after recording a
-    failure (old document, watermark and ``last_refreshed_at`` kept)."""
-    scope = refresh_scope(model)
-    cutoff = store.bank_last_memory_write_at(model.bank_id)
-    snapshot = replace(scope, updated_before=cutoff)
-    newest = None if cutoff is None else store.scope_watermark(model.bank_id, snapshot)
-    if newest is None:
-        return _preserve(store, model, settings, watermark=None, reason="no_sources_in_scope", retrieved=0)
+def _fact(hit: ScoredMemory) -> dict[str, Any]:
+    m = hit.memory
+    return {"id": m.id, "text": m.text, "type": m.fact_type, "context": m.context}
 
-    recall_budget = int(model.trigger.get("recall_max_tokens") or settings.recall_max_tokens)
-    try:
-        hits = recall(
-            store,
-            embedder,
-            model.bank_id,
-            RecallRequest(query=model.source_query, filter=snapshot, max_tokens=recall_budget),
-            candidates=settings.recall_candidates,
+
+def _based_on(entries: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {k: [] for k in BASED_ON_KEYS}
+    seen: set[str] = set()
+    for entry in entries:
+        if entry["id"] not in seen:
+            seen.add(entry["id"])
+            out.setdefault(entry["type"], []).append(entry)
+    return out
+
+
+def _flat_based_on(based_on: dict[str, Any] | None) -> list[dict[str, Any]]:
+    return [e for k in ("world", "experience", "observation") for e in (based_on or {}).get(k, [])]
+
+
+def scope_report(model: MentalModel, scope: MemoryFilter) -> dict[str, Any]:
+    """The dry run's ``scope``: what actually filtered memories (resolved, not as stored)."""
+    trigger = model.trigger
+    return {
+        "tags": list(scope.tags) if scope.tag_groups is None else None,
+        "tags_match": scope.tags_match if scope.tag_groups is None else None,
+        "tag_groups": scope.groups or None,
+        "fact_types": None if scope.fact_types is None else list(scope.fact_types),
+        "exclude_mental_models": bool(trigger.get("exclude_mental_models")),
+        "exclude_mental_model_ids": sorted({*(trigger.get("exclude_mental_model_ids") or []), model.id}),
+    }
+
+
+def load_document(model: MentalModel) -> StructuredDocument:
+    """The model's authoritative document (imported from its markdown once if it has none). Raises
+    ``DocumentError`` when the stored structure is unreadable."""
+    if model.structured_document is not None:
+        return StructuredDocument.from_dict(model.structured_document)
+    return parse_markdown(model.content)
+
+
+def retraction_operations(document: StructuredDocument, missing: set[str]) -> list[Operation]:
+    """Remove every block whose cited memories are all gone (a block still resting on others stays)."""
+    return [
+        RemoveBlock(section_id=s.id, block_id=b.id)
+        for s in document.sections
+        for b in s.blocks
+        if b.memory_ids and set(b.memory_ids) <= missing
+    ]
+
+
+class RefreshRunner:
+    """Plans and persists refreshes for one store / embedder / synthesizer."""
+
+    def __init__(self, store: Store, embedder: Embedder, synthesizer: Synthesizer) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.synthesizer = synthesizer
+
+    # ------------------------------------------------------------------ planning
+    def plan(
+        self, model: MentalModel, settings: RefreshSettings, *, mode: Mode | None = None, automatic: bool = False
+    ) -> RefreshPlan:
+        """Run the whole pipeline without writing anything. Never raises for refresh failures: they come back as a
+        plan with ``failure_reason`` set."""
+        requested: Mode = mode or model.trigger.get("mode") or "full"
+        plan = RefreshPlan(
+            model=model, requested_mode=requested, effective_mode=requested, engine=self.synthesizer.name
         )
-        markdown, cited_ids = compose_markdown(source_query=model.source_query, hits=hits, max_tokens=model.max_tokens)
-    except Exception as exc:  # any failure must leave the model as it was
-        record_failure(store, model, "refresh_failed_error", "unexpected_error", str(exc), settings)
-        raise RefreshFailed("refresh_failed_error", "unexpected_error", str(exc)) from exc
-    if not markdown.strip():
-        # nothing relevant: keep the document and move the watermark so the same window stops re-triggering
-        return _preserve(store, model, settings, watermark=newest, reason="no_relevant_facts", retrieved=len(hits))
+        try:
+            self._plan(plan, settings, automatic=automatic)
+        except Exception as exc:  # anything unexpected must still leave the model as it was
+            plan.fail("refresh_failed_error", "unexpected_error", f"{type(exc).__name__}: {exc}")
+        plan.duration_ms = int((time.perf_counter() - plan.started) * 1000)
+        return plan
 
-    document = parse_markdown(markdown)
-    content = document.render()
-    cited = [h for h in hits if h.memory.id in set(cited_ids)]
-    outcome = "content_written" if content != model.content else "content_unchanged"
-    history = None
-    if settings.history_enabled and outcome == "content_written":
-        history = {
-            "previous_content": model.content,
-            "previous_reflect_response": {
-                k: v for k, v in (model.reflect_response or {}).items() if k in ("based_on", "trace")
-            }
-            or None,
+    def _plan(self, plan: RefreshPlan, settings: RefreshSettings, *, automatic: bool) -> None:
+        model = plan.model
+        scope = model_scope(model.tags, model.trigger)
+        plan.scope = scope_report(model, scope)
+        document: StructuredDocument | None = None
+        if plan.requested_mode == "delta":
+            if not model.content.strip():
+                plan.effective_mode, plan.mode_fallback_reason = "full", "no_baseline_content"
+            elif model.last_refreshed_source_query not in (None, model.source_query):
+                plan.effective_mode, plan.mode_fallback_reason = "full", "source_query_changed"
+            else:
+                try:
+                    document = load_document(model)
+                except DocumentError as exc:
+                    plan.fail("refresh_failed_delta_not_applied", "structured_doc_unreadable", str(exc))
+                    return
+        delta = plan.effective_mode == "delta"
+
+        cutoff = self.store.bank_last_memory_write_at(model.bank_id)
+        since = (model.last_memory_seen_at or model.last_refreshed_at) if delta else None
+        window = replace(scope, updated_before=cutoff, updated_after=since)
+        newest = None if cutoff is None else self.store.scope_watermark(model.bank_id, window)
+        plan.window = {
+            "created_after": since,
+            "created_before": cutoff,
+            "watermark": _newer(newest, model.last_memory_seen_at),
         }
-    watermark = _newer(newest, model.last_memory_seen_at)
-    now = utcnow()
-    updated = replace(
-        model,
-        content=content,
-        structured_document=document.to_dict(),
-        reflect_response={
-            "text": content,
-            "based_on": _based_on(cited),
+        plan.watermark = plan.window["watermark"]
+
+        # deleted citations: found for every mode, repaired by operations in delta and by the rebuild in full
+        current = document if document is not None else self._current_document(model)
+        cited = set(current.memory_ids()) if current is not None else set()
+        missing = cited - {m.id for m in self.store.get_memories(model.bank_id, sorted(cited))} if cited else set()
+        if missing and current is not None:
+            blocks = [op.block_id for op in retraction_operations(current, missing)]
+            plan.retraction = {"fact_ids": sorted(missing), "block_ids": blocks, "applied": False}
+
+        if newest is None and not missing:
+            if model.last_memory_seen_at is None and cutoff is not None:
+                plan.warnings.append("The scope matches no memories: check the model's tags and trigger.tags_match.")
+            plan.refresh_skipped = "no_sources_in_scope" if not delta else "no_new_facts"
+            self._preserve(plan)
+            return
+        if automatic and newest is not None and not missing and self._irrelevant(model, window, settings):
+            plan.refresh_skipped = "not_relevant"
+            plan.warnings.append("No new in-scope memory is relevant to the source query; the document was kept.")
+            self._preserve(plan)
+            return
+
+        budget = int(model.trigger.get("recall_max_tokens") or settings.recall_max_tokens)
+        hits = self._recall(plan, model, window, budget, settings) if newest is not None else []
+        plan.retrieved = hits
+        if plan.failed:
+            return
+        if delta:
+            assert document is not None
+            self._plan_delta(plan, document, hits, missing)
+        else:
+            self._plan_full(plan, hits)
+        if plan.failed or plan.outcome not in WRITING_OUTCOMES:
+            return
+        tokens = count_tokens(plan.content)
+        if tokens > model.max_tokens:
+            plan.warnings.append(f"The document is over its budget: {tokens} tokens > max_tokens {model.max_tokens}.")
+        if plan.retrieved and not plan.used_ids:
+            plan.warnings.append(f"Retrieval returned {len(plan.retrieved)} fact(s) but the synthesizer used none.")
+        schema = model.trigger.get("response_schema")
+        if schema:
+            try:
+                plan.structured_output = self.synthesizer.extract_structured(content=plan.content, schema=schema)
+            except SynthesisError as exc:
+                plan.fail("refresh_failed_structured_output", "structured_output_failed", str(exc))
+
+    def _current_document(self, model: MentalModel) -> StructuredDocument | None:
+        try:
+            return load_document(model) if model.content.strip() else None
+        except DocumentError:
+            return None
+
+    def _irrelevant(self, model: MentalModel, window: MemoryFilter, settings: RefreshSettings) -> bool:
+        """The relevance gate: no new in-scope memory is similar enough to the source query."""
+        vector = self.embedder.embed([model.source_query])[0]
+        best = self.store.vector_search(model.bank_id, vector, 1, window)
+        return not best or best[0][1] < settings.relevance_threshold
+
+    def _recall(
+        self, plan: RefreshPlan, model: MentalModel, window: MemoryFilter, budget: int, settings: RefreshSettings
+    ) -> list[ScoredMemory]:
+        started = time.perf_counter()
+        try:
+            hits = recall(
+                self.store,
+                self.embedder,
+                model.bank_id,
+                RecallRequest(query=model.source_query, filter=window, max_tokens=budget),
+                candidates=settings.recall_candidates,
+            )
+        except Exception as exc:
+            plan.fail("refresh_failed_error", "retrieval_failed", f"{type(exc).__name__}: {exc}")
+            return []
+        plan.tool_calls.append(
+            {
+                "tool": "recall",
+                "reason": "facts in the model's scope"
+                + (" written since the watermark" if window.updated_after else ""),
+                "input": {"query": model.source_query, "max_tokens": budget},
+                "updated_at": {"after": to_iso(window.updated_after), "before": to_iso(window.updated_before)},
+                "result_count": len(hits),
+                "duration_ms": int((time.perf_counter() - started) * 1000),
+                "iteration": 1,
+            }
+        )
+        if not hits:
+            plan.warnings.append("Retrieval returned no facts at all.")
+        return hits
+
+    def _synthesized(self, plan: RefreshPlan, synthesis: Any) -> None:
+        plan.synthesis_input_tokens = synthesis.input_tokens
+        plan.usage = synthesis.usage
+        plan.llm_calls = synthesis.llm_calls
+        plan.used_ids = list(synthesis.used_ids)
+
+    def _plan_full(self, plan: RefreshPlan, hits: list[ScoredMemory]) -> None:
+        model = plan.model
+        try:
+            synthesis = self.synthesizer.compose(
+                name=model.name, source_query=model.source_query, facts=hits, max_tokens=model.max_tokens
+            )
+        except SynthesisError as exc:
+            plan.fail("refresh_failed_error", exc.reason, str(exc))
+            return
+        self._synthesized(plan, synthesis)
+        plan.candidate_content = synthesis.markdown
+        if not synthesis.markdown.strip() and synthesis.nothing_relevant and plan.retraction is not None:
+            # nothing new to say, but cited memories are gone: drop their blocks from the current document
+            current = self._current_document(model)
+            if current is not None:
+                self._apply_retraction_only(plan, current)
+                return
+        if not synthesis.markdown.strip():
+            if not synthesis.used_ids and synthesis.nothing_relevant:
+                plan.refresh_skipped = "no_relevant_facts"
+                self._preserve(plan)
+                return
+            plan.fail("refresh_failed_empty_candidate", "empty_candidate", "the synthesizer returned an empty document")
+            return
+        document = parse_markdown(synthesis.markdown)
+        plan.document = document
+        plan.content = document.render()
+        if plan.retraction is not None:
+            plan.retraction["applied"] = not (set(document.memory_ids()) & set(plan.retraction["fact_ids"]))
+        by_id = {h.memory.id: h for h in hits}
+        cited = [i for i in document.memory_ids() if i in by_id] or [i for i in plan.used_ids if i in by_id]
+        plan.based_on = _based_on([_fact(by_id[i]) for i in cited])
+        plan.outcome = "content_written" if plan.content != model.content else "content_unchanged"
+
+    def _apply_retraction_only(self, plan: RefreshPlan, current: StructuredDocument) -> None:
+        assert plan.retraction is not None
+        missing = set(plan.retraction["fact_ids"])
+        result = apply_operations(current, retraction_operations(current, missing))
+        plan.emitted, plan.applied, plan.skipped = result.applied, result.applied, result.skipped
+        plan.retraction["applied"] = True
+        plan.document = result.document
+        plan.content = result.document.render()
+        previous = _flat_based_on((plan.model.reflect_response or {}).get("based_on"))
+        kept = [e for e in previous if e["id"] not in missing]
+        plan.based_on = _based_on(kept)
+        plan.outcome = "content_written" if plan.content != plan.model.content else "content_unchanged"
+
+    def _plan_delta(
+        self, plan: RefreshPlan, document: StructuredDocument, hits: list[ScoredMemory], missing: set[str]
+    ) -> None:
+        model = plan.model
+        retracted = retraction_operations(document, missing)
+        base = apply_operations(document, retracted).document if retracted else document
+        try:
+            synthesis = self.synthesizer.edit(
+                source_query=model.source_query, document=base, facts=hits, max_tokens=model.max_tokens
+            )
+        except SynthesisError as exc:
+            plan.fail("refresh_failed_delta_not_applied", "delta_ops_failed", str(exc))
+            return
+        self._synthesized(plan, synthesis)
+        operations = [*retracted, *synthesis.operations]
+        plan.emitted = [op.to_dict() for op in operations]
+        if not operations:
+            plan.refresh_skipped = "no_new_facts"
+            self._preserve(plan)
+            return
+        result = apply_operations(document, operations)
+        plan.applied, plan.skipped = result.applied, result.skipped
+        if plan.skipped:
+            plan.warnings.append(
+                f"{len(plan.skipped)} delta operation(s) were skipped: "
+                + "; ".join(s["reason"] for s in plan.skipped[:3])
+            )
+        if not result.applied:
+            plan.fail("refresh_failed_delta_not_applied", "delta_ops_all_skipped", "every delta operation was rejected")
+            return
+        if plan.retraction is not None:
+            plan.retraction["applied"] = True
+        plan.document = result.document
+        plan.content = result.document.render()
+        by_id = {h.memory.id: h for h in hits}
+        previous = [e for e in _flat_based_on(model.reflect_response and model.reflect_response.get("based_on"))
+                    if e["id"] not in missing]  # fmt: skip
+        plan.based_on = _based_on([*previous, *(_fact(by_id[i]) for i in plan.used_ids if i in by_id)])
+        plan.outcome = "content_written" if plan.content != model.content else "content_unchanged"
+
+    def _preserve(self, plan: RefreshPlan) -> None:
+        """A completed refresh that keeps the document (nothing new or nothing relevant)."""
+        plan.outcome = "content_preserved_no_new_facts"
+        plan.content = plan.model.content
+        plan.based_on = (plan.model.reflect_response or {}).get("based_on") or _based_on([])
+        plan.structured_output = (plan.model.reflect_response or {}).get("structured_output")
+
+    # ------------------------------------------------------------------ persisting
+    def persist(self, plan: RefreshPlan, settings: RefreshSettings) -> MentalModel:
+        """Write a plan: success (content, document, watermark, clocks, history) or failure (stamp + failure row
+        only). Raises ``LookupError`` if the model was deleted meanwhile."""
+        model = plan.model
+        keep_trace = bool(model.trigger.get("keep_trace"))
+        now = utcnow()
+        if plan.failed:
+            response = {
+                **(model.reflect_response or {}),
+                "refresh_skipped": plan.failure_reason,
+                "outcome": plan.outcome,
+            }
+            if keep_trace:
+                response["trace"] = plan.trace()
+            failed = replace(model, reflect_response=response, last_refresh_failed_at=now)
+            history = None
+            if settings.history_enabled:
+                history = {
+                    "kind": "refresh_failed",
+                    "outcome": plan.outcome,
+                    "failure_reason": plan.failure_reason,
+                    "error_message": plan.error_message,
+                }
+            self.store.save_refresh(failed, history=history, history_cap=settings.history_cap)
+            return failed
+        response: dict[str, Any] = {
+            "text": plan.content,
+            "based_on": plan.based_on,
             "mental_models": [],
-            "outcome": outcome,
-            "engine": "extractive",
-            "facts_retrieved": len(hits),
-            "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
+            "outcome": plan.outcome,
+            "engine": plan.engine,
+            "effective_mode": plan.effective_mode,
+            "facts_retrieved": len(plan.retrieved),
+            "usage": plan.usage,
+            "synthesis_input_tokens": plan.synthesis_input_tokens,
+            "document_tokens": count_tokens(plan.content),
+            "document_budget": model.max_tokens,
+        }
+        if plan.refresh_skipped:
+            response["refresh_skipped"] = plan.refresh_skipped
+        if plan.effective_mode == "delta" or plan.emitted:
+            response["delta_applied"] = bool(plan.applied)
+            response["delta_operations_applied"] = plan.applied
+            response["delta_operations_skipped"] = plan.skipped
+        if plan.structured_output is not None:
+            response["structured_output"] = plan.structured_output
+        if keep_trace:
+            response["trace"] = plan.trace()
+        writes = plan.outcome in WRITING_OUTCOMES
+        updated = replace(
+            model,
+            content=plan.content if writes else model.content,
+            structured_document=plan.document.to_dict() if writes and plan.document else model.structured_document,
+            reflect_response=response,
+            last_refreshed_at=now,
+            last_memory_seen_at=_newer(plan.watermark, model.last_memory_seen_at),
+            last_refreshed_source_query=model.source_query if writes else model.last_refreshed_source_query,
+            last_refresh_failed_at=None,
+            last_full_refreshed_at=now if writes and plan.effective_mode == "full" else model.last_full_refreshed_at,
+            cleared_at=None if writes else model.cleared_at,
+        )
+        history = None
+        if settings.history_enabled and plan.outcome == "content_written":
+            slim = {k: v for k, v in (model.reflect_response or {}).items() if k in ("based_on", "trace")}
+            history = {"previous_content": model.content, "previous_reflect_response": slim or None}
+        self.store.save_refresh(updated, history=history, history_cap=settings.history_cap)
+        return updated
+
+
+def dry_run_result(plan: RefreshPlan) -> dict[str, Any]:
+    """``MentalModelDryRunRefreshResult`` (wire sample 15) for a plan."""
+    model = plan.model
+    preview = plan.content if plan.outcome in WRITING_OUTCOMES else model.content
+    diff = "".join(
+        difflib.unified_diff(
+            model.content.splitlines(keepends=True), preview.splitlines(keepends=True), "current", "preview"
+        )
+    )
+    used = set(plan.used_ids)
+    return {
+        "mental_model_id": model.id,
+        "name": model.name,
+        "requested_mode": plan.requested_mode,
+        "effective_mode": plan.effective_mode,
+        "mode_fallback_reason": plan.mode_fallback_reason,
+        "outcome": plan.outcome,
+        "would_persist": plan.would_persist,
+        "failure_reason": plan.failure_reason,
+        "scope": plan.scope,
+        "window": {k: to_iso(v) for k, v in plan.window.items()},
+        "facts": {
+            "retrieved": dict(Counter(h.memory.fact_type for h in plan.retrieved)),
+            "used": dict(Counter(h.memory.fact_type for h in plan.retrieved if h.memory.id in used)),
         },
-        last_refreshed_at=now,
-        last_memory_seen_at=watermark,
-        last_refreshed_source_query=model.source_query,
-        last_refresh_failed_at=None,
-        last_full_refreshed_at=now,
-        cleared_at=None,
-    )
-    store.save_refresh(updated, history=history, history_cap=settings.history_cap)
-    return RefreshOutcome(outcome, model.id, len(cited), len(hits), watermark)
-
-
-def _preserve(
-    store: Store,
-    model: MentalModel,
-    settings: RefreshSettings,
-    *,
-    watermark: datetime | None,
-    reason: str,
-    retrieved: int,
-) -> RefreshOutcome:
-    """Complete a refresh that leaves the document alone: wall clock advances, watermark only forward."""
-    seen = _newer(watermark, model.last_memory_seen_at)
-    updated = replace(
-        model,
-        last_refreshed_at=utcnow(),
-        last_memory_seen_at=seen,
-        last_refresh_failed_at=None,
-        cleared_at=None,
-        reflect_response={
-            **(model.reflect_response or {}),
-            "outcome": "content_preserved_no_new_facts",
-            "reflect_skipped": reason,
-        },
-    )
-    store.save_refresh(updated, history=None, history_cap=settings.history_cap)
-    return RefreshOutcome("content_preserved_no_new_facts", model.id, 0, retrieved, seen)
-
-
-def record_failure(
-    store: Store, model: MentalModel, outcome: str, reason: str, message: str, settings: RefreshSettings
-) -> None:
-    """Record a failed refresh: stamp ``last_refresh_failed_at`` and add a failure history row, nothing else."""
-    failed = replace(
-        model,
-        last_refresh_failed_at=utcnow(),
-        reflect_response={**(model.reflect_response or {}), "refresh_skipped": reason, "outcome": outcome},
-    )
-    history = None
-    if settings.history_enabled:
-        history = {"kind": "refresh_failed", "outcome": outcome, "failure_reason": reason, "error_message": message}
-    store.save_refresh(failed, history=history, history_cap=settings.history_cap)
+        "based_on": plan.based_on,
+        "current_content": model.content,
+        "candidate_content": plan.candidate_content,
+        "preview_content": preview,
+        "diff": diff,
+        "delta_operations": plan.delta_operations(),
+        "retraction": plan.retraction,
+        "trace": plan.trace(),
+        "usage": plan.usage,
+        "duration_ms": plan.duration_ms,
+        "warnings": plan.warnings + ([plan.error_message] if plan.error_message else []),
+    }

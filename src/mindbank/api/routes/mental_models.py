@@ -104,6 +104,13 @@ def revert_mental_model(bank_id: str, mental_model_id: str, body: RevertRequest,
     return mental_model_response(mb.revert_mental_model(bank_id, mental_model_id, body.history_id), "full")
 
 
+@router.post("/{mental_model_id}/dry-run-refresh")
+def dry_run_refresh(bank_id: str, mental_model_id: str, mb: Bank) -> dict[str, Any]:
+    """Run the real refresh pipeline and report what it would do; writes nothing. Takes no parameters (an empty
+    body or ``{}`` is accepted and ignored), so it always predicts the next real refresh."""
+    return mb.dry_run_refresh(bank_id, mental_model_id)
+
+
 @router.post("/{mental_model_id}/refresh")
 def refresh_mental_model(
     bank_id: str, mental_model_id: str, mb: Bank, body: Annotated[RefreshRequest | None, Body()] = None

@@ -1,0 +1,93 @@
+"""The Synthesizer port: what turns retrieved facts into a mental-model document, and new facts into edits.
+
+The refresh pipeline (``engine/refresh.py``) owns retrieval, snapshots, watermarks, fallbacks and persistence; a
+synthesizer only writes. :class:`ExtractiveSynthesizer` is the offline engine (quotes and organises facts; no
+model); LLM-backed synthesizers implement the same three methods. Tests inject scripted synthesizers to drive every
+failure path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from mindbank.domain.document import Operation, StructuredDocument, count_tokens
+from mindbank.domain.records import ScoredMemory
+from mindbank.engine.compose import compose_markdown, document_outline, plan_delta_operations
+
+
+class SynthesisError(Exception):
+    """The synthesizer could not produce an answer (provider failure, unreadable reply). ``reason`` is one of the
+    refresh failure reasons (e.g. ``delta_ops_failed``, ``no_answer``)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class StructuredOutputUnsupported(SynthesisError):
+    """This synthesizer cannot extract a ``response_schema`` object (the extractive engine never can)."""
+
+
+@dataclass(slots=True)
+class Synthesis:
+    """A synthesizer's answer: a markdown candidate (full) or operations (delta), the memory ids it used, and what
+    it read (``input_tokens``: the size of the synthesis input) and spent (``usage``: LLM tokens, 0 offline)."""
+
+    markdown: str = ""
+    operations: list[Operation] = field(default_factory=list)
+    used_ids: list[str] = field(default_factory=list)
+    input_tokens: int = 0
+    usage: dict[str, int] = field(default_factory=lambda: {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0})
+    llm_calls: list[dict[str, Any]] = field(default_factory=list)
+    nothing_relevant: bool = False  # empty markdown because no fact was worth quoting (not a failure)
+
+
+class Synthesizer(Protocol):
+    """Writes documents. ``name`` appears in ``reflect_response.engine``."""
+
+    name: str
+
+    def compose(self, *, name: str, source_query: str, facts: Sequence[ScoredMemory], max_tokens: int) -> Synthesis:
+        """Full mode: a complete markdown answer citing facts as ``[mem:<id>]``; empty markdown = no answer."""
+        ...
+
+    def edit(
+        self, *, source_query: str, document: StructuredDocument, facts: Sequence[ScoredMemory], max_tokens: int
+    ) -> Synthesis:
+        """Delta mode: operations against ``document`` that fold in the new ``facts``."""
+        ...
+
+    def extract_structured(self, *, content: str, schema: dict[str, Any]) -> dict[str, Any]:
+        """An object matching ``schema`` drawn from ``content``; raises :class:`SynthesisError` if it cannot."""
+        ...
+
+
+def _facts_tokens(facts: Sequence[ScoredMemory]) -> int:
+    return sum(count_tokens(f.memory.text) for f in facts)
+
+
+class ExtractiveSynthesizer:
+    """The offline engine: cited bullets grouped by theme (full); append/add/evict operations (delta)."""
+
+    name = "extractive"
+
+    def compose(self, *, name: str, source_query: str, facts: Sequence[ScoredMemory], max_tokens: int) -> Synthesis:
+        markdown, used = compose_markdown(source_query=source_query, hits=facts, max_tokens=max_tokens)
+        read = count_tokens(source_query) + _facts_tokens(facts)
+        return Synthesis(markdown=markdown, used_ids=used, input_tokens=read, nothing_relevant=not markdown)
+
+    def edit(
+        self, *, source_query: str, document: StructuredDocument, facts: Sequence[ScoredMemory], max_tokens: int
+    ) -> Synthesis:
+        operations, used = plan_delta_operations(document, facts, max_tokens=max_tokens)
+        # what the extractive editor reads: the new facts and the document's outline (headings, ids, citations)
+        read = count_tokens(source_query) + _facts_tokens(facts) + count_tokens(document_outline(document))
+        return Synthesis(operations=operations, used_ids=used, input_tokens=read)
+
+    def extract_structured(self, *, content: str, schema: dict[str, Any]) -> dict[str, Any]:
+        raise StructuredOutputUnsupported(
+            "structured_output_failed",
+            "the extractive engine cannot fill a response_schema; configure an LLM provider (MINDBANK_LLM_PROVIDER)",
+        )
