@@ -52,9 +52,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "refresh_relevance_threshold",
         float,
-        0.25,
-        "Automatic refreshes whose new in-scope memories all score below this cosine similarity to the source "
-        "query run no synthesis and keep the document (the relevance gate).",
+        0.35,
+        "Relevance gate: an automatic refresh whose new in-scope memories all score below this cosine similarity "
+        "to the source query and to every fact the document cites runs no synthesis and keeps the document.",
     ),
     Option(
         "mental_model_min_refresh_interval_seconds",
@@ -106,7 +106,7 @@ class Settings:
     recall_candidates: int = 60
     recall_include_chunks: bool = True
     recall_chunks_max_tokens: int = 1000
-    refresh_relevance_threshold: float = 0.25
+    refresh_relevance_threshold: float = 0.35
     mental_model_min_refresh_interval_seconds: int = 0
 
     @classmethod

@@ -247,3 +247,11 @@ def keyword_terms(query: str) -> list[str]:
         if len(word) > 1 and word not in STOPWORDS:
             seen.setdefault(word, None)
     return list(seen)
+
+
+_SPEAKER_PREFIX = re.compile(r"^[A-Z][\w .'-]{0,40}:\s")
+
+
+def strip_speaker(text: str) -> str:
+    """A fact without its leading ``Name: `` speaker prefix (names dominate sentence embeddings of short turns)."""
+    return _SPEAKER_PREFIX.sub("", text.strip(), count=1)

@@ -23,18 +23,17 @@ from mindbank.domain.document import (
     slugify,
 )
 from mindbank.domain.records import ScoredMemory
-from mindbank.domain.text import keyword_terms
+from mindbank.domain.text import keyword_terms, strip_speaker
 
 MAX_SECTIONS = 6
 OTHER_HEADING = "Other notes"
 
 
-_SPEAKER = re.compile(r"^[A-Z][\w .'-]{0,40}:\s")
 MIN_CONTENT_TERMS = 3
 
 
 def _body(text: str) -> str:
-    return _SPEAKER.sub("", text.strip(), count=1)
+    return strip_speaker(text)
 
 
 # words too generic to name a section even when many facts share them

@@ -38,6 +38,7 @@ from mindbank.domain.document import (
 )
 from mindbank.domain.records import MentalModel, ScoredMemory
 from mindbank.domain.scope import MemoryFilter, model_scope
+from mindbank.domain.text import strip_speaker
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.engine.recall import RecallRequest, recall
 from mindbank.engine.synthesis import SynthesisError, Synthesizer
@@ -57,7 +58,7 @@ class RefreshSettings:
     recall_candidates: int = 60
     history_enabled: bool = True
     history_cap: int = 50
-    relevance_threshold: float = 0.25
+    relevance_threshold: float = 0.35
 
 
 @dataclass(slots=True)
@@ -304,10 +305,19 @@ class RefreshRunner:
             return None
 
     def _irrelevant(self, model: MentalModel, window: MemoryFilter, settings: RefreshSettings) -> bool:
-        """The relevance gate: no new in-scope memory is similar enough to the source query."""
-        vector = self.embedder.embed([model.source_query])[0]
-        best = self.store.vector_search(model.bank_id, vector, 1, window)
-        return not best or best[0][1] < settings.relevance_threshold
+        """The relevance gate: True when no new in-scope memory is close (cosine >= threshold, speaker prefixes
+        stripped) to the source query or to any fact the document already rests on."""
+        since = model.last_memory_seen_at or model.last_refreshed_at
+        new, _ = self.store.list_memories(
+            model.bank_id, replace(window, updated_after=since), query=None, limit=64, offset=0
+        )
+        if not new:
+            return True
+        cited = [e["text"] for e in _flat_based_on((model.reflect_response or {}).get("based_on"))]
+        anchors = [model.source_query, *cited[:64]]
+        vectors = self.embedder.embed([strip_speaker(t) for t in anchors] + [strip_speaker(m.text) for m in new])
+        similarity = vectors[len(anchors) :] @ vectors[: len(anchors)].T
+        return float(similarity.max()) < settings.relevance_threshold
 
     def _recall(
         self, plan: RefreshPlan, model: MentalModel, window: MemoryFilter, budget: int, settings: RefreshSettings

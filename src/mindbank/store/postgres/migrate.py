@@ -1,0 +1,88 @@
+"""Forward-only schema migrations for PostgreSQL: numbered ``NNNN_name.sql`` files applied in order, each in its own
+transaction and recorded in ``schema_version``.
+
+The files are templates: ``{dimension}`` is replaced by the embedding dimension the store was opened with, so the
+``vector(N)`` column and its HNSW index are created at the right width. Numbers mirror the SQLite migrations (the
+same change lands under the same number in both backends).
+
+Several processes may open a fresh database at once (``mindbank serve`` plus workers): a session-level advisory
+lock makes the first one migrate while the others wait and then find nothing left to do.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+
+import psycopg
+
+_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+# pg_advisory_lock key reserved for schema migrations: the ASCII bytes of "mindbank" as a signed 64-bit integer
+MIGRATION_LOCK_KEY = int.from_bytes(b"mindbank", "big")
+
+
+def migrations() -> list[tuple[int, str, str]]:
+    """All shipped migrations as ``(version, filename, sql template)``, ascending."""
+    folder = resources.files("mindbank.store.postgres") / "migrations"
+    found = []
+    for entry in folder.iterdir():
+        m = _NAME.match(entry.name)
+        if m:
+            found.append((int(m.group(1)), entry.name, entry.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+def render(template: str, dimension: int) -> str:
+    """Fill a migration template. ``str.replace`` rather than ``format``: SQL is full of ``'{}'`` literals.
+
+    Raises ``ValueError`` for a non-positive dimension (it would otherwise surface as an obscure SQL error).
+    """
+    if int(dimension) <= 0:
+        raise ValueError(f"embedding dimension must be positive, got {dimension!r}")
+    return template.replace("{dimension}", str(int(dimension)))
+
+
+def current_version(conn: psycopg.Connection) -> int:
+    """The highest applied migration, 0 for an empty database (creates ``schema_version`` if missing)."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY, name text NOT NULL, "
+        "applied_at timestamptz NOT NULL DEFAULT now())"
+    )
+    row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+    return int(row[0] or 0) if row is not None else 0
+
+
+def migrate(conn: psycopg.Connection, *, dimension: int) -> int:
+    """Apply every migration newer than the database's version; returns the resulting version.
+
+    ``conn`` must be in autocommit mode (each file gets its own explicit transaction, together with its
+    ``schema_version`` row, so a crash leaves the database at the previous version, never half-migrated).
+    Raises ``psycopg.Error`` when a migration fails (that migration is rolled back).
+    """
+    conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
+    try:
+        version = current_version(conn)
+        for number, name, template in migrations():
+            if number <= version:
+                continue
+            with conn.transaction():
+                # no parameters: psycopg sends the whole file as one simple query, statements run in order
+                conn.execute(render(template, dimension))
+                conn.execute("INSERT INTO schema_version (version, name) VALUES (%s, %s)", (number, name))
+            version = number
+        return version
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
+
+
+def embedding_dimension(conn: psycopg.Connection) -> int | None:
+    """The dimension of ``memory_units.embedding`` as created (None before the first migration).
+
+    For pgvector's ``vector(N)`` the column's type modifier is N.
+    """
+    row = conn.execute(
+        "SELECT a.atttypmod FROM pg_attribute a WHERE a.attrelid = to_regclass('memory_units') "
+        "AND a.attname = 'embedding' AND NOT a.attisdropped"
+    ).fetchone()
+    return None if row is None else int(row[0])

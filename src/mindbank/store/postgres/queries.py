@@ -1,0 +1,330 @@
+"""Every SQL statement of the PostgreSQL store, by name, plus the compiler of :class:`MemoryFilter` predicates.
+
+Statements use psycopg's positional ``%s`` placeholders. A few carry a ``{where}`` (a compiled filter, itself
+parameterised) or ``{kind}`` slot that :mod:`mindbank.store.postgres.store` fills with ``str.format`` before
+execution; nothing user-supplied is ever formatted into SQL text, only fixed fragments built here.
+
+Text ordering that SQLite does byte-wise (ids, tags) is spelled ``COLLATE "C"`` so both backends page identically
+whatever the database's default collation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from mindbank.domain.scope import MemoryFilter
+from mindbank.domain.tags import TAGS_MATCH_MODES
+
+# memory columns returned to callers (never the embedding or the tsvector: they are large and nobody reads them)
+MEMORY_COLUMNS = (
+    "m.id, m.bank_id, m.document_id, m.chunk_id, m.text, m.fact_type, m.tags, m.context, m.metadata, "
+    "m.occurred_start, m.occurred_end, m.mentioned_at, m.source_memory_ids, m.proof_count, m.created_at, m.updated_at"
+)
+
+_STAMP = "GREATEST(clock_timestamp(), last_memory_write_at + interval '1 microsecond')"
+
+Q: dict[str, str] = {
+    # ---------------------------------------------------------------- clock
+    "db_now": "SELECT clock_timestamp()",
+    "vector_version": "SELECT extversion FROM pg_extension WHERE extname = 'vector'",
+    # ---------------------------------------------------------------- banks
+    "ensure_bank": (
+        "INSERT INTO banks (bank_id, name, created_at, updated_at) VALUES (%s, %s, now(), now()) "
+        "ON CONFLICT (bank_id) DO NOTHING"
+    ),
+    "bank_exists": "SELECT 1 FROM banks WHERE bank_id = %s",
+    "get_bank": "SELECT * FROM banks WHERE bank_id = %s",
+    "list_banks": (
+        "SELECT b.*, (SELECT COUNT(*) FROM memory_units m WHERE m.bank_id = b.bank_id) AS n "
+        'FROM banks b ORDER BY b.bank_id COLLATE "C"'
+    ),
+    "upsert_bank": (
+        "UPDATE banks SET name = COALESCE(%s, name), mission = COALESCE(%s, mission), "
+        "disposition = COALESCE(%s::jsonb, disposition), updated_at = now() WHERE bank_id = %s RETURNING *"
+    ),
+    "lock_bank_config": "SELECT config FROM banks WHERE bank_id = %s FOR UPDATE",
+    "set_bank_config": "UPDATE banks SET config = %s, updated_at = now() WHERE bank_id = %s",
+    "lock_bank": "SELECT memory_version FROM banks WHERE bank_id = %s FOR UPDATE",
+    "count_bank_memories": "SELECT COUNT(*) FROM memory_units WHERE bank_id = %s",
+    "delete_bank_operations": "DELETE FROM operations WHERE bank_id = %s",
+    "delete_bank": "DELETE FROM banks WHERE bank_id = %s",
+    "stats_by_type": "SELECT fact_type, COUNT(*) FROM memory_units WHERE bank_id = %s GROUP BY fact_type",
+    "stats_by_status": "SELECT status, COUNT(*) FROM operations WHERE bank_id = %s GROUP BY status",
+    "stats_documents": "SELECT COUNT(*) FROM documents WHERE bank_id = %s",
+    "stats_pending_consolidation": (
+        "SELECT COUNT(*) FROM memory_units WHERE bank_id = %s AND fact_type <> 'observation' "
+        "AND consolidated_at IS NULL"
+    ),
+    "stats_last_consolidated": "SELECT MAX(consolidated_at) FROM memory_units WHERE bank_id = %s",
+    "bank_last_write": "SELECT last_memory_write_at FROM banks WHERE bank_id = %s",
+    # the caller holds the bank row lock (lock_bank), so this statement's snapshot sees the latest stamp and no other
+    # writer can stamp until we commit: stamps are strictly increasing in commit order
+    "stamp_bank": (
+        f"WITH s AS (SELECT {_STAMP} AS stamp FROM banks WHERE bank_id = %s) "
+        "UPDATE banks SET last_memory_write_at = s.stamp, updated_at = s.stamp, memory_version = memory_version + 1 "
+        "FROM s WHERE banks.bank_id = %s RETURNING banks.last_memory_write_at, banks.memory_version"
+    ),
+    # ---------------------------------------------------------------- documents and memories
+    "get_document": "SELECT original_text, created_at FROM documents WHERE bank_id = %s AND id = %s",
+    "count_document_chunks": "SELECT COUNT(*) FROM chunks WHERE bank_id = %s AND document_id = %s",
+    "delete_document_memories": "DELETE FROM memory_units WHERE bank_id = %s AND document_id = %s",
+    "delete_document_chunks": "DELETE FROM chunks WHERE bank_id = %s AND document_id = %s",
+    "upsert_document": (
+        "INSERT INTO documents (bank_id, id, original_text, content_hash, tags, metadata, context, created_at, "
+        "updated_at) VALUES (%s, %s, %s, %s, %s::text[], %s, %s, %s, %s) "
+        "ON CONFLICT (bank_id, id) DO UPDATE SET original_text = excluded.original_text, "
+        "content_hash = excluded.content_hash, tags = excluded.tags, metadata = excluded.metadata, "
+        "context = excluded.context, updated_at = excluded.updated_at"
+    ),
+    "insert_chunk": "INSERT INTO chunks (id, bank_id, document_id, chunk_index, text) VALUES (%s, %s, %s, %s, %s)",
+    "insert_memory": (
+        "INSERT INTO memory_units (id, bank_id, document_id, chunk_id, text, fact_type, tags, context, metadata, "
+        "occurred_start, occurred_end, mentioned_at, embedding, created_at, updated_at) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s::text[], %s, %s, %s, %s, %s, %s::vector, %s, %s)"
+    ),
+    "delete_memory": "DELETE FROM memory_units WHERE bank_id = %s AND id = %s",
+    "get_memories": f"SELECT {MEMORY_COLUMNS} FROM memory_units m WHERE m.bank_id = %s AND m.id = ANY(%s::text[])",
+    "count_memories": "SELECT COUNT(*) FROM memory_units WHERE bank_id = %s",
+    # search knobs are transaction-local (set_config(..., true) == SET LOCAL) so pooled connections stay clean
+    "set_ef_search": "SELECT set_config('hnsw.ef_search', %s, true)",
+    "set_iterative_scan": "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+    "vector_search": (
+        "SELECT m.id, m.embedding <=> %s::vector AS distance FROM memory_units m "
+        "WHERE m.bank_id = %s AND {where} ORDER BY m.embedding <=> %s::vector LIMIT %s"
+    ),
+    "keyword_search": (
+        "SELECT m.id, ts_rank_cd(m.text_tsv, q.query) AS score FROM memory_units m, "
+        "to_tsquery('english', %s) AS q(query) "
+        "WHERE m.bank_id = %s AND m.text_tsv @@ q.query AND {where} ORDER BY score DESC, m.seq LIMIT %s"
+    ),
+    "list_memories": (
+        f"SELECT {MEMORY_COLUMNS}, COUNT(*) OVER () AS total FROM memory_units m WHERE m.bank_id = %s AND {{where}} "
+        "ORDER BY m.updated_at DESC, m.seq DESC LIMIT %s OFFSET %s"
+    ),
+    "count_filtered": "SELECT COUNT(*) FROM memory_units m WHERE m.bank_id = %s AND {where}",
+    "count_in_scope": (
+        "SELECT m.fact_type, COUNT(*) FROM memory_units m WHERE m.bank_id = %s AND {where} GROUP BY m.fact_type"
+    ),
+    # {table} is one of two fixed names chosen in code
+    "list_tags": (
+        "SELECT j.tag, COUNT(*) AS n, COUNT(*) OVER () AS total FROM {table} t CROSS JOIN LATERAL unnest(t.tags) "
+        'AS j(tag) WHERE t.bank_id = %s{where} GROUP BY j.tag ORDER BY n DESC, j.tag COLLATE "C" LIMIT %s OFFSET %s'
+    ),
+    "count_tags": (
+        "SELECT COUNT(DISTINCT j.tag) FROM {table} t CROSS JOIN LATERAL unnest(t.tags) AS j(tag) "
+        "WHERE t.bank_id = %s{where}"
+    ),
+    "scope_watermark": (
+        "SELECT m.updated_at FROM memory_units m WHERE m.bank_id = %s AND {where} ORDER BY m.updated_at DESC LIMIT 1"
+    ),
+    # stale_flags is assembled from these branches into ONE UNION ALL statement
+    "stale_bank": "SELECT 'bank' AS kind, NULL::text AS key, last_memory_write_at AS at FROM banks WHERE bank_id = %s",
+    "stale_scope": (
+        "SELECT 'scope', %s::text, (SELECT MAX(m.updated_at) FROM memory_units m WHERE m.bank_id = %s "
+        "AND m.updated_at > %s AND {where})"
+    ),
+    "stale_citations": (
+        "SELECT DISTINCT 'cite', c.mental_model_id, NULL::timestamptz FROM mental_model_citations c "
+        "WHERE c.bank_id = %s AND c.mental_model_id = ANY(%s::text[]) "
+        "AND NOT EXISTS (SELECT 1 FROM memory_units m WHERE m.id = c.memory_id)"
+    ),
+    # ---------------------------------------------------------------- mental models
+    "insert_mental_model": (
+        "INSERT INTO mental_models (bank_id, id, name, source_query, content, structured_document, reflect_response, "
+        "tags, max_tokens, trigger, last_refreshed_at, last_memory_seen_at, last_refreshed_source_query, "
+        "last_refresh_failed_at, last_full_refreshed_at, created_at, cleared_at) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s::text[], %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    ),
+    "get_mental_model": "SELECT * FROM mental_models WHERE bank_id = %s AND id = %s",
+    "count_mental_models": "SELECT COUNT(*) FROM mental_models WHERE bank_id = %s{where}",
+    "list_mental_models": (
+        "SELECT * FROM mental_models WHERE bank_id = %s{where} "
+        'ORDER BY last_refreshed_at DESC, id COLLATE "C" DESC LIMIT %s OFFSET %s'
+    ),
+    "update_mental_model": (
+        "UPDATE mental_models SET name = %s, source_query = %s, content = %s, structured_document = %s, "
+        "reflect_response = %s, tags = %s::text[], max_tokens = %s, trigger = %s, last_refreshed_at = %s, "
+        "last_memory_seen_at = %s, last_refreshed_source_query = %s, last_refresh_failed_at = %s, "
+        "last_full_refreshed_at = %s, cleared_at = %s WHERE bank_id = %s AND id = %s"
+    ),
+    "delete_citations": "DELETE FROM mental_model_citations WHERE bank_id = %s AND mental_model_id = %s",
+    "insert_citation": (
+        "INSERT INTO mental_model_citations (bank_id, mental_model_id, memory_id) VALUES (%s, %s, %s) "
+        "ON CONFLICT DO NOTHING"
+    ),
+    "insert_history": (
+        "INSERT INTO mental_model_history (bank_id, mental_model_id, content, changed_at) "
+        "VALUES (%s, %s, %s, clock_timestamp())"
+    ),
+    # {kind} is one of the two fixed predicates of HISTORY_KIND
+    "trim_history": (
+        "DELETE FROM mental_model_history WHERE bank_id = %s AND mental_model_id = %s AND {kind} "
+        "AND id NOT IN (SELECT id FROM mental_model_history WHERE bank_id = %s AND mental_model_id = %s AND {kind} "
+        "ORDER BY changed_at DESC, id DESC LIMIT %s)"
+    ),
+    "delete_mental_model": "DELETE FROM mental_models WHERE bank_id = %s AND id = %s",
+    "list_history": (
+        "SELECT id, mental_model_id, content, changed_at FROM mental_model_history "
+        "WHERE bank_id = %s AND mental_model_id = %s ORDER BY changed_at DESC, id DESC"
+    ),
+    # ---------------------------------------------------------------- operations
+    "insert_operation": (
+        "INSERT INTO operations (id, bank_id, operation_type, status, payload, result, error, retry_count, "
+        "next_retry_at, mental_model_id, created_at, updated_at, completed_at) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    ),
+    # serialises submit_refresh per model across processes (transaction-scoped, released at commit)
+    "lock_model_queue": "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+    "find_pending_refresh": (
+        "SELECT * FROM operations WHERE bank_id = %s AND mental_model_id = %s AND status = 'pending' "
+        "AND operation_type = 'refresh_mental_model' ORDER BY created_at, id LIMIT 1"
+    ),
+    "coalesce_refresh": "UPDATE operations SET payload = %s, next_retry_at = %s, updated_at = now() WHERE id = %s",
+    "count_operations": "SELECT COUNT(*) FROM operations WHERE bank_id = %s{where}",
+    "list_operations": (
+        "SELECT * FROM operations WHERE bank_id = %s{where} "
+        'ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT %s OFFSET %s'
+    ),
+    "cancel_operation": (
+        "UPDATE operations SET status = 'cancelled', updated_at = now(), completed_at = now() "
+        "WHERE bank_id = %s AND id = %s AND status = 'pending'"
+    ),
+    "get_operation": "SELECT * FROM operations WHERE bank_id = %s AND id = %s",
+    # One statement: pick the oldest runnable row, lock it (skipping rows other claimers hold), mark it ours.
+    # A model with ANY processing row is skipped: a live one is running, an expired one is itself runnable and is
+    # reclaimed first. The partial unique index uq_operations_one_running_per_model settles the remaining race
+    # (two claimers picking two rows of one model from snapshots that predate each other's commit): the loser gets a
+    # unique violation and the store retries.
+    "claim_operation": (
+        "WITH candidate AS ("
+        "SELECT o.id FROM operations o WHERE o.status IN ('pending', 'processing') "
+        "AND ((o.status = 'pending' AND (o.next_retry_at IS NULL OR o.next_retry_at <= now())) "
+        "OR (o.status = 'processing' AND o.lease_expires_at < now())) "
+        "AND (o.mental_model_id IS NULL OR NOT EXISTS (SELECT 1 FROM operations p WHERE p.bank_id = o.bank_id "
+        "AND p.mental_model_id = o.mental_model_id AND p.status = 'processing' AND p.id <> o.id)) "
+        "ORDER BY o.created_at, o.id LIMIT 1 FOR UPDATE OF o SKIP LOCKED) "
+        "UPDATE operations SET status = 'processing', worker_id = %s, "
+        "lease_expires_at = now() + make_interval(secs => %s), updated_at = now() "
+        "FROM candidate WHERE operations.id = candidate.id RETURNING operations.*"
+    ),
+    "finish_operation": (
+        "UPDATE operations SET status = %s, result = %s, error = %s, updated_at = now(), completed_at = now(), "
+        "lease_expires_at = NULL WHERE id = %s"
+    ),
+    "retry_operation": (
+        "UPDATE operations SET status = 'pending', retry_count = retry_count + 1, next_retry_at = %s, error = %s, "
+        "updated_at = now(), worker_id = NULL, lease_expires_at = NULL WHERE id = %s"
+    ),
+    # ---------------------------------------------------------------- introspection
+    "list_tables": (
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
+        "AND table_type = 'BASE TABLE' ORDER BY table_name"
+    ),
+}
+
+HISTORY_KIND = {
+    True: "content->>'kind' = 'refresh_failed'",
+    False: "content->>'kind' IS NULL",
+}
+
+
+def _tags(values: Sequence[str]) -> list[str]:
+    """Canonical stored form of a tag list (sorted, de-duplicated), as a list psycopg adapts to ``text[]``."""
+    return sorted(set(values))
+
+
+def tags_clause(alias: str, wanted: Sequence[str], mode: str) -> tuple[str | None, list[Any]]:
+    """One tag filter as SQL (None = no constraint), per the truth table of :mod:`mindbank.domain.tags`.
+
+    Tags are stored sorted and de-duplicated, so ``exact`` is plain array equality (empty wanted = untagged only);
+    ``&&`` (overlap) and ``@>`` (contains) are served by the GIN index on ``tags``.
+    Raises ``ValueError`` for an unknown mode.
+    """
+    if mode not in TAGS_MATCH_MODES:
+        raise ValueError(f"unknown tags_match mode: {mode!r}")
+    want = _tags(wanted)
+    if mode == "exact":
+        return f"{alias}.tags = %s::text[]", [want]
+    if not want:
+        return None, []
+    hit = f"{alias}.tags && %s::text[]" if mode.startswith("any") else f"{alias}.tags @> %s::text[]"
+    if mode.endswith("strict"):
+        return f"({alias}.tags <> '{{}}' AND {hit})", [want]
+    return f"({alias}.tags = '{{}}' OR {hit})", [want]
+
+
+def group_clause(alias: str, group: dict[str, Any]) -> tuple[str, list[Any]]:
+    """A (validated) tag group — ``{"and": [...]}``, ``{"or": [...]}``, ``{"not": g}`` or a leaf
+    ``{"tags": [...], "match": mode}`` — as SQL. Empty ``and`` is true and empty ``or`` false, like numpy's
+    ``logical_and.reduce([])`` / ``logical_or.reduce([])`` in the in-process index."""
+    if "and" in group or "or" in group:
+        op = "and" if "and" in group else "or"
+        parts = [group_clause(alias, g) for g in group[op]]
+        if not parts:
+            return ("TRUE" if op == "and" else "FALSE"), []
+        return "(" + f" {op.upper()} ".join(p for p, _ in parts) + ")", [x for _, ps in parts for x in ps]
+    if "not" in group:
+        inner, params = group_clause(alias, group["not"])
+        return f"(NOT {inner})", params
+    clause, params = tags_clause(alias, group["tags"], group["match"])
+    return clause or "TRUE", params
+
+
+def filter_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
+    """Compile a :class:`MemoryFilter` to a SQL predicate over ``alias`` and its parameters.
+
+    Same semantics as the SQLite store's ``filter_sql``: fact types, ``updated_before`` (inclusive),
+    ``updated_after`` (exclusive), the flat tag filter and every tag group AND-ed together.
+    """
+    clauses: list[str] = []
+    params: list[Any] = []
+    if flt.fact_types is not None:
+        clauses.append(f"{alias}.fact_type = ANY(%s::text[])")
+        params.append(list(flt.fact_types))
+    if flt.updated_before is not None:
+        clauses.append(f"{alias}.updated_at <= %s")
+        params.append(flt.updated_before)
+    if flt.updated_after is not None:
+        clauses.append(f"{alias}.updated_at > %s")
+        params.append(flt.updated_after)
+    clause, p = tags_clause(alias, flt.tags, flt.tags_match)
+    if clause is not None:
+        clauses.append(clause)
+        params.extend(p)
+    for group in flt.groups:
+        clause, p = group_clause(alias, group)
+        clauses.append(clause)
+        params.extend(p)
+    return (" AND ".join(clauses) or "TRUE"), params
+
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def tsquery(terms: Sequence[str]) -> str | None:
+    """A ``to_tsquery`` input that matches any of ``terms`` (None when no term has a word in it).
+
+    Each term becomes a phrase of its words (``a <-> b``, like an FTS5 quoted phrase) and the phrases are OR-ed.
+    Only letters and digits survive, so no tsquery operator, quote or backslash can reach the parser.
+    """
+    phrases = []
+    for term in terms:
+        words = _WORD.findall(term)
+        if words:
+            phrases.append("(" + " <-> ".join(words) + ")")
+    return " | ".join(phrases) if phrases else None
+
+
+def like_pattern(pattern: str) -> str:
+    """A case-folded ``LIKE`` pattern (escape ``\\``) for a tag search: ``*`` is the only wildcard; no ``*`` means
+    substring match. Mirrors the SQLite store's GLOB translation."""
+    glob = pattern.lower() if "*" in pattern else f"*{pattern.lower()}*"
+    escaped = glob.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped.replace("*", "%")
+
+
+def substring_pattern(query: str) -> str:
+    """An ``ILIKE`` pattern (escape ``\\``) that finds ``query`` anywhere in the text."""
+    return "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"

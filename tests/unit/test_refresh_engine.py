@@ -1,0 +1,311 @@
+"""Every refresh outcome, fallback and failure path (issue 5), with the extractive engine and a scripted one.
+
+Each test asserts content, watermark, last_refreshed_at, history and operation state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from mindbank.config import Settings
+from mindbank.domain.document import AppendBlock, ReplaceBlock, StructuredDocument
+from mindbank.domain.records import MentalModel, RetainItem
+from mindbank.engine.synthesis import Synthesis, SynthesisError
+from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
+from mindbank.service import MindBank
+from mindbank.testing import ScriptedSynthesizer
+
+TAG = ("user:dana",)
+BOAT = [
+    "Dana: I am restoring a 1970s sailing boat with my brother in the harbour.",
+    "Dana: The sailing boat needs a new mast and fresh varnish on the deck before summer.",
+    "Dana: I volunteer at the animal shelter on Saturdays walking the older dogs.",
+]
+
+
+@pytest.fixture
+def synth() -> ScriptedSynthesizer:
+    return ScriptedSynthesizer()
+
+
+@pytest.fixture
+def mb(settings: Settings, embedder: MiniLMEmbedder, synth: ScriptedSynthesizer) -> Iterator[MindBank]:
+    bank = MindBank.open(settings, embedder=embedder, synthesizer=synth)
+    yield bank
+    bank.close()
+
+
+def retain(mb: MindBank, *texts: str, tags: tuple[str, ...] = TAG) -> None:
+    mb.retain("b", [RetainItem(content=t, tags=tags) for t in texts])
+
+
+def ready(mb: MindBank, *, trigger: dict[str, Any] | None = None, query: str = "What is Dana working on?") -> MentalModel:
+    retain(mb, *BOAT)
+    model_id, op = mb.create_mental_model("b", name="Dana", source_query=query, tags=list(TAG), id="dana",
+                                          trigger=trigger)  # fmt: skip
+    mb.run_pending()
+    assert mb.get_operation("b", op).status == "completed"
+    return mb.get_mental_model("b", model_id)
+
+
+def refresh(mb: MindBank, **kwargs: Any) -> tuple[str, dict[str, Any] | None, MentalModel]:
+    op_id = mb.refresh_mental_model("b", "dana", **kwargs)
+    mb.run_pending()
+    op = mb.get_operation("b", op_id)
+    return op.status, op.result, mb.get_mental_model("b", "dana")
+
+
+def assert_untouched(before: MentalModel, after: MentalModel) -> None:
+    assert after.content == before.content
+    assert after.structured_document == before.structured_document
+    assert after.last_memory_seen_at == before.last_memory_seen_at
+    assert after.last_refreshed_at == before.last_refreshed_at
+
+
+def assert_failed(mb: MindBank, before: MentalModel, outcome: str, reason: str) -> MentalModel:
+    status, result, after = refresh(mb)
+    assert status == "failed"
+    assert result is not None and (result["outcome"], result["failure_reason"]) == (outcome, reason)
+    assert_untouched(before, after)
+    assert after.last_refresh_failed_at is not None
+    history = mb.mental_model_history("b", "dana")
+    assert history[0]["kind"] == "refresh_failed" and history[0]["outcome"] == outcome
+    assert history[0]["failure_reason"] == reason
+    return after
+
+
+# ---------------------------------------------------------------- full mode outcomes
+def test_full_written_then_unchanged(mb: MindBank) -> None:
+    model = ready(mb)
+    assert model.reflect_response["outcome"] == "content_written"  # type: ignore[index]
+    assert model.last_full_refreshed_at is not None
+    status, result, again = refresh(mb)
+    assert status == "completed" and result["outcome"] == "content_unchanged"  # type: ignore[index]
+    assert again.content == model.content and again.last_refreshed_at > model.last_refreshed_at
+    assert len(mb.mental_model_history("b", "dana")) == 1  # unchanged content writes no version
+
+
+def test_empty_candidate_fails_and_keeps_the_document(mb: MindBank, synth: ScriptedSynthesizer) -> None:
+    before = ready(mb)
+    retain(mb, "Dana: The boat got a new mast today.")
+    synth.compose_script = ""
+    assert_failed(mb, before, "refresh_failed_empty_candidate", "empty_candidate")
+
+
+def test_provider_error_fails_and_keeps_the_document(mb: MindBank, synth: ScriptedSynthesizer) -> None:
+    before = ready(mb)
+    retain(mb, "Dana: The boat got a new mast today.")
+    synth.compose_script = SynthesisError("no_answer", "provider timed out")
+    assert_failed(mb, before, "refresh_failed_error", "no_answer")
+
+
+def test_unexpected_exception_is_a_recorded_failure(mb: MindBank, synth: ScriptedSynthesizer) -> None:
+    before = ready(mb)
+    retain(mb, "Dana: The boat got a new mast today.")
+    synth.compose_script = lambda facts: RuntimeError("bug")
+    assert_failed(mb, before, "refresh_failed_error", "unexpected_error")
+
+
+def test_structured_output_needs_a_capable_engine(mb: MindBank, synth: ScriptedSynthesizer) -> None:
+    schema = {"type": "object", "properties": {"project": {"type": "string"}}, "required": ["project"]}
+    before = ready(mb)
+    mb.update_mental_model("b", "dana", trigger={"response_schema": schema})
+    before = mb.get_mental_model("b", "dana")
+    retain(mb, "Dana: The boat got a new mast today.")
+    after = assert_failed(mb, before, "refresh_failed_structured_output", "structured_output_failed")
+    assert "structured_output" not in (after.reflect_response or {})
+    synth.structured_script = {"project": "sailing boat"}
+    status, result, fixed = refresh(mb)
+    assert status == "completed" and fixed.reflect_response["structured_output"] == {"project": "sailing boat"}  # type: ignore[index]
+    assert synth.calls[-1][1]["content"] == fixed.content  # extracted from the final stored content
+
+
+def test_nothing_in_scope_preserves_and_keeps_watermark(mb: MindBank) -> None:
+    model_id, _ = mb.create_mental_model("b", name="x", source_query="q?", tags=["nobody"], id="dana")
+    mb.run_pending()
+    model = mb.get_mental_model("b", model_id)
+    assert model.reflect_response["outcome"] == "content_preserved_no_new_facts"  # type: ignore[index]
+    assert model.last_memory_seen_at is None and model.content == ""
+
+
+# ---------------------------------------------------------------- delta mode
+def test_delta_falls_back_without_baseline_and_on_query_change(mb: MindBank) -> None:
+    model = ready(mb, trigger={"mode": "delta"})
+    assert model.reflect_response["effective_mode"] == "full"  # type: ignore[index]
+    plan = mb.dry_run_refresh("b", "dana")
+    assert plan["requested_mode"] == "delta" and plan["effective_mode"] == "delta"
+    mb.update_mental_model("b", "dana", source_query="What does Dana do on weekends?")
+    plan = mb.dry_run_refresh("b", "dana")
+    assert plan["effective_mode"] == "full" and plan["mode_fallback_reason"] == "source_query_changed"
+    mb.clear_mental_model("b", "dana")
+    plan = mb.dry_run_refresh("b", "dana")
+    assert plan["effective_mode"] == "full" and plan["mode_fallback_reason"] == "no_baseline_content"
+
+
+def test_delta_reads_only_new_memories_and_keeps_untouched_sections(mb: MindBank, synth: ScriptedSynthesizer) -> None:
+    before = ready(mb, trigger={"mode": "delta"})
+    doc_before = StructuredDocument.from_dict(before.structured_document)  # type: ignore[arg-type]
+    retain(mb, "Dana: I sanded and varnished the sailing boat deck this weekend.")
+    status, result, after = refresh(mb)
+    assert status == "completed" and result["outcome"] == "content_written"  # type: ignore[index]
+    edit_call = [kw for name, kw in synth.calls if name == "edit"][-1]
+    assert [f.memory.text for f in edit_call["facts"]] == ["Dana: I sanded and varnished the sailing boat deck this weekend."]
+    doc_after = StructuredDocument.from_dict(after.structured_document)  # type: ignore[arg-type]
+    touched = {op["section_id"] for op in after.reflect_response["delta_operations_applied"] if "section_id" in op}  # type: ignore[index]
+    for section in doc_before.sections:
+        if section.id not in touched:
+            assert doc_after.section(section.id) == section
+    assert "varnished" in after.content
+    based = {e["id"] for e in after.reflect_response["based_on"]["world"]}  # type: ignore[index]
+    assert {e["id"] for e in before.reflect_response["based_on"]["world"]} <= based  # type: ignore[index]
+    assert after.last_memory_seen_at == mb.last_memory_write_at("b")
+    assert len(mb.mental_model_history("b", "dana")) == 2
+
+
+def test_delta_with_no_new_facts_preserves_and_advances_watermark(mb: MindBank) -> None:
+    before = ready(mb, trigger={"mode": "delta"})
+    retain(mb, "Dana: Hi!")  # in scope, but says nothing worth quoting
+    status, result, after = refresh(mb)
+    assert status == "completed" and result["outcome"] == "content_preserved_no_new_facts"  # type: ignore[index]
+    assert after.content == before.content and after.structured_document == before.structured_document
+    assert after.last_memory_seen_at == mb.last_memory_write_at("b") > before.last_memory_seen_at  # type: ignore[operator]
+    assert after.last_refreshed_at > before.last_refreshed_at
+    assert len(mb.mental_model_history("b", "dana")) == 1
+
+
+def test_delta_ops_failed_keeps_everything(mb: MindBank, synth: ScriptedSynthesizer) -> None:
+    before = ready(mb, trigger={"mode": "delta"})
+    retain(mb, "Dana: The boat got a new mast today.")
+    synth.edit_script = SynthesisError("delta_ops_failed", "unreadable reply")
+    assert_failed(mb, before, "refresh_failed_delta_not_applied", "delta_ops_failed")
+
+
+def test_delta_all_ops_skipped_fails(mb: MindBank, synth: ScriptedSynthesizer) -> None:
+    before = ready(mb, trigger={"mode": "delta"})
+    retain(mb, "Dana: The boat got a new mast today.")
+    synth.edit_script = [AppendBlock(section_id="no-such-section", text="x [mem:y]")]
+    assert_failed(mb, before, "refresh_failed_delta_not_applied", "delta_ops_all_skipped")
+
+
+def test_delta_partial_skip_applies_the_rest_and_records_it(mb: MindBank, synth: ScriptedSynthesizer) -> None:
+    before = ready(mb, trigger={"mode": "delta"})
+    doc = StructuredDocument.from_dict(before.structured_document)  # type: ignore[arg-type]
+    section = next(s for s in doc.sections if s.heading)
+    retain(mb, "Dana: The boat got a new mast today.")
+    synth.edit_script = [
+        AppendBlock(section_id=section.id, text="- A new mast arrived."),
+        ReplaceBlock(section_id=section.id, block_id="b-missing", text="x"),
+    ]
+    status, result, after = refresh(mb)
+    assert status == "completed" and result["delta_ops_applied"] == 1 and result["delta_ops_skipped"] == 1  # type: ignore[index]
+    skipped = after.reflect_response["delta_operations_skipped"]  # type: ignore[index]
+    assert skipped[0]["reason"] == "unknown block_id: b-missing"
+    assert "A new mast arrived." in after.content
+
+
+def test_unreadable_structure_fails_delta(mb: MindBank) -> None:
+    before = ready(mb, trigger={"mode": "delta"})
+    mb.store.save_refresh(replace(before, structured_document={"version": 1, "sections": "garbage"}), history=None,
+                          history_cap=50)  # fmt: skip
+    before = mb.get_mental_model("b", "dana")
+    retain(mb, "Dana: The boat got a new mast today.")
+    assert_failed(mb, before, "refresh_failed_delta_not_applied", "structured_doc_unreadable")
+
+
+# ---------------------------------------------------------------- relevance gate
+def test_automatic_refresh_of_irrelevant_memories_is_gated(mb: MindBank, synth: ScriptedSynthesizer) -> None:
+    before = ready(mb)
+    retain(mb, "Dana: The quarterly tax form asks for the invoice numbers.")
+    calls = len(synth.calls)
+    status, result, after = refresh(mb, automatic=True)
+    assert status == "completed" and result["outcome"] == "content_preserved_no_new_facts"  # type: ignore[index]
+    assert after.reflect_response["refresh_skipped"] == "not_relevant"  # type: ignore[index]
+    assert after.content == before.content and len(synth.calls) == calls  # no synthesis at all
+    assert after.last_memory_seen_at > before.last_memory_seen_at  # type: ignore[operator]
+    assert after.is_stale is False
+    retain(mb, "Dana: The quarterly tax form needs my signature too.")
+    status, result, manual = refresh(mb)  # manual refreshes are never gated
+    assert len(synth.calls) > calls
+
+
+# ---------------------------------------------------------------- deleted citations
+@pytest.mark.parametrize("mode", ["full", "delta"])
+def test_deleted_citation_is_named_by_dry_run_and_removed_by_next_refresh(mb: MindBank, mode: str) -> None:
+    before = ready(mb, trigger={"mode": mode})
+    doc = StructuredDocument.from_dict(before.structured_document)  # type: ignore[arg-type]
+    victim_section, victim = next((s, b) for s in doc.sections for b in s.blocks if b.memory_ids)
+    mb.delete_memory("b", victim.memory_ids[0])
+    assert mb.get_mental_model("b", "dana").is_stale is True
+    dry = mb.dry_run_refresh("b", "dana")
+    assert dry["retraction"]["fact_ids"] == [victim.memory_ids[0]] and dry["retraction"]["block_ids"] == [victim.id]
+    status, _, after = refresh(mb)
+    assert status == "completed"
+    assert victim.memory_ids[0] not in after.content and after.is_stale is False
+    assert victim.memory_ids[0] not in {e["id"] for e in after.reflect_response["based_on"]["world"]}  # type: ignore[index]
+
+
+# ---------------------------------------------------------------- traces and dry run
+def test_keep_trace_records_success_and_failure(mb: MindBank, synth: ScriptedSynthesizer) -> None:
+    model = ready(mb, trigger={"keep_trace": True})
+    trace = model.reflect_response["trace"]  # type: ignore[index]
+    assert trace["outcome"] == "content_written" and trace["effective_mode"] == "full"
+    assert trace["tool_calls"][0]["tool"] == "recall" and trace["tool_calls"][0]["result_count"] == 3
+    assert "output" not in trace["tool_calls"][0]
+    assert {"recorded_at", "llm_calls", "usage", "duration_ms", "warnings", "delta_operations"} <= set(trace)
+    retain(mb, "Dana: The boat got a new mast today.")
+    synth.compose_script = ""
+    refresh(mb)
+    failed = mb.get_mental_model("b", "dana").reflect_response["trace"]  # type: ignore[index]
+    assert failed["outcome"] == "refresh_failed_empty_candidate" and failed["recorded_at"] != trace["recorded_at"]
+    without = ready_without_trace(mb)
+    assert "trace" not in (without.reflect_response or {})
+
+
+def ready_without_trace(mb: MindBank) -> MentalModel:
+    model_id, _ = mb.create_mental_model("b", name="n", source_query="What is Dana doing?", tags=list(TAG))
+    mb.run_pending()
+    return mb.get_mental_model("b", model_id)
+
+
+def test_dry_run_writes_nothing_and_predicts_the_refresh(mb: MindBank) -> None:
+    ready(mb, trigger={"mode": "delta", "keep_trace": True})
+    retain(mb, "Dana: I sanded and varnished the sailing boat deck this weekend.")
+    before = mb.store.dump()  # type: ignore[attr-defined]
+    first = mb.dry_run_refresh("b", "dana")
+    second = mb.dry_run_refresh("b", "dana")
+    assert mb.store.dump() == before  # type: ignore[attr-defined]
+    assert first["preview_content"] == second["preview_content"] and first["window"] == second["window"]
+    assert first["outcome"] == "content_written" and first["would_persist"] is True
+    assert first["diff"].startswith("--- current\n+++ preview") and "varnished" in first["diff"]
+    assert first["facts"]["retrieved"] == {"world": 1} and first["facts"]["used"] == {"world": 1}
+    assert first["scope"] == {"tags": ["user:dana"], "tags_match": "all_strict", "tag_groups": None, "fact_types": None,
+                              "exclude_mental_models": False, "exclude_mental_model_ids": ["dana"]}  # fmt: skip
+    assert first["window"]["created_after"] is not None
+    _, _, after = refresh(mb)
+    assert after.content == first["preview_content"]
+
+
+def test_dry_run_warns_when_scope_matches_nothing(mb: MindBank) -> None:
+    retain(mb, *BOAT)
+    mb.create_mental_model("b", name="x", source_query="q?", tags=["user:dana", "team"], id="dana")
+    result = mb.dry_run_refresh("b", "dana")
+    assert result["outcome"] == "content_preserved_no_new_facts" and result["would_persist"] is False
+    assert any("scope matches no memories" in w for w in result["warnings"])
+
+
+def test_synthesis_input_is_recorded(mb: MindBank) -> None:
+    model = ready(mb)
+    assert model.reflect_response["synthesis_input_tokens"] > 0  # type: ignore[index]
+    assert model.reflect_response["usage"]["total_tokens"] == 0  # type: ignore[index]
+
+
+def test_scripted_compose_receives_snapshot_facts(mb: MindBank, synth: ScriptedSynthesizer) -> None:
+    synth.compose_script = lambda facts: Synthesis(markdown="## Boat\n\n- " + facts[0].memory.text + f" [mem:{facts[0].memory.id}]\n",
+                                                   used_ids=[facts[0].memory.id])  # fmt: skip
+    model = ready(mb)
+    assert model.content.startswith("## Boat")
+    assert len(model.reflect_response["based_on"]["world"]) == 1  # type: ignore[index]
