@@ -155,20 +155,25 @@ def compose_markdown(
     return markdown, [h.memory.id for h in chosen]
 
 
+SIGNATURE_TERMS = 8
+
+
+def section_signature(section: Section) -> list[str]:
+    """A section's theme words: its heading's, then its blocks' most frequent content words (at most 8 more)."""
+    counts = Counter(t for block in section.blocks for t in _terms(block.text))
+    heading = sorted(_terms(section.heading))
+    rest = [t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if t not in heading]
+    return heading + rest[:SIGNATURE_TERMS]
+
+
 def document_outline(document: StructuredDocument) -> str:
-    """What the extractive editor reads of a document: section ids and headings, block ids and their citations."""
-    lines = []
-    for section in document.sections:
-        lines.append(f"{section.id}: {section.heading}")
-        lines.extend(f"  {b.id} {' '.join(b.memory_ids)}" for b in section.blocks)
-    return "\n".join(lines)
+    """What the extractive editor reads of a document: per section its id, heading, theme words and block count.
 
-
-def _section_terms(section: Section) -> set[str]:
-    terms: set[str] = set(_terms(section.heading))
-    for block in section.blocks:
-        terms |= _terms(block.text)
-    return terms
+    Block texts are not read: placement needs themes, and eviction (when over budget) needs only block sizes.
+    """
+    return "\n".join(
+        f"{s.id} | {s.heading} | {' '.join(section_signature(s))} | {len(s.blocks)}" for s in document.sections
+    )
 
 
 def plan_delta_operations(
@@ -188,7 +193,7 @@ def plan_delta_operations(
         return [], []
     themed = [s for s in document.sections if s.heading and s.heading != OTHER_HEADING]
     other = next((s for s in document.sections if s.heading == OTHER_HEADING), None)
-    section_terms = {s.id: _section_terms(s) for s in themed}
+    section_terms = {s.id: set(section_signature(s)) for s in themed}
     heading_term = {s.id: s.heading.lower() for s in themed}
     placed: dict[str, list[ScoredMemory]] = {}
     leftovers: list[ScoredMemory] = []

@@ -304,20 +304,24 @@ class RefreshRunner:
         except DocumentError:
             return None
 
+    def _relevance(self, model: MentalModel, texts: Sequence[str]) -> list[float]:
+        """Each text's best cosine similarity (speaker prefixes stripped) to the source query or to a fact the
+        document already rests on — how related a new fact is to what the model is about."""
+        if not texts:
+            return []
+        cited = [e["text"] for e in _flat_based_on((model.reflect_response or {}).get("based_on"))]
+        anchors = [model.source_query, *cited[:64]]
+        vectors = self.embedder.embed([strip_speaker(t) for t in [*anchors, *texts]])
+        similarity = vectors[len(anchors) :] @ vectors[: len(anchors)].T
+        return [float(x) for x in similarity.max(axis=1)]
+
     def _irrelevant(self, model: MentalModel, window: MemoryFilter, settings: RefreshSettings) -> bool:
-        """The relevance gate: True when no new in-scope memory is close (cosine >= threshold, speaker prefixes
-        stripped) to the source query or to any fact the document already rests on."""
+        """The relevance gate: True when no memory written since the watermark is relevant (see _relevance)."""
         since = model.last_memory_seen_at or model.last_refreshed_at
         new, _ = self.store.list_memories(
             model.bank_id, replace(window, updated_after=since), query=None, limit=64, offset=0
         )
-        if not new:
-            return True
-        cited = [e["text"] for e in _flat_based_on((model.reflect_response or {}).get("based_on"))]
-        anchors = [model.source_query, *cited[:64]]
-        vectors = self.embedder.embed([strip_speaker(t) for t in anchors] + [strip_speaker(m.text) for m in new])
-        similarity = vectors[len(anchors) :] @ vectors[: len(anchors)].T
-        return float(similarity.max()) < settings.relevance_threshold
+        return max(self._relevance(model, [m.text for m in new]), default=0.0) < settings.relevance_threshold
 
     def _recall(
         self, plan: RefreshPlan, model: MentalModel, window: MemoryFilter, budget: int, settings: RefreshSettings

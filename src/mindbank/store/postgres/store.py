@@ -101,12 +101,16 @@ def _version_tuple(text: str | None) -> tuple[int, ...]:
 
 
 def _cited_ids(document: dict[str, Any] | None) -> list[str]:
-    """Memory ids cited by any block of a structured document, sorted."""
-    if not document:
+    """Memory ids cited by a stored structured document, sorted; a malformed document cites nothing (the refresh
+    engine reports it as unreadable, the store only indexes). Same rule as the SQLite store."""
+    ids: set[str] = set()
+    try:
+        for section in (document or {}).get("sections", []):
+            for block in section.get("blocks", []):
+                ids.update(str(m) for m in block.get("memory_ids", []))
+    except (AttributeError, TypeError):
         return []
-    return sorted(
-        {mid for sec in document.get("sections", []) for b in sec.get("blocks", []) for mid in b.get("memory_ids", [])}
-    )
+    return sorted(ids)
 
 
 class PostgresStore:
