@@ -6,7 +6,7 @@ Every option is listed in :data:`OPTIONS`; ``docs/configuration.md`` documents e
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,31 @@ class Option:
         return "MINDBANK_" + self.name.upper()
 
 
+# The LLM port (docs/llm.md). The global LLM_* settings apply to every operation; an operation's own
+# {RETAIN,CONSOLIDATION,REFLECT,REFRESH}_LLM_* settings override them (refresh falls back to reflect first).
+LLM_OPERATIONS: tuple[str, ...] = ("retain", "consolidation", "reflect", "refresh")
+LLM_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "llm_provider",
+        str,
+        "extractive",
+        "LLM provider: extractive (no LLM: the offline engine), openai (any OpenAI-compatible server) or anthropic.",
+    ),
+    Option("llm_model", str, None, "Model name. Default: gpt-4o-mini (openai), claude-haiku-4-5 (anthropic)."),
+    Option("llm_api_key", str, None, "API key (never logged). Default: the SDK's OPENAI_API_KEY / ANTHROPIC_API_KEY."),
+    Option("llm_base_url", str, None, "Server base URL, e.g. http://localhost:11434/v1 for Ollama."),
+    Option("llm_timeout", float, 120.0, "Seconds one LLM request may take; a timeout is retried like a 429."),
+    Option("llm_max_retries", int, 3, "Retries of a transient LLM failure (429, 5xx, timeout), exponential backoff."),
+    Option("llm_max_concurrent", int, 32, "LLM requests in flight at once, across every operation of the process."),
+    *(
+        Option(f"{op}_llm_{name}", str, None, f"{op.capitalize()} override of LLM_{name.upper()}.")
+        for op in LLM_OPERATIONS
+        for name in ("provider", "model", "api_key", "base_url")
+    ),
+    Option("llm_trace_enabled", bool, False, "Store every LLM prompt and response, readable per operation."),
+    Option("llm_trace_retention_hours", float, 168.0, "Hours stored LLM prompts and responses are kept."),
+)
+
 OPTIONS: tuple[Option, ...] = (
     Option("database_url", str, None, "SQLite file path (or sqlite:///path). Default ~/.mindbank/mindbank.db."),
     Option("host", str, "127.0.0.1", "Address `mindbank serve` binds to."),
@@ -49,10 +74,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("recall_candidates", int, 60, "Candidates each retriever (dense, BM25) contributes before fusion."),
     Option("recall_include_chunks", bool, True, "Whether a refresh's recall also returns raw chunk text."),
     Option("recall_chunks_max_tokens", int, 1000, "Default token budget of raw chunks a refresh reads."),
+    Option("enable_auto_consolidation", bool, True, "Queue a consolidation (one pending per bank) after each retain."),
+    Option("observation_scopes", str, "combined", "How consolidation groups facts: combined (tag set) or per_tag."),
+    Option("scheduler_tick_seconds", float, 60.0, "How often the scheduler checks refresh_cron models (0: off)."),
     Option(
         "refresh_relevance_threshold",
         float,
-        0.35,
+        0.15,
         "Relevance gate: an automatic refresh whose new in-scope memories all score below this cosine similarity "
         "to the source query and to every fact the document cites runs no synthesis and keeps the document.",
     ),
@@ -62,6 +90,17 @@ OPTIONS: tuple[Option, ...] = (
         0,
         "Minimum seconds between two automatic refreshes of one model (0: no floor).",
     ),
+    Option(
+        "api_key",
+        str,
+        None,
+        "When set, every HTTP and MCP request except /health must send `Authorization: Bearer <key>`.",
+    ),
+    Option(
+        "mcp_enabled", bool, True, "Serve MCP (streamable HTTP) at /mcp and /mcp/{bank_id} inside `mindbank serve`."
+    ),
+    Option("mcp_enabled_tools", str, "", "Comma-separated MCP tool names to expose (empty: all tools)."),
+    *LLM_OPTIONS,
 )
 
 # Settings a bank may override through PATCH /config (model trigger > bank config > environment).
@@ -106,8 +145,41 @@ class Settings:
     recall_candidates: int = 60
     recall_include_chunks: bool = True
     recall_chunks_max_tokens: int = 1000
-    refresh_relevance_threshold: float = 0.35
+    enable_auto_consolidation: bool = True
+    observation_scopes: str = "combined"
+    scheduler_tick_seconds: float = 60.0
+    refresh_relevance_threshold: float = 0.15
     mental_model_min_refresh_interval_seconds: int = 0
+    api_key: str | None = field(default=None, repr=False)  # repr=False: a logged Settings never shows the key
+    mcp_enabled: bool = True
+    mcp_enabled_tools: str = ""
+
+    # LLM (see LLM_OPTIONS); api keys stay out of repr() so a logged Settings never shows one
+    llm_provider: str = "extractive"
+    llm_model: str | None = None
+    llm_api_key: str | None = field(default=None, repr=False)
+    llm_base_url: str | None = None
+    llm_timeout: float = 120.0
+    llm_max_retries: int = 3
+    llm_max_concurrent: int = 32
+    retain_llm_provider: str | None = None
+    retain_llm_model: str | None = None
+    retain_llm_api_key: str | None = field(default=None, repr=False)
+    retain_llm_base_url: str | None = None
+    consolidation_llm_provider: str | None = None
+    consolidation_llm_model: str | None = None
+    consolidation_llm_api_key: str | None = field(default=None, repr=False)
+    consolidation_llm_base_url: str | None = None
+    reflect_llm_provider: str | None = None
+    reflect_llm_model: str | None = None
+    reflect_llm_api_key: str | None = field(default=None, repr=False)
+    reflect_llm_base_url: str | None = None
+    refresh_llm_provider: str | None = None
+    refresh_llm_model: str | None = None
+    refresh_llm_api_key: str | None = field(default=None, repr=False)
+    refresh_llm_base_url: str | None = None
+    llm_trace_enabled: bool = False
+    llm_trace_retention_hours: float = 168.0
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:

@@ -7,6 +7,11 @@ class MindBankError(Exception):
     """Base class of errors a caller can act on."""
 
 
+class TransientError(MindBankError):
+    """A failure worth retrying later (provider timeout, rate limit, 5xx). The worker retries the operation with
+    backoff; a refresh hitting one records no failure and changes nothing."""
+
+
 class NotFoundError(MindBankError):
     """A bank, mental model or operation does not exist (HTTP 404)."""
 

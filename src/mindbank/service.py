@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
@@ -31,16 +31,25 @@ from mindbank.domain.scope import model_scope
 from mindbank.domain.tags import TagsMatch, normalize_tags
 from mindbank.domain.timeutil import parse_timestamp, to_iso, utcnow
 from mindbank.domain.trigger import MentalModelTrigger, merge_trigger
+from mindbank.engine.consolidate import (
+    Consolidator,
+    ExtractiveConsolidator,
+    ObservationScopes,
+    consolidate_round,
+)
 from mindbank.engine.recall import RecallRequest, Retriever, recall
 from mindbank.engine.refresh import RefreshRunner, RefreshSettings, dry_run_result
 from mindbank.engine.retain import prepare_documents
 from mindbank.engine.staleness import mark_stale
 from mindbank.engine.synthesis import ExtractiveSynthesizer, Synthesizer
+from mindbank.engine.triggers import automatic_paused, cron_due, park_until
 from mindbank.errors import ConflictError, InvalidInputError, NotFoundError
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.store.base import AlreadyExists, MemoryFilter, Store, open_store
-from mindbank.worker.runner import PermanentFailure, Worker, WorkerSettings
+from mindbank.worker.runner import Deferred, PermanentFailure, Worker, WorkerSettings
+from mindbank.worker.scheduler import Scheduler
 
+MAX_CONSOLIDATION_ROUNDS = 10
 MODEL_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 MIN_MAX_TOKENS, MAX_MAX_TOKENS, DEFAULT_MAX_TOKENS = 256, 8192, 2048
 
@@ -116,22 +125,32 @@ class MindBank:
         embedder: Embedder,
         settings: Settings | None = None,
         synthesizer: Synthesizer | None = None,
+        consolidator: Consolidator | None = None,
+        clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.settings = settings or Settings()
         self.store = store
         self.embedder = embedder
+        self.clock = clock
         self.synthesizer = synthesizer or ExtractiveSynthesizer()
-        self.refresher = RefreshRunner(store, embedder, self.synthesizer)
+        self.consolidator = consolidator or ExtractiveConsolidator()
+        self.refresher = RefreshRunner(store, embedder, self.synthesizer, clock=clock)
         self.worker = Worker(
             store,
-            {"batch_retain": self._run_retain, "refresh_mental_model": self._run_refresh},
+            {
+                "batch_retain": self._run_retain,
+                "refresh_mental_model": self._run_refresh,
+                "consolidation": self._run_consolidation,
+            },
             WorkerSettings(
                 poll_seconds=self.settings.worker_poll_seconds,
                 lease_seconds=self.settings.worker_lease_seconds,
                 max_retries=self.settings.worker_max_retries,
                 retry_backoff_seconds=self.settings.worker_retry_backoff_seconds,
             ),
+            clock=clock,
         )
+        self.scheduler = Scheduler(self.scheduler_tick, self.settings.scheduler_tick_seconds, clock=clock)
 
     @classmethod
     def open(
@@ -151,14 +170,16 @@ class MindBank:
         return cls(store=store, embedder=embedder, settings=settings, synthesizer=synthesizer)
 
     def close(self) -> None:
-        """Stop the worker and close the store."""
+        """Stop the worker and scheduler and close the store."""
+        self.scheduler.stop()
         self.worker.stop()
         self.store.close()
 
     # ------------------------------------------------------------------ worker
     def start_worker(self) -> None:
-        """Run queued operations in a background thread."""
+        """Run queued operations and the cron scheduler in background threads."""
         self.worker.start()
+        self.scheduler.start()
 
     def run_pending(self) -> int:
         """Run every operation that is due now, in this thread; returns how many ran."""
@@ -203,7 +224,58 @@ class MindBank:
             return RetainResult(bank_id, len(items), op_id, [])
         documents = prepare_documents(items, self.embedder, now=utcnow())
         ids = self.store.write_documents(bank_id, documents)
+        if self.settings.enable_auto_consolidation:
+            self.consolidate(bank_id)
         return RetainResult(bank_id, len(items), None, [i for doc in ids for i in doc])
+
+    # ------------------------------------------------------------------ consolidation and automatic refreshes
+    def consolidate(self, bank_id: str, *, observation_scopes: ObservationScopes | None = None) -> tuple[str, bool]:
+        """Queue a consolidation of the bank's pending facts (at most one pending per bank: a second request
+        returns the queued one). Returns ``(operation_id, deduplicated)``."""
+        payload: dict[str, Any] = {"observation_scopes": observation_scopes or self.settings.observation_scopes}
+        op, deduplicated = self.store.submit_coalesced(self._new_operation(bank_id, "consolidation", payload))
+        self.worker.wake()
+        return op.id, deduplicated
+
+    def _run_consolidation(self, op: Operation) -> dict[str, Any]:
+        scopes = op.payload.get("observation_scopes") or self.settings.observation_scopes
+        totals = {"created": 0, "updated": 0, "consolidated": 0}
+        for _ in range(MAX_CONSOLIDATION_ROUNDS):
+            done = consolidate_round(self.store, op.bank_id, consolidator=self.consolidator, scopes=scopes)
+            totals = {k: totals[k] + getattr(done, k) for k in totals}
+            if not done.more:
+                break
+        else:
+            # a long backlog: hand the rest to a fresh operation instead of holding the worker
+            self.consolidate(op.bank_id, observation_scopes=scopes)
+            return {**totals, "continued": True}
+        totals["refreshes_submitted"] = len(self._refresh_after_consolidation(op.bank_id))
+        return totals
+
+    def _refresh_after_consolidation(self, bank_id: str) -> list[str]:
+        """Submit automatic refreshes of the bank's ``refresh_after_consolidation`` models that are stale."""
+        models = [m for m in self.store.list_models_with_trigger("refresh_after_consolidation") if m.bank_id == bank_id]
+        mark_stale(self.store, bank_id, models)
+        return [op for m in models if m.is_stale and (op := self._submit_automatic_refresh(m)) is not None]
+
+    def _submit_automatic_refresh(self, model: MentalModel) -> str | None:
+        """An automatic refresh (coalesced; parked by the worker inside the rate limit); None while paused."""
+        if automatic_paused(model):
+            return None
+        return self.refresh_mental_model(model.bank_id, model.id, automatic=True)
+
+    def scheduler_tick(self, now: datetime | None = None) -> list[str]:
+        """Refresh every ``refresh_cron`` model whose schedule fired since its last refresh AND that is stale; a
+        fresh model is skipped without any synthesis. Safe to run in several processes at once (submissions
+        coalesce). Returns the operation ids submitted."""
+        now = now or self.clock()
+        due = [m for m in self.store.list_models_with_trigger("refresh_cron") if cron_due(m, now)]
+        submitted: list[str] = []
+        for bank_id in sorted({m.bank_id for m in due}):
+            models = [m for m in due if m.bank_id == bank_id]
+            mark_stale(self.store, bank_id, models)
+            submitted += [op for m in models if m.is_stale and (op := self._submit_automatic_refresh(m)) is not None]
+        return submitted
 
     def _run_retain(self, op: Operation) -> dict[str, Any]:
         items = [_item_from_json(d) for d in op.payload["items"]]
@@ -431,7 +503,7 @@ class MindBank:
             payload["mode"] = "full"
         if automatic:
             payload["automatic"] = True
-        op, _ = self.store.submit_refresh(
+        op, _ = self.store.submit_coalesced(
             self._new_operation(bank_id, "refresh_mental_model", payload, model_id), full=mode == "full"
         )
         self.worker.wake()
@@ -589,6 +661,11 @@ class MindBank:
         model = self.store.get_mental_model(op.bank_id, model_id)
         if model is None:
             raise PermanentFailure(f"mental model '{model_id}' no longer exists")
+        if op.payload.get("automatic"):
+            interval = self.resolved_setting(op.bank_id, "mental_model_min_refresh_interval_seconds", model.trigger)
+            due = park_until(model, interval, self.clock())
+            if due is not None:
+                raise Deferred(due, "inside the model's minimum refresh interval")
         settings = self._refresh_settings(op.bank_id)
         plan = self.refresher.plan(
             model, settings, mode=op.payload.get("mode"), automatic=bool(op.payload.get("automatic"))
@@ -664,3 +741,21 @@ class MindBank:
     def last_memory_write_at(self, bank_id: str) -> datetime | None:
         """The bank's newest memory write stamp (stats' ``last_memory_write_at``)."""
         return self.store.bank_last_memory_write_at(bank_id)
+
+    # ------------------------------------------------------------------ client-compatible names
+    # ``mindbank.client.Client`` method names, so code moves between in-process and HTTP use by swapping the object.
+    def dry_run_refresh_mental_model(self, bank_id: str, model_id: str) -> dict[str, Any]:
+        """Alias of :meth:`dry_run_refresh` (the client's name)."""
+        return self.dry_run_refresh(bank_id, model_id)
+
+    def get_mental_model_history(self, bank_id: str, model_id: str) -> list[dict[str, Any]]:
+        """Alias of :meth:`mental_model_history` (the client's name)."""
+        return self.mental_model_history(bank_id, model_id)
+
+    def stats(self, bank_id: str) -> dict[str, Any]:
+        """Alias of :meth:`bank_stats` (the client's name)."""
+        return self.bank_stats(bank_id)
+
+    def wait(self, bank_id: str, operation_id: str, *, timeout: float = 120.0) -> Operation:
+        """Alias of :meth:`wait_for` (the client's name): block until the operation is terminal."""
+        return self.wait_for(bank_id, operation_id, timeout=timeout)

@@ -55,10 +55,14 @@ def test_config_overrides_and_precedence(client: TestClient, mindbank: MindBank)
 
 
 def test_stats_are_live(client: TestClient, mindbank: MindBank) -> None:
+    mindbank.worker.stop()
     retain(client, "b", {"content": "One fact."}, {"content": "Another fact.", "document_id": "d2"})
     stats = client.get(f"{BASE}/b/stats").json()
     assert stats["total_nodes"] == 2 and stats["nodes_by_fact_type"] == {"world": 2}
     assert stats["total_documents"] == 2 and stats["pending_consolidation"] == 2
+    assert stats["pending_operations"] == 1  # the queued consolidation
+    mindbank.run_pending()
+    assert client.get(f"{BASE}/b/stats").json()["pending_consolidation"] == 0
     first = stats["last_memory_write_at"]
     retain(client, "b", {"content": "A third fact."})
     again = client.get(f"{BASE}/b/stats").json()
@@ -136,7 +140,9 @@ def test_operations_list_filter_and_cancel(client: TestClient, mindbank: MindBan
     a = client.post(f"{BASE}/b/mental-models", json={"name": "a", "source_query": "q"}).json()["operation_id"]
     client.post(f"{BASE}/b/memories", json={"items": [{"content": "y"}], "async": True})
     body = client.get(f"{BASE}/b/operations").json()
-    assert body["total"] == 2 and body["limit"] == 20 and {o["status"] for o in body["operations"]} == {"pending"}
+    assert body["total"] == 3 and body["limit"] == 20 and {o["status"] for o in body["operations"]} == {"pending"}
+    kinds = sorted(o["operation_type"] for o in body["operations"])
+    assert kinds == ["batch_retain", "consolidation", "refresh_mental_model"]
     refreshes = client.get(f"{BASE}/b/operations", params={"type": "refresh_mental_model"}).json()
     assert [o["id"] for o in refreshes["operations"]] == [a]
     r = client.delete(f"{BASE}/b/operations/{a}")
@@ -145,7 +151,8 @@ def test_operations_list_filter_and_cancel(client: TestClient, mindbank: MindBan
     assert client.delete(f"{BASE}/b/operations/{a}").status_code == 409
     assert client.get(f"{BASE}/b/operations", params={"status": "cancelled"}).json()["total"] == 1
     assert client.delete(f"{BASE}/b/operations/nope").status_code == 404
-    assert mindbank.run_pending() == 1  # the cancelled refresh never runs
+    mindbank.run_pending()
+    assert client.get(f"{BASE}/b/operations/{a}").json()["status"] == "cancelled"  # it never ran
 
 
 def test_openapi_documents_every_route(client: TestClient) -> None:

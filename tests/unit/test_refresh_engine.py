@@ -119,7 +119,7 @@ def test_structured_output_needs_a_capable_engine(mb: MindBank, synth: ScriptedS
     after = assert_failed(mb, before, "refresh_failed_structured_output", "structured_output_failed")
     assert "structured_output" not in (after.reflect_response or {})
     synth.structured_script = {"project": "sailing boat"}
-    status, result, fixed = refresh(mb)
+    status, _result, fixed = refresh(mb)
     assert status == "completed" and fixed.reflect_response["structured_output"] == {"project": "sailing boat"}  # type: ignore[index]
     assert synth.calls[-1][1]["content"] == fixed.content  # extracted from the final stored content
 
@@ -228,7 +228,7 @@ def test_automatic_refresh_of_irrelevant_memories_is_gated(mb: MindBank, synth: 
     assert after.last_memory_seen_at > before.last_memory_seen_at  # type: ignore[operator]
     assert after.is_stale is False
     retain(mb, "Dana: The quarterly tax form needs my signature too.")
-    status, result, manual = refresh(mb)  # manual refreshes are never gated
+    status, result, _manual = refresh(mb)  # manual refreshes are never gated
     assert len(synth.calls) > calls
 
 
@@ -237,7 +237,7 @@ def test_automatic_refresh_of_irrelevant_memories_is_gated(mb: MindBank, synth: 
 def test_deleted_citation_is_named_by_dry_run_and_removed_by_next_refresh(mb: MindBank, mode: str) -> None:
     before = ready(mb, trigger={"mode": mode})
     doc = StructuredDocument.from_dict(before.structured_document)  # type: ignore[arg-type]
-    victim_section, victim = next((s, b) for s in doc.sections for b in s.blocks if b.memory_ids)
+    _victim_section, victim = next((s, b) for s in doc.sections for b in s.blocks if b.memory_ids)
     mb.delete_memory("b", victim.memory_ids[0])
     assert mb.get_mental_model("b", "dana").is_stale is True
     dry = mb.dry_run_refresh("b", "dana")

@@ -71,6 +71,8 @@ class NewMemory:
     occurred_start: datetime | None
     occurred_end: datetime | None
     mentioned_at: datetime | None
+    source_memory_ids: tuple[str, ...] | None = None  # observations: the facts they consolidate
+    proof_count: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,3 +161,38 @@ class Operation:
     created_at: datetime
     updated_at: datetime
     completed_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class MemorySource:
+    """Where a memory came from: its chunk's text and its document's full text (None where not stored).
+
+    Read by reflect's ``expand`` tool, which widens a retrieved fact to the turn or document around it."""
+
+    memory_id: str
+    document_id: str | None
+    chunk_id: str | None
+    chunk_text: str | None
+    document_text: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class LLMRequestRecord:
+    """One traced LLM attempt (``MINDBANK_LLM_TRACE_ENABLED``): the request as sent (messages, tool names, schema;
+    never a credential), the response or the error, tokens and wall time (ms). ``operation_id`` links it to the
+    queued operation (or reflect request) it served."""
+
+    id: str
+    bank_id: str
+    operation_id: str | None
+    scope: str
+    provider: str
+    model: str
+    attempt: int
+    request: dict[str, Any]
+    response: dict[str, Any] | None
+    error: str | None
+    input_tokens: int
+    output_tokens: int
+    duration_ms: int
+    created_at: datetime

@@ -22,7 +22,7 @@ from __future__ import annotations
 import difflib
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
@@ -42,9 +42,12 @@ from mindbank.domain.text import strip_speaker
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.engine.recall import RecallRequest, recall
 from mindbank.engine.synthesis import SynthesisError, Synthesizer
+from mindbank.errors import TransientError
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.store.base import Store
 
+# errors that mean "try again later": the worker retries them with backoff instead of recording a failure
+TRANSIENT: tuple[type[BaseException], ...] = (TransientError, TimeoutError, ConnectionError)
 BASED_ON_KEYS = ("world", "experience", "observation", "opinion", "directives", "mental-models")
 WRITING_OUTCOMES = ("content_written", "content_unchanged")
 Mode = Literal["full", "delta"]
@@ -58,7 +61,7 @@ class RefreshSettings:
     recall_candidates: int = 60
     history_enabled: bool = True
     history_cap: int = 50
-    relevance_threshold: float = 0.35
+    relevance_threshold: float = 0.15
 
 
 @dataclass(slots=True)
@@ -203,7 +206,10 @@ def retraction_operations(document: StructuredDocument, missing: set[str]) -> li
 class RefreshRunner:
     """Plans and persists refreshes for one store / embedder / synthesizer."""
 
-    def __init__(self, store: Store, embedder: Embedder, synthesizer: Synthesizer) -> None:
+    def __init__(
+        self, store: Store, embedder: Embedder, synthesizer: Synthesizer, *, clock: Callable[[], datetime] = utcnow
+    ) -> None:
+        self.clock = clock
         self.store = store
         self.embedder = embedder
         self.synthesizer = synthesizer
@@ -220,6 +226,8 @@ class RefreshRunner:
         )
         try:
             self._plan(plan, settings, automatic=automatic)
+        except TRANSIENT:
+            raise  # retried by the worker; nothing is recorded against the model
         except Exception as exc:  # anything unexpected must still leave the model as it was
             plan.fail("refresh_failed_error", "unexpected_error", f"{type(exc).__name__}: {exc}")
         plan.duration_ms = int((time.perf_counter() - plan.started) * 1000)
@@ -335,6 +343,8 @@ class RefreshRunner:
                 RecallRequest(query=model.source_query, filter=window, max_tokens=budget),
                 candidates=settings.recall_candidates,
             )
+        except TRANSIENT:
+            raise
         except Exception as exc:
             plan.fail("refresh_failed_error", "retrieval_failed", f"{type(exc).__name__}: {exc}")
             return []
@@ -460,7 +470,7 @@ class RefreshRunner:
         only). Raises ``LookupError`` if the model was deleted meanwhile."""
         model = plan.model
         keep_trace = bool(model.trigger.get("keep_trace"))
-        now = utcnow()
+        now = self.clock()
         if plan.failed:
             response = {
                 **(model.reflect_response or {}),

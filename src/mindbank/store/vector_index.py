@@ -103,6 +103,25 @@ class VectorIndex:
             positions=positions,
         )
 
+    def restamped(self, ids: Sequence[str], updated: float) -> VectorIndex:
+        """A new index whose rows ``ids`` carry the new ``updated_at`` (POSIX seconds)."""
+        idx = [self.positions[i] for i in ids if i in self.positions]
+        if not idx:
+            return self
+        stamps = self.updated.copy()
+        stamps[idx] = updated
+        return VectorIndex(
+            dimension=self.dimension,
+            ids=self.ids,
+            matrix=self.matrix,
+            types=self.types,
+            updated=stamps,
+            tag_keys=self.tag_keys,
+            alive=self.alive,
+            tag_rows=self.tag_rows,
+            positions=self.positions,
+        )
+
     def mask(
         self,
         *,

@@ -13,7 +13,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from mindbank.domain.records import Operation
@@ -23,6 +23,17 @@ from mindbank.store.base import Store
 log = logging.getLogger(__name__)
 
 Handler = Callable[[Operation], dict[str, Any]]
+
+
+class Deferred(Exception):
+    """Raised by a handler to park its operation until ``due_at`` (pending, no retry counted, no error).
+
+    Used by rate-limited automatic refreshes: later triggers fold into the parked operation.
+    """
+
+    def __init__(self, due_at: datetime, reason: str = "") -> None:
+        super().__init__(reason or f"deferred until {due_at.isoformat()}")
+        self.due_at = due_at
 
 
 class PermanentFailure(Exception):
@@ -46,8 +57,16 @@ class WorkerSettings:
 class Worker:
     """Runs operations from ``store`` with ``handlers``; use :meth:`run_once` directly or :meth:`start` a thread."""
 
-    def __init__(self, store: Store, handlers: dict[str, Handler], settings: WorkerSettings) -> None:
+    def __init__(
+        self,
+        store: Store,
+        handlers: dict[str, Handler],
+        settings: WorkerSettings,
+        *,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
         self.store = store
+        self.clock = clock
         self.handlers = handlers
         self.settings = settings
         self.worker_id = f"worker-{uuid.uuid4().hex[:8]}"
@@ -57,7 +76,7 @@ class Worker:
 
     def run_once(self) -> bool:
         """Claim and run one operation; False when nothing was runnable."""
-        op = self.store.claim_operation(self.worker_id, self.settings.lease_seconds)
+        op = self.store.claim_operation(self.worker_id, self.settings.lease_seconds, now=self.clock())
         if op is None:
             return False
         handler = self.handlers.get(op.operation_type)
@@ -68,13 +87,15 @@ class Worker:
             return True
         try:
             result = handler(op)
+        except Deferred as exc:
+            self.store.defer_operation(op.id, next_retry_at=exc.due_at)
         except PermanentFailure as exc:
             self.store.finish_operation(op.id, status="failed", result=exc.details or None, error=str(exc))
         except Exception as exc:
             log.exception("operation %s (%s) failed", op.id, op.operation_type)
             if op.retry_count < self.settings.max_retries:
                 delay = self.settings.retry_backoff_seconds * (2**op.retry_count)
-                self.store.retry_operation(op.id, next_retry_at=utcnow() + timedelta(seconds=delay), error=str(exc))
+                self.store.retry_operation(op.id, next_retry_at=self.clock() + timedelta(seconds=delay), error=str(exc))
             else:
                 self.store.finish_operation(op.id, status="failed", result=None, error=str(exc))
         else:

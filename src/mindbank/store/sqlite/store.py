@@ -23,7 +23,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from mindbank.domain.records import Bank, HistoryEntry, MemoryUnit, MentalModel, Operation
+from mindbank.domain.records import (
+    Bank,
+    HistoryEntry,
+    LLMRequestRecord,
+    MemorySource,
+    MemoryUnit,
+    MentalModel,
+    NewMemory,
+    Operation,
+)
 from mindbank.domain.tags import TagsMatch
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.base import AlreadyExists, DocumentWrite, MemoryFilter, StalenessProbe
@@ -371,39 +380,110 @@ class SQLiteStore:
                     "INSERT INTO chunks (id, bank_id, document_id, chunk_index, text) VALUES (?, ?, ?, ?, ?)",
                     [(c.id, bank_id, doc.document_id, chunk_base + c.index, c.text) for c in doc.chunks],
                 )
-                ids = [str(uuid.uuid4()) for _ in doc.memories]
-                conn.executemany(
-                    "INSERT INTO memory_units (id, bank_id, document_id, chunk_id, text, fact_type, tags, context, "
-                    "metadata, occurred_start, occurred_end, mentioned_at, embedding, created_at, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        (
-                            mid,
-                            bank_id,
-                            m.document_id,
-                            m.chunk_id,
-                            m.text,
-                            m.fact_type,
-                            _tags_json(m.tags),
-                            m.context,
-                            _json(m.metadata),
-                            to_iso(m.occurred_start),
-                            to_iso(m.occurred_end),
-                            to_iso(m.mentioned_at),
-                            np.asarray(m.embedding, dtype="<f4").tobytes(),
-                            stamp,
-                            stamp,
-                        )
-                        for mid, m in zip(ids, doc.memories, strict=True)
-                    ],
-                )
-                added.extend(
-                    IndexRow(mid, np.asarray(m.embedding, np.float32), m.fact_type, tuple(sorted(set(m.tags))), updated)
-                    for mid, m in zip(ids, doc.memories, strict=True)
-                )
+                ids = self._insert_memories(conn, bank_id, doc.memories, stamp)
+                added.extend(_index_rows(ids, doc.memories, updated))
                 out.append(ids)
             self._advance_index(bank_id, version, added, removed)
         return out
+
+    def _insert_memories(
+        self, conn: sqlite3.Connection, bank_id: str, memories: Sequence[NewMemory], stamp: str
+    ) -> list[str]:
+        ids = [str(uuid.uuid4()) for _ in memories]
+        conn.executemany(
+            "INSERT INTO memory_units (id, bank_id, document_id, chunk_id, text, fact_type, tags, context, "
+            "metadata, occurred_start, occurred_end, mentioned_at, embedding, source_memory_ids, proof_count, "
+            "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    mid,
+                    bank_id,
+                    m.document_id,
+                    m.chunk_id,
+                    m.text,
+                    m.fact_type,
+                    _tags_json(m.tags),
+                    m.context,
+                    _json(m.metadata),
+                    to_iso(m.occurred_start),
+                    to_iso(m.occurred_end),
+                    to_iso(m.mentioned_at),
+                    np.asarray(m.embedding, dtype="<f4").tobytes(),
+                    None if m.source_memory_ids is None else _json(list(m.source_memory_ids)),
+                    m.proof_count,
+                    stamp,
+                    stamp,
+                )
+                for mid, m in zip(ids, memories, strict=True)
+            ],
+        )
+        return ids
+
+    # ------------------------------------------------------------------ consolidation
+    def unconsolidated_facts(self, bank_id: str, limit: int) -> list[MemoryUnit]:
+        """Facts (world/experience) not yet consolidated, oldest first."""
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT * FROM memory_units WHERE bank_id = ? AND fact_type != 'observation' "
+                "AND consolidated_at IS NULL ORDER BY seq LIMIT ?",
+                (bank_id, limit),
+            ).fetchall()
+        return [_memory(r) for r in rows]
+
+    def list_observations(self, bank_id: str) -> list[MemoryUnit]:
+        """Every observation of the bank, oldest first."""
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT * FROM memory_units WHERE bank_id = ? AND fact_type = 'observation' ORDER BY seq", (bank_id,)
+            ).fetchall()
+        return [_memory(r) for r in rows]
+
+    def memory_vectors(self, bank_id: str, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        """Stored embeddings of the given memories (unknown ids are left out)."""
+        index = self._index(bank_id)
+        return {i: index.matrix[index.positions[i]] for i in ids if i in index.positions}
+
+    def write_consolidation(
+        self,
+        bank_id: str,
+        *,
+        creates: Sequence[NewMemory],
+        updates: Sequence[tuple[str, tuple[str, ...], int]],
+        consolidated_ids: Sequence[str],
+    ) -> list[str]:
+        """Apply one consolidation round atomically: new observations, observation updates ``(id, source ids,
+        proof count)`` and ``consolidated_at`` on the source facts. Observation writes are memory writes (stamped);
+        marking sources is bookkeeping and stamps nothing. Returns the new observation ids."""
+        with self._tx() as conn:
+            stamp, version = (None, None)
+            if creates or updates:
+                stamp, version = self._stamp_memory_write(conn, bank_id)
+            ids = self._insert_memories(conn, bank_id, creates, stamp) if creates else []
+            for memory_id, sources, proof in updates:
+                conn.execute(
+                    "UPDATE memory_units SET source_memory_ids = ?, proof_count = ?, updated_at = ? "
+                    "WHERE bank_id = ? AND id = ?",
+                    (_json(list(sources)), proof, stamp, bank_id, memory_id),
+                )
+            now = to_iso(utcnow())
+            for start in range(0, len(consolidated_ids), 500):
+                part = list(consolidated_ids[start : start + 500])
+                conn.execute(
+                    "UPDATE memory_units SET consolidated_at = ? WHERE bank_id = ? "
+                    f"AND id IN ({','.join('?' * len(part))})",
+                    (now, bank_id, *part),
+                )
+            if version is not None and stamp is not None:
+                updated = datetime.fromisoformat(stamp).timestamp()
+                rows = _index_rows(ids, creates, updated)
+                with self._index_lock:
+                    cached = self._indexes.get(bank_id)
+                    if cached is not None and cached[0] == version - 1:
+                        index = cached[1].with_rows(rows).restamped([u[0] for u in updates], updated)
+                        self._indexes[bank_id] = (version, index)
+                    else:
+                        self._indexes.pop(bank_id, None)
+        return ids
 
     def _advance_index(self, bank_id: str, version: int, added: list[IndexRow], removed: list[str]) -> None:
         """Apply this process's own write to the cached index (called inside the write transaction)."""
@@ -773,19 +853,20 @@ class SQLiteStore:
             ),
         )
 
-    def submit_refresh(self, op: Operation, *, full: bool) -> tuple[Operation, bool]:
-        """Queue a refresh unless one for the same model is still pending (coalescing, checked atomically).
+    def submit_coalesced(self, op: Operation, *, full: bool = False) -> tuple[Operation, bool]:
+        """Queue ``op`` unless an operation of the same type for the same bank and mental model (None = bank-wide)
+        is still pending; then return that one (coalescing, checked atomically). Returns ``(operation, deduplicated)``.
 
-        Returns ``(operation, deduplicated)``. Folding into a pending refresh: ``full`` upgrades it to full mode,
-        and a non-automatic request (``payload["automatic"]`` false) clears any park (``next_retry_at``) and the
-        automatic flag, because "refresh now" means now.
+        Folding into a pending operation: ``full`` upgrades it to full mode, and a non-automatic request
+        (``payload["automatic"]`` false) clears any park (``next_retry_at``) and the automatic flag, because
+        "refresh now" means now.
         """
         with self._tx() as conn:
             self._ensure_bank(conn, op.bank_id)
             row = conn.execute(
-                "SELECT * FROM operations WHERE bank_id = ? AND mental_model_id = ? AND status = 'pending' "
-                "AND operation_type = 'refresh_mental_model' ORDER BY created_at LIMIT 1",
-                (op.bank_id, op.mental_model_id),
+                "SELECT * FROM operations WHERE bank_id = ? AND mental_model_id IS ? AND status = 'pending' "
+                "AND operation_type = ? ORDER BY created_at LIMIT 1",
+                (op.bank_id, op.mental_model_id, op.operation_type),
             ).fetchone()
             if row is not None:
                 pending = _operation(row)
@@ -860,12 +941,11 @@ class SQLiteStore:
             ).fetchone()
         return None if row is None else _operation(row)
 
-    def claim_operation(self, worker_id: str, lease_seconds: float) -> Operation | None:
-        """Claim the oldest runnable operation: pending and due, or processing with an expired lease.
-
-        At most one refresh per mental model runs at a time: a model with a live claimed refresh is skipped.
-        """
-        now = utcnow()
+    def claim_operation(self, worker_id: str, lease_seconds: float, *, now: datetime | None = None) -> Operation | None:
+        """Claim the oldest runnable operation: pending and due (``next_retry_at`` at or before ``now``), or
+        processing with an expired lease. At most one refresh per mental model runs at a time: a model with a live
+        claimed refresh is skipped. ``now`` defaults to the clock (tests inject one)."""
+        now = now or utcnow()
         with self._tx() as conn:
             row = conn.execute(
                 "SELECT o.id FROM operations o WHERE ((o.status = 'pending' AND (o.next_retry_at IS NULL OR "
@@ -896,6 +976,25 @@ class SQLiteStore:
                 (status, None if result is None else _json(result), error, now, now, operation_id),
             )
 
+    def defer_operation(self, operation_id: str, *, next_retry_at: datetime) -> None:
+        """Park a claimed operation: back to pending, due at ``next_retry_at``, no retry counted, no error."""
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE operations SET status = 'pending', next_retry_at = ?, updated_at = ?, worker_id = NULL, "
+                "lease_expires_at = NULL WHERE id = ?",
+                (to_iso(next_retry_at), to_iso(utcnow()), operation_id),
+            )
+
+    def list_models_with_trigger(self, key: str) -> list[MentalModel]:
+        """Every mental model (all banks) whose trigger has a truthy ``key`` (e.g. ``refresh_cron``)."""
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT * FROM mental_models WHERE json_extract(trigger, '$.' || ?) IS NOT NULL "
+                "AND json_extract(trigger, '$.' || ?) NOT IN (0, '')",
+                (key, key),
+            ).fetchall()
+        return [_model(r) for r in rows]
+
     def retry_operation(self, operation_id: str, *, next_retry_at: datetime, error: str) -> None:
         """Put a failed attempt back in the queue: pending, ``retry_count + 1``, due at ``next_retry_at``."""
         with self._tx() as conn:
@@ -904,6 +1003,64 @@ class SQLiteStore:
                 "error = ?, updated_at = ?, worker_id = NULL, lease_expires_at = NULL WHERE id = ?",
                 (to_iso(next_retry_at), error, to_iso(utcnow()), operation_id),
             )
+
+    # ------------------------------------------------------------------ reflect expand / LLM tracing
+    def memory_sources(self, bank_id: str, memory_ids: Sequence[str]) -> list[MemorySource]:
+        """Chunk and document text of the given memories, in the order of ``memory_ids`` (unknown ids left out)."""
+        found: dict[str, MemorySource] = {}
+        with self._read() as conn:
+            for start in range(0, len(memory_ids), 500):
+                part = list(memory_ids[start : start + 500])
+                for r in conn.execute(
+                    "SELECT m.id, m.document_id, m.chunk_id, c.text AS chunk_text, d.original_text "
+                    "FROM memory_units m LEFT JOIN chunks c ON c.id = m.chunk_id AND c.bank_id = m.bank_id "
+                    "LEFT JOIN documents d ON d.bank_id = m.bank_id AND d.id = m.document_id "
+                    f"WHERE m.bank_id = ? AND m.id IN ({','.join('?' * len(part))})",
+                    (bank_id, *part),
+                ):
+                    found[r["id"]] = MemorySource(
+                        r["id"], r["document_id"], r["chunk_id"], r["chunk_text"], r["original_text"]
+                    )
+        return [found[i] for i in memory_ids if i in found]
+
+    def record_llm_request(self, record: LLMRequestRecord) -> None:
+        """Store one traced LLM attempt."""
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO llm_requests (id, bank_id, operation_id, scope, provider, model, attempt, request, "
+                "response, error, input_tokens, output_tokens, duration_ms, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.id,
+                    record.bank_id,
+                    record.operation_id,
+                    record.scope,
+                    record.provider,
+                    record.model,
+                    record.attempt,
+                    _json(record.request),
+                    None if record.response is None else _json(record.response),
+                    record.error,
+                    record.input_tokens,
+                    record.output_tokens,
+                    record.duration_ms,
+                    to_iso(record.created_at),
+                ),
+            )
+
+    def list_llm_requests(self, bank_id: str, operation_id: str, *, limit: int) -> list[LLMRequestRecord]:
+        """The traced attempts of one operation, oldest first (at most ``limit``)."""
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT * FROM llm_requests WHERE bank_id = ? AND operation_id = ? ORDER BY created_at, id LIMIT ?",
+                (bank_id, operation_id, limit),
+            ).fetchall()
+        return [_llm_request(r) for r in rows]
+
+    def purge_llm_requests(self, before: datetime) -> int:
+        """Delete traced attempts created before ``before``; returns how many went."""
+        with self._tx() as conn:
+            return conn.execute("DELETE FROM llm_requests WHERE created_at < ?", (to_iso(before),)).rowcount
 
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every row of every table (test helper for "a rejected request writes nothing")."""
@@ -916,6 +1073,13 @@ class SQLiteStore:
                 )
             ]
             return {t: [tuple(r) for r in conn.execute(f"SELECT * FROM {t} ORDER BY 1")] for t in tables}
+
+
+def _index_rows(ids: Sequence[str], memories: Sequence[NewMemory], updated: float) -> list[IndexRow]:
+    return [
+        IndexRow(mid, np.asarray(m.embedding, np.float32), m.fact_type, tuple(sorted(set(m.tags))), updated)
+        for mid, m in zip(ids, memories, strict=True)
+    ]
 
 
 def _cited_ids(document: dict[str, Any] | None) -> list[str]:
@@ -1024,4 +1188,23 @@ def _operation(r: sqlite3.Row) -> Operation:
         created_at=datetime.fromisoformat(r["created_at"]),
         updated_at=datetime.fromisoformat(r["updated_at"]),
         completed_at=_ts(r["completed_at"]),
+    )
+
+
+def _llm_request(r: sqlite3.Row) -> LLMRequestRecord:
+    return LLMRequestRecord(
+        id=r["id"],
+        bank_id=r["bank_id"],
+        operation_id=r["operation_id"],
+        scope=r["scope"],
+        provider=r["provider"],
+        model=r["model"],
+        attempt=r["attempt"],
+        request=json.loads(r["request"]),
+        response=None if r["response"] is None else json.loads(r["response"]),
+        error=r["error"],
+        input_tokens=r["input_tokens"],
+        output_tokens=r["output_tokens"],
+        duration_ms=r["duration_ms"],
+        created_at=datetime.fromisoformat(r["created_at"]),
     )

@@ -1,0 +1,154 @@
+"""Consolidation: fold facts into observations (the extractive engine), one bounded round at a time.
+
+Spec: "Automatic Refresh" (observations are what ``refresh_after_consolidation`` follows); reference facts §6.
+Observations are memory units with ``fact_type`` observation, ``source_memory_ids``, ``proof_count`` and the tags
+of their scope. Observation scopes: ``combined`` (default: a fact's whole tag set is one scope) or ``per_tag``
+(one scope per tag). The extractive consolidator merges near-duplicate facts inside one scope by embedding
+similarity: a fact close to an existing observation of its scope strengthens it (one more source, proof + 1);
+two or more close new facts found together form a new observation; a fact that repeats nothing is marked
+consolidated without an observation (an observation needs a second witness). Source facts get
+``consolidated_at``, which is bookkeeping and never a write for staleness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+import numpy as np
+
+from mindbank.domain.records import MemoryUnit, NewMemory
+from mindbank.store.base import Store
+
+ObservationScopes = Literal["combined", "per_tag"]
+DUPLICATE_THRESHOLD = 0.9  # cosine: same statement in other words, not merely the same topic
+ROUND_SIZE = 200
+
+
+@dataclass(slots=True)
+class ConsolidationRound:
+    """What one round did: observations created/updated, facts consolidated, scopes touched, whether more wait."""
+
+    created: int = 0
+    updated: int = 0
+    consolidated: int = 0
+    scopes: set[tuple[str, ...]] = field(default_factory=set)
+    more: bool = False
+
+
+@dataclass(slots=True)
+class _Draft:
+    """An observation being built or grown in this round."""
+
+    scope: tuple[str, ...]
+    vector: np.ndarray
+    sources: list[str]
+    proof: int
+    template: MemoryUnit | None = None  # the fact whose text a new observation takes
+    existing_id: str | None = None
+
+
+class Consolidator(Protocol):
+    """Turns a batch of facts into observation creates/updates against the existing observations."""
+
+    def plan(
+        self,
+        facts: Sequence[MemoryUnit],
+        vectors: dict[str, np.ndarray],
+        observations: Sequence[MemoryUnit],
+        scopes: ObservationScopes,
+    ) -> tuple[list[NewMemory], list[tuple[str, tuple[str, ...], int]]]: ...
+
+
+def scope_keys(tags: Sequence[str], scopes: ObservationScopes) -> list[tuple[str, ...]]:
+    """The observation scopes a fact with ``tags`` belongs to."""
+    if scopes == "per_tag" and tags:
+        return [(t,) for t in sorted(set(tags))]
+    return [tuple(sorted(set(tags)))]
+
+
+class ExtractiveConsolidator:
+    """Near-duplicate merging by cosine similarity (no model)."""
+
+    def __init__(self, threshold: float = DUPLICATE_THRESHOLD) -> None:
+        self.threshold = threshold
+
+    def plan(
+        self,
+        facts: Sequence[MemoryUnit],
+        vectors: dict[str, np.ndarray],
+        observations: Sequence[MemoryUnit],
+        scopes: ObservationScopes,
+    ) -> tuple[list[NewMemory], list[tuple[str, tuple[str, ...], int]]]:
+        """``(creates, updates)`` for a batch; updates are ``(observation id, all source ids, proof count)``."""
+        drafts: dict[tuple[str, ...], list[_Draft]] = {}
+        for obs in observations:
+            if obs.id in vectors:
+                drafts.setdefault(obs.tags, []).append(
+                    _Draft(obs.tags, vectors[obs.id], list(obs.source_memory_ids or ()), obs.proof_count or 1,
+                           existing_id=obs.id)
+                )  # fmt: skip
+        singles: dict[tuple[str, ...], list[MemoryUnit]] = {}
+        for fact in facts:
+            vector = vectors.get(fact.id)
+            if vector is None:
+                continue
+            for scope in scope_keys(fact.tags, scopes):
+                pool = drafts.setdefault(scope, [])
+                best = max(pool, key=lambda d: float(d.vector @ vector), default=None)
+                if best is not None and float(best.vector @ vector) >= self.threshold:
+                    if fact.id not in best.sources:
+                        best.sources.append(fact.id)
+                        best.proof += 1
+                    continue
+                twin = next(
+                    (f for f in singles.get(scope, []) if float(vectors[f.id] @ vector) >= self.threshold), None
+                )
+                if twin is not None:
+                    singles[scope].remove(twin)
+                    pool.append(_Draft(scope, vectors[twin.id], [twin.id, fact.id], 2, template=twin))
+                else:
+                    singles.setdefault(scope, []).append(fact)
+        creates: list[NewMemory] = []
+        updates: list[tuple[str, tuple[str, ...], int]] = []
+        for pool in drafts.values():
+            for draft in pool:
+                if draft.existing_id is not None:
+                    original = next(o for o in observations if o.id == draft.existing_id)
+                    if len(draft.sources) != len(original.source_memory_ids or ()):
+                        updates.append((draft.existing_id, tuple(draft.sources), draft.proof))
+                elif draft.template is not None:
+                    t = draft.template
+                    creates.append(
+                        NewMemory(
+                            text=t.text, fact_type="observation", embedding=draft.vector, tags=draft.scope,
+                            context=t.context, metadata={}, document_id=None, chunk_id=None,
+                            occurred_start=t.occurred_start, occurred_end=t.occurred_end, mentioned_at=t.mentioned_at,
+                            source_memory_ids=tuple(draft.sources), proof_count=draft.proof,
+                        )
+                    )  # fmt: skip
+        return creates, updates
+
+
+def consolidate_round(
+    store: Store,
+    bank_id: str,
+    *,
+    consolidator: Consolidator,
+    scopes: ObservationScopes = "combined",
+    limit: int = ROUND_SIZE,
+) -> ConsolidationRound:
+    """Consolidate up to ``limit`` pending facts of the bank in one transaction; ``more`` says whether others wait."""
+    facts = store.unconsolidated_facts(bank_id, limit + 1)
+    result = ConsolidationRound(more=len(facts) > limit)
+    facts = facts[:limit]
+    if not facts:
+        return result
+    observations = store.list_observations(bank_id)
+    vectors = store.memory_vectors(bank_id, [f.id for f in facts] + [o.id for o in observations])
+    creates, updates = consolidator.plan(facts, vectors, observations, scopes)
+    store.write_consolidation(bank_id, creates=creates, updates=updates, consolidated_ids=[f.id for f in facts])
+    result.created, result.updated, result.consolidated = len(creates), len(updates), len(facts)
+    result.scopes = {tuple(c.tags) for c in creates} | {o.tags for o in observations if o.id in {u[0] for u in updates}}
+    return result

@@ -1,0 +1,275 @@
+"""Consolidation, refresh_after_consolidation, cron, rate-limit parking and the failure pause (issue 6).
+
+Time is driven by an injectable clock; the worker is drained synchronously.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+
+import pytest
+from fastapi.testclient import TestClient
+
+from mindbank.api import create_app
+from mindbank.config import Settings
+from mindbank.domain.records import RetainItem
+from mindbank.domain.timeutil import utcnow
+from mindbank.engine.synthesis import SynthesisError
+from mindbank.errors import TransientError
+from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
+from mindbank.service import MindBank
+from mindbank.testing import ScriptedSynthesizer
+
+TOPICS = [
+    "repaired the greenhouse roof", "planted tomato seedlings", "bought a second-hand kayak", "joined a choir",
+    "started learning Italian", "adopted a rescue cat", "painted the kitchen blue", "ran a 10k race",
+    "built a bookshelf from oak", "visited an aunt in Porto", "fixed the bike brakes", "baked rye bread",
+    "signed up for a pottery class", "planned a trip to Iceland", "read a novel about whales", "sold the old car",
+    "learned to juggle three balls", "volunteered at the food bank", "repainted the garden fence", "tuned the piano",
+]  # fmt: skip
+
+
+class FakeClock:
+    """A settable clock starting at the real time (store stamps use the real clock, so ours never runs behind)."""
+
+    def __init__(self) -> None:
+        self.now = utcnow()
+
+    def __call__(self) -> datetime:
+        return max(self.now, utcnow())
+
+    def advance(self, seconds: float) -> None:
+        self.now = self() + timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def synth() -> ScriptedSynthesizer:
+    return ScriptedSynthesizer()
+
+
+@pytest.fixture
+def mb(
+    settings: Settings, embedder: MiniLMEmbedder, clock: FakeClock, synth: ScriptedSynthesizer
+) -> Iterator[MindBank]:
+    from mindbank.store.base import open_store
+
+    store = open_store(settings.resolved_database_url, dimension=embedder.dimension)
+    bank = MindBank(store=store, embedder=embedder, settings=settings, synthesizer=synth, clock=clock)
+    yield bank
+    bank.close()
+
+
+def retain(mb: MindBank, text: str, tags: tuple[str, ...] = ("user:eve",)) -> None:
+    mb.retain("b", [RetainItem(content=text, tags=tags)])
+
+
+def pending_refreshes(mb: MindBank) -> list:  # type: ignore[type-arg]
+    ops, _ = mb.list_operations("b", status="pending", operation_type="refresh_mental_model", limit=100)
+    return ops
+
+
+def test_burst_of_retains_parks_one_refresh_that_reads_them_all(mb: MindBank, clock: FakeClock) -> None:
+    retain(mb, "Eve: I keep a garden diary every evening.")
+    mb.create_mental_model("b", id="eve", name="Eve", source_query="What is Eve doing?", tags=["user:eve"],
+                           trigger={"refresh_after_consolidation": True, "min_refresh_interval_seconds": 1800})  # fmt: skip
+    mb.run_pending()
+    first = mb.get_mental_model("b", "eve")
+    for topic in TOPICS:
+        retain(mb, f"Eve: This week I {topic}.")
+        mb.run_pending()  # consolidation runs and triggers an automatic refresh, which parks
+    parked = pending_refreshes(mb)
+    assert len(parked) == 1
+    assert parked[0].next_retry_at == first.last_refreshed_at + timedelta(seconds=1800)
+    assert mb.get_mental_model("b", "eve").content == first.content  # nothing ran inside the window
+    with TestClient(create_app(mb, run_worker=False)) as http:
+        listed = http.get("/v1/default/banks/b/operations", params={"status": "pending"}).json()["operations"]
+        assert [o["next_retry_at"] for o in listed if o["operation_type"] == "refresh_mental_model"] == [
+            parked[0].next_retry_at.isoformat(timespec="microseconds")
+        ]
+    clock.advance(1801)
+    mb.run_pending()
+    op = mb.get_operation("b", parked[0].id)
+    assert op.status == "completed"
+    content = mb.get_mental_model("b", "eve").content
+    assert all(topic in content for topic in TOPICS)  # one refresh read everything the burst added
+    assert pending_refreshes(mb) == []
+
+
+def test_manual_refresh_in_the_window_runs_at_once_and_releases_the_park(mb: MindBank) -> None:
+    retain(mb, "Eve: I keep a garden diary every evening.")
+    mb.create_mental_model("b", id="eve", name="Eve", source_query="What is Eve doing?", tags=["user:eve"],
+                           trigger={"refresh_after_consolidation": True, "min_refresh_interval_seconds": 1800})  # fmt: skip
+    mb.run_pending()
+    retain(mb, "Eve: This week I repaired the greenhouse roof.")
+    mb.run_pending()
+    (parked,) = pending_refreshes(mb)
+    assert parked.next_retry_at is not None
+    assert mb.refresh_mental_model("b", "eve") == parked.id  # folds into the parked one...
+    released = mb.get_operation("b", parked.id)
+    assert released.next_retry_at is None and "automatic" not in released.payload  # ...and releases it
+    mb.run_pending()
+    assert mb.get_operation("b", parked.id).status == "completed"
+    assert "greenhouse" in mb.get_mental_model("b", "eve").content
+
+
+def test_model_floor_zero_exempts_from_bank_floor(mb: MindBank) -> None:
+    retain(mb, "Eve: I keep a garden diary every evening.")
+    mb.update_bank_config("b", {"mental_model_min_refresh_interval_seconds": 3600})
+    for model_id, floor in (("exempt", 0), ("floored", None)):
+        trigger = {"refresh_after_consolidation": True, "min_refresh_interval_seconds": floor}
+        mb.create_mental_model("b", id=model_id, name=model_id, source_query="What is Eve doing?", tags=["user:eve"],
+                               trigger=trigger)  # fmt: skip
+    mb.run_pending()
+    retain(mb, "Eve: This week I repaired the greenhouse roof.")
+    mb.run_pending()
+    assert "greenhouse" in mb.get_mental_model("b", "exempt").content
+    assert "greenhouse" not in mb.get_mental_model("b", "floored").content
+    assert [o.mental_model_id for o in pending_refreshes(mb)] == ["floored"]
+
+
+def test_consolidation_refreshes_only_stale_models_whose_scope_it_reached(mb: MindBank) -> None:
+    retain(mb, "Eve: I keep a garden diary every evening.")
+    retain(mb, "Sam: I restore old radios.", tags=("user:sam",))
+    for who in ("eve", "sam"):
+        mb.create_mental_model("b", id=who, name=who, source_query=f"What is {who} doing?", tags=[f"user:{who}"],
+                               trigger={"refresh_after_consolidation": True})  # fmt: skip
+    mb.run_pending()
+    before = {m: mb.get_mental_model("b", m).last_refreshed_at for m in ("eve", "sam")}
+    retain(mb, "Eve: This week I repaired the greenhouse roof.")
+    mb.run_pending()
+    assert mb.get_mental_model("b", "eve").last_refreshed_at > before["eve"]
+    assert mb.get_mental_model("b", "sam").last_refreshed_at == before["sam"]
+
+
+def test_consolidation_merges_near_duplicates_into_observations(mb: MindBank) -> None:
+    mb.settings = mb.settings  # default combined scopes
+    retain(mb, "Eve: I adopted a rescue cat called Miso.")
+    retain(mb, "Eve: I adopted a rescue cat named Miso.")
+    retain(mb, "Eve: The kitchen is painted blue now.")
+    assert mb.bank_stats("b")["pending_consolidation"] == 3
+    last_write = mb.last_memory_write_at("b")
+    mb.run_pending()
+    stats = mb.bank_stats("b")
+    assert stats["pending_consolidation"] == 0
+    observations, _ = mb.list_memories("b", types=["observation"])
+    assert len(observations) == 1
+    (obs,) = observations
+    assert obs.proof_count == 2 and len(obs.source_memory_ids or ()) == 2 and obs.tags == ("user:eve",)
+    assert mb.last_memory_write_at("b") > last_write  # creating an observation is a write
+    retain(mb, "Eve: My rescue cat Miso was adopted last week.")
+    mb.run_pending()
+    (grown,) = mb.list_memories("b", types=["observation"])[0]
+    assert grown.proof_count == 3
+
+
+def test_marking_facts_consolidated_is_not_a_write(mb: MindBank) -> None:
+    retain(mb, "Eve: The kitchen is painted blue now.")
+    stamp = mb.last_memory_write_at("b")
+    mb.run_pending()  # consolidates a fact that repeats nothing: bookkeeping only
+    assert mb.last_memory_write_at("b") == stamp
+    assert mb.bank_stats("b")["pending_consolidation"] == 0
+
+
+# ---------------------------------------------------------------- cron
+def test_cron_refreshes_due_and_stale_only(mb: MindBank, clock: FakeClock, synth: ScriptedSynthesizer) -> None:
+    retain(mb, "Eve: I keep a garden diary every evening.")
+    mb.create_mental_model("b", id="eve", name="Eve", source_query="What is Eve doing?", tags=["user:eve"],
+                           trigger={"refresh_cron": "0 * * * *"})  # fmt: skip
+    mb.run_pending()
+    clock.advance(3600)  # the hourly schedule has fired since the last refresh
+    calls = len(synth.calls)
+    assert mb.scheduler_tick() == []  # due but fresh: skipped without any synthesis
+    mb.run_pending()
+    assert len(synth.calls) == calls
+    retain(mb, "Eve: This week I repaired the greenhouse roof.")
+    submitted = mb.scheduler_tick()
+    assert len(submitted) == 1
+    mb.run_pending()
+    assert "greenhouse" in mb.get_mental_model("b", "eve").content
+    retain(mb, "Eve: This week I planted tomato seedlings.")
+    assert mb.scheduler_tick() == []  # stale but not due: the schedule has not fired since the refresh
+
+
+def test_two_schedulers_ticking_at_once_submit_one_refresh(mb: MindBank, clock: FakeClock, settings: Settings,
+                                                           embedder: MiniLMEmbedder) -> None:  # fmt: skip
+    retain(mb, "Eve: I keep a garden diary every evening.")
+    mb.create_mental_model("b", id="eve", name="Eve", source_query="What is Eve doing?", tags=["user:eve"],
+                           trigger={"refresh_cron": "*/5 * * * *"})  # fmt: skip
+    mb.run_pending()
+    retain(mb, "Eve: This week I repaired the greenhouse roof.")
+    clock.advance(600)
+    other = MindBank.open(settings, embedder=embedder)
+    try:
+        results: list[list[str]] = []
+        threads = [threading.Thread(target=lambda m=m: results.append(m.scheduler_tick(clock()))) for m in (mb, other)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len({op for ops in results for op in ops}) == 1
+        assert len(pending_refreshes(mb)) == 1
+    finally:
+        other.close()
+
+
+# ---------------------------------------------------------------- failures
+def test_non_transient_failure_pauses_automatic_refreshes(mb: MindBank, synth: ScriptedSynthesizer) -> None:
+    retain(mb, "Eve: I keep a garden diary every evening.")
+    mb.create_mental_model("b", id="eve", name="Eve", source_query="What is Eve doing?", tags=["user:eve"],
+                           trigger={"refresh_after_consolidation": True})  # fmt: skip
+    mb.run_pending()
+    synth.compose_script = SynthesisError("no_answer", "the model refused")
+    retain(mb, "Eve: This week I repaired the greenhouse roof.")
+    mb.run_pending()
+    assert mb.get_mental_model("b", "eve").last_refresh_failed_at is not None
+    retain(mb, "Eve: This week I planted tomato seedlings.")
+    mb.run_pending()
+    assert pending_refreshes(mb) == []  # paused: no re-trigger loop
+    failures = [h for h in mb.mental_model_history("b", "eve") if h.get("kind") == "refresh_failed"]
+    assert len(failures) == 1
+    synth.compose_script = None
+    mb.refresh_mental_model("b", "eve")  # a manual refresh that succeeds lifts the pause
+    mb.run_pending()
+    model = mb.get_mental_model("b", "eve")
+    assert model.last_refresh_failed_at is None and "tomato" in model.content
+    retain(mb, "Eve: This week I joined a choir.")
+    mb.run_pending()
+    assert "choir" in mb.get_mental_model("b", "eve").content
+
+
+def test_transient_errors_retry_with_backoff(mb: MindBank, synth: ScriptedSynthesizer, clock: FakeClock) -> None:
+    retain(mb, "Eve: I keep a garden diary every evening.")
+    model_id, _ = mb.create_mental_model(
+        "b", id="eve", name="Eve", source_query="What is Eve doing?", tags=["user:eve"]
+    )
+    mb.run_pending()
+    before = mb.get_mental_model("b", model_id)
+    retain(mb, "Eve: This week I repaired the greenhouse roof.")
+    outcomes = iter([TimeoutError("provider timed out"), TransientError("429 rate limited")])
+    synth.compose_script = lambda facts: (
+        next(outcomes, None) or "## Garden\n\n- roof [mem:" + facts[0].memory.id + "]\n"
+    )
+    op_id = mb.refresh_mental_model("b", model_id)
+    mb.run_pending()
+    op = mb.get_operation("b", op_id)
+    assert op.status == "pending" and op.retry_count == 1 and op.next_retry_at is not None
+    unchanged = mb.get_mental_model("b", model_id)
+    assert (
+        unchanged.content == before.content and unchanged.last_refresh_failed_at is None
+    )  # transient: nothing recorded
+    assert unchanged.last_refreshed_at == before.last_refreshed_at
+    clock.advance(mb.settings.worker_retry_backoff_seconds + 1)
+    mb.run_pending()
+    op = mb.get_operation("b", op_id)
+    assert op.status == "pending" and op.retry_count == 2  # backoff doubles
+    clock.advance(2 * mb.settings.worker_retry_backoff_seconds + 1)
+    mb.run_pending()
+    assert mb.get_operation("b", op_id).status == "completed"
+    assert mb.get_mental_model("b", model_id).content.startswith("## Garden")
