@@ -171,3 +171,19 @@ def test_openapi_documents_every_route(client: TestClient) -> None:
         "/v1/default/banks/{bank_id}/operations", "/v1/default/banks/{bank_id}/operations/{operation_id}",
     ]:  # fmt: skip
         assert path in paths, path
+
+
+def test_consolidate_endpoint_coalesces_per_bank(client: TestClient, mindbank: MindBank) -> None:
+    mindbank.worker.stop()
+    retain(client, "b", {"content": "Eve: I adopted a rescue cat called Miso."},
+           {"content": "Eve: I adopted a rescue cat named Miso.", "document_id": "d2"})  # fmt: skip
+    first = client.post(f"{BASE}/b/consolidate").json()
+    assert first["deduplicated"] is True  # the retain already queued one
+    again = client.post(f"{BASE}/b/consolidate", json={"observation_scopes": "per_tag"}).json()
+    assert again["operation_id"] == first["operation_id"]
+    assert client.post(f"{BASE}/b/consolidate", json={"observation_scopes": "sideways"}).status_code == 422
+    assert client.post(f"{BASE}/ghost/consolidate").status_code == 404
+    mindbank.run_pending()
+    assert client.get(f"{BASE}/b/operations/{first['operation_id']}").json()["status"] == "completed"
+    stats = client.get(f"{BASE}/b/stats").json()
+    assert stats["total_observations"] == 1 and stats["pending_consolidation"] == 0

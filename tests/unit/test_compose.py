@@ -57,3 +57,19 @@ def test_compose_respects_a_small_budget_and_empty_input() -> None:
     assert count_tokens(markdown) <= 60 and cited
     assert compose_markdown(source_query="q", hits=[], max_tokens=100) == ("", [])
     assert compose_markdown(source_query="q", hits=[hit(0, "Eva: Wow!")], max_tokens=100) == ("", [])
+
+
+def test_observations_speak_for_their_sources_and_duplicates_are_quoted_once() -> None:
+    from dataclasses import replace
+
+    facts = [
+        hit(0, "Eva: I adopted a rescue greyhound called Pepper."),
+        hit(1, "Eva: I adopted a rescue greyhound named Pepper."),
+    ]
+    observation = hit(2, "Eva: I adopted a rescue greyhound called Pepper.")
+    observation = replace(
+        observation, memory=replace(observation.memory, fact_type="observation", source_memory_ids=("m0", "m1"))
+    )
+    duplicate = hit(3, "Eva:  I adopted a rescue greyhound called Pepper.")
+    _, cited = compose_markdown(source_query="q", hits=[*facts, observation, duplicate], max_tokens=500)
+    assert cited == ["m2"]

@@ -110,7 +110,16 @@ def rank_for_document(hits: Sequence[ScoredMemory]) -> list[ScoredMemory]:
     Centrality counts how many other hits share each of a fact's theme words, so facts about recurring topics
     (what someone keeps coming back to) outrank one-off remarks that happen to match the query's words.
     """
-    kept = [h for h in hits if is_informative(h.memory.text)]
+    # an observation speaks for the facts it consolidates: quote it once, not each source again
+    covered = {s for h in hits if h.memory.fact_type == "observation" for s in (h.memory.source_memory_ids or ())}
+    seen: set[str] = set()
+    kept = []
+    for h in hits:
+        text = " ".join(h.memory.text.split()).lower()
+        if h.memory.id in covered or text in seen or not is_informative(h.memory.text):
+            continue
+        seen.add(text)
+        kept.append(h)
     if not kept:
         return []
     terms = [_terms(h.memory.text) for h in kept]

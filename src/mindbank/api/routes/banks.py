@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Body, Query
 
 from mindbank.api.deps import Bank
-from mindbank.api.schemas import BankConfigUpdate, BankRequest, bank_list_item, bank_profile
+from mindbank.api.schemas import BankConfigUpdate, BankRequest, RequestBody, bank_list_item, bank_profile
 from mindbank.domain.timeutil import to_iso
 
 router = APIRouter(prefix="/v1/default/banks", tags=["banks"])
@@ -104,3 +104,17 @@ def list_tags(
     """Tags in use with their counts; ``q`` matches case-insensitively with ``*`` wildcards."""
     items, total = mb.list_tags(bank_id, source=source, pattern=q, limit=limit, offset=offset)
     return {"items": [{"tag": t, "count": n} for t, n in items], "total": total, "limit": limit, "offset": offset}
+
+
+class ConsolidateRequest(RequestBody):
+    """``POST /consolidate``."""
+
+    observation_scopes: Literal["combined", "per_tag"] | None = None
+
+
+@router.post("/{bank_id}/consolidate")
+def consolidate(bank_id: str, mb: Bank, body: Annotated[ConsolidateRequest | None, Body()] = None) -> dict[str, Any]:
+    """Queue a consolidation of the bank's pending facts (one pending per bank: a repeat returns the same one)."""
+    mb.get_bank(bank_id)
+    operation_id, deduplicated = mb.consolidate(bank_id, observation_scopes=body.observation_scopes if body else None)
+    return {"operation_id": operation_id, "deduplicated": deduplicated}
