@@ -149,7 +149,6 @@ def test_consolidation_refreshes_only_stale_models_whose_scope_it_reached(mb: Mi
 
 
 def test_consolidation_merges_near_duplicates_into_observations(mb: MindBank) -> None:
-    mb.settings = mb.settings  # default combined scopes
     retain(mb, "Eve: I adopted a rescue cat called Miso.")
     retain(mb, "Eve: I adopted a rescue cat named Miso.")
     retain(mb, "Eve: The kitchen is painted blue now.")

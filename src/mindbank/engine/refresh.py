@@ -27,6 +27,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
+import numpy as np
+
 from mindbank.domain.document import (
     DocumentError,
     Operation,
@@ -41,11 +43,12 @@ from mindbank.domain.scope import MemoryFilter, model_scope
 from mindbank.domain.text import strip_speaker
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.engine.recall import RecallRequest, recall
-from mindbank.engine.synthesis import SynthesisError, Synthesizer
+from mindbank.engine.synthesis import SynthesisError, SynthesisScope, Synthesizer
 from mindbank.errors import TransientError
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.store.base import Store
 
+BODY_CACHE_SIZE = 50_000  # texts; about 75 MB of float32 vectors at most
 # errors that mean "try again later": the worker retries them with backoff instead of recording a failure
 TRANSIENT: tuple[type[BaseException], ...] = (TransientError, TimeoutError, ConnectionError)
 BASED_ON_KEYS = ("world", "experience", "observation", "opinion", "directives", "mental-models")
@@ -98,6 +101,7 @@ class RefreshPlan:
     started: float = field(default_factory=time.perf_counter)
     duration_ms: int = 0
     engine: str = ""
+    synthesis_scope: SynthesisScope | None = None  # for a synthesizer that retrieves on its own
 
     @property
     def failed(self) -> bool:
@@ -210,6 +214,7 @@ class RefreshRunner:
         self, store: Store, embedder: Embedder, synthesizer: Synthesizer, *, clock: Callable[[], datetime] = utcnow
     ) -> None:
         self.clock = clock
+        self._vectors: dict[str, np.ndarray] = {}
         self.store = store
         self.embedder = embedder
         self.synthesizer = synthesizer
@@ -283,6 +288,7 @@ class RefreshRunner:
             return
 
         budget = int(model.trigger.get("recall_max_tokens") or settings.recall_max_tokens)
+        plan.synthesis_scope = _synthesis_scope(model, window, budget, settings)
         hits = self._recall(plan, model, window, budget, settings) if newest is not None else []
         plan.retrieved = hits
         if plan.failed:
@@ -319,9 +325,19 @@ class RefreshRunner:
             return []
         cited = [e["text"] for e in _flat_based_on((model.reflect_response or {}).get("based_on"))]
         anchors = [model.source_query, *cited[:64]]
-        vectors = self.embedder.embed([strip_speaker(t) for t in [*anchors, *texts]])
+        vectors = self._body_vectors([*anchors, *texts])
         similarity = vectors[len(anchors) :] @ vectors[: len(anchors)].T
         return [float(x) for x in similarity.max(axis=1)]
+
+    def _body_vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """Embeddings of texts with speaker prefixes stripped, cached: cited facts recur in every refresh."""
+        bodies = [strip_speaker(t) for t in texts]
+        missing = list(dict.fromkeys(b for b in bodies if b not in self._vectors))
+        if missing:
+            if len(self._vectors) > BODY_CACHE_SIZE:
+                self._vectors.clear()
+            self._vectors.update(zip(missing, self.embedder.embed(missing), strict=True))
+        return np.stack([self._vectors[b] for b in bodies])
 
     def _irrelevant(self, model: MentalModel, window: MemoryFilter, settings: RefreshSettings) -> bool:
         """The relevance gate: True when no memory written since the watermark is relevant (see _relevance)."""
@@ -369,12 +385,17 @@ class RefreshRunner:
         plan.usage = synthesis.usage
         plan.llm_calls = synthesis.llm_calls
         plan.used_ids = list(synthesis.used_ids)
+        plan.tool_calls.extend(synthesis.tool_calls)
+        known = {h.memory.id for h in plan.retrieved}
+        plan.retrieved = [*plan.retrieved, *(h for h in synthesis.retrieved if h.memory.id not in known)]
 
     def _plan_full(self, plan: RefreshPlan, hits: list[ScoredMemory]) -> None:
         model = plan.model
         try:
+            # a synthesizer that retrieves on its own (the LLM agent) reads through the same scope and snapshot
+            extra = {"scope": plan.synthesis_scope} if getattr(self.synthesizer, "retrieves", False) else {}
             synthesis = self.synthesizer.compose(
-                name=model.name, source_query=model.source_query, facts=hits, max_tokens=model.max_tokens
+                name=model.name, source_query=model.source_query, facts=hits, max_tokens=model.max_tokens, **extra
             )
         except SynthesisError as exc:
             plan.fail("refresh_failed_error", exc.reason, str(exc))
