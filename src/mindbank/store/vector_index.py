@@ -32,95 +32,132 @@ class IndexRow:
     updated: float
 
 
+class _Columns:
+    """Append-only column storage shared by successive snapshots of one bank's index.
+
+    Buffers grow by doubling, so appending is amortised O(rows added). Only the newest snapshot appends (under the
+    store's write lock); an older snapshot reads rows ``[:n]`` of the same buffers, which appends never touch.
+    """
+
+    def __init__(self, dimension: int) -> None:
+        self.dimension = dimension
+        self.capacity = 0
+        self.matrix = np.zeros((0, dimension), np.float32)
+        self.types = np.zeros(0, np.int8)
+        self.updated = np.zeros(0, np.float64)
+        self.tag_keys = np.zeros(0, object)
+        self.ids: list[str] = []
+        self.positions: dict[str, int] = {}  # newest position of each id
+        self.tag_lists: dict[str, list[int]] = {}
+        self.tag_arrays: dict[str, npt.NDArray[np.int64]] = {}
+
+    def reserve(self, needed: int) -> None:
+        if needed <= self.capacity:
+            return
+        capacity = max(needed, 2 * self.capacity, 1024)
+        for name, dtype, shape in (
+            ("matrix", np.float32, (capacity, self.dimension)),
+            ("types", np.int8, (capacity,)),
+            ("updated", np.float64, (capacity,)),
+            ("tag_keys", object, (capacity,)),
+        ):
+            grown = np.zeros(shape, dtype)
+            old = getattr(self, name)
+            grown[: len(self.ids)] = old[: len(self.ids)]
+            setattr(self, name, grown)
+        self.capacity = capacity
+
+    def tag_rows(self, tag: str, n: int) -> npt.NDArray[np.int64]:
+        """Row indices below ``n`` carrying ``tag``."""
+        rows = self.tag_lists.get(tag)
+        if not rows:
+            return np.zeros(0, np.int64)
+        cached = self.tag_arrays.get(tag)
+        if cached is None or len(cached) != len(rows):
+            cached = self.tag_arrays[tag] = np.fromiter(rows, np.int64, len(rows))
+        return cached if cached[-1] < n else cached[cached < n]
+
+
 @dataclass(frozen=True)
 class VectorIndex:
-    """Immutable snapshot of a bank's vectors. Rows removed by :meth:`without` are masked, not compacted."""
+    """A snapshot of a bank's vectors: the first ``n`` rows of shared columns plus this snapshot's ``alive`` mask
+    (rows removed by :meth:`without` are masked, not compacted)."""
 
     dimension: int
-    ids: tuple[str, ...] = ()
-    matrix: npt.NDArray[np.float32] = field(default_factory=lambda: np.zeros((0, 0), np.float32))
-    types: npt.NDArray[np.int8] = field(default_factory=lambda: np.zeros(0, np.int8))
-    updated: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0, np.float64))
-    tag_keys: npt.NDArray[np.object_] = field(default_factory=lambda: np.zeros(0, object))
+    columns: _Columns
+    n: int = 0
     alive: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, bool))
-    tag_rows: dict[str, npt.NDArray[np.int64]] = field(default_factory=dict)
-    positions: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def build(cls, dimension: int, rows: Sequence[IndexRow]) -> VectorIndex:
         """An index over ``rows``."""
-        return cls(dimension=dimension, matrix=np.zeros((0, dimension), np.float32)).with_rows(rows)
+        return cls(dimension=dimension, columns=_Columns(dimension)).with_rows(rows)
 
     def __len__(self) -> int:
         return int(self.alive.sum())
 
+    @property
+    def matrix(self) -> npt.NDArray[np.float32]:
+        return self.columns.matrix[: self.n]
+
+    @property
+    def ids(self) -> list[str]:
+        return self.columns.ids
+
+    @property
+    def positions(self) -> dict[str, int]:
+        """Live rows by id (newest snapshot only)."""
+        return {i: p for i, p in self.columns.positions.items() if p < self.n and self.alive[p]}
+
+    def position(self, memory_id: str) -> int | None:
+        """The row of a live memory, or None."""
+        p = self.columns.positions.get(memory_id)
+        return p if p is not None and p < self.n and self.alive[p] else None
+
+    def vector(self, memory_id: str) -> npt.NDArray[np.float32] | None:
+        """A live memory's vector, or None."""
+        p = self.position(memory_id)
+        return None if p is None else self.columns.matrix[p]
+
     def with_rows(self, rows: Sequence[IndexRow]) -> VectorIndex:
-        """A new index with ``rows`` appended (a row whose id exists replaces it)."""
+        """A new index with ``rows`` appended (a row whose id exists replaces it). Call on the newest snapshot."""
         if not rows:
             return self
-        replaced = [r.id for r in rows if r.id in self.positions]
-        base = self.without(replaced) if replaced else self
-        start = len(base.ids)
-        matrix = np.vstack([base.matrix.reshape(-1, self.dimension), np.stack([r.vector for r in rows])])
-        tag_rows = dict(base.tag_rows)
-        new_tag_rows: dict[str, list[int]] = {}
+        base = self.without([r.id for r in rows])
+        cols = base.columns
+        start = base.n
+        cols.reserve(start + len(rows))
+        end = start + len(rows)
+        cols.matrix[start:end] = np.stack([r.vector for r in rows])
+        cols.types[start:end] = [_TYPE_CODE[r.fact_type] for r in rows]
+        cols.updated[start:end] = [r.updated for r in rows]
         for offset, row in enumerate(rows):
+            position = start + offset
+            cols.tag_keys[position] = "\x1f".join(row.tags)
+            cols.positions[row.id] = position
             for tag in row.tags:
-                new_tag_rows.setdefault(tag, []).append(start + offset)
-        for tag, idx in new_tag_rows.items():
-            tag_rows[tag] = np.concatenate([tag_rows.get(tag, np.zeros(0, np.int64)), np.array(idx, np.int64)])
-        positions = dict(base.positions)
-        positions.update({r.id: start + i for i, r in enumerate(rows)})
-        return VectorIndex(
-            dimension=self.dimension,
-            ids=base.ids + tuple(r.id for r in rows),
-            matrix=matrix.astype(np.float32, copy=False),
-            types=np.concatenate([base.types, np.array([_TYPE_CODE[r.fact_type] for r in rows], np.int8)]),
-            updated=np.concatenate([base.updated, np.array([r.updated for r in rows], np.float64)]),
-            tag_keys=np.concatenate([base.tag_keys, np.array(["\x1f".join(r.tags) for r in rows], object)]),
-            alive=np.concatenate([base.alive, np.ones(len(rows), bool)]),
-            tag_rows=tag_rows,
-            positions=positions,
-        )
+                cols.tag_lists.setdefault(tag, []).append(position)
+        del cols.ids[start:]
+        cols.ids.extend(r.id for r in rows)
+        alive = np.concatenate([base.alive, np.ones(len(rows), bool)])
+        return VectorIndex(dimension=self.dimension, columns=cols, n=end, alive=alive)
 
     def without(self, ids: Sequence[str]) -> VectorIndex:
         """A new index with ``ids`` masked out (unknown ids are ignored)."""
-        idx = [self.positions[i] for i in ids if i in self.positions]
+        idx = [p for p in (self.position(i) for i in ids) if p is not None]
         if not idx:
             return self
         alive = self.alive.copy()
         alive[idx] = False
-        positions = {k: v for k, v in self.positions.items() if alive[v]}
-        return VectorIndex(
-            dimension=self.dimension,
-            ids=self.ids,
-            matrix=self.matrix,
-            types=self.types,
-            updated=self.updated,
-            tag_keys=self.tag_keys,
-            alive=alive,
-            tag_rows=self.tag_rows,
-            positions=positions,
-        )
+        return VectorIndex(dimension=self.dimension, columns=self.columns, n=self.n, alive=alive)
 
     def restamped(self, ids: Sequence[str], updated: float) -> VectorIndex:
-        """A new index whose rows ``ids`` carry the new ``updated_at`` (POSIX seconds)."""
-        idx = [self.positions[i] for i in ids if i in self.positions]
-        if not idx:
-            return self
-        stamps = self.updated.copy()
-        stamps[idx] = updated
-        return VectorIndex(
-            dimension=self.dimension,
-            ids=self.ids,
-            matrix=self.matrix,
-            types=self.types,
-            updated=stamps,
-            tag_keys=self.tag_keys,
-            alive=self.alive,
-            tag_rows=self.tag_rows,
-            positions=self.positions,
-        )
+        """The same index with rows ``ids`` carrying a new ``updated_at`` (POSIX seconds); stamps only grow, so
+        an older snapshot seeing the newer stamp reads a bound that is still correct for it."""
+        for p in (self.position(i) for i in ids):
+            if p is not None:
+                self.columns.updated[p] = updated
+        return self
 
     def mask(
         self,
@@ -134,12 +171,13 @@ class VectorIndex:
     ) -> npt.NDArray[np.bool_]:
         """Rows passing the filter (same truth table as :func:`mindbank.domain.tags.matches`)."""
         m = self.alive.copy()
+        cols, n = self.columns, self.n
         if fact_types is not None:
-            m &= np.isin(self.types, [_TYPE_CODE[t] for t in fact_types])
+            m &= np.isin(cols.types[:n], [_TYPE_CODE[t] for t in fact_types])
         if updated_before is not None:
-            m &= self.updated <= updated_before
+            m &= cols.updated[:n] <= updated_before
         if updated_after is not None:
-            m &= self.updated > updated_after
+            m &= cols.updated[:n] > updated_after
         m &= self._tag_mask(tags, tags_match)
         for group in tag_groups:
             m &= self._group_mask(group)
@@ -149,19 +187,21 @@ class VectorIndex:
         if tags_match not in TAGS_MATCH_MODES:
             raise ValueError(f"unknown tags_match mode: {tags_match!r}")
         want = sorted(set(tags))
+        n = self.n
+        keys = self.columns.tag_keys[:n]
         if tags_match == "exact":
-            return self.tag_keys == "\x1f".join(want)
+            return keys == "\x1f".join(want)
         if not want:
-            return np.ones(len(self.ids), bool)
-        untagged = self.tag_keys == ""
+            return np.ones(n, bool)
+        untagged = keys == ""
         if tags_match.startswith("any"):
-            hit = np.zeros(len(self.ids), bool)
+            hit = np.zeros(n, bool)
             for tag in want:
-                hit[self.tag_rows.get(tag, np.zeros(0, np.int64))] = True
+                hit[self.columns.tag_rows(tag, n)] = True
         else:
-            counts = np.zeros(len(self.ids), np.int32)
+            counts = np.zeros(n, np.int32)
             for tag in want:
-                counts[self.tag_rows.get(tag, np.zeros(0, np.int64))] += 1
+                counts[self.columns.tag_rows(tag, n)] += 1
             hit = counts == len(want)
         return hit & ~untagged if tags_match.endswith("strict") else hit | untagged
 
@@ -174,13 +214,22 @@ class VectorIndex:
             return ~self._group_mask(group["not"])
         return self._tag_mask(group["tags"], group["match"])
 
-    def search(self, query: npt.NDArray[np.float32], k: int, mask: npt.NDArray[np.bool_]) -> list[tuple[str, float]]:
-        """Top ``k`` (id, cosine) among rows in ``mask``, best first."""
-        candidates = np.flatnonzero(mask)
-        if len(candidates) == 0 or k <= 0:
+    def search(
+        self, query: npt.NDArray[np.float32], k: int, mask: npt.NDArray[np.bool_]
+    ) -> list[tuple[str, float]]:
+        """Top ``k`` (id, cosine) among rows in ``mask``, best first.
+
+        One matrix-vector product over the whole matrix, then masked rows are set to -inf: cheaper than gathering
+        the selected rows into a copy first, and the same cost whatever the filter.
+        """
+        valid = int(mask.sum())
+        if valid == 0 or k <= 0:
             return []
-        scores = self.matrix[candidates] @ query.astype(np.float32)
-        k = min(k, len(candidates))
+        scores = self.columns.matrix[: self.n] @ query.astype(np.float32, copy=False)
+        if valid < len(scores):
+            scores = np.where(mask, scores, -np.inf)
+        k = min(k, valid)
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
-        return [(self.ids[candidates[i]], float(scores[i])) for i in top]
+        ids = self.columns.ids
+        return [(ids[i], float(scores[i])) for i in top]

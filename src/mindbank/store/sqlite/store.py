@@ -441,7 +441,8 @@ class SQLiteStore:
     def memory_vectors(self, bank_id: str, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         """Stored embeddings of the given memories (unknown ids are left out)."""
         index = self._index(bank_id)
-        return {i: index.matrix[index.positions[i]] for i in ids if i in index.positions}
+        found = {i: index.vector(i) for i in ids}
+        return {i: v for i, v in found.items() if v is not None}
 
     def write_consolidation(
         self,
