@@ -39,7 +39,15 @@ from mindbank.store.base import AlreadyExists, DocumentWrite, MemoryFilter, Stal
 from mindbank.store.sqlite.migrate import migrate
 from mindbank.store.vector_index import IndexRow, VectorIndex
 
-_MAX_COMPOUND = 400  # below SQLite's default SQLITE_MAX_COMPOUND_SELECT (500)
+_MAX_COMPOUND = 400
+# every memory column but the embedding blob, which readers of MemoryUnit never need
+MEMORY_COLUMNS = (
+    "id, bank_id, document_id, chunk_id, text, fact_type, tags, context, metadata, occurred_start, occurred_end, "
+    "mentioned_at, source_memory_ids, proof_count, consolidated_at, created_at, updated_at"
+)
+MEMORY_COLUMNS_M = ", ".join(
+    "m." + c.strip() for c in MEMORY_COLUMNS.split(",")
+)  # below SQLite's default SQLITE_MAX_COMPOUND_SELECT (500)
 
 
 def _ts(value: str | None) -> datetime | None:
@@ -424,7 +432,7 @@ class SQLiteStore:
         """Facts (world/experience) not yet consolidated, oldest first."""
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT * FROM memory_units WHERE bank_id = ? AND fact_type != 'observation' "
+                f"SELECT {MEMORY_COLUMNS} FROM memory_units WHERE bank_id = ? AND fact_type != 'observation' "
                 "AND consolidated_at IS NULL ORDER BY seq LIMIT ?",
                 (bank_id, limit),
             ).fetchall()
@@ -434,7 +442,9 @@ class SQLiteStore:
         """Every observation of the bank, oldest first."""
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT * FROM memory_units WHERE bank_id = ? AND fact_type = 'observation' ORDER BY seq", (bank_id,)
+                f"SELECT {MEMORY_COLUMNS} FROM memory_units WHERE bank_id = ? AND fact_type = 'observation' "
+                "ORDER BY seq",
+                (bank_id,),
             ).fetchall()
         return [_memory(r) for r in rows]
 
@@ -538,19 +548,41 @@ class SQLiteStore:
         return index.search(query, k, mask)
 
     def keyword_search(self, bank_id: str, terms: Sequence[str], k: int, flt: MemoryFilter) -> list[tuple[str, float]]:
-        """Top ``k`` (memory id, BM25 score, higher is better) for any of ``terms``, passing ``flt``."""
+        """Top ``k`` (memory id, BM25 score, higher is better) for any of ``terms``, passing ``flt``.
+
+        Terms present in more than a fifth of all memories are dropped (the two rarest terms always stay): they
+        dominate the cost of scoring and barely move BM25. The FTS index is ranked on its own (FTS5 answers
+        ``ORDER BY rank LIMIT`` without touching the memory table), then the bank and filter are applied to an
+        over-fetched candidate list; a rare filter that leaves too few candidates falls back to the joined query.
+        """
         if not terms:
             return []
-        match = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
         where, params = filter_sql(flt)
         with self._read() as conn:
-            rows = conn.execute(
-                "SELECT m.id, bm25(memory_fts) AS score FROM memory_fts "
-                "JOIN memory_units m ON m.seq = memory_fts.rowid "
-                f"WHERE memory_fts MATCH ? AND m.bank_id = ? AND {where} ORDER BY score LIMIT ?",
-                (match, bank_id, *params, k),
+            terms = _prune_common_terms(conn, terms)
+            match = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
+            over = 4 * k
+            ranked = conn.execute(
+                "SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rank LIMIT ?", (match, over)
             ).fetchall()
-        return [(r[0], -float(r[1])) for r in rows]
+            score = {r[0]: -float(r[1]) for r in ranked}
+            kept: list[tuple[str, float]] = []
+            if ranked:
+                rows = conn.execute(
+                    f"SELECT m.seq, m.id FROM memory_units m WHERE m.seq IN ({','.join('?' * len(ranked))}) "
+                    f"AND m.bank_id = ? AND {where}",
+                    (*score, bank_id, *params),
+                ).fetchall()
+                kept = sorted(((r[1], score[r[0]]) for r in rows), key=lambda x: -x[1])[:k]
+            if len(kept) < k and len(ranked) == over:
+                rows = conn.execute(
+                    "SELECT m.id, bm25(memory_fts) AS score FROM memory_fts "
+                    "JOIN memory_units m ON m.seq = memory_fts.rowid "
+                    f"WHERE memory_fts MATCH ? AND m.bank_id = ? AND {where} ORDER BY score LIMIT ?",
+                    (match, bank_id, *params, k),
+                ).fetchall()
+                kept = [(r[0], -float(r[1])) for r in rows]
+        return kept
 
     def get_memories(self, bank_id: str, ids: Sequence[str]) -> list[MemoryUnit]:
         """The memories with ``ids`` that exist in the bank, in the order of ``ids``."""
@@ -561,8 +593,9 @@ class SQLiteStore:
             for start in range(0, len(ids), 500):
                 part = list(ids[start : start + 500])
                 for r in conn.execute(
-                    f"SELECT * FROM memory_units WHERE bank_id = ? AND id IN ({','.join('?' * len(part))})",
-                    (bank_id, *part),
+                    f"SELECT {MEMORY_COLUMNS} FROM memory_units WHERE id IN ({','.join('?' * len(part))}) "
+                    "AND +bank_id = ?",  # unary +: look rows up by id, not by scanning the bank
+                    (*part, bank_id),
                 ):
                     found[r["id"]] = _memory(r)
         return [found[i] for i in ids if i in found]
@@ -578,7 +611,8 @@ class SQLiteStore:
             params.append("%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
         with self._read() as conn:
             rows = conn.execute(
-                f"SELECT m.*, COUNT(*) OVER () AS total FROM memory_units m WHERE m.bank_id = ? AND {where} "
+                f"SELECT {MEMORY_COLUMNS_M}, COUNT(*) OVER () AS total FROM memory_units m "
+                f"WHERE m.bank_id = ? AND {where} "
                 "ORDER BY m.updated_at DESC, m.seq DESC LIMIT ? OFFSET ?",
                 (bank_id, *params, limit, offset),
             ).fetchall()
@@ -1074,6 +1108,21 @@ class SQLiteStore:
                 )
             ]
             return {t: [tuple(r) for r in conn.execute(f"SELECT * FROM {t} ORDER BY 1")] for t in tables}
+
+
+COMMON_TERM_SHARE = 0.2
+
+
+def _prune_common_terms(conn: sqlite3.Connection, terms: Sequence[str]) -> list[str]:
+    total = conn.execute("SELECT MAX(seq) FROM memory_units").fetchone()[0] or 0
+    if total < 1000 or len(terms) <= 2:
+        return list(terms)
+    frequency = {t: 0 for t in terms}
+    marks = ",".join("?" * len(terms))
+    for term, docs in conn.execute(f"SELECT term, doc FROM memory_fts_vocab WHERE term IN ({marks})", list(terms)):
+        frequency[term] = int(docs)
+    rarest = sorted(terms, key=lambda t: frequency[t])[:2]
+    return [t for t in terms if t in rarest or frequency[t] <= COMMON_TERM_SHARE * total]
 
 
 def _index_rows(ids: Sequence[str], memories: Sequence[NewMemory], updated: float) -> list[IndexRow]:
