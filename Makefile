@@ -16,10 +16,13 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/mindbank demo $(ARGS)
 
-## test: install dev dependencies and run the whole suite
+## test: install dev dependencies, start a throwaway PostgreSQL (+pgvector), run the whole suite on both backends
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/pytest
+	scripts/postgres.sh install
+	scripts/postgres.sh start || { scripts/postgres.sh stop; exit 1; }
+	MINDBANK_TEST_POSTGRES_URL="$$(scripts/postgres.sh url)"; export MINDBANK_TEST_POSTGRES_URL; \
+	$(BIN)/pytest; status=$$?; scripts/postgres.sh stop; exit $$status
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -110,7 +110,8 @@ def run_demo(path: str | None = None, *, console: Console | None = None, databas
                 f"{' and '.join(conv.speakers)}, {len(conv.sessions)} sessions\ndatabase: {db}"
             )
         )
-        mb = MindBank.open(Settings(database_url=db))
+        # the environment's settings (MINDBANK_LLM_* included: docs/llm.md) on the demo's own database
+        mb = MindBank.open(replace(Settings.from_env(), database_url=db))
         try:
             return _run(console, mb, conv, first, second)
         finally:

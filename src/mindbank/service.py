@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
@@ -21,6 +21,7 @@ from mindbank.domain.records import (
     FACT_TYPES,
     Bank,
     FactType,
+    LLMRequestRecord,
     MemoryUnit,
     MentalModel,
     Operation,
@@ -28,15 +29,19 @@ from mindbank.domain.records import (
     ScoredMemory,
 )
 from mindbank.domain.scope import model_scope
-from mindbank.domain.tags import TagsMatch, normalize_tags
+from mindbank.domain.tags import TagsMatch, freeze_groups, normalize_tags, validate_tag_groups
 from mindbank.domain.timeutil import parse_timestamp, to_iso, utcnow
-from mindbank.domain.trigger import MentalModelTrigger, merge_trigger
+from mindbank.domain.trigger import MentalModelTrigger, merge_trigger, validate_response_schema
 from mindbank.engine.consolidate import (
     Consolidator,
     ExtractiveConsolidator,
     ObservationScopes,
     consolidate_round,
 )
+from mindbank.engine.llm_consolidation import LLMConsolidator
+from mindbank.engine.llm_extraction import LLMFactExtractor
+from mindbank.engine.llm_synthesis import LLMSynthesizer
+from mindbank.engine.llm_trace import LLMTracer, llm_call_context
 from mindbank.engine.recall import RecallRequest, Retriever, recall
 from mindbank.engine.refresh import RefreshRunner, RefreshSettings, dry_run_result
 from mindbank.engine.retain import prepare_documents
@@ -45,6 +50,8 @@ from mindbank.engine.synthesis import ExtractiveSynthesizer, Synthesizer
 from mindbank.engine.triggers import automatic_paused, cron_due, park_until
 from mindbank.errors import ConflictError, InvalidInputError, NotFoundError
 from mindbank.providers.embeddings.base import Embedder
+from mindbank.providers.llm.base import LLM
+from mindbank.providers.llm.factory import build_llms
 from mindbank.store.base import AlreadyExists, MemoryFilter, Store, open_store
 from mindbank.worker.runner import Deferred, PermanentFailure, Worker, WorkerSettings
 from mindbank.worker.scheduler import Scheduler
@@ -127,13 +134,23 @@ class MindBank:
         synthesizer: Synthesizer | None = None,
         consolidator: Consolidator | None = None,
         clock: Callable[[], datetime] = utcnow,
+        llms: Mapping[str, LLM | None] | None = None,
     ) -> None:
         self.settings = settings or Settings()
         self.store = store
         self.embedder = embedder
         self.clock = clock
-        self.synthesizer = synthesizer or ExtractiveSynthesizer()
-        self.consolidator = consolidator or ExtractiveConsolidator()
+        # one LLM per operation (None: the extractive engine); built from settings by open(), see docs/llm.md
+        self.llms: dict[str, LLM | None] = dict(llms or {})
+        refresh_llm, retain_llm = self.llms.get("refresh"), self.llms.get("retain")
+        self.synthesizer = synthesizer or (
+            LLMSynthesizer(refresh_llm, store=store, embedder=embedder) if refresh_llm else ExtractiveSynthesizer()
+        )
+        self._extract_facts = LLMFactExtractor(retain_llm) if retain_llm else None
+        consolidation_llm = self.llms.get("consolidation")
+        self.consolidator = consolidator or (
+            LLMConsolidator(consolidation_llm, embedder) if consolidation_llm else ExtractiveConsolidator()
+        )
         self.refresher = RefreshRunner(store, embedder, self.synthesizer, clock=clock)
         self.worker = Worker(
             store,
@@ -150,6 +167,7 @@ class MindBank:
             ),
             clock=clock,
         )
+        self.worker.handlers = {kind: self._in_llm_context(h) for kind, h in self.worker.handlers.items()}
         self.scheduler = Scheduler(self.scheduler_tick, self.settings.scheduler_tick_seconds, clock=clock)
 
     @classmethod
@@ -167,7 +185,15 @@ class MindBank:
 
             embedder = MiniLMEmbedder()
         store = open_store(settings.resolved_database_url, dimension=embedder.dimension)
-        return cls(store=store, embedder=embedder, settings=settings, synthesizer=synthesizer)
+        tracer = LLMTracer(
+            store, enabled=settings.llm_trace_enabled, retention_hours=settings.llm_trace_retention_hours
+        )
+        try:
+            llms = build_llms(settings, observers=[tracer])  # ValueError: unknown provider, missing key
+        except BaseException:
+            store.close()
+            raise
+        return cls(store=store, embedder=embedder, settings=settings, synthesizer=synthesizer, llms=llms)
 
     def close(self) -> None:
         """Stop the worker and scheduler and close the store."""
@@ -222,7 +248,7 @@ class MindBank:
         if async_:
             op_id = self._submit(bank_id, "batch_retain", {"items": [_item_to_json(i) for i in items]})
             return RetainResult(bank_id, len(items), op_id, [])
-        documents = prepare_documents(items, self.embedder, now=utcnow())
+        documents = prepare_documents(items, self.embedder, now=utcnow(), extract=self._extract_facts)
         ids = self.store.write_documents(bank_id, documents)
         if self.settings.enable_auto_consolidation:
             self.consolidate(bank_id)
@@ -696,6 +722,82 @@ class MindBank:
         Raises :class:`NotFoundError`."""
         model = self.get_mental_model(bank_id, model_id, with_staleness=False)
         return dry_run_result(self.refresher.plan(model, self._refresh_settings(bank_id)))
+
+    # ------------------------------------------------------------------ reflect and LLM requests
+    def reflect(
+        self,
+        bank_id: str,
+        query: str,
+        *,
+        budget: Literal["low", "mid", "high"] = "low",
+        max_tokens: int = 4096,
+        include_facts: bool = False,
+        include_tool_calls: bool = False,
+        tool_outputs: bool = True,
+        response_schema: dict[str, Any] | None = None,
+        tags: Sequence[str] | None = None,
+        tags_match: TagsMatch = "any",
+        tag_groups: list[dict[str, Any]] | None = None,
+        fact_types: Sequence[FactType] | None = None,
+        exclude_mental_models: bool = False,
+        exclude_mental_model_ids: Sequence[str] = (),
+        observations_max_tokens: int | None = None,
+    ) -> dict[str, Any]:
+        """Spec "Reflect": answer ``query`` through the hierarchy (mental models → observations → facts), with the
+        reflect LLM's agent loop, or extractively (cited quotations) when none is configured. Returns the reference's
+        ``ReflectResponse`` dict (``engine/reflect/run.py``).
+
+        Raises :class:`InvalidInputError` (blank query, tags with tag_groups, bad tag groups / response_schema / fact
+        types), :class:`NotFoundError` for the bank, ``LLMError`` / ``LLMTransientError`` from the provider."""
+        from mindbank.engine.reflect import ReflectOptions, ReflectScope
+        from mindbank.engine.reflect import reflect as run_reflect
+
+        if not query.strip():
+            raise InvalidInputError("query", "must not be blank")
+        if tags and tag_groups:
+            raise InvalidInputError("tag_groups", "tags and tag_groups are mutually exclusive")
+        if fact_types is not None and not fact_types:
+            raise InvalidInputError("fact_types", "must not be an empty list (use null for all types)")
+        try:
+            groups = None if tag_groups is None else freeze_groups(validate_tag_groups(tag_groups))
+        except ValueError as exc:
+            raise InvalidInputError("tag_groups", str(exc)) from exc
+        try:
+            if response_schema is not None:
+                validate_response_schema(response_schema)
+        except ValueError as exc:
+            raise InvalidInputError("response_schema", str(exc)) from exc
+        self._require_bank(bank_id)
+        scope = ReflectScope(
+            bank_id=bank_id,
+            filter=MemoryFilter(tags=normalize_tags(tags), tags_match=tags_match, tag_groups=groups),
+            fact_types=tuple(fact_types) if fact_types else FACT_TYPES,
+            exclude_mental_models=exclude_mental_models,
+            exclude_mental_model_ids=frozenset(exclude_mental_model_ids),
+            recall_max_tokens=self.resolved_setting(bank_id, "recall_max_tokens"),
+            observations_max_tokens=observations_max_tokens or 5000,
+            recall_candidates=self.settings.recall_candidates,
+        )
+        options = ReflectOptions(
+            query=query.strip(), budget=budget, max_tokens=max_tokens, include_facts=include_facts,
+            tool_calls=include_tool_calls, tool_outputs=tool_outputs, response_schema=response_schema,
+            request_id=f"reflect-{uuid.uuid4()}",
+        )  # fmt: skip
+        with llm_call_context(bank_id, options.request_id):
+            return run_reflect(self.store, self.embedder, self.llms.get("reflect"), scope, options)
+
+    def llm_requests(self, bank_id: str, operation_id: str, *, limit: int = 500) -> list[LLMRequestRecord]:
+        """The traced LLM attempts of one operation, oldest first (empty unless ``MINDBANK_LLM_TRACE_ENABLED``)."""
+        return self.store.list_llm_requests(bank_id, operation_id, limit=limit)
+
+    def _in_llm_context(self, handler: Callable[[Operation], dict[str, Any]]) -> Callable[[Operation], dict[str, Any]]:
+        """``handler`` with its LLM calls attributed to the operation it runs (LLM request tracing)."""
+
+        def run(op: Operation) -> dict[str, Any]:
+            with llm_call_context(op.bank_id, op.id):
+                return handler(op)
+
+        return run
 
     # ------------------------------------------------------------------ operations
     def get_operation(self, bank_id: str, operation_id: str) -> Operation:

@@ -1,4 +1,5 @@
-"""Test seams shipped with mindbank: a scripted synthesizer that answers whatever a test tells it to.
+"""Test seams shipped with mindbank: a scripted synthesizer and a scripted LLM that answer whatever a test tells
+them to.
 
 Use it to drive the refresh pipeline's failure paths (provider errors, empty answers, rejected edits, structured
 output) without a model::
@@ -9,6 +10,7 @@ output) without a model::
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +18,16 @@ from typing import Any
 from mindbank.domain.document import Operation, StructuredDocument
 from mindbank.domain.records import ScoredMemory
 from mindbank.engine.synthesis import ExtractiveSynthesizer, Synthesis, SynthesisError
+from mindbank.providers.llm.base import (
+    ChatRequest,
+    ChatResult,
+    ForceTool,
+    Message,
+    TokenUsage,
+    ToolCall,
+    ToolChoice,
+    ToolSpec,
+)
 
 Script = Any  # a value, an exception to raise, or a callable computing either from the call's arguments
 
@@ -77,4 +89,79 @@ def _resolve(script: Script, *args: Any) -> Any:
     return script
 
 
-__all__ = ["Operation", "ScriptedSynthesizer", "SynthesisError"]
+@dataclass
+class ScriptedLLM:
+    """An :class:`~mindbank.providers.llm.base.LLM` whose replies are scripted (agent loop, LLM synthesis, retain
+    extraction), no provider involved::
+
+        llm = ScriptedLLM([tool_reply("recall", query="boat"), tool_reply("done", answer="A boat.")])
+        mb = MindBank(store=store, embedder=embedder, llms={"reflect": llm})
+
+    ``script`` is consumed in order; each entry is a ``ChatResult``, an exception to raise, or a callable
+    ``(ChatRequest) -> either``. When it runs out, ``default`` (same kinds) answers every further call; without one
+    the call fails the test. Every request is kept in ``requests``.
+    """
+
+    script: list[Any] = field(default_factory=list)
+    default: Any = None
+    provider: str = "scripted"
+    model: str = "scripted-1"
+    requests: list[ChatRequest] = field(default_factory=list)
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] | None = None,
+        tool_choice: ToolChoice | None = None,
+        response_schema: dict[str, Any] | None = None,
+        schema_name: str = "response",
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        scope: str = "llm",
+    ) -> ChatResult:
+        request = ChatRequest(
+            messages=list(messages), tools=list(tools) if tools else None, tool_choice=tool_choice,
+            response_schema=response_schema, schema_name=schema_name, temperature=temperature,
+            max_tokens=max_tokens, scope=scope,
+        )  # fmt: skip
+        self.requests.append(request)
+        entry = self.script.pop(0) if self.script else self.default
+        if entry is None:
+            raise AssertionError(f"ScriptedLLM: no scripted reply left for call {len(self.requests)} ({scope})")
+        return _resolve(entry, request)  # type: ignore[no-any-return]
+
+    def forced_tools(self) -> list[str | None]:
+        """Per request: the tool name it forced, ``"required"`` / ``"auto"`` / None otherwise."""
+        out: list[str | None] = []
+        for r in self.requests:
+            choice = r.tool_choice
+            out.append(choice.name if isinstance(choice, ForceTool) else choice)
+        return out
+
+
+def tool_reply(name: str, call_id: str | None = None, *, text: str = "", **arguments: Any) -> ChatResult:
+    """A reply calling tool ``name`` with ``arguments`` (10 input / 5 output tokens)."""
+    call = ToolCall(id=call_id or f"call_{name}", name=name, arguments=arguments, raw_arguments=json.dumps(arguments))
+    return ChatResult(text=text, tool_calls=(call,), usage=TokenUsage(10, 5), model="scripted-1")
+
+
+def text_reply(text: str) -> ChatResult:
+    """A plain-text reply."""
+    return ChatResult(text=text, usage=TokenUsage(10, 5), model="scripted-1")
+
+
+def json_reply(value: Any) -> ChatResult:
+    """A JSON reply (``parsed`` set, as a provider does for ``response_schema`` calls)."""
+    return ChatResult(text=json.dumps(value), usage=TokenUsage(10, 5), model="scripted-1", parsed=value)
+
+
+__all__ = [
+    "Operation",
+    "ScriptedLLM",
+    "ScriptedSynthesizer",
+    "SynthesisError",
+    "json_reply",
+    "text_reply",
+    "tool_reply",
+]

@@ -78,6 +78,8 @@ def test_rejected_retain_writes_nothing_and_creates_no_bank(
 @pytest.mark.parametrize(("body", "field"), BAD_RECALL)
 def test_rejected_recall_names_the_field(client: TestClient, mindbank: MindBank, body: Any, field: str) -> None:
     client.post(f"{BASE}/b/memories", json={"items": [{"content": "Alice likes tea."}]})
+    mindbank.worker.stop()  # settle the background consolidation the retain queued before comparing dumps
+    mindbank.run_pending()
     before = mindbank.store.dump()
     _assert_422_names(client.post(f"{BASE}/b/memories/recall", json=body), field)
     assert mindbank.store.dump() == before

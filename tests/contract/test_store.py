@@ -205,3 +205,179 @@ def test_retry_puts_operation_back_with_due_time(store: Store) -> None:
     again = store.get_operation("b", o.id)
     assert again is not None and again.status == "pending" and again.retry_count == 1 and again.error == "boom"
     assert store.find_pending_refresh("b", "m1") is None
+
+
+def test_no_row_commits_at_or_below_a_watermark_already_read(store: Store) -> None:
+    """Invariant 3 under concurrency: once a reader has seen watermark W, every row stamped <= W is already visible.
+
+    Writers race a reader that repeatedly reads the watermark and then everything at or below it; at the end the
+    set of rows at or below each W read must be exactly what the reader saw right after reading W.
+    """
+    everything = ["fact"]
+    observed: list[tuple[object, set[str]]] = []
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def snapshot(wm: object) -> set[str]:
+        hits = store.keyword_search("b", everything, 10_000, MemoryFilter(updated_before=wm))  # type: ignore[arg-type]
+        return {h for h, _ in hits}
+
+    def reader() -> None:
+        try:
+            while not stop.is_set():
+                wm = store.scope_watermark("b", MemoryFilter())
+                if wm is not None:
+                    observed.append((wm, snapshot(wm)))
+        except BaseException as exc:  # surfaced in the main thread
+            errors.append(exc)
+
+    def writer(n: int) -> None:
+        try:
+            for i in range(12):
+                store.write_documents("b", [doc(f"fact w{n} n{i}"), doc(f"fact w{n} m{i}")])
+        except BaseException as exc:
+            errors.append(exc)
+
+    store.write_documents("b", [doc("fact seed")])
+    readers = [threading.Thread(target=reader) for _ in range(2)]
+    writers = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in readers + writers:
+        t.start()
+    for t in writers:
+        t.join()
+    stop.set()
+    for t in readers:
+        t.join()
+    assert not errors, errors
+    assert store.count_memories("b") == 1 + 4 * 12 * 2
+    assert observed, "the reader never ran"
+    for wm, seen in observed:
+        assert snapshot(wm) == seen, f"a row stamped at or below {wm} committed after that watermark was read"
+
+
+def test_concurrent_claimers_run_at_most_one_operation_per_model(store: Store) -> None:
+    """Many workers claiming at once: each operation is claimed once, and one model never has two running."""
+    ops = [op(model_id=f"m{i % 3}", created_offset=i * 0.001) for i in range(9)]
+    ops += [op(created_offset=0.02 + i * 0.001) for i in range(6)]
+    for o in ops:
+        store.submit_operation(o)
+    claimed: list[Operation] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(8)
+
+    def claimer(n: int) -> None:
+        barrier.wait()
+        while (got := store.claim_operation(f"w{n}", lease_seconds=60)) is not None:
+            with lock:
+                claimed.append(got)
+
+    threads = [threading.Thread(target=claimer, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    ids = [c.id for c in claimed]
+    assert len(ids) == len(set(ids))  # nobody claimed an operation twice
+    per_model = [c.mental_model_id for c in claimed if c.mental_model_id is not None]
+    assert sorted(per_model) == ["m0", "m1", "m2"]  # one running per model; the others wait their turn
+    assert len(ids) == 3 + 6
+
+
+def test_migrated_database_has_the_schema(store: Store) -> None:
+    tables = set(store.dump())  # type: ignore[attr-defined]
+    assert {
+        "banks",
+        "documents",
+        "chunks",
+        "memory_units",
+        "mental_models",
+        "mental_model_history",
+        "operations",
+        "schema_version",
+    } <= tables
+    versions = [row[0] for row in store.dump()["schema_version"]]  # type: ignore[attr-defined]
+    assert versions and versions == list(range(1, len(versions) + 1))
+
+
+def test_consolidation_round_trip(store: Store) -> None:
+    """Observations are stamped memory writes; marking their source facts consolidated is bookkeeping only."""
+    ids = [i for (i,) in store.write_documents("b", [doc("fact one", vector=vec(1, 0, 0, 0)), doc("fact two")])]
+    pending = store.unconsolidated_facts("b", 10)  # type: ignore[attr-defined]
+    assert [m.id for m in pending] == ids
+    vectors = store.memory_vectors("b", [*ids, "missing"])  # type: ignore[attr-defined]
+    assert set(vectors) == set(ids) and np.allclose(vectors[ids[0]], vec(1, 0, 0, 0))
+    before = store.bank_last_memory_write_at("b")
+    observation = NewMemory(
+        text="an observation", fact_type="observation", embedding=vec(1, 1, 0, 0), tags=(), context=None,
+        metadata={}, document_id=None, chunk_id=None, occurred_start=None, occurred_end=None, mentioned_at=None,
+        source_memory_ids=(ids[0],), proof_count=1,
+    )  # fmt: skip
+    (obs_id,) = store.write_consolidation("b", creates=[observation], updates=[], consolidated_ids=[ids[0]])  # type: ignore[attr-defined]
+    stamped = store.bank_last_memory_write_at("b")
+    assert before is not None and stamped is not None and stamped > before
+    assert [m.id for m in store.unconsolidated_facts("b", 10)] == [ids[1]]  # type: ignore[attr-defined]
+    store.write_consolidation("b", creates=[], updates=[], consolidated_ids=[ids[1]])  # type: ignore[attr-defined]
+    assert store.bank_last_memory_write_at("b") == stamped  # bookkeeping stamps nothing
+    store.write_consolidation("b", creates=[], updates=[(obs_id, (ids[0], ids[1]), 2)], consolidated_ids=[])  # type: ignore[attr-defined]
+    (obs,) = store.list_observations("b")  # type: ignore[attr-defined]
+    assert obs.id == obs_id and obs.source_memory_ids == (ids[0], ids[1]) and obs.proof_count == 2
+    assert obs.updated_at == store.bank_last_memory_write_at("b") and obs.updated_at > stamped
+    assert store.unconsolidated_facts("b", 10) == []  # type: ignore[attr-defined]
+
+
+def test_coalescing_deferral_injected_clock_and_trigger_lookup(store: Store) -> None:
+    first = replace(op(model_id="m1"), payload={"automatic": True})
+    queued, dedup = store.submit_coalesced(first)  # type: ignore[attr-defined]
+    assert queued.id == first.id and not dedup
+    folded, dedup = store.submit_coalesced(replace(op(model_id="m1"), payload={}), full=True)  # type: ignore[attr-defined]
+    assert dedup and folded.id == first.id and folded.payload == {"mode": "full"}  # manual: automatic flag cleared
+    other, dedup = store.submit_coalesced(op(model_id="m2"))  # type: ignore[attr-defined]
+    assert not dedup and other.id != first.id
+    later = utcnow() + timedelta(hours=1)
+    claimed = store.claim_operation("w", 60, now=later)  # type: ignore[call-arg]
+    assert claimed is not None and claimed.id == first.id
+    store.defer_operation(first.id, next_retry_at=later + timedelta(minutes=5))  # type: ignore[attr-defined]
+    parked = store.get_operation("b", first.id)
+    assert parked is not None and parked.status == "pending" and parked.retry_count == 0 and parked.error is None
+    assert store.claim_operation("w", 60, now=later)  # type: ignore[call-arg]  # m2 is due, m1 is parked
+    assert store.claim_operation("w", 60, now=later) is None  # type: ignore[call-arg]
+    assert store.claim_operation("w", 60, now=later + timedelta(minutes=6)).id == first.id  # type: ignore[union-attr,call-arg]
+    store.insert_mental_model(
+        replace(model(model_id="cron"), trigger={**default_trigger(), "refresh_cron": "0 * * * *"})
+    )
+    store.insert_mental_model(replace(model(model_id="plain"), trigger={**default_trigger(), "refresh_cron": ""}))
+    assert [m.id for m in store.list_models_with_trigger("refresh_cron")] == ["cron"]  # type: ignore[attr-defined]
+
+
+def test_memory_sources_give_chunk_and_document_text(store: Store) -> None:
+    from mindbank.domain.records import MemorySource
+
+    write = doc("Alice moved to Lisbon.", document_id="d1")
+    (ids,) = store.write_documents("b", [write])
+    (source,) = store.memory_sources("b", [*ids, "missing"])
+    assert source == MemorySource(ids[0], "d1", write.chunks[0].id, "Alice moved to Lisbon.", "Alice moved to Lisbon.")
+    assert store.memory_sources("other-bank", ids) == []
+
+
+def test_llm_requests_are_recorded_listed_per_operation_and_purged(store: Store) -> None:
+    from mindbank.domain.records import LLMRequestRecord
+
+    now = utcnow()
+
+    def record(rid: str, operation_id: str, at: timedelta) -> LLMRequestRecord:
+        return LLMRequestRecord(
+            id=rid, bank_id="b", operation_id=operation_id, scope="agent_1", provider="openai", model="m", attempt=1,
+            request={"messages": [{"role": "user", "content": "q"}]}, response={"text": "a"}, error=None,
+            input_tokens=3, output_tokens=2, duration_ms=5, created_at=now + at,
+        )  # fmt: skip
+
+    store.record_llm_request(record("r1", "op1", timedelta(hours=-2)))
+    store.record_llm_request(replace(record("r2", "op1", timedelta(0)), response=None, error="LLMTransientError: 429"))
+    store.record_llm_request(record("r3", "op2", timedelta(0)))
+    listed = store.list_llm_requests("b", "op1", limit=10)
+    assert [r.id for r in listed] == ["r1", "r2"]
+    assert listed[0] == record("r1", "op1", timedelta(hours=-2))
+    assert listed[1].response is None and listed[1].error == "LLMTransientError: 429"
+    assert store.list_llm_requests("other", "op1", limit=10) == []
+    assert store.purge_llm_requests(now - timedelta(hours=1)) == 1
+    assert [r.id for r in store.list_llm_requests("b", "op1", limit=10)] == ["r2"]

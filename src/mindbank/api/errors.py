@@ -5,11 +5,13 @@ from __future__ import annotations
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from mindbank.errors import ConflictError, InvalidInputError, NotFoundError
+from mindbank.errors import ConflictError, InvalidInputError, NotFoundError, TransientError
+from mindbank.providers.llm.base import LLMError
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    """404 for missing things, 409 for conflicts, 422 (FastAPI's validation shape, field in ``loc``) for rules."""
+    """404 for missing things, 409 for conflicts, 422 (FastAPI's validation shape, field in ``loc``) for rules;
+    LLM provider failures 502 (permanent) or 503 (transient: retry later)."""
 
     @app.exception_handler(NotFoundError)
     async def _not_found(_: Request, exc: NotFoundError) -> JSONResponse:
@@ -23,3 +25,13 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _invalid(_: Request, exc: InvalidInputError) -> JSONResponse:
         detail = [{"type": "value_error", "loc": ["body", exc.field], "msg": exc.message, "input": None}]
         return JSONResponse(status_code=422, content={"detail": detail})
+
+    @app.exception_handler(LLMError)
+    async def _llm(_: Request, exc: LLMError) -> JSONResponse:
+        # the LLM provider failed: 503 when retrying later may help (429, 5xx, timeout), 502 when it will not
+        status = 503 if isinstance(exc, TransientError) else 502
+        return JSONResponse(status_code=status, content={"detail": f"LLM provider error: {exc}"})
+
+    @app.exception_handler(TransientError)
+    async def _transient(_: Request, exc: TransientError) -> JSONResponse:
+        return JSONResponse(status_code=503, content={"detail": str(exc)})

@@ -189,6 +189,24 @@ def scope_report(model: MentalModel, scope: MemoryFilter) -> dict[str, Any]:
     }
 
 
+def _synthesis_scope(
+    model: MentalModel, window: MemoryFilter, budget: int, settings: RefreshSettings
+) -> SynthesisScope:
+    """What a retrieving synthesizer may read in this refresh: the snapshot window, the trigger's exclusions."""
+    trigger = model.trigger
+    return SynthesisScope(
+        bank_id=model.bank_id,
+        model_id=model.id,
+        window=window,
+        budget=trigger.get("budget") or "mid",
+        recall_max_tokens=budget,
+        recall_candidates=settings.recall_candidates,
+        exclude_mental_models=bool(trigger.get("exclude_mental_models")),
+        exclude_mental_model_ids=tuple(trigger.get("exclude_mental_model_ids") or ()),
+        observations_max_tokens=int(trigger.get("reflect_search_observations_max_tokens") or 5000),
+    )
+
+
 def load_document(model: MentalModel) -> StructuredDocument:
     """The model's authoritative document (imported from its markdown once if it has none). Raises
     ``DocumentError`` when the stored structure is unreadable."""
@@ -420,7 +438,7 @@ class RefreshRunner:
         plan.content = document.render()
         if plan.retraction is not None:
             plan.retraction["applied"] = not (set(document.memory_ids()) & set(plan.retraction["fact_ids"]))
-        by_id = {h.memory.id: h for h in hits}
+        by_id = {h.memory.id: h for h in plan.retrieved}  # the pipeline's facts and what the synthesizer found
         cited = [i for i in document.memory_ids() if i in by_id] or [i for i in plan.used_ids if i in by_id]
         plan.based_on = _based_on([_fact(by_id[i]) for i in cited])
         plan.outcome = "content_written" if plan.content != model.content else "content_unchanged"

@@ -7,10 +7,10 @@ Every fact keeps its chunk, document, speaker metadata, tags and time. Facts sai
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from mindbank.domain.records import Chunk, NewMemory, RetainItem
+from mindbank.domain.records import Chunk, FactType, NewMemory, RetainItem
 from mindbank.domain.tags import normalize_tags
 from mindbank.domain.text import split_chunks, split_facts
 from mindbank.providers.embeddings.base import Embedder
@@ -22,22 +22,31 @@ def _fact_type(item: RetainItem) -> str:
     return "experience" if speaker == "assistant" else "world"
 
 
-def prepare_documents(items: Sequence[RetainItem], embedder: Embedder, *, now: datetime) -> list[DocumentWrite]:
+# an LLM fact extractor (engine/llm_extraction.py): (item, chunk texts) -> per chunk [(fact, type or None)]
+Extractor = Callable[[RetainItem, Sequence[str]], list[list[tuple[str, FactType | None]]]]
+
+
+def prepare_documents(
+    items: Sequence[RetainItem], embedder: Embedder, *, now: datetime, extract: Extractor | None = None
+) -> list[DocumentWrite]:
     """Split, extract and embed ``items`` (one batched embedder call for all facts).
 
-    Returns one :class:`DocumentWrite` per item; an item without ``document_id`` gets a fresh UUID.
+    ``extract`` replaces the sentence splitter (a fact it types None gets the item's rule). Returns one
+    :class:`DocumentWrite` per item; an item without ``document_id`` gets a fresh UUID.
     """
-    drafts: list[tuple[RetainItem, str, list[Chunk], list[tuple[str, str]]]] = []
+    drafts: list[tuple[RetainItem, str, list[Chunk], list[tuple[str, str, FactType | None]]]] = []
     texts: list[str] = []
     for item in items:
         document_id = item.document_id or str(uuid.uuid4())
         chunks: list[Chunk] = []
-        facts: list[tuple[str, str]] = []
-        for index, chunk_text in enumerate(split_chunks(item.content)):
+        facts: list[tuple[str, str, FactType | None]] = []
+        chunk_texts = split_chunks(item.content)
+        found = extract(item, chunk_texts) if extract else [[(f, None) for f in split_facts(t)] for t in chunk_texts]
+        for index, chunk_text in enumerate(chunk_texts):
             chunk = Chunk(id=uuid.uuid4().hex, document_id=document_id, index=index, text=chunk_text)
             chunks.append(chunk)
-            for fact in split_facts(chunk_text):
-                facts.append((chunk.id, fact))
+            for fact, kind in found[index]:
+                facts.append((chunk.id, fact, kind))
                 texts.append(fact)
         drafts.append((item, document_id, chunks, facts))
     vectors = embedder.embed(texts)
@@ -46,11 +55,11 @@ def prepare_documents(items: Sequence[RetainItem], embedder: Embedder, *, now: d
     for item, document_id, chunks, facts in drafts:
         when = item.timestamp or now
         memories = []
-        for chunk_id, text in facts:
+        for chunk_id, text, kind in facts:
             memories.append(
                 NewMemory(
                     text=text,
-                    fact_type=_fact_type(item),  # type: ignore[arg-type]
+                    fact_type=kind or _fact_type(item),  # type: ignore[arg-type]
                     embedding=vectors[cursor],
                     tags=normalize_tags(item.tags),
                     context=item.context,

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from mindbank.domain.document import Operation, StructuredDocument, count_tokens
 from mindbank.domain.records import ScoredMemory
+from mindbank.domain.scope import MemoryFilter
 from mindbank.engine.compose import compose_markdown, document_outline, plan_delta_operations
 
 
@@ -42,10 +43,36 @@ class Synthesis:
     usage: dict[str, int] = field(default_factory=lambda: {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0})
     llm_calls: list[dict[str, Any]] = field(default_factory=list)
     nothing_relevant: bool = False  # empty markdown because no fact was worth quoting (not a failure)
+    # synthesizers that retrieve on their own (the LLM agent): what else they read (citable like the pipeline's
+    # facts) and their tool calls, for the refresh trace
+    retrieved: list[ScoredMemory] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class SynthesisScope:
+    """What a synthesizer that retrieves on its own may read during one full refresh (``retrieves = True``).
+
+    ``window`` is the model's scope with the refresh's snapshot bounds, so the agent's tools see exactly what the
+    pipeline may read; ``budget`` is the trigger's (default mid); ``model_id`` is never its own source."""
+
+    bank_id: str
+    model_id: str
+    window: MemoryFilter
+    budget: str = "mid"
+    recall_max_tokens: int = 2048
+    recall_candidates: int = 60
+    exclude_mental_models: bool = False
+    exclude_mental_model_ids: tuple[str, ...] = ()
+    observations_max_tokens: int = 5000
 
 
 class Synthesizer(Protocol):
-    """Writes documents. ``name`` appears in ``reflect_response.engine``."""
+    """Writes documents. ``name`` appears in ``reflect_response.engine``.
+
+    A synthesizer that retrieves on its own declares a class attribute ``retrieves = True``; the pipeline then
+    passes ``scope=SynthesisScope(...)`` to :meth:`compose` (others are called without it).
+    """
 
     name: str
 

@@ -214,9 +214,7 @@ class VectorIndex:
             return ~self._group_mask(group["not"])
         return self._tag_mask(group["tags"], group["match"])
 
-    def search(
-        self, query: npt.NDArray[np.float32], k: int, mask: npt.NDArray[np.bool_]
-    ) -> list[tuple[str, float]]:
+    def search(self, query: npt.NDArray[np.float32], k: int, mask: npt.NDArray[np.bool_]) -> list[tuple[str, float]]:
         """Top ``k`` (id, cosine) among rows in ``mask``, best first.
 
         One matrix-vector product over the whole matrix, then masked rows are set to -inf: cheaper than gathering

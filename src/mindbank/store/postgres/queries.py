@@ -46,7 +46,11 @@ Q: dict[str, str] = {
     ),
     "lock_bank_config": "SELECT config FROM banks WHERE bank_id = %s FOR UPDATE",
     "set_bank_config": "UPDATE banks SET config = %s, updated_at = now() WHERE bank_id = %s",
-    "lock_bank": "SELECT memory_version FROM banks WHERE bank_id = %s FOR UPDATE",
+    # NO KEY UPDATE: serialises memory writers of the bank exactly like FOR UPDATE, but does not block the
+    # FOR KEY SHARE locks that foreign-key checks take, so creating a model or queueing an operation in the bank
+    # never waits behind a long retain
+    "lock_bank": "SELECT memory_version FROM banks WHERE bank_id = %s FOR NO KEY UPDATE",
+    "lock_bank_for_delete": "SELECT 1 FROM banks WHERE bank_id = %s FOR UPDATE",
     "count_bank_memories": "SELECT COUNT(*) FROM memory_units WHERE bank_id = %s",
     "delete_bank_operations": "DELETE FROM operations WHERE bank_id = %s",
     "delete_bank": "DELETE FROM banks WHERE bank_id = %s",
@@ -81,8 +85,27 @@ Q: dict[str, str] = {
     "insert_chunk": "INSERT INTO chunks (id, bank_id, document_id, chunk_index, text) VALUES (%s, %s, %s, %s, %s)",
     "insert_memory": (
         "INSERT INTO memory_units (id, bank_id, document_id, chunk_id, text, fact_type, tags, context, metadata, "
-        "occurred_start, occurred_end, mentioned_at, embedding, created_at, updated_at) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s::text[], %s, %s, %s, %s, %s, %s::vector, %s, %s)"
+        "occurred_start, occurred_end, mentioned_at, embedding, source_memory_ids, proof_count, created_at, "
+        "updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s::text[], %s, %s, %s, %s, %s, %s::vector, %s::text[], %s, "
+        "%s, %s)"
+    ),
+    # ---------------------------------------------------------------- consolidation
+    "unconsolidated_facts": (
+        f"SELECT {MEMORY_COLUMNS} FROM memory_units m WHERE m.bank_id = %s AND m.fact_type <> 'observation' "
+        "AND m.consolidated_at IS NULL ORDER BY m.seq LIMIT %s"
+    ),
+    "list_observations": (
+        f"SELECT {MEMORY_COLUMNS} FROM memory_units m WHERE m.bank_id = %s AND m.fact_type = 'observation' "
+        "ORDER BY m.seq"
+    ),
+    "memory_vectors": "SELECT id, embedding FROM memory_units WHERE bank_id = %s AND id = ANY(%s::text[])",
+    "update_observation": (
+        "UPDATE memory_units SET source_memory_ids = %s::text[], proof_count = %s, updated_at = %s "
+        "WHERE bank_id = %s AND id = %s"
+    ),
+    # bookkeeping, not a memory write: no stamp, updated_at untouched
+    "mark_consolidated": (
+        "UPDATE memory_units SET consolidated_at = clock_timestamp() WHERE bank_id = %s AND id = ANY(%s::text[])"
     ),
     "delete_memory": "DELETE FROM memory_units WHERE bank_id = %s AND id = %s",
     "get_memories": f"SELECT {MEMORY_COLUMNS} FROM memory_units m WHERE m.bank_id = %s AND m.id = ANY(%s::text[])",
@@ -175,13 +198,17 @@ Q: dict[str, str] = {
         "next_retry_at, mental_model_id, created_at, updated_at, completed_at) "
         "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
     ),
-    # serialises submit_refresh per model across processes (transaction-scoped, released at commit)
-    "lock_model_queue": "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+    # serialises submit_coalesced per (bank, model, type) across processes (transaction-scoped, released at commit)
+    "lock_coalesce_key": "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+    "find_pending_coalesced": (
+        "SELECT * FROM operations WHERE bank_id = %s AND mental_model_id IS NOT DISTINCT FROM %s "
+        "AND status = 'pending' AND operation_type = %s ORDER BY created_at, id LIMIT 1"
+    ),
     "find_pending_refresh": (
         "SELECT * FROM operations WHERE bank_id = %s AND mental_model_id = %s AND status = 'pending' "
         "AND operation_type = 'refresh_mental_model' ORDER BY created_at, id LIMIT 1"
     ),
-    "coalesce_refresh": "UPDATE operations SET payload = %s, next_retry_at = %s, updated_at = now() WHERE id = %s",
+    "coalesce_operation": "UPDATE operations SET payload = %s, next_retry_at = %s, updated_at = now() WHERE id = %s",
     "count_operations": "SELECT COUNT(*) FROM operations WHERE bank_id = %s{where}",
     "list_operations": (
         "SELECT * FROM operations WHERE bank_id = %s{where} "
@@ -193,21 +220,33 @@ Q: dict[str, str] = {
     ),
     "get_operation": "SELECT * FROM operations WHERE bank_id = %s AND id = %s",
     # One statement: pick the oldest runnable row, lock it (skipping rows other claimers hold), mark it ours.
-    # A model with ANY processing row is skipped: a live one is running, an expired one is itself runnable and is
-    # reclaimed first. The partial unique index uq_operations_one_running_per_model settles the remaining race
-    # (two claimers picking two rows of one model from snapshots that predate each other's commit): the loser gets a
-    # unique violation and the store retries.
+    # "now" is the caller's clock when given (workers pass theirs, so next_retry_at and leases they computed compare
+    # on one clock), else the database's. A model with ANY processing row is skipped: a live one is running, an
+    # expired one is itself runnable and is reclaimed first. The partial unique index
+    # uq_operations_one_running_per_model settles the remaining race (two claimers picking two rows of one model
+    # from snapshots that predate each other's commit): the loser gets a unique violation and the store retries.
     "claim_operation": (
-        "WITH candidate AS ("
-        "SELECT o.id FROM operations o WHERE o.status IN ('pending', 'processing') "
-        "AND ((o.status = 'pending' AND (o.next_retry_at IS NULL OR o.next_retry_at <= now())) "
-        "OR (o.status = 'processing' AND o.lease_expires_at < now())) "
+        "WITH clock AS (SELECT COALESCE(%s::timestamptz, now()) AS at), "
+        "candidate AS ("
+        "SELECT o.id FROM operations o, clock WHERE o.status IN ('pending', 'processing') "
+        "AND ((o.status = 'pending' AND (o.next_retry_at IS NULL OR o.next_retry_at <= clock.at)) "
+        "OR (o.status = 'processing' AND o.lease_expires_at < clock.at)) "
         "AND (o.mental_model_id IS NULL OR NOT EXISTS (SELECT 1 FROM operations p WHERE p.bank_id = o.bank_id "
         "AND p.mental_model_id = o.mental_model_id AND p.status = 'processing' AND p.id <> o.id)) "
         "ORDER BY o.created_at, o.id LIMIT 1 FOR UPDATE OF o SKIP LOCKED) "
         "UPDATE operations SET status = 'processing', worker_id = %s, "
-        "lease_expires_at = now() + make_interval(secs => %s), updated_at = now() "
-        "FROM candidate WHERE operations.id = candidate.id RETURNING operations.*"
+        "lease_expires_at = clock.at + make_interval(secs => %s), updated_at = clock.at "
+        "FROM candidate, clock WHERE operations.id = candidate.id RETURNING operations.*"
+    ),
+    "defer_operation": (
+        "UPDATE operations SET status = 'pending', next_retry_at = %s, updated_at = now(), worker_id = NULL, "
+        "lease_expires_at = NULL WHERE id = %s"
+    ),
+    # "truthy" as the SQLite store reads it: present and not null, false, 0 or ""
+    "list_models_with_trigger": (
+        "SELECT * FROM mental_models WHERE trigger -> %s::text IS NOT NULL "
+        "AND trigger -> %s::text NOT IN ('null'::jsonb, 'false'::jsonb, '0'::jsonb, '\"\"'::jsonb) "
+        'ORDER BY created_at, bank_id COLLATE "C", id COLLATE "C"'
     ),
     "finish_operation": (
         "UPDATE operations SET status = %s, result = %s, error = %s, updated_at = now(), completed_at = now(), "
@@ -217,6 +256,23 @@ Q: dict[str, str] = {
         "UPDATE operations SET status = 'pending', retry_count = retry_count + 1, next_retry_at = %s, error = %s, "
         "updated_at = now(), worker_id = NULL, lease_expires_at = NULL WHERE id = %s"
     ),
+    # ---------------------------------------------------------------- reflect expand / LLM tracing
+    "memory_sources": (
+        "SELECT m.id, m.document_id, m.chunk_id, c.text AS chunk_text, d.original_text FROM memory_units m "
+        "LEFT JOIN chunks c ON c.id = m.chunk_id AND c.bank_id = m.bank_id "
+        "LEFT JOIN documents d ON d.bank_id = m.bank_id AND d.id = m.document_id "
+        "WHERE m.bank_id = %s AND m.id = ANY(%s::text[])"
+    ),
+    "insert_llm_request": (
+        "INSERT INTO llm_requests (id, bank_id, operation_id, scope, provider, model, attempt, request, response, "
+        "error, input_tokens, output_tokens, duration_ms, created_at) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    ),
+    "list_llm_requests": (
+        "SELECT * FROM llm_requests WHERE bank_id = %s AND operation_id = %s "
+        'ORDER BY created_at, id COLLATE "C" LIMIT %s'
+    ),
+    "purge_llm_requests": "DELETE FROM llm_requests WHERE created_at < %s",
     # ---------------------------------------------------------------- introspection
     "list_tables": (
         "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "

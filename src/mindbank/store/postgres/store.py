@@ -3,7 +3,7 @@
 Concurrency model: any number of processes share the database. Connections come from a psycopg_pool pool in
 autocommit mode; every write runs in one explicit transaction.
 
-* Memory write stamps: a memory write locks its bank row (``SELECT ... FOR UPDATE``) before anything else and
+* Memory write stamps: a memory write locks its bank row (``SELECT ... FOR NO KEY UPDATE``) before anything else and
   stamps ``GREATEST(clock_timestamp(), last_memory_write_at + 1 µs)``. Writers of one bank are therefore serialised
   and stamp in commit order, so once a refresh has read a watermark W no row stamped at or below W can still
   commit (invariant 3 of DESIGN.md), whichever process wrote it. Every write path takes the bank lock first, so
@@ -38,7 +38,16 @@ from psycopg.rows import dict_row, tuple_row
 from psycopg.types.json import Jsonb, set_json_loads
 from psycopg_pool import ConnectionPool
 
-from mindbank.domain.records import Bank, HistoryEntry, MemoryUnit, MentalModel, Operation
+from mindbank.domain.records import (
+    Bank,
+    HistoryEntry,
+    LLMRequestRecord,
+    MemorySource,
+    MemoryUnit,
+    MentalModel,
+    NewMemory,
+    Operation,
+)
 from mindbank.domain.tags import TagsMatch
 from mindbank.store.base import AlreadyExists, DocumentWrite, MemoryFilter, StalenessProbe
 from mindbank.store.postgres.migrate import embedding_dimension, migrate
@@ -262,7 +271,7 @@ class PostgresStore:
         """Delete the bank and everything in it atomically; returns the number of memories removed (-1: no bank)."""
         with self._tx() as conn:
             # the bank lock first, like every memory write: no writer can add rows between the count and the delete
-            if conn.execute(Q["lock_bank"], (bank_id,)).fetchone() is None:
+            if conn.execute(Q["lock_bank_for_delete"], (bank_id,)).fetchone() is None:
                 return -1
             row = conn.execute(Q["count_bank_memories"], (bank_id,)).fetchone()
             conn.execute(Q["delete_bank_operations"], (bank_id,))
@@ -344,8 +353,14 @@ class PostgresStore:
                 Q["insert_chunk"],
                 [(c.id, bank_id, doc.document_id, chunk_base + c.index, c.text) for c in doc.chunks],
             )
-        ids = [str(uuid.uuid4()) for _ in doc.memories]
-        if doc.memories:
+        return self._insert_memories(cur, bank_id, doc.memories, stamp)
+
+    def _insert_memories(
+        self, cur: psycopg.Cursor[Any], bank_id: str, memories: Sequence[NewMemory], stamp: datetime
+    ) -> list[str]:
+        """Insert memories stamped ``stamp`` (the caller holds the bank lock); returns their new ids."""
+        ids = [str(uuid.uuid4()) for _ in memories]
+        if memories:
             cur.executemany(
                 Q["insert_memory"],
                 [
@@ -363,12 +378,61 @@ class PostgresStore:
                         m.occurred_end,
                         m.mentioned_at,
                         self._vector(m.embedding),
+                        None if m.source_memory_ids is None else list(m.source_memory_ids),
+                        m.proof_count,
                         stamp,
                         stamp,
                     )
-                    for mid, m in zip(ids, doc.memories, strict=True)
+                    for mid, m in zip(ids, memories, strict=True)
                 ],
             )
+        return ids
+
+    # ------------------------------------------------------------------ consolidation
+    def unconsolidated_facts(self, bank_id: str, limit: int) -> list[MemoryUnit]:
+        """Facts (world/experience) not yet consolidated, oldest first."""
+        with self._read() as conn:
+            rows = conn.execute(Q["unconsolidated_facts"], (bank_id, limit)).fetchall()
+        return [_memory(r) for r in rows]
+
+    def list_observations(self, bank_id: str) -> list[MemoryUnit]:
+        """Every observation of the bank, oldest first."""
+        with self._read() as conn:
+            rows = conn.execute(Q["list_observations"], (bank_id,)).fetchall()
+        return [_memory(r) for r in rows]
+
+    def memory_vectors(self, bank_id: str, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        """Stored embeddings of the given memories as float32 vectors (unknown ids are left out)."""
+        if not ids:
+            return {}
+        with self._read() as conn:
+            rows = conn.execute(Q["memory_vectors"], (bank_id, list(ids))).fetchall()
+        return {r["id"]: _as_vector(r["embedding"]) for r in rows}
+
+    def write_consolidation(
+        self,
+        bank_id: str,
+        *,
+        creates: Sequence[NewMemory],
+        updates: Sequence[tuple[str, tuple[str, ...], int]],
+        consolidated_ids: Sequence[str],
+    ) -> list[str]:
+        """Apply one consolidation round atomically: new observations, observation updates ``(id, source ids,
+        proof count)`` and ``consolidated_at`` on the source facts. Observation writes are memory writes (stamped
+        under the bank lock); marking sources is bookkeeping and stamps nothing. Returns the new observation ids."""
+        with self._tx() as conn, conn.cursor() as cur:
+            ids: list[str] = []
+            if creates or updates:
+                self._lock_bank(cur.connection, bank_id)
+                stamp, _ = self._stamp_memory_write(cur.connection, bank_id)
+                ids = self._insert_memories(cur, bank_id, creates, stamp)
+                if updates:
+                    cur.executemany(
+                        Q["update_observation"],
+                        [(list(sources), proof, stamp, bank_id, mid) for mid, sources, proof in updates],
+                    )
+            if consolidated_ids:
+                cur.execute(Q["mark_consolidated"], (bank_id, list(consolidated_ids)))
         return ids
 
     def vector_search(
@@ -621,18 +685,22 @@ class PostgresStore:
             self._ensure_bank(conn, op.bank_id)
             conn.execute(Q["insert_operation"], _operation_params(op))
 
-    def submit_refresh(self, op: Operation, *, full: bool) -> tuple[Operation, bool]:
-        """Queue a refresh unless one for the same model is still pending (coalescing, checked atomically).
+    def submit_coalesced(self, op: Operation, *, full: bool = False) -> tuple[Operation, bool]:
+        """Queue ``op`` unless an operation of the same type for the same bank and mental model (None = bank-wide)
+        is still pending; then return that one (coalescing, checked atomically). Returns ``(operation, deduplicated)``.
 
-        Returns ``(operation, deduplicated)``. Folding into a pending refresh: ``full`` upgrades it to full mode,
-        and a non-automatic request (``payload["automatic"]`` false) clears any park (``next_retry_at``) and the
-        automatic flag, because "refresh now" means now. A per-model advisory lock makes the check-then-insert
-        atomic across processes.
+        Folding into a pending operation: ``full`` upgrades it to full mode, and a non-automatic request
+        (``payload["automatic"]`` false) clears any park (``next_retry_at``) and the automatic flag, because
+        "refresh now" means now. An advisory lock on (bank, model, type) makes the check-then-insert atomic across
+        processes.
         """
+        key = f"coalesce\x1f{op.bank_id}\x1f{op.mental_model_id or ''}\x1f{op.operation_type}"
         with self._tx() as conn:
             self._ensure_bank(conn, op.bank_id)
-            conn.execute(Q["lock_model_queue"], (f"refresh\x1f{op.bank_id}\x1f{op.mental_model_id}",))
-            row = conn.execute(Q["find_pending_refresh"], (op.bank_id, op.mental_model_id)).fetchone()
+            conn.execute(Q["lock_coalesce_key"], (key,))
+            row = conn.execute(
+                Q["find_pending_coalesced"], (op.bank_id, op.mental_model_id, op.operation_type)
+            ).fetchone()
             if row is not None:
                 pending = _operation(row)
                 payload = dict(pending.payload)
@@ -642,7 +710,7 @@ class PostgresStore:
                 if not op.payload.get("automatic"):
                     payload.pop("automatic", None)
                     next_retry = None
-                conn.execute(Q["coalesce_refresh"], (Jsonb(payload), next_retry, pending.id))
+                conn.execute(Q["coalesce_operation"], (Jsonb(payload), next_retry, pending.id))
                 return replace(pending, payload=dict(sorted(payload.items())), next_retry_at=next_retry), True
             conn.execute(Q["insert_operation"], _operation_params(op))
             return op, False
@@ -685,18 +753,19 @@ class PostgresStore:
             row = conn.execute(Q["get_operation"], (bank_id, operation_id)).fetchone()
         return None if row is None else _operation(row)
 
-    def claim_operation(self, worker_id: str, lease_seconds: float) -> Operation | None:
-        """Claim the oldest runnable operation: pending and due, or processing with an expired lease.
+    def claim_operation(self, worker_id: str, lease_seconds: float, *, now: datetime | None = None) -> Operation | None:
+        """Claim the oldest runnable operation: pending and due (``next_retry_at`` at or before ``now``), or
+        processing with an expired lease; ``now`` defaults to the database clock (workers and tests pass theirs).
 
         One statement with ``FOR UPDATE SKIP LOCKED``, so concurrent workers never claim the same row and never wait
         on each other's candidates. At most one operation per mental model runs at a time: a model with a row in
-        ``processing`` is skipped unless that row is the expired one being reclaimed. Lease times use the database
-        clock. Raises ``RuntimeError`` only if the per-model race is lost repeatedly (not expected in practice).
+        ``processing`` is skipped unless that row is the expired one being reclaimed. Raises ``RuntimeError`` only
+        if the per-model race is lost repeatedly (not expected in practice).
         """
         for _ in range(_CLAIM_ATTEMPTS):
             try:
                 with self._tx() as conn:
-                    row = conn.execute(Q["claim_operation"], (worker_id, float(lease_seconds))).fetchone()
+                    row = conn.execute(Q["claim_operation"], (now, worker_id, float(lease_seconds))).fetchone()
             except psycopg.errors.UniqueViolation:
                 # another worker committed a claim for the same mental model first; the next attempt sees it
                 continue
@@ -710,10 +779,86 @@ class PostgresStore:
         with self._tx() as conn:
             conn.execute(Q["finish_operation"], (status, _jsonb(result), error, operation_id))
 
+    def defer_operation(self, operation_id: str, *, next_retry_at: datetime) -> None:
+        """Park a claimed operation: back to pending, due at ``next_retry_at``, no retry counted, no error."""
+        with self._tx() as conn:
+            conn.execute(Q["defer_operation"], (next_retry_at, operation_id))
+
+    def list_models_with_trigger(self, key: str) -> list[MentalModel]:
+        """Every mental model (all banks) whose trigger has a truthy ``key`` (e.g. ``refresh_cron``)."""
+        with self._read() as conn:
+            rows = conn.execute(Q["list_models_with_trigger"], (key, key)).fetchall()
+        return [_model(r) for r in rows]
+
     def retry_operation(self, operation_id: str, *, next_retry_at: datetime, error: str) -> None:
         """Put a failed attempt back in the queue: pending, ``retry_count + 1``, due at ``next_retry_at``."""
         with self._tx() as conn:
             conn.execute(Q["retry_operation"], (next_retry_at, error, operation_id))
+
+    # ------------------------------------------------------------------ reflect expand / LLM tracing
+    def memory_sources(self, bank_id: str, memory_ids: Sequence[str]) -> list[MemorySource]:
+        """Chunk and document text of the given memories, in the order of ``memory_ids`` (unknown ids left out)."""
+        if not memory_ids:
+            return []
+        with self._read() as conn:
+            rows = conn.execute(Q["memory_sources"], (bank_id, list(memory_ids))).fetchall()
+        found = {
+            r["id"]: MemorySource(r["id"], r["document_id"], r["chunk_id"], r["chunk_text"], r["original_text"])
+            for r in rows
+        }
+        return [found[i] for i in memory_ids if i in found]
+
+    def record_llm_request(self, record: LLMRequestRecord) -> None:
+        """Store one traced LLM attempt."""
+        with self._tx() as conn:
+            conn.execute(
+                Q["insert_llm_request"],
+                (
+                    record.id,
+                    record.bank_id,
+                    record.operation_id,
+                    record.scope,
+                    record.provider,
+                    record.model,
+                    record.attempt,
+                    Jsonb(record.request),
+                    _jsonb(record.response),
+                    record.error,
+                    record.input_tokens,
+                    record.output_tokens,
+                    record.duration_ms,
+                    record.created_at,
+                ),
+            )
+
+    def list_llm_requests(self, bank_id: str, operation_id: str, *, limit: int) -> list[LLMRequestRecord]:
+        """The traced attempts of one operation, oldest first (at most ``limit``)."""
+        with self._read() as conn:
+            rows = conn.execute(Q["list_llm_requests"], (bank_id, operation_id, limit)).fetchall()
+        return [
+            LLMRequestRecord(
+                id=r["id"],
+                bank_id=r["bank_id"],
+                operation_id=r["operation_id"],
+                scope=r["scope"],
+                provider=r["provider"],
+                model=r["model"],
+                attempt=r["attempt"],
+                request=r["request"],
+                response=r["response"],
+                error=r["error"],
+                input_tokens=r["input_tokens"],
+                output_tokens=r["output_tokens"],
+                duration_ms=r["duration_ms"],
+                created_at=r["created_at"],
+            )
+            for r in rows
+        ]
+
+    def purge_llm_requests(self, before: datetime) -> int:
+        """Delete traced attempts created before ``before``; returns how many went."""
+        with self._tx() as conn:
+            return conn.execute(Q["purge_llm_requests"], (before,)).rowcount
 
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every row of every table (test helper for "a rejected request writes nothing").
@@ -727,6 +872,15 @@ class PostgresStore:
                 rows = cur.execute(sql.SQL("SELECT * FROM {} ORDER BY 1").format(sql.Identifier(table))).fetchall()
                 out[table] = [tuple(_plain(v) for v in r) for r in rows]
         return out
+
+
+def _as_vector(value: Any) -> npt.NDArray[np.float32]:
+    """A stored embedding as a float32 numpy vector (pgvector's adapter yields ``Vector`` objects or arrays, plain
+    psycopg yields the text form ``[1,2,3]``)."""
+    if isinstance(value, str):
+        return np.array(json.loads(value), dtype=np.float32)
+    to_numpy = getattr(value, "to_numpy", None)
+    return np.asarray(to_numpy() if callable(to_numpy) else value, dtype=np.float32)
 
 
 def _plain(value: Any) -> Any:

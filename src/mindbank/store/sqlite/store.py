@@ -550,7 +550,7 @@ class SQLiteStore:
     def keyword_search(self, bank_id: str, terms: Sequence[str], k: int, flt: MemoryFilter) -> list[tuple[str, float]]:
         """Top ``k`` (memory id, BM25 score, higher is better) for any of ``terms``, passing ``flt``.
 
-        Terms present in more than a fifth of all memories are dropped (the two rarest terms always stay): they
+        Terms present in more than 5% of all memories are dropped (the rarest term always stays): they
         dominate the cost of scoring and barely move BM25. The FTS index is ranked on its own (FTS5 answers
         ``ORDER BY rank LIMIT`` without touching the memory table), then the bank and filter are applied to an
         over-fetched candidate list; a rare filter that leaves too few candidates falls back to the joined query.
@@ -1110,19 +1110,22 @@ class SQLiteStore:
             return {t: [tuple(r) for r in conn.execute(f"SELECT * FROM {t} ORDER BY 1")] for t in tables}
 
 
-COMMON_TERM_SHARE = 0.2
+COMMON_TERM_SHARE = 0.05
 
 
 def _prune_common_terms(conn: sqlite3.Connection, terms: Sequence[str]) -> list[str]:
     total = conn.execute("SELECT MAX(seq) FROM memory_units").fetchone()[0] or 0
-    if total < 1000 or len(terms) <= 2:
+    if total < 1000 or len(terms) <= 1:
         return list(terms)
-    frequency = {t: 0 for t in terms}
-    marks = ",".join("?" * len(terms))
-    for term, docs in conn.execute(f"SELECT term, doc FROM memory_fts_vocab WHERE term IN ({marks})", list(terms)):
-        frequency[term] = int(docs)
-    rarest = sorted(terms, key=lambda t: frequency[t])[:2]
-    return [t for t in terms if t in rarest or frequency[t] <= COMMON_TERM_SHARE * total]
+    # the index holds porter stems; a stem is the word or the word cut by up to three letters ("caroline" ->
+    # "carolin"), so the largest document count among those forms is the term's (an estimate good enough to prune)
+    forms = {t: [t] + [t[: len(t) - cut] for cut in range(1, 4) if len(t) - cut >= 3] for t in terms}
+    candidates = sorted({f for fs in forms.values() for f in fs})
+    marks = ",".join("?" * len(candidates))
+    docs = dict(conn.execute(f"SELECT term, doc FROM memory_fts_vocab WHERE term IN ({marks})", candidates).fetchall())
+    frequency = {t: max((int(docs.get(f, 0)) for f in fs), default=0) for t, fs in forms.items()}
+    rarest = min(terms, key=lambda t: frequency[t])
+    return [t for t in terms if t == rarest or frequency[t] <= COMMON_TERM_SHARE * total]
 
 
 def _index_rows(ids: Sequence[str], memories: Sequence[NewMemory], updated: float) -> list[IndexRow]:

@@ -1,0 +1,57 @@
+"""Command line of the benchmarks: ``python -m bench locomo-recall PATH...`` and ``python -m bench retain PATH``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    recall = sub.add_parser("locomo-recall", help="evidence hit@k of dense, bm25 and hybrid recall on LoCoMo files")
+    recall.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="LoCoMo conversation JSON files")
+    recall.add_argument("--k", nargs="+", type=int, default=[1, 5, 10], help="cut-offs (default: 1 5 10)")
+    recall.add_argument("--json", type=Path, default=None, help="report path (default: bench/results/)")
+    recall.add_argument("--ablations", action="store_true", help="also score the intermediate hybrid configurations")
+    recall.add_argument(
+        "--index-variant",
+        choices=["plain", "prev-turn"],
+        default="plain",
+        help="bench-only experiment: embed each turn with its preceding turn (prev-turn)",
+    )
+    recall.add_argument("--candidates", type=int, default=None, help="candidates per retriever (default: setting)")
+
+    retain = sub.add_parser("retain", help="time retaining one whole LoCoMo conversation into a fresh database")
+    retain.add_argument("path", type=Path, metavar="PATH", help="a LoCoMo conversation JSON file")
+    retain.add_argument("--repeat", type=int, default=3, help="timed runs, each into a fresh database (default 3)")
+    retain.add_argument("--json", type=Path, default=None, help="report path (default bench/results/retain.json)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse ``argv`` and run the chosen benchmark; returns the process exit status."""
+    args = _parser().parse_args(argv)
+    if args.command == "locomo-recall":
+        from bench import locomo_recall
+
+        if any(k < 1 for k in args.k):
+            raise SystemExit("--k values must be >= 1")
+        locomo_recall.run(
+            args.paths,
+            ks=args.k,
+            json_out=args.json,
+            ablations=args.ablations,
+            variant=args.index_variant,
+            candidates=args.candidates,
+        )
+    else:
+        from bench import retain
+
+        retain.run(args.path, repeat=args.repeat, json_out=args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

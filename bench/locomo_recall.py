@@ -1,0 +1,267 @@
+"""LoCoMo evidence recall: does a retriever put a question's evidence turn in its top k?
+
+Each conversation file is retained into a fresh bank, one memory per dialogue turn (long turns become several
+facts, and each fact keeps its turn's ``dia_id``). Then every question except the adversarial category 5 is
+recalled with each retriever. A question is a hit at k when any of its evidence ``dia_id`` values is among the
+``dia_id`` values of the top k results. Questions without evidence cannot be scored and are counted separately.
+Figures are averaged over conversations (macro) and over all scored questions (micro).
+
+The questions are used only to score; nothing about them reaches the bank.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+from rich.console import Console
+from rich.table import Table
+
+from bench.common import RESULTS_DIR, command_line, load_embedder, machine_info, temp_bank, write_json
+from mindbank.config import Settings
+from mindbank.domain.records import RetainItem
+from mindbank.domain.timeutil import utcnow
+from mindbank.engine.recall import FusionParams, RecallRequest, Retriever, recall
+from mindbank.engine.retain import prepare_documents
+from mindbank.importers import LocomoConversation, load_locomo, locomo_items
+from mindbank.providers.embeddings.base import Embedder
+from mindbank.service import MindBank
+
+BANK = "locomo"
+ADVERSARIAL = 5
+MAX_TOKENS = 1_000_000  # no budget cut: the cap is the result count
+IndexVariant = Literal["plain", "prev-turn"]
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """One ranking to score: a label, the retriever, and (hybrid only) fusion settings.
+
+    ``fusion=None`` goes through the ``MindBank.recall`` facade with the shipped defaults. A value calls the engine's
+    ``recall`` directly with those settings, which is how the ablations are measured.
+    """
+
+    name: str
+    retriever: Retriever
+    fusion: FusionParams | None = None
+
+
+BASELINES = (Config("dense", "dense"), Config("bm25", "bm25"), Config("hybrid", "hybrid"))
+# What moved hybrid recall: each step added to the previous one (docs/benchmarks.md).
+ABLATIONS = (
+    Config("hybrid:rrf", "hybrid", FusionParams(method="rrf", neighbour_prev=0.0, neighbour_next=0.0)),
+    Config("hybrid:convex", "hybrid", FusionParams(neighbour_prev=0.0, neighbour_next=0.0)),
+    Config("hybrid:convex+prev", "hybrid", FusionParams(neighbour_next=0.0)),
+)
+
+
+class _NullEmbedder:
+    """Stands in for the embedder when a variant computes embeddings itself: all-zero vectors, instantly."""
+
+    name = "null"
+
+    def __init__(self, dimension: int) -> None:
+        self.dimension = dimension
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return np.zeros((len(texts), self.dimension), dtype=np.float32)
+
+
+def retain_conversation(bank: MindBank, items: list[RetainItem], variant: IndexVariant) -> int:
+    """Retain the turns into ``BANK``; returns the number of memories written.
+
+    ``plain`` is the real retain path (``MindBank.retain``). ``prev-turn`` is an experiment that only this
+    benchmark runs. It stores the same memories and texts, so BM25 is unchanged, but each fact is embedded
+    together with the turn before it in the same session (``"{previous turn}\\n{fact}"``). That measures whether
+    retain should embed conversational context.
+    """
+    if variant == "plain":
+        return len(bank.retain(BANK, items).memory_ids)
+    documents = prepare_documents(items, _NullEmbedder(bank.embedder.dimension), now=utcnow())
+    texts: list[str] = []
+    for index, doc in enumerate(documents):
+        before = items[index - 1] if index > 0 else None
+        same_session = before is not None and before.context == doc.item.context
+        prefix = before.content + "\n" if same_session and before is not None else ""
+        texts.extend(prefix + memory.text for memory in doc.memories)
+    vectors = bank.embedder.embed(texts)
+    cursor = 0
+    rebuilt = []
+    for doc in documents:
+        memories = []
+        for memory in doc.memories:
+            memories.append(replace(memory, embedding=vectors[cursor]))
+            cursor += 1
+        rebuilt.append(replace(doc, memories=memories))
+    return sum(len(ids) for ids in bank.store.write_documents(BANK, rebuilt))
+
+
+def _run_query(bank: MindBank, config: Config, query: str, limit: int, candidates: int | None) -> list[str]:
+    """The ``dia_id`` of each of the top ``limit`` results, best first (one entry per result)."""
+    if config.fusion is None and candidates is None:
+        hits = bank.recall(BANK, query, max_tokens=MAX_TOKENS, limit=limit, retriever=config.retriever)
+    else:
+        hits = recall(
+            bank.store,
+            bank.embedder,
+            BANK,
+            RecallRequest(query=query, max_tokens=MAX_TOKENS, limit=limit, retriever=config.retriever),
+            candidates=candidates or bank.settings.recall_candidates,
+            fusion=config.fusion,
+        )
+    return [h.memory.metadata.get("dia_id", "") for h in hits]
+
+
+def _latency(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {
+        "mean": round(statistics.fmean(ordered), 3),
+        "p50": round(ordered[len(ordered) // 2], 3),
+        "p95": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 3),
+    }
+
+
+def evaluate_conversation(
+    embedder: Embedder,
+    conv: LocomoConversation,
+    configs: Sequence[Config],
+    ks: Sequence[int],
+    *,
+    variant: IndexVariant = "plain",
+    candidates: int | None = None,
+) -> dict[str, Any]:
+    """Retain ``conv`` into a fresh bank and score every non-adversarial question under each config.
+
+    Returns ``{sample_id, turns, memories, questions, skipped_no_evidence, retain_s, results}``. ``results``
+    maps a config name to ``{hits: {k: n}, hit_at: {k: fraction}, latency_ms: {mean, p50, p95}, _timings}``, with
+    latency measured per recall call in milliseconds (``_timings``: every call's, in question order).
+    """
+    items = locomo_items(conv)
+    questions = [q for q in conv.qa if q.category != ADVERSARIAL]
+    scored = [q for q in questions if q.evidence]
+    depth = max(ks)
+    with temp_bank(embedder) as bank:
+        start = time.perf_counter()
+        memories = retain_conversation(bank, items, variant)
+        retain_s = time.perf_counter() - start
+        results: dict[str, Any] = {}
+        for config in configs:
+            hits = dict.fromkeys(ks, 0)
+            timings: list[float] = []
+            for question in scored:
+                began = time.perf_counter()
+                found = _run_query(bank, config, question.question, depth, candidates)
+                timings.append((time.perf_counter() - began) * 1000)
+                evidence = set(question.evidence)
+                for k in ks:
+                    hits[k] += bool(evidence.intersection(found[:k]))
+            results[config.name] = {
+                "hits": {str(k): hits[k] for k in ks},
+                "hit_at": {str(k): hits[k] / len(scored) if scored else 0.0 for k in ks},
+                "latency_ms": _latency(timings) if timings else {},
+                "_timings": timings,  # popped by run() after pooling across conversations
+            }
+    return {
+        "sample_id": conv.sample_id,
+        "turns": len(items),
+        "memories": memories,
+        "questions": len(scored),
+        "skipped_no_evidence": len(questions) - len(scored),
+        "retain_s": round(retain_s, 3),
+        "results": results,
+    }
+
+
+def summarise(conversations: list[dict[str, Any]], names: Sequence[str], ks: Sequence[int]) -> dict[str, Any]:
+    """Macro (mean of per-conversation fractions) and micro (pooled questions) hit@k, and per-query latency (ms,
+    pooled over all questions) from the ``_timings`` of each result, which are removed here."""
+    macro: dict[str, dict[str, float]] = {}
+    micro: dict[str, dict[str, float]] = {}
+    latency: dict[str, dict[str, float]] = {}
+    total = sum(c["questions"] for c in conversations)
+    for name in names:
+        rows = [c["results"][name] for c in conversations]
+        macro[name] = {str(k): statistics.fmean(r["hit_at"][str(k)] for r in rows) for k in ks}
+        micro[name] = {str(k): sum(r["hits"][str(k)] for r in rows) / total if total else 0.0 for k in ks}
+        pooled = [t for r in rows for t in r.pop("_timings", [])]
+        latency[name] = _latency(pooled) if pooled else {}
+    return {"macro": macro, "micro": micro, "latency_ms": latency}
+
+
+def _table(title: str, rows: dict[str, dict[str, float]], ks: Sequence[int], latency: dict[str, float]) -> Table:
+    table = Table(title=title)
+    table.add_column("retriever")
+    for k in ks:
+        table.add_column(f"@{k}", justify="right")
+    table.add_column("ms/query", justify="right")
+    for name, values in rows.items():
+        table.add_row(name, *(f"{values[str(k)]:.3f}" for k in ks), f"{latency.get(name, 0.0):.1f}")
+    return table
+
+
+def run(
+    paths: Sequence[Path],
+    *,
+    ks: Sequence[int] = (1, 5, 10),
+    json_out: Path | None = None,
+    ablations: bool = False,
+    variant: IndexVariant = "plain",
+    candidates: int | None = None,
+    console: Console | None = None,
+) -> dict[str, Any]:
+    """Run the benchmark over ``paths`` and write the JSON report; returns the report.
+
+    ``ablations`` adds the intermediate hybrid configurations. ``variant`` picks how turns are indexed (see
+    :func:`retain_conversation`). ``candidates`` overrides the per-retriever candidate count (default: the
+    ``recall_candidates`` setting).
+    """
+    console = console or Console()
+    ks = sorted(set(ks))
+    configs = [*BASELINES, *(ABLATIONS if ablations else ())]
+    names = [c.name for c in configs]
+    embedder, load_s = load_embedder()
+    conversations: list[dict[str, Any]] = []
+    for path in paths:
+        conv = load_locomo(path)
+        result = evaluate_conversation(embedder, conv, configs, ks, variant=variant, candidates=candidates)
+        result["file"] = str(path)
+        conversations.append(result)
+        rows = {name: result["results"][name]["hit_at"] for name in names}
+        latency = {name: result["results"][name]["latency_ms"].get("mean", 0.0) for name in names}
+        title = (
+            f"{conv.sample_id}: {result['questions']} questions, {result['turns']} turns, "
+            f"{result['memories']} memories (retain {result['retain_s']:.1f} s)"
+        )
+        console.print(_table(title, rows, ks, latency))
+    summary = summarise(conversations, names, ks)
+    scored = sum(c["questions"] for c in conversations)
+    latency = {name: values.get("mean", 0.0) for name, values in summary["latency_ms"].items()}
+    console.print(_table(f"Average over {len(conversations)} conversations (macro)", summary["macro"], ks, latency))
+    console.print(_table(f"Average over {scored} questions (micro)", summary["micro"], ks, latency))
+    report = {
+        "benchmark": "locomo-recall",
+        "command": command_line(),
+        "machine": machine_info(),
+        "embedder": getattr(embedder, "name", type(embedder).__name__),
+        "embedder_load_s": round(load_s, 3),
+        "settings": {
+            "ks": list(ks),
+            "candidates": candidates or Settings().recall_candidates,
+            "index_variant": variant,
+            "default_fusion": asdict(FusionParams()),
+            "configs": {c.name: (asdict(c.fusion) if c.fusion else "default") for c in configs},
+            "excluded_categories": [ADVERSARIAL],
+        },
+        "conversations": conversations,
+        **summary,
+    }
+    out = json_out or RESULTS_DIR / "locomo-recall.json"
+    write_json(out, report)
+    console.print(f"wrote {out}")
+    return report

@@ -1,0 +1,111 @@
+"""``POST /reflect``: answer a question through the memory hierarchy (reference facts §3 "Reflect", §5).
+
+Request and response follow the reference's ``ReflectRequest`` / ``ReflectResponse`` (wire sample 24). A blank
+query, ``tags`` together with ``tag_groups``, an invalid ``response_schema`` or tag group answer 422. With no LLM
+configured the answer is the extractive one (cited quotations, labelled as such) and ``usage`` is zero.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter
+from pydantic import Field, field_validator, model_validator
+
+from mindbank.api.deps import Bank
+from mindbank.api.schemas import RequestBody
+from mindbank.domain.records import FactType
+from mindbank.domain.tags import TagsMatch, validate_tag_groups
+from mindbank.domain.trigger import validate_response_schema
+
+router = APIRouter(prefix="/v1/default/banks/{bank_id}", tags=["reflect"])
+
+
+class ToolCallsInclude(RequestBody):
+    """``include.tool_calls``: ``{}`` for the full trace, ``{"output": false}`` for inputs only."""
+
+    output: bool = True
+
+
+class ReflectInclude(RequestBody):
+    """``include``: ``facts: {}`` adds ``based_on``; ``tool_calls`` adds ``trace``. Null or absent: off."""
+
+    facts: dict[str, Any] | None = None
+    tool_calls: ToolCallsInclude | None = None
+
+
+class ReflectRequest(RequestBody):
+    """``ReflectRequest`` (every reference field; ``apply_all_directives`` and
+    ``reflect_search_observations_include_entities`` are accepted and have no effect: mindbank has no directives
+    and no entities)."""
+
+    query: str
+    budget: Literal["low", "mid", "high"] = "low"
+    context: str | None = None  # deprecated by the reference: appended to the query
+    max_tokens: int = Field(default=4096, ge=1)
+    include: ReflectInclude = Field(default_factory=ReflectInclude)
+    response_schema: dict[str, Any] | None = None
+    tags: list[str] | None = None
+    tags_match: TagsMatch = "any"
+    tag_groups: list[dict[str, Any]] | None = None
+    apply_all_directives: bool = False
+    fact_types: list[FactType] | None = None
+    exclude_mental_models: bool = False
+    exclude_mental_model_ids: list[str] | None = None
+    reflect_search_observations_max_tokens: int | None = Field(default=None, ge=1)
+    reflect_search_observations_include_entities: bool | None = None
+
+    @field_validator("query")
+    @classmethod
+    def _query_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+    @field_validator("fact_types")
+    @classmethod
+    def _fact_types_not_empty(cls, value: list[FactType] | None) -> list[FactType] | None:
+        if value is not None and not value:
+            raise ValueError("must not be an empty list (use null for all types)")
+        return value
+
+    @field_validator("tag_groups")
+    @classmethod
+    def _tag_groups_valid(cls, value: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        return None if value is None else validate_tag_groups(value)
+
+    @field_validator("response_schema")
+    @classmethod
+    def _schema_valid(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return None if value is None else validate_response_schema(value)
+
+    @model_validator(mode="after")
+    def _tags_or_groups(self) -> ReflectRequest:
+        if self.tags and self.tag_groups:
+            raise ValueError("tags and tag_groups are mutually exclusive")
+        return self
+
+
+@router.post("/reflect")
+def reflect(bank_id: str, body: ReflectRequest, mb: Bank) -> dict[str, Any]:
+    """``ReflectResponse``: ``text``, ``based_on`` (with ``include.facts``), ``structured_output`` /
+    ``structured_output_error`` (with ``response_schema``), ``usage``, ``trace`` (with ``include.tool_calls``)."""
+    query = body.query if not body.context else f"{body.query}\n\n{body.context}"
+    tool_calls = body.include.tool_calls
+    return mb.reflect(
+        bank_id,
+        query,
+        budget=body.budget,
+        max_tokens=body.max_tokens,
+        include_facts=body.include.facts is not None,
+        include_tool_calls=tool_calls is not None,
+        tool_outputs=tool_calls.output if tool_calls is not None else True,
+        response_schema=body.response_schema,
+        tags=body.tags,
+        tags_match=body.tags_match,
+        tag_groups=body.tag_groups,
+        fact_types=body.fact_types,
+        exclude_mental_models=body.exclude_mental_models,
+        exclude_mental_model_ids=body.exclude_mental_model_ids or (),
+        observations_max_tokens=body.reflect_search_observations_max_tokens,
+    )

@@ -1,0 +1,320 @@
+"""``LLMSynthesizer``: the Synthesizer port (engine/synthesis.py) backed by an LLM.
+
+* ``compose`` (full refresh) runs the reflect agent loop in document mode (engine/reflect/agent.py) over the
+  refresh's scope and snapshot: the pipeline's recall is the seed evidence, the mental-model level is consulted
+  first, and every block the agent writes carries the memory ids it rests on, validated against what this run
+  retrieved and rendered as ``[mem:<id>]`` citations — per-block provenance holds for LLM documents too.
+* ``edit`` (delta refresh) asks for delta operations as JSON-schema output (reference facts §4.9). A reply that is
+  not JSON or does not fit the operation shapes gets ONE re-ask quoting the rejections, then the refresh fails with
+  ``delta_ops_failed``. Operations naming unknown sections/blocks are NOT re-asked: ``apply_operations`` drops them
+  with reasons. Each operation's block texts carry their memory ids as citations (new facts, or ids the edited
+  block already cited).
+* ``extract_structured`` fills a ``response_schema`` (one schema-constrained call; a reply that does not fit →
+  ``SynthesisError("structured_output_failed")``).
+
+Transient provider errors (429/5xx/timeouts, after the client's own retries) propagate as ``LLMTransientError``, a
+:class:`~mindbank.errors.TransientError`: the refresh records nothing and the worker retries the operation.
+Permanent provider errors become the refresh failure reasons of reference facts §4.7.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Container, Sequence
+from dataclasses import fields, replace
+from typing import Any
+
+from mindbank.domain.document import (
+    AddSection,
+    AppendBlock,
+    DocumentError,
+    InsertBlock,
+    Operation,
+    RemoveBlock,
+    RemoveSection,
+    RenameSection,
+    ReplaceBlock,
+    ReplaceSectionBlocks,
+    StructuredDocument,
+    count_tokens,
+    parse_operation,
+)
+from mindbank.domain.records import FACT_TYPES, ScoredMemory
+from mindbank.engine.reflect.agent import block_text, run_agent
+from mindbank.engine.reflect.tools import ReflectScope, ReflectTools, ToolExecutionError, memory_view
+from mindbank.engine.structured import StructuredOutputError, extract_structured, schema_problems
+from mindbank.engine.synthesis import Synthesis, SynthesisError, SynthesisScope
+from mindbank.providers.embeddings.base import Embedder
+from mindbank.providers.llm.base import LLM, LLMError, LLMTransientError, TokenUsage, assistant, system, user
+from mindbank.store.base import Store
+
+DELTA_TEMPERATURE = 0.0  # reference: consolidation temperature, also used for mental-model delta edits
+_OP_TYPES = (AppendBlock, InsertBlock, ReplaceBlock, RemoveBlock, AddSection, RemoveSection, ReplaceSectionBlocks,
+             RenameSection)  # fmt: skip
+OP_FIELDS: dict[str, set[str]] = {cls.op: {f.name for f in fields(cls)} for cls in _OP_TYPES}
+
+_IDS = {"type": "array", "items": {"type": "string"}}
+_BLOCK = {"type": "object", "properties": {"text": {"type": "string"}, "memory_ids": _IDS}, "required": ["text"]}
+_NULLABLE = {"type": ["string", "null"]}
+_NULL_OK = ("after_block_id", "after_section_id", "new_id")  # null is meaningful for these
+# One flat operation object (not a oneOf of eight): small local models follow a flat schema far more reliably; the
+# per-operation fields are checked after parsing.
+DELTA_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "operations": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "op": {"type": "string", "enum": sorted(OP_FIELDS)},
+                    "section_id": {"type": "string"},
+                    "block_id": {"type": "string"},
+                    "after_block_id": _NULLABLE,
+                    "after_section_id": _NULLABLE,
+                    "new_id": _NULLABLE,
+                    "text": {"type": "string"},
+                    "memory_ids": _IDS,
+                    "heading": {"type": "string"},
+                    "new_heading": {"type": "string"},
+                    "level": {"type": "integer"},
+                    "blocks": {"type": "array", "items": _BLOCK},
+                },
+                "required": ["op"],
+            },
+        }
+    },
+    "required": ["operations"],
+}
+
+DELTA_PROMPT = """You maintain a mental model: a markdown document that answers a standing question, stored as
+sections of blocks, each with an id. You get the document and NEW memories. Reply with JSON
+{{"operations": [...]}}: the smallest edits that fold the new memories in. Operations:
+- append_block {{section_id, text, memory_ids}}
+- insert_block {{section_id, after_block_id (null: first), text, memory_ids}}
+- replace_block {{section_id, block_id, text, memory_ids}}: rewrite a block the new memories update or contradict;
+  keep the ids it already cites that still hold
+- remove_block {{section_id, block_id}}
+- add_section {{heading, level, blocks: [{{text, memory_ids}}], after_section_id (null: at the end)}}
+- remove_section {{section_id}}
+- replace_section_blocks {{section_id, blocks: [{{text, memory_ids}}]}}
+- rename_section {{section_id, new_heading}}
+Rules: name sections and blocks only by the ids given. A block is one paragraph, list or table. memory_ids are the
+memories a block rests on: ids of the new memories, or ids the block already cites; do not write [mem:...] yourself.
+New memories that change nothing need no operation: {{"operations": []}} is a valid reply. Keep the document within
+{max_tokens} tokens (it has {current} now)."""
+
+
+def _usage(tokens: TokenUsage) -> dict[str, int]:
+    return {
+        "input_tokens": tokens.input_tokens,
+        "output_tokens": tokens.output_tokens,
+        "total_tokens": tokens.total_tokens,
+    }
+
+
+def parse_delta_reply(payload: Any, allowed: Container[str]) -> tuple[list[Operation], list[str], list[str]]:
+    """A delta reply as ``(operations, problems, memory ids cited)``; any problem refuses the whole reply.
+
+    Block entries (``text`` + ``memory_ids``, or a ``blocks`` list of such objects or strings) become block texts
+    with ``[mem:<id>]`` citations for the ids in ``allowed``. Empty placeholder fields of other operations (the flat
+    schema invites them) are ignored; a non-empty foreign field is a problem."""
+    if payload is None:
+        return [], ["the reply is not a JSON object"], []
+    if isinstance(payload, dict) and isinstance(payload.get("operations"), list):
+        # models filling the flat schema send null for the fields an operation does not use: drop those first
+        payload = {
+            **payload,
+            "operations": [
+                {k: v for k, v in op.items() if v is not None or k in _NULL_OK} if isinstance(op, dict) else op
+                for op in payload["operations"]
+            ],
+        }
+    problems = schema_problems(payload, DELTA_SCHEMA)
+    if problems:
+        return [], problems[:10], []
+    operations: list[Operation] = []
+    cited: list[str] = []
+    for i, raw in enumerate(payload["operations"]):
+        name = raw["op"]
+        data: dict[str, Any] = {"op": name}
+        for key, value in raw.items():
+            if key in ("op", "memory_ids"):
+                continue
+            if key not in OP_FIELDS[name]:
+                if value not in (None, "", [], {}):
+                    problems.append(f"operations[{i}] ({name}): unexpected field '{key}'")
+                continue
+            if key == "text":
+                value, ids = block_text({"text": value, "memory_ids": raw.get("memory_ids") or []}, allowed)
+                cited.extend(ids)
+            elif key == "blocks":
+                texts = []
+                for block in value:
+                    text, ids = block_text(block, allowed)
+                    texts.append(text)
+                    cited.extend(ids)
+                value = texts
+            data[key] = value
+        if name == "insert_block":
+            data.setdefault("after_block_id", None)
+        try:
+            operations.append(parse_operation(data))
+        except DocumentError as exc:
+            problems.append(f"operations[{i}]: {exc}")
+    return operations, problems, list(dict.fromkeys(cited))
+
+
+def _document_view(document: StructuredDocument) -> dict[str, Any]:
+    return {
+        "sections": [
+            {
+                "id": s.id,
+                "heading": s.heading,
+                "level": s.level,
+                "blocks": [{"id": b.id, "text": b.text} for b in s.blocks],
+            }
+            for s in document.sections
+        ]
+    }
+
+
+class LLMSynthesizer:
+    """The Synthesizer port over an :class:`~mindbank.providers.llm.base.LLM` (module docstring)."""
+
+    name = "llm"
+    retrieves = True  # compose() runs its own tools: the refresh pipeline hands it a SynthesisScope
+
+    def __init__(self, llm: LLM, *, store: Store, embedder: Embedder) -> None:
+        self.llm = llm
+        self.store = store
+        self.embedder = embedder
+
+    def compose(
+        self,
+        *,
+        name: str,
+        source_query: str,
+        facts: Sequence[ScoredMemory],
+        max_tokens: int,
+        scope: SynthesisScope | None = None,
+    ) -> Synthesis:
+        """Full mode: the agent writes the document (see module docstring). Raises ``SynthesisError`` with reason
+        ``no_answer`` (no valid ``done``, or a permanent provider error) or ``retrieval_failed`` (a tool failed)."""
+        tools = ReflectTools(self.store, self.embedder, self._reflect_scope(scope))
+        try:
+            outcome = run_agent(
+                self.llm,
+                tools,
+                query=source_query,
+                budget=(scope.budget if scope else "mid"),  # type: ignore[arg-type]
+                max_tokens=max_tokens,
+                mode="document",
+                name=name,
+                seed=facts,
+            )
+        except LLMTransientError:
+            raise
+        except LLMError as exc:
+            raise SynthesisError("no_answer", f"LLM provider error: {exc}") from exc
+        except ToolExecutionError as exc:
+            raise SynthesisError("retrieval_failed", str(exc)) from exc
+        if not outcome.finished:
+            raise SynthesisError("no_answer", f"the agent wrote no document within {outcome.iterations} iterations")
+        seeded = {h.memory.id for h in facts}
+        return Synthesis(
+            markdown=outcome.markdown(),
+            used_ids=outcome.declared_memory_ids,
+            input_tokens=outcome.usage.input_tokens,
+            usage=_usage(outcome.usage),
+            llm_calls=outcome.llm_calls,
+            nothing_relevant=not outcome.sections and not outcome.answer_found,
+            retrieved=[h for h in tools.evidence.memories.values() if h.memory.id not in seeded],
+            # the stored trace keeps counts, not tool outputs (reference facts §4.11)
+            tool_calls=[{k: v for k, v in c.items() if k != "output"} for c in outcome.tool_calls],
+        )
+
+    def _reflect_scope(self, scope: SynthesisScope | None) -> ReflectScope:
+        if scope is None:  # called outside a refresh: only the facts handed in may be used
+            return ReflectScope(bank_id="", fact_types=(), exclude_mental_models=True)
+        window = scope.window
+        return ReflectScope(
+            bank_id=scope.bank_id,
+            filter=replace(window, fact_types=None),
+            fact_types=window.fact_types or FACT_TYPES,
+            exclude_mental_models=scope.exclude_mental_models,
+            exclude_mental_model_ids=frozenset(scope.exclude_mental_model_ids),
+            self_id=scope.model_id,
+            recall_max_tokens=scope.recall_max_tokens,
+            observations_max_tokens=scope.observations_max_tokens,
+            recall_candidates=scope.recall_candidates,
+        )
+
+    def edit(
+        self, *, source_query: str, document: StructuredDocument, facts: Sequence[ScoredMemory], max_tokens: int
+    ) -> Synthesis:
+        """Delta mode: operations folding ``facts`` into ``document`` (module docstring). Raises
+        ``SynthesisError("delta_ops_failed")`` after one refused re-ask or on a permanent provider error."""
+        if not facts:
+            return Synthesis()  # nothing new: no call, the pipeline keeps the document
+        allowed = {h.memory.id for h in facts} | set(document.memory_ids())
+        messages = [
+            system(DELTA_PROMPT.format(max_tokens=max_tokens, current=count_tokens(document.render()))),
+            user(
+                json.dumps(
+                    {
+                        "question": source_query,
+                        "document": _document_view(document),
+                        "new_memories": [memory_view(h) for h in facts],
+                    },
+                    ensure_ascii=False,
+                )
+            ),
+        ]
+        usage = TokenUsage()
+        calls: list[dict[str, Any]] = []
+        problems: list[str] = []
+        for attempt in (1, 2):
+            try:
+                reply = self.llm.chat(
+                    messages,
+                    response_schema=DELTA_SCHEMA,
+                    schema_name="delta_operations",
+                    temperature=DELTA_TEMPERATURE,
+                    scope="delta_ops" if attempt == 1 else "delta_ops_reask",
+                )
+            except LLMTransientError:
+                raise
+            except LLMError as exc:
+                raise SynthesisError("delta_ops_failed", f"LLM provider error: {exc}") from exc
+            usage = usage + reply.usage
+            calls.append(
+                {"scope": "delta_ops" if attempt == 1 else "delta_ops_reask", "duration_ms": reply.duration_ms}
+            )
+            operations, problems, cited = parse_delta_reply(reply.parsed, allowed)
+            if not problems:
+                fresh = {h.memory.id for h in facts}
+                return Synthesis(
+                    operations=operations,
+                    used_ids=[i for i in cited if i in fresh],
+                    input_tokens=usage.input_tokens,
+                    usage=_usage(usage),
+                    llm_calls=calls,
+                )
+            messages += [
+                assistant(reply.text),
+                user(
+                    "Your reply was rejected: "
+                    + "; ".join(problems)
+                    + '. Reply again with the complete {"operations": [...]} object, fixing these problems.'
+                ),
+            ]
+        raise SynthesisError("delta_ops_failed", "the delta reply failed the schema twice: " + "; ".join(problems))
+
+    def extract_structured(self, *, content: str, schema: dict[str, Any]) -> dict[str, Any]:
+        """An object matching ``schema`` from ``content``. Raises ``SynthesisError("structured_output_failed")``."""
+        try:
+            value, _ = extract_structured(self.llm, content=content, schema=schema)
+        except StructuredOutputError as exc:
+            raise SynthesisError("structured_output_failed", str(exc)) from exc
+        return value  # type: ignore[no-any-return]

@@ -1,0 +1,86 @@
+"""MCP over streamable HTTP inside the FastAPI app: ``/mcp`` (multi-bank) and ``/mcp/{bank_id}`` (single bank).
+
+Stateless mode with JSON responses: every POST is self-contained, so any number of ``mindbank serve`` processes
+behind a load balancer can answer any request (no session affinity), matching the stateless API design. One
+MCPServer serves each flavour; the single-bank one learns its bank from the URL through a context variable that the
+endpoint sets for the request (the SDK runs the tool in a task and thread that inherit it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Collection
+from contextlib import AsyncExitStack, asynccontextmanager
+from contextvars import ContextVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Route
+from starlette.types import Receive, Scope, Send
+
+from mindbank.mcp.server import build_server
+from mindbank.service import MindBank
+
+_REQUEST_BANK: ContextVar[str | None] = ContextVar("mindbank_mcp_bank", default=None)
+
+
+def _bank_from_url() -> str:
+    bank = _REQUEST_BANK.get()
+    if not bank:  # only reachable if a single-bank tool ran outside a /mcp/{bank_id} request
+        raise ToolError("no bank in the MCP URL; use /mcp/{bank_id}")
+    return bank
+
+
+class McpHttp:
+    """The two MCP endpoints of one app. :meth:`run` must wrap the app's lifetime (it owns the SDK's session
+    managers, which cannot be restarted, so each run builds fresh ones); :meth:`routes` are added to the app once."""
+
+    def __init__(self, mb: MindBank, *, host: str = "127.0.0.1", enabled_tools: Collection[str] | None = None) -> None:
+        self.multi: MCPServer = build_server(mb, enabled_tools=enabled_tools)
+        self.single: MCPServer = build_server(mb, bank=_bank_from_url, enabled_tools=enabled_tools)
+        # The SDK turns on DNS-rebinding protection (Host/Origin allow-lists) for a loopback bind: a web page on
+        # another origin must not reach a local memory server through the browser.
+        self._host = host
+        self._managers: dict[str, StreamableHTTPSessionManager] = {}
+
+    def routes(self) -> list[BaseRoute]:
+        """Starlette routes for ``/mcp`` and ``/mcp/{bank_id}`` (every method: POST, GET, DELETE)."""
+        return [Route("/mcp", _Endpoint(self, "multi")), Route("/mcp/{bank_id}", _Endpoint(self, "single"))]
+
+    @asynccontextmanager
+    async def run(self) -> AsyncIterator[None]:
+        """Start both session managers for the app's lifetime."""
+        async with AsyncExitStack() as stack:
+            for key, server in (("multi", self.multi), ("single", self.single)):
+                server.streamable_http_app(stateless_http=True, json_response=True, host=self._host)
+                manager = server.session_manager
+                await stack.enter_async_context(manager.run())
+                self._managers[key] = manager
+            try:
+                yield
+            finally:
+                self._managers.clear()
+
+    def manager(self, key: str) -> StreamableHTTPSessionManager | None:
+        """The running session manager of ``multi`` or ``single`` (None outside :meth:`run`)."""
+        return self._managers.get(key)
+
+
+class _Endpoint:
+    """ASGI endpoint handing a request to its session manager, with the URL's bank in context for the tools."""
+
+    def __init__(self, owner: McpHttp, key: str) -> None:
+        self.owner = owner
+        self.key = key
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        manager = self.owner.manager(self.key)
+        if manager is None:
+            await JSONResponse({"detail": "MCP is not running"}, status_code=503)(scope, receive, send)
+            return
+        token = _REQUEST_BANK.set(scope.get("path_params", {}).get("bank_id"))
+        try:
+            await manager.handle_request(scope, receive, send)
+        finally:
+            _REQUEST_BANK.reset(token)
