@@ -85,5 +85,26 @@ def test_reference_client_round_trip(server: str, mindbank: MindBank) -> None:
         client.close()
 
 
-def test_reference_client_dry_run() -> None:
-    pytest.skip("dry-run-refresh arrives with the refresh engine (issue 5)")
+def test_reference_client_dry_run(server: str, mindbank: MindBank) -> None:
+    client = hindsight_client.Hindsight(base_url=server)
+    try:
+        client.retain("b", "Alice: I started training for the Berlin marathon.", tags=["user:alice"])
+        created = client.create_mental_model("b", name="Alice", source_query="What is Alice training for?",
+                                             tags=["user:alice"], id="alice", trigger={"mode": "delta"})  # fmt: skip
+        wait(mindbank, "b", created.operation_id)
+        client.retain("b", "Alice: I finished the marathon in 3:58.", tags=["user:alice"])
+        mindbank.worker.stop()
+        mindbank.run_pending()  # settle the consolidation the retain queued before comparing dumps
+        before = mindbank.store.dump()  # type: ignore[attr-defined]
+        dry = client.dry_run_refresh_mental_model("b", "alice")
+        assert mindbank.store.dump() == before  # type: ignore[attr-defined]
+        assert dry.mental_model_id == "alice" and dry.requested_mode == "delta" and dry.effective_mode == "delta"
+        assert dry.outcome == "content_written" and dry.would_persist is True
+        assert "3:58" in dry.preview_content and dry.diff.startswith("--- current")
+        assert dry.scope.tags_match == "all_strict" and dry.window.created_after is not None
+        cited = client.get_mental_model("b", "alice").reflect_response["based_on"]["world"][0]["id"]
+        mindbank.delete_memory("b", cited)
+        retracting = client.dry_run_refresh_mental_model("b", "alice")
+        assert retracting.retraction is not None and retracting.retraction.fact_ids == [cited]
+    finally:
+        client.close()

@@ -13,9 +13,9 @@ Hybrid recall runs in three steps:
    the memory said just before it (``0.8``), and a smaller share of the one said just after it (``0.6``), in the
    same context (conversation) and within an hour. The reason is that in a dialogue the answer often sits one
    turn after the turn that matches the question ("Anything you're excited about in the adoption process?" ->
-   "I'm thrilled to make a family ..."). Taking the larger of the memory's own score and the share means the top
-   hit never moves, and a memory is never pushed past the neighbour it borrowed from. Only candidates already
-   retrieved can lend a score.
+   "I'm thrilled to make a family ..."). Taking the larger of the memory's own score and the share means a top hit
+   with a positive score never moves, and a memory is never pushed past the neighbour it borrowed from. Only
+   candidates already retrieved can lend a score.
 
 The ``dense`` and ``bm25`` retrievers return their own ranking unchanged. They are the baselines that hybrid
 is measured against.

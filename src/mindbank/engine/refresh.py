@@ -181,7 +181,7 @@ def scope_report(model: MentalModel, scope: MemoryFilter) -> dict[str, Any]:
     trigger = model.trigger
     return {
         "tags": list(scope.tags) if scope.tag_groups is None else None,
-        "tags_match": scope.tags_match if scope.tag_groups is None else None,
+        "tags_match": scope.tags_match if scope.tag_groups is None else "any",  # groups replace flat tags
         "tag_groups": scope.groups or None,
         "fact_types": None if scope.fact_types is None else list(scope.fact_types),
         "exclude_mental_models": bool(trigger.get("exclude_mental_models")),
@@ -291,7 +291,15 @@ class RefreshRunner:
         missing = cited - {m.id for m in self.store.get_memories(model.bank_id, sorted(cited))} if cited else set()
         if missing and current is not None:
             blocks = [op.block_id for op in retraction_operations(current, missing)]
-            plan.retraction = {"fact_ids": sorted(missing), "block_ids": blocks, "applied": False}
+            cited_facts = _flat_based_on((model.reflect_response or {}).get("based_on"))
+            texts = [e["text"] for e in cited_facts if e["id"] in missing]
+            plan.retraction = {
+                "fact_ids": sorted(missing),
+                "fact_texts": texts,
+                "block_ids": blocks,
+                "applied": False,
+                "deferred_reason": None,
+            }
 
         if newest is None and not missing:
             if model.last_memory_seen_at is None and cutoff is not None:
@@ -388,7 +396,7 @@ class RefreshRunner:
                 "reason": "facts in the model's scope"
                 + (" written since the watermark" if window.updated_after else ""),
                 "input": {"query": model.source_query, "max_tokens": budget},
-                "updated_at": {"after": to_iso(window.updated_after), "before": to_iso(window.updated_before)},
+                "updated_at": to_iso(window.updated_after),  # the delta window's lower bound (reference shape)
                 "result_count": len(hits),
                 "duration_ms": int((time.perf_counter() - started) * 1000),
                 "iteration": 1,
@@ -593,14 +601,19 @@ def dry_run_result(plan: RefreshPlan) -> dict[str, Any]:
         "would_persist": plan.would_persist,
         "failure_reason": plan.failure_reason,
         "scope": plan.scope,
-        "window": {k: to_iso(v) for k, v in plan.window.items()},
+        "window": {
+            "created_after": to_iso(plan.window.get("created_after")),
+            # an empty bank has no write stamp yet; the wire format needs a bound, and "now" bounds nothing out
+            "created_before": to_iso(plan.window.get("created_before") or utcnow()),
+            "watermark": to_iso(plan.window.get("watermark")),
+        },
         "facts": {
             "retrieved": dict(Counter(h.memory.fact_type for h in plan.retrieved)),
             "used": dict(Counter(h.memory.fact_type for h in plan.retrieved if h.memory.id in used)),
         },
         "based_on": plan.based_on,
         "current_content": model.content,
-        "candidate_content": plan.candidate_content,
+        "candidate_content": plan.candidate_content or "",
         "preview_content": preview,
         "diff": diff,
         "delta_operations": plan.delta_operations(),
