@@ -1,4 +1,4 @@
-"""Command line of the benchmarks: ``python -m bench locomo-recall PATH...`` and ``python -m bench retain PATH``."""
+"""Command line of the benchmarks: ``python -m bench {locomo-recall,retain,refresh-cost,freshness,scale} ...``."""
 
 from __future__ import annotations
 
@@ -27,6 +27,18 @@ def _parser() -> argparse.ArgumentParser:
     retain.add_argument("path", type=Path, metavar="PATH", help="a LoCoMo conversation JSON file")
     retain.add_argument("--repeat", type=int, default=3, help="timed runs, each into a fresh database (default 3)")
     retain.add_argument("--json", type=Path, default=None, help="report path (default bench/results/retain.json)")
+    cost = sub.add_parser("refresh-cost", help="synthesis input per refresh, delta vs full, session by session")
+    cost.add_argument("path", type=Path, metavar="PATH", help="a LoCoMo conversation JSON file (e.g. conv-41)")
+    cost.add_argument("--json", type=Path, default=None, help="report path (default bench/results/refresh-cost.json)")
+
+    fresh = sub.add_parser("freshness", help="lag from retain to an auto-refreshing model citing the memory")
+    fresh.add_argument("path", type=Path, metavar="PATH", help="a LoCoMo conversation JSON file")
+    fresh.add_argument("--json", type=Path, default=None, help="report path (default bench/results/freshness.json)")
+
+    scale = sub.add_parser("scale", help="recall, GET, list and staleness latency as the bank grows")
+    scale.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000], help="bank sizes (memories)")
+    scale.add_argument("--database-url", default=None, help="a postgresql:// URL (default: a temporary SQLite file)")
+    scale.add_argument("--json", type=Path, default=None, help="report path (default bench/results/scale-*.json)")
     return parser
 
 
@@ -46,10 +58,22 @@ def main(argv: list[str] | None = None) -> int:
             variant=args.index_variant,
             candidates=args.candidates,
         )
-    else:
+    elif args.command == "retain":
         from bench import retain
 
         retain.run(args.path, repeat=args.repeat, json_out=args.json)
+    elif args.command == "refresh-cost":
+        from bench import refresh_cost
+
+        refresh_cost.run(args.path, json_out=args.json)
+    elif args.command == "freshness":
+        from bench import freshness
+
+        freshness.run(args.path, json_out=args.json)
+    else:
+        from bench import scale
+
+        scale.run(args.sizes, database_url=args.database_url, json_out=args.json)
     return 0
 
 

@@ -1,11 +1,17 @@
-"""Shared fixtures: one embedder per session, a fresh database per test, an HTTP client over the app."""
+"""Shared fixtures: one embedder per session, a fresh database per test, an HTTP client over the app, and a live
+server on 127.0.0.1 (uvicorn in a thread) for tests that drive real clients."""
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import uvicorn
 from fastapi.testclient import TestClient
 
 from mindbank.api import create_app
@@ -51,3 +57,44 @@ def conv26() -> Path:
     if not path.exists():
         pytest.skip("shared LoCoMo data not available")
     return path
+
+
+@contextmanager
+def live_server(mb: MindBank, *, run_worker: bool = True) -> Iterator[str]:
+    """Serve ``mb`` on a free loopback port; yields the base URL."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    config = uvicorn.Config(create_app(mb, run_worker=run_worker), host="127.0.0.1", port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+@pytest.fixture
+def server(mindbank: MindBank) -> Iterator[str]:
+    """Base URL of a live server with its worker running."""
+    with live_server(mindbank) as url:
+        yield url
+
+
+@pytest.fixture
+def idle_server(mindbank: MindBank) -> Iterator[str]:
+    """Base URL of a live server whose worker is off: queued operations stay pending."""
+    with live_server(mindbank, run_worker=False) as url:
+        yield url
+
+
+@pytest.fixture
+def live():  # type: ignore[no-untyped-def]
+    """The ``live_server`` context manager, for tests that start servers with changed settings."""
+    return live_server

@@ -2,40 +2,11 @@
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
-from collections.abc import Iterator
-
 import pytest
-import uvicorn
 
-from mindbank.api import create_app
 from mindbank.service import MindBank
 
 hindsight_client = pytest.importorskip("hindsight_client")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def server(mindbank: MindBank) -> Iterator[str]:
-    port = _free_port()
-    config = uvicorn.Config(create_app(mindbank), host="127.0.0.1", port=port, log_level="warning")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(10)
 
 
 def wait(mb: MindBank, bank: str, operation_id: str) -> None:

@@ -9,7 +9,6 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import live_server
 from mcp.client import Client
 
 from mindbank.api import create_app
@@ -199,7 +198,7 @@ def test_single_bank_endpoint_uses_the_url_bank(server: str, mindbank: MindBank)
     assert [b.bank_id for b, _ in mindbank.list_banks()] == ["team-a"]
 
 
-def test_enabled_tools_filter_and_disable(mindbank: MindBank) -> None:
+def test_enabled_tools_filter_and_disable(mindbank: MindBank, live) -> None:  # type: ignore[no-untyped-def]
     mindbank.settings = replace(mindbank.settings, mcp_enabled_tools="recall, get_mental_model")
 
     async def scenario(url: str) -> None:
@@ -208,7 +207,7 @@ def test_enabled_tools_filter_and_disable(mindbank: MindBank) -> None:
             result = await client.call_tool("retain", {"bank_id": "b", "content": "x"})
             assert result.is_error
 
-    with live_server(mindbank) as url:
+    with live(mindbank) as url:
         asyncio.run(scenario(url))
 
     mindbank.settings = replace(mindbank.settings, mcp_enabled_tools="recall,nonsense")
@@ -216,7 +215,7 @@ def test_enabled_tools_filter_and_disable(mindbank: MindBank) -> None:
         create_app(mindbank)
 
     mindbank.settings = replace(mindbank.settings, mcp_enabled=False, mcp_enabled_tools="")
-    with live_server(mindbank) as url:
+    with live(mindbank) as url:
         assert httpx.post(f"{url}/mcp", json={}).status_code == 404
         assert httpx.get(f"{url}/health").status_code == 200
 

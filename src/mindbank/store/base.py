@@ -49,6 +49,31 @@ class StalenessProbe:
     scope: MemoryFilter
 
 
+def decide_staleness(
+    probes: Sequence[StalenessProbe],
+    *,
+    bank_last: datetime | None,
+    newest: dict[MemoryFilter, datetime | None],
+    broken: set[str],
+) -> dict[str, bool]:
+    """The staleness rule, given what a backend read in its one statement: the bank's newest write stamp, the
+    newest memory per scope (above the scope group's oldest watermark) and the models citing a deleted memory.
+
+    Stale iff ``since`` is null, or the bank was written after ``since`` and either the scope's newest memory is
+    newer than ``since`` or the model cites a deleted memory.
+    """
+    flags: dict[str, bool] = {}
+    for p in probes:
+        if p.since is None:
+            flags[p.mental_model_id] = True
+        elif bank_last is None or bank_last <= p.since:
+            flags[p.mental_model_id] = False
+        else:
+            n = newest.get(p.scope)
+            flags[p.mental_model_id] = (n is not None and n > p.since) or p.mental_model_id in broken
+    return flags
+
+
 class StoreError(Exception):
     """Base class for store failures that callers may map to user-facing errors."""
 

@@ -49,7 +49,7 @@ from mindbank.domain.records import (
     Operation,
 )
 from mindbank.domain.tags import TagsMatch
-from mindbank.store.base import AlreadyExists, DocumentWrite, MemoryFilter, StalenessProbe
+from mindbank.store.base import AlreadyExists, DocumentWrite, MemoryFilter, StalenessProbe, decide_staleness
 from mindbank.store.postgres.migrate import embedding_dimension, migrate
 from mindbank.store.postgres.queries import (
     HISTORY_KIND,
@@ -594,18 +594,8 @@ class PostgresStore:
                     newest[int(r["key"])] = r["at"]
                 else:
                     broken.add(r["key"])
-        index = {scope: i for i, scope in enumerate(scopes)}
-        flags: dict[str, bool] = {}
-        for p in probes:
-            if p.since is None:
-                flags[p.mental_model_id] = True
-                continue
-            if bank_last is None or bank_last <= p.since:
-                flags[p.mental_model_id] = False
-                continue
-            n = newest.get(index[p.scope])
-            flags[p.mental_model_id] = (n is not None and n > p.since) or p.mental_model_id in broken
-        return flags
+        return decide_staleness(probes, bank_last=bank_last, newest={s: newest.get(i) for i, s in enumerate(scopes)},
+                                broken=broken)  # fmt: skip
 
     # ------------------------------------------------------------------ mental models
     def insert_mental_model(self, model: MentalModel) -> None:

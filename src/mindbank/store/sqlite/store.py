@@ -35,7 +35,7 @@ from mindbank.domain.records import (
 )
 from mindbank.domain.tags import TagsMatch
 from mindbank.domain.timeutil import to_iso, utcnow
-from mindbank.store.base import AlreadyExists, DocumentWrite, MemoryFilter, StalenessProbe
+from mindbank.store.base import AlreadyExists, DocumentWrite, MemoryFilter, StalenessProbe, decide_staleness
 from mindbank.store.sqlite.migrate import migrate
 from mindbank.store.vector_index import IndexRow, VectorIndex
 
@@ -733,18 +733,8 @@ class SQLiteStore:
         bank_last = next((_ts(r[2]) for r in rows if r[0] == "bank"), None)
         newest = {int(r[1]): _ts(r[2]) for r in rows if r[0] == "scope"}
         broken = {r[1] for r in rows if r[0] == "cite"}
-        index = {scope: i for i, scope in enumerate(scopes)}
-        flags: dict[str, bool] = {}
-        for p in probes:
-            if p.since is None:
-                flags[p.mental_model_id] = True
-                continue
-            if bank_last is None or bank_last <= p.since:
-                flags[p.mental_model_id] = False
-                continue
-            n = newest.get(index[p.scope])
-            flags[p.mental_model_id] = (n is not None and n > p.since) or p.mental_model_id in broken
-        return flags
+        return decide_staleness(probes, bank_last=bank_last, newest={s: newest.get(i) for i, s in enumerate(scopes)},
+                                broken=broken)  # fmt: skip
 
     # ------------------------------------------------------------------ mental models
     def insert_mental_model(self, model: MentalModel) -> None:
