@@ -7,7 +7,7 @@ Each backend implements the same method names with the same semantics; the contr
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -47,6 +47,21 @@ class StalenessProbe:
     mental_model_id: str
     since: datetime | None
     scope: MemoryFilter
+
+
+def fold_into_pending(pending: Operation, incoming: Operation, *, full: bool) -> Operation:
+    """The coalescing rule for a request folding into a still-pending operation of the same kind (spec "Refresh a
+    Mental Model", "Rate-limiting automatic refreshes"): ``full`` upgrades it to full mode for that run; a
+    non-automatic (manual) request releases a park — no ``next_retry_at``, no ``automatic`` flag — because "refresh
+    now" means now. Returns the pending operation as it should be stored."""
+    payload = dict(pending.payload)
+    if full:
+        payload["mode"] = "full"
+    next_retry = pending.next_retry_at
+    if not incoming.payload.get("automatic"):
+        payload.pop("automatic", None)
+        next_retry = None
+    return replace(pending, payload=dict(sorted(payload.items())), next_retry_at=next_retry)
 
 
 def decide_staleness(

@@ -26,7 +26,6 @@ import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -49,7 +48,14 @@ from mindbank.domain.records import (
     Operation,
 )
 from mindbank.domain.tags import TagsMatch
-from mindbank.store.base import AlreadyExists, DocumentWrite, MemoryFilter, StalenessProbe, decide_staleness
+from mindbank.store.base import (
+    AlreadyExists,
+    DocumentWrite,
+    MemoryFilter,
+    StalenessProbe,
+    decide_staleness,
+    fold_into_pending,
+)
 from mindbank.store.postgres.migrate import embedding_dimension, migrate
 from mindbank.store.postgres.queries import (
     HISTORY_KIND,
@@ -692,16 +698,9 @@ class PostgresStore:
                 Q["find_pending_coalesced"], (op.bank_id, op.mental_model_id, op.operation_type)
             ).fetchone()
             if row is not None:
-                pending = _operation(row)
-                payload = dict(pending.payload)
-                if full:
-                    payload["mode"] = "full"
-                next_retry = pending.next_retry_at
-                if not op.payload.get("automatic"):
-                    payload.pop("automatic", None)
-                    next_retry = None
-                conn.execute(Q["coalesce_operation"], (Jsonb(payload), next_retry, pending.id))
-                return replace(pending, payload=dict(sorted(payload.items())), next_retry_at=next_retry), True
+                folded = fold_into_pending(_operation(row), op, full=full)
+                conn.execute(Q["coalesce_operation"], (Jsonb(folded.payload), folded.next_retry_at, folded.id))
+                return folded, True
             conn.execute(Q["insert_operation"], _operation_params(op))
             return op, False
 

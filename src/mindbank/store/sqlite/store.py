@@ -16,7 +16,6 @@ import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -35,7 +34,14 @@ from mindbank.domain.records import (
 )
 from mindbank.domain.tags import TagsMatch
 from mindbank.domain.timeutil import to_iso, utcnow
-from mindbank.store.base import AlreadyExists, DocumentWrite, MemoryFilter, StalenessProbe, decide_staleness
+from mindbank.store.base import (
+    AlreadyExists,
+    DocumentWrite,
+    MemoryFilter,
+    StalenessProbe,
+    decide_staleness,
+    fold_into_pending,
+)
 from mindbank.store.sqlite.migrate import migrate
 from mindbank.store.vector_index import IndexRow, VectorIndex
 
@@ -894,19 +900,12 @@ class SQLiteStore:
                 (op.bank_id, op.mental_model_id, op.operation_type),
             ).fetchone()
             if row is not None:
-                pending = _operation(row)
-                payload = dict(pending.payload)
-                if full:
-                    payload["mode"] = "full"
-                next_retry = pending.next_retry_at
-                if not op.payload.get("automatic"):
-                    payload.pop("automatic", None)
-                    next_retry = None
+                folded = fold_into_pending(_operation(row), op, full=full)
                 conn.execute(
                     "UPDATE operations SET payload = ?, next_retry_at = ?, updated_at = ? WHERE id = ?",
-                    (_json(payload), to_iso(next_retry), to_iso(utcnow()), pending.id),
+                    (_json(folded.payload), to_iso(folded.next_retry_at), to_iso(utcnow()), folded.id),
                 )
-                return replace(pending, payload=payload, next_retry_at=next_retry), True
+                return folded, True
             self._insert_operation(conn, op)
             return op, False
 
