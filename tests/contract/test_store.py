@@ -323,6 +323,19 @@ def test_consolidation_round_trip(store: Store) -> None:
     assert obs.id == obs_id and obs.source_memory_ids == (ids[0], ids[1]) and obs.proof_count == 2
     assert obs.updated_at == store.bank_last_memory_write_at("b") and obs.updated_at > stamped
     assert store.unconsolidated_facts("b", 10) == []  # type: ignore[attr-defined]
+    # an observation restated (new text and vector, found by keyword and vector search) and one deleted
+    other = replace(observation, text="another observation", source_memory_ids=(ids[1],))
+    (other_id,) = store.write_consolidation("b", creates=[other], updates=[], consolidated_ids=[])  # type: ignore[attr-defined]
+    before_rewrite = store.bank_last_memory_write_at("b")
+    store.write_consolidation(  # type: ignore[attr-defined]
+        "b", creates=[], updates=[], consolidated_ids=[], rewrites=[(obs_id, "a restated lighthouse", vec(0, 0, 1, 0))],
+        deletes=[other_id],
+    )  # fmt: skip
+    (kept,) = store.list_observations("b")  # type: ignore[attr-defined]
+    assert kept.id == obs_id and kept.text == "a restated lighthouse" and kept.updated_at > before_rewrite  # type: ignore[operator]
+    assert [h for h, _ in store.keyword_search("b", ["lighthouse"], 5, MemoryFilter())] == [obs_id]
+    assert store.vector_search("b", vec(0, 0, 1, 0), 1, MemoryFilter(fact_types=("observation",)))[0][0] == obs_id
+    assert store.get_memories("b", [other_id]) == []
 
 
 def test_coalescing_deferral_injected_clock_and_trigger_lookup(store: Store) -> None:

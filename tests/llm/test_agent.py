@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import BOAT, QUERY, make_model, retain
+from llm_helpers import BOAT, QUERY, make_model, retain
 
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import freeze_groups

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from dataclasses import replace
 
-from conftest import retain
+from llm_helpers import retain
 
 from mindbank.config import Settings
 from mindbank.providers.llm.base import ChatRequest, ChatResult, LLMTransientError
@@ -75,3 +75,45 @@ def test_unusable_reply_falls_back_and_transient_errors_retry(
     op = mb.get_operation("b", op_id)
     assert op.status == "pending" and op.retry_count == 1
     assert len(mb.store.unconsolidated_facts("b", 10)) == 1  # type: ignore[attr-defined]
+
+
+def test_rewrites_and_deletes_observations_and_stales_citing_models(open_bank: Callable[..., MindBank]) -> None:
+    def create(request: ChatRequest) -> ChatResult:
+        facts = json.loads(request.messages[1]["content"])["new_facts"]
+        sailing = [f["id"] for f in facts if "Sunday" in f["text"]]
+        pixel = [f["id"] for f in facts if "Pixel" in f["text"]]
+        return json_reply({"creates": [{"text": "Dana sails every Sunday morning.", "source_fact_ids": sailing},
+                                       {"text": "Dana has a cat named Pixel.", "source_fact_ids": pixel}],
+                           "updates": []})  # fmt: skip
+
+    llm = ScriptedLLM([create])
+    mb = open_bank(consolidation=llm)
+    retain(mb, *FACTS)
+    assert consolidate(mb) == "completed"
+    by_text = {o.text: o for o in mb.store.list_observations("b")}  # type: ignore[attr-defined]
+    sailing, cat = by_text["Dana sails every Sunday morning."], by_text["Dana has a cat named Pixel."]
+    model_id, _ = mb.create_mental_model("b", name="Dana", source_query="What does Dana do?", tags=["user:dana"],
+                                         trigger={"fact_types": ["observation"]})  # fmt: skip
+    mb.run_pending()
+    assert "Pixel" in mb.get_mental_model("b", model_id).content
+    stamp = mb.last_memory_write_at("b")
+
+    def revise(request: ChatRequest) -> ChatResult:
+        (fact,) = json.loads(request.messages[1]["content"])["new_facts"]
+        return json_reply({"creates": [],
+                           "updates": [{"observation_id": sailing.id, "source_fact_ids": [fact["id"]],
+                                        "text": "Dana sails on Saturday mornings now."}],
+                           "deletes": [{"observation_id": cat.id, "reason": "Pixel was rehomed"},
+                                       {"observation_id": "ghost"}]})  # fmt: skip
+
+    llm.script = [revise]
+    retain(mb, "Dana: Sailing moved to Saturdays, and Pixel went to live with my sister.")
+    assert consolidate(mb) == "completed"
+    remaining = {o.id: o for o in mb.store.list_observations("b")}  # type: ignore[attr-defined]
+    assert cat.id not in remaining
+    assert remaining[sailing.id].text == "Dana sails on Saturday mornings now."
+    assert remaining[sailing.id].proof_count == 3
+    assert mb.last_memory_write_at("b") > stamp  # rewriting and deleting observations are writes
+    hits = mb.recall("b", "When does Dana go sailing?", types=["observation"])
+    assert hits[0].memory.text == "Dana sails on Saturday mornings now."  # re-embedded and re-indexed
+    assert mb.get_mental_model("b", model_id).is_stale is True  # it cites the deleted observation

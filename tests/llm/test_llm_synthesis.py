@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from conftest import QUERY, make_model, retain, untouched
+from llm_helpers import QUERY, make_model, retain, untouched
 
 from mindbank.domain.document import StructuredDocument
 from mindbank.domain.records import MentalModel

@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
-from conftest import QUERY, UUID, make_model, retain, untouched
 from fake_servers import Reply, Seen, anthropic_reply, error_reply, openai_reply, scripted, serving
+from llm_helpers import QUERY, UUID, make_model, retain, untouched
 
 from mindbank.config import Settings
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder

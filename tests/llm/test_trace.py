@@ -10,8 +10,8 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from conftest import QUERY, make_model
 from fastapi.testclient import TestClient
+from llm_helpers import QUERY, make_model
 from test_agent import obedient
 from test_llm_synthesis import writer
 

@@ -49,8 +49,19 @@ class _Draft:
     existing_id: str | None = None
 
 
+@dataclass(slots=True)
+class ConsolidationPlan:
+    """What a consolidator decided for one batch: new observations; updates ``(observation id, all source ids,
+    proof count)``; rewrites ``(observation id, new text, its embedding)``; observation ids to delete."""
+
+    creates: list[NewMemory] = field(default_factory=list)
+    updates: list[tuple[str, tuple[str, ...], int]] = field(default_factory=list)
+    rewrites: list[tuple[str, str, np.ndarray]] = field(default_factory=list)
+    deletes: list[str] = field(default_factory=list)
+
+
 class Consolidator(Protocol):
-    """Turns a batch of facts into observation creates/updates against the existing observations."""
+    """Turns a batch of facts into a :class:`ConsolidationPlan` against the existing observations."""
 
     def plan(
         self,
@@ -58,7 +69,7 @@ class Consolidator(Protocol):
         vectors: dict[str, np.ndarray],
         observations: Sequence[MemoryUnit],
         scopes: ObservationScopes,
-    ) -> tuple[list[NewMemory], list[tuple[str, tuple[str, ...], int]]]: ...
+    ) -> ConsolidationPlan: ...
 
 
 def scope_keys(tags: Sequence[str], scopes: ObservationScopes) -> list[tuple[str, ...]]:
@@ -80,8 +91,8 @@ class ExtractiveConsolidator:
         vectors: dict[str, np.ndarray],
         observations: Sequence[MemoryUnit],
         scopes: ObservationScopes,
-    ) -> tuple[list[NewMemory], list[tuple[str, tuple[str, ...], int]]]:
-        """``(creates, updates)`` for a batch; updates are ``(observation id, all source ids, proof count)``."""
+    ) -> ConsolidationPlan:
+        """Creates and updates for a batch (the extractive engine never rewrites or deletes observations)."""
         drafts: dict[tuple[str, ...], list[_Draft]] = {}
         for obs in observations:
             if obs.id in vectors:
@@ -128,7 +139,7 @@ class ExtractiveConsolidator:
                             source_memory_ids=tuple(draft.sources), proof_count=draft.proof,
                         )
                     )  # fmt: skip
-        return creates, updates
+        return ConsolidationPlan(creates=creates, updates=updates)
 
 
 def consolidate_round(
@@ -147,8 +158,17 @@ def consolidate_round(
         return result
     observations = store.list_observations(bank_id)
     vectors = store.memory_vectors(bank_id, [f.id for f in facts] + [o.id for o in observations])
-    creates, updates = consolidator.plan(facts, vectors, observations, scopes)
-    store.write_consolidation(bank_id, creates=creates, updates=updates, consolidated_ids=[f.id for f in facts])
-    result.created, result.updated, result.consolidated = len(creates), len(updates), len(facts)
-    result.scopes = {tuple(c.tags) for c in creates} | {o.tags for o in observations if o.id in {u[0] for u in updates}}
+    plan = consolidator.plan(facts, vectors, observations, scopes)
+    store.write_consolidation(
+        bank_id,
+        creates=plan.creates,
+        updates=plan.updates,
+        consolidated_ids=[f.id for f in facts],
+        rewrites=plan.rewrites,
+        deletes=plan.deletes,
+    )
+    changed = {u[0] for u in plan.updates} | {r[0] for r in plan.rewrites} | set(plan.deletes)
+    result.created, result.consolidated = len(plan.creates), len(facts)
+    result.updated = len(changed)
+    result.scopes = {tuple(c.tags) for c in plan.creates} | {o.tags for o in observations if o.id in changed}
     return result

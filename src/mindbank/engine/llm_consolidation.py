@@ -2,14 +2,13 @@
 
 Per observation scope, pending facts go to the model in batches of ``BATCH_SIZE`` together with the scope's most
 related existing observations; it answers JSON ``{creates: [{text, source_fact_ids}], updates: [{observation_id,
-source_fact_ids}]}``: a new observation stated in its own words from two or more facts, or existing observations
-that the facts confirm (their sources and proof count grow). Ids outside the batch or the scope are dropped; a fact
-no operation names is simply consolidated, as with the extractive consolidator.
-
-The port (``Store.write_consolidation``) has no way to rewrite an observation's text or delete one, so the
-reference's text updates and deletes are not asked for. A reply that is not JSON or does not fit the schema falls
-back to the extractive consolidator for that batch (nothing lost); transient provider errors propagate so the
-worker retries the consolidation.
+source_fact_ids, text?}], deletes: [{observation_id}]}``: a new observation stated in its own words from two or
+more facts; existing observations that the facts confirm (sources and proof count grow) and, with ``text``, restate
+(the new facts refine or correct them); observations the new facts show to be wrong or superseded, deleted.
+Ids outside the batch or the scope are dropped; a fact no operation names is simply consolidated, as with the
+extractive consolidator. Rewriting or deleting an observation is a memory write: mental models citing it go stale.
+A reply that is not JSON or does not fit the schema falls back to the extractive consolidator for that batch
+(nothing lost); transient provider errors propagate so the worker retries the consolidation.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from mindbank.domain.records import MemoryUnit, NewMemory
-from mindbank.engine.consolidate import ExtractiveConsolidator, ObservationScopes, scope_keys
+from mindbank.engine.consolidate import ConsolidationPlan, ExtractiveConsolidator, ObservationScopes, scope_keys
 from mindbank.engine.structured import schema_problems
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.providers.llm.base import LLM, LLMError, LLMTransientError, system, user
@@ -51,9 +50,18 @@ SCHEMA: dict[str, Any] = {
                 "properties": {
                     "observation_id": {"type": "string"},
                     "source_fact_ids": _IDS,
+                    "text": {"type": "string"},
                     "reason": {"type": "string"},
                 },
                 "required": ["observation_id", "source_fact_ids"],
+            },
+        },
+        "deletes": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"observation_id": {"type": "string"}, "reason": {"type": "string"}},
+                "required": ["observation_id"],
             },
         },
     },
@@ -61,10 +69,13 @@ SCHEMA: dict[str, Any] = {
 }
 
 PROMPT = """You consolidate an agent's memories into observations: durable statements that several facts support.
-You get NEW facts and EXISTING observations (ids given). Reply with JSON {"creates": [...], "updates": [...]}:
+You get NEW facts and EXISTING observations (ids given). Reply with JSON {"creates": [...], "updates": [...],
+"deletes": [...]}:
 - creates: {text, source_fact_ids}: a new observation, in your own words, that two or more new facts support
   (or one fact stating something lasting: a preference, a plan, a relationship). Never invent anything.
-- updates: {observation_id, source_fact_ids}: an existing observation that new facts confirm.
+- updates: {observation_id, source_fact_ids, text?}: an existing observation that new facts confirm; give "text"
+  only when the new facts refine or correct it (the whole restated observation).
+- deletes: {observation_id}: an existing observation the new facts show to be wrong or no longer true.
 Use only the ids given. Leave out facts that support nothing lasting. Empty lists are a valid answer."""
 
 Updates = list[tuple[str, tuple[str, ...], int]]
@@ -84,9 +95,9 @@ class LLMConsolidator:
         vectors: dict[str, np.ndarray],
         observations: Sequence[MemoryUnit],
         scopes: ObservationScopes,
-    ) -> tuple[list[NewMemory], Updates]:
-        """``(creates, updates)`` for a batch of pending facts; updates are ``(observation id, all source ids,
-        proof count)`` as ``Store.write_consolidation`` takes them. Raises ``LLMTransientError``."""
+    ) -> ConsolidationPlan:
+        """Creates, updates (grown sources), rewrites and deletes for a batch of pending facts, as
+        ``Store.write_consolidation`` takes them. Raises ``LLMTransientError``."""
         by_scope: dict[tuple[str, ...], list[MemoryUnit]] = {}
         for fact in facts:
             for scope in scope_keys(fact.tags, scopes):
@@ -94,15 +105,17 @@ class LLMConsolidator:
         creates: list[NewMemory] = []
         grown: dict[str, list[str]] = {o.id: list(o.source_memory_ids or ()) for o in observations}
         touched: set[str] = set()
+        rewrites: dict[str, str] = {}
+        deletes: set[str] = set()
         for scope, members in by_scope.items():
             in_scope = [o for o in observations if o.tags == scope]
             for start in range(0, len(members), BATCH_SIZE):
                 batch = members[start : start + BATCH_SIZE]
                 reply = self._ask(batch, self._related(batch, in_scope, vectors))
                 if reply is None:
-                    more_creates, more_updates = self.fallback.plan(batch, vectors, in_scope, scopes)
-                    creates.extend(more_creates)
-                    for obs_id, sources, _ in more_updates:
+                    fallback = self.fallback.plan(batch, vectors, in_scope, scopes)
+                    creates.extend(fallback.creates)
+                    for obs_id, sources, _ in fallback.updates:
                         grown[obs_id] = list(dict.fromkeys([*grown[obs_id], *sources]))
                         touched.add(obs_id)
                     continue
@@ -115,8 +128,20 @@ class LLMConsolidator:
                         obs_id = update["observation_id"]
                         grown[obs_id] = list(dict.fromkeys([*grown[obs_id], *sources]))
                         touched.add(obs_id)
+                        text = " ".join(str(update.get("text") or "").split())
+                        if text:
+                            rewrites[obs_id] = text
+                deletes |= {d["observation_id"] for d in reply.get("deletes", []) if d["observation_id"] in known}
+        touched -= deletes
         updates = [(i, tuple(grown[i]), len(grown[i])) for i in sorted(touched)]
-        return creates, updates
+        kept = [(i, t) for i, t in sorted(rewrites.items()) if i not in deletes]
+        vectors_new = self.embedder.embed([t for _, t in kept]) if kept else []
+        return ConsolidationPlan(
+            creates=creates,
+            updates=updates,
+            rewrites=[(i, t, v) for (i, t), v in zip(kept, vectors_new, strict=True)],
+            deletes=sorted(deletes),
+        )
 
     def _related(
         self, batch: Sequence[MemoryUnit], observations: Sequence[MemoryUnit], vectors: dict[str, np.ndarray]

@@ -169,6 +169,8 @@ class Store(Protocol):
         creates: Sequence[NewMemory],
         updates: Sequence[tuple[str, tuple[str, ...], int]],
         consolidated_ids: Sequence[str],
+        rewrites: Sequence[tuple[str, str, npt.NDArray[np.float32]]] = (),
+        deletes: Sequence[str] = (),
     ) -> list[str]: ...
     def list_operations(
         self, bank_id: str, *, status: str | None, operation_type: str | None, limit: int, offset: int

@@ -103,6 +103,13 @@ Q: dict[str, str] = {
         "UPDATE memory_units SET source_memory_ids = %s::text[], proof_count = %s, updated_at = %s "
         "WHERE bank_id = %s AND id = %s"
     ),
+    "rewrite_observation": (
+        "UPDATE memory_units SET text = %s, embedding = %s::vector, updated_at = %s "
+        "WHERE bank_id = %s AND id = %s AND fact_type = 'observation'"
+    ),
+    "delete_observations": (
+        "DELETE FROM memory_units WHERE bank_id = %s AND id = ANY(%s::text[]) AND fact_type = 'observation'"
+    ),
     # bookkeeping, not a memory write: no stamp, updated_at untouched
     "mark_consolidated": (
         "UPDATE memory_units SET consolidated_at = clock_timestamp() WHERE bank_id = %s AND id = ANY(%s::text[])"

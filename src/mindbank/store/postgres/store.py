@@ -422,13 +422,16 @@ class PostgresStore:
         creates: Sequence[NewMemory],
         updates: Sequence[tuple[str, tuple[str, ...], int]],
         consolidated_ids: Sequence[str],
+        rewrites: Sequence[tuple[str, str, npt.NDArray[np.float32]]] = (),
+        deletes: Sequence[str] = (),
     ) -> list[str]:
         """Apply one consolidation round atomically: new observations, observation updates ``(id, source ids,
-        proof count)`` and ``consolidated_at`` on the source facts. Observation writes are memory writes (stamped
-        under the bank lock); marking sources is bookkeeping and stamps nothing. Returns the new observation ids."""
+        proof count)``, observation rewrites ``(id, text, embedding)``, observation deletes, and
+        ``consolidated_at`` on the source facts. Observation writes are memory writes (stamped under the bank lock);
+        marking sources is bookkeeping and stamps nothing. Returns the new observation ids."""
         with self._tx() as conn, conn.cursor() as cur:
             ids: list[str] = []
-            if creates or updates:
+            if creates or updates or rewrites or deletes:
                 self._lock_bank(cur.connection, bank_id)
                 stamp, _ = self._stamp_memory_write(cur.connection, bank_id)
                 ids = self._insert_memories(cur, bank_id, creates, stamp)
@@ -437,6 +440,13 @@ class PostgresStore:
                         Q["update_observation"],
                         [(list(sources), proof, stamp, bank_id, mid) for mid, sources, proof in updates],
                     )
+                if rewrites:
+                    cur.executemany(
+                        Q["rewrite_observation"],
+                        [(text, self._vector(vector), stamp, bank_id, mid) for mid, text, vector in rewrites],
+                    )
+                if deletes:
+                    cur.execute(Q["delete_observations"], (bank_id, list(deletes)))
             if consolidated_ids:
                 cur.execute(Q["mark_consolidated"], (bank_id, list(consolidated_ids)))
         return ids

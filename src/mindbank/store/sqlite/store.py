@@ -467,13 +467,16 @@ class SQLiteStore:
         creates: Sequence[NewMemory],
         updates: Sequence[tuple[str, tuple[str, ...], int]],
         consolidated_ids: Sequence[str],
+        rewrites: Sequence[tuple[str, str, npt.NDArray[np.float32]]] = (),
+        deletes: Sequence[str] = (),
     ) -> list[str]:
         """Apply one consolidation round atomically: new observations, observation updates ``(id, source ids,
-        proof count)`` and ``consolidated_at`` on the source facts. Observation writes are memory writes (stamped);
-        marking sources is bookkeeping and stamps nothing. Returns the new observation ids."""
+        proof count)``, observation rewrites ``(id, text, embedding)``, observation deletes, and ``consolidated_at``
+        on the source facts. Observation writes are memory writes (stamped); marking sources is bookkeeping and
+        stamps nothing. Returns the new observation ids."""
         with self._tx() as conn:
             stamp, version = (None, None)
-            if creates or updates:
+            if creates or updates or rewrites or deletes:
                 stamp, version = self._stamp_memory_write(conn, bank_id)
             ids = self._insert_memories(conn, bank_id, creates, stamp) if creates else []
             for memory_id, sources, proof in updates:
@@ -481,6 +484,24 @@ class SQLiteStore:
                     "UPDATE memory_units SET source_memory_ids = ?, proof_count = ?, updated_at = ? "
                     "WHERE bank_id = ? AND id = ?",
                     (_json(list(sources)), proof, stamp, bank_id, memory_id),
+                )
+            rewritten: list[IndexRow] = []
+            for memory_id, text, vector in rewrites:
+                row = conn.execute(
+                    "UPDATE memory_units SET text = ?, embedding = ?, updated_at = ? WHERE bank_id = ? AND id = ? "
+                    "AND fact_type = 'observation' RETURNING tags",
+                    (text, np.asarray(vector, dtype="<f4").tobytes(), stamp, bank_id, memory_id),
+                ).fetchone()
+                if row is not None:
+                    updated_at = datetime.fromisoformat(stamp).timestamp() if stamp else 0.0
+                    rewritten.append(
+                        IndexRow(memory_id, np.asarray(vector, np.float32), "observation", tuple(json.loads(row[0])),
+                                 updated_at)
+                    )  # fmt: skip
+            for memory_id in deletes:
+                conn.execute(
+                    "DELETE FROM memory_units WHERE bank_id = ? AND id = ? AND fact_type = 'observation'",
+                    (bank_id, memory_id),
                 )
             now = to_iso(utcnow())
             for start in range(0, len(consolidated_ids), 500):
@@ -492,11 +513,13 @@ class SQLiteStore:
                 )
             if version is not None and stamp is not None:
                 updated = datetime.fromisoformat(stamp).timestamp()
-                rows = _index_rows(ids, creates, updated)
+                rows = _index_rows(ids, creates, updated) + rewritten
                 with self._index_lock:
                     cached = self._indexes.get(bank_id)
                     if cached is not None and cached[0] == version - 1:
-                        index = cached[1].with_rows(rows).restamped([u[0] for u in updates], updated)
+                        index = (
+                            cached[1].without(list(deletes)).with_rows(rows).restamped([u[0] for u in updates], updated)
+                        )
                         self._indexes[bank_id] = (version, index)
                     else:
                         self._indexes.pop(bank_id, None)
