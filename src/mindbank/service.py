@@ -354,6 +354,33 @@ class MindBank:
             raise NotFoundError(f"Memory '{memory_id}' not found in bank '{bank_id}'")
         return found[0]
 
+    def update_memory(
+        self,
+        bank_id: str,
+        memory_id: str,
+        *,
+        text: str | None = None,
+        context: str | None = None,
+        tags: Sequence[str] | None = None,
+        metadata: dict[str, str] | None = None,
+    ) -> MemoryUnit:
+        """Edit a fact's text (re-embedded), context, tags or metadata. An edit is a memory write: models whose scope
+        the fact is in (before or after a tag change) go stale, and the fact is consolidated again. Observations are
+        derived and cannot be edited. Raises :class:`NotFoundError`, :class:`InvalidInputError`."""
+        memory = self.get_memory(bank_id, memory_id)
+        if memory.fact_type == "observation":
+            raise InvalidInputError("memory_id", "observations are derived from facts and cannot be edited")
+        if text is not None and not text.strip():
+            raise InvalidInputError("text", "must not be blank")
+        embedding = None if text is None else self.embedder.embed([text.strip()])[0]
+        self.store.update_memory(
+            bank_id, memory_id, text=None if text is None else text.strip(), embedding=embedding, context=context,
+            tags=None if tags is None else normalize_tags(tags), metadata=metadata,
+        )  # fmt: skip
+        if self.settings.enable_auto_consolidation:
+            self.consolidate(bank_id)
+        return self.get_memory(bank_id, memory_id)
+
     def delete_memory(self, bank_id: str, memory_id: str) -> None:
         """Delete one memory from every index. A deletion is a write: models citing it become stale.
         Raises :class:`NotFoundError`."""

@@ -187,3 +187,25 @@ def test_consolidate_endpoint_coalesces_per_bank(client: TestClient, mindbank: M
     assert client.get(f"{BASE}/b/operations/{first['operation_id']}").json()["status"] == "completed"
     stats = client.get(f"{BASE}/b/stats").json()
     assert stats["total_observations"] == 1 and stats["pending_consolidation"] == 0
+
+
+def test_memory_edits_are_writes_that_move_staleness(client: TestClient, mindbank: MindBank) -> None:
+    retain(client, "b", {"content": "Alice: I restore old sailing boats in the harbour.", "tags": ["user:alice"]},
+           {"content": "Bob: I bake sourdough bread every weekend.", "tags": ["user:bob"]})  # fmt: skip
+    op = client.post(f"{BASE}/b/mental-models", json={"id": "alice", "name": "A", "source_query": "What does Alice do?",
+                                                     "tags": ["user:alice"]}).json()["operation_id"]  # fmt: skip
+    mindbank.wait_for("b", op)
+    bob = client.get(f"{BASE}/b/memories/list", params={"tags": ["user:bob"], "tags_match": "any_strict"}).json()
+    bob_id = bob["items"][0]["id"]
+    before = client.get(f"{BASE}/b/stats").json()["last_memory_write_at"]
+    r = client.patch(f"{BASE}/b/memories/{bob_id}", json={"tags": ["user:alice"], "text": "Alice: I bake bread too."})
+    assert (
+        r.status_code == 200 and r.json()["tags"] == ["user:alice"] and r.json()["text"] == "Alice: I bake bread too."
+    )
+    assert r.json()["updated_at"] > before
+    assert client.get(f"{BASE}/b/mental-models/alice").json()["is_stale"] is True  # moved into the model's scope
+    hits = client.post(f"{BASE}/b/memories/recall", json={"query": "bake bread", "tags": ["user:alice"],
+                                                           "tags_match": "all_strict"}).json()["results"]  # fmt: skip
+    assert hits[0]["id"] == bob_id  # re-embedded and re-indexed (text and tags)
+    assert client.patch(f"{BASE}/b/memories/{bob_id}", json={"text": "  "}).status_code == 422
+    assert client.patch(f"{BASE}/b/memories/nope", json={"text": "x"}).status_code == 404

@@ -394,3 +394,18 @@ def test_llm_requests_are_recorded_listed_per_operation_and_purged(store: Store)
     assert store.list_llm_requests("other", "op1", limit=10) == []
     assert store.purge_llm_requests(now - timedelta(hours=1)) == 1
     assert [r.id for r in store.list_llm_requests("b", "op1", limit=10)] == ["r2"]
+
+
+def test_memory_edit_is_a_stamped_write_and_reindexes(store: Store) -> None:
+    ((memory_id,),) = store.write_documents("b", [doc("old harbour text", tags=("a",), vector=vec(1, 0, 0, 0))])
+    before = store.bank_last_memory_write_at("b")
+    assert store.update_memory("b", memory_id, text="new lighthouse text", embedding=vec(0, 1, 0, 0), tags=("z",))  # type: ignore[attr-defined]
+    (edited,) = store.get_memories("b", [memory_id])
+    assert edited.text == "new lighthouse text" and edited.tags == ("z",) and edited.updated_at > before  # type: ignore[operator]
+    assert store.bank_last_memory_write_at("b") == edited.updated_at
+    assert [h for h, _ in store.keyword_search("b", ["lighthouse"], 5, MemoryFilter())] == [memory_id]
+    assert store.keyword_search("b", ["harbour"], 5, MemoryFilter()) == []
+    strict = MemoryFilter(tags=("z",), tags_match="all_strict")
+    assert store.vector_search("b", vec(0, 1, 0, 0), 1, strict)[0][0] == memory_id
+    assert store.unconsolidated_facts("b", 5)[0].id == memory_id  # type: ignore[attr-defined]
+    assert not store.update_memory("b", "missing", text="x")  # type: ignore[attr-defined]

@@ -121,6 +121,17 @@ class Store(Protocol):
         self, bank_id: str, flt: MemoryFilter, *, query: str | None, limit: int, offset: int
     ) -> tuple[list[MemoryUnit], int]: ...
     def delete_memory(self, bank_id: str, memory_id: str) -> bool: ...
+    def update_memory(
+        self,
+        bank_id: str,
+        memory_id: str,
+        *,
+        text: str | None = None,
+        embedding: npt.NDArray[np.float32] | None = None,
+        context: str | None = None,
+        tags: Sequence[str] | None = None,
+        metadata: dict[str, str] | None = None,
+    ) -> bool: ...
     def count_in_scope(self, bank_id: str, flt: MemoryFilter) -> dict[str, int]: ...
     def list_tags(
         self, bank_id: str, *, source: str, pattern: str | None, limit: int, offset: int

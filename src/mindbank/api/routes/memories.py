@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from mindbank.api.deps import Bank
-from mindbank.api.schemas import RecallRequest, RetainRequest, RetainResponse, memory_item, recall_result
+from mindbank.api.schemas import RecallRequest, RequestBody, RetainRequest, RetainResponse, memory_item, recall_result
 from mindbank.domain.records import FactType, RetainItem
 from mindbank.domain.tags import TagsMatch
 from mindbank.domain.timeutil import parse_timestamp
@@ -86,6 +86,25 @@ def list_memories(
 def get_memory(bank_id: str, memory_id: str, mb: Bank) -> dict[str, Any]:
     """One memory."""
     return memory_item(mb.get_memory(bank_id, memory_id))
+
+
+class UpdateMemoryRequest(RequestBody):
+    """``PATCH /memories/{memory_id}``: the fields given change; the rest stay."""
+
+    text: str | None = None
+    context: str | None = None
+    tags: list[str] | None = None
+    metadata: dict[str, str] | None = None
+
+
+@router.patch("/memories/{memory_id}")
+def update_memory(bank_id: str, memory_id: str, body: UpdateMemoryRequest, mb: Bank) -> dict[str, Any]:
+    """Edit a fact (text re-embedded, tags, context, metadata): a memory write that can make models stale."""
+    return memory_item(
+        mb.update_memory(
+            bank_id, memory_id, text=body.text, context=body.context, tags=body.tags, metadata=body.metadata
+        )
+    )
 
 
 @router.delete("/memories/{memory_id}")

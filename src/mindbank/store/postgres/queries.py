@@ -115,6 +115,12 @@ Q: dict[str, str] = {
         "UPDATE memory_units SET consolidated_at = clock_timestamp() WHERE bank_id = %s AND id = ANY(%s::text[])"
     ),
     "delete_memory": "DELETE FROM memory_units WHERE bank_id = %s AND id = %s",
+    # an edit is a memory write; the fact goes back to consolidation
+    "update_memory": (
+        "UPDATE memory_units SET text = COALESCE(%s, text), embedding = COALESCE(%s::vector, embedding), "
+        "context = COALESCE(%s, context), tags = COALESCE(%s::text[], tags), metadata = COALESCE(%s, metadata), "
+        "consolidated_at = NULL, updated_at = %s WHERE bank_id = %s AND id = %s"
+    ),
     "get_memories": f"SELECT {MEMORY_COLUMNS} FROM memory_units m WHERE m.bank_id = %s AND m.id = ANY(%s::text[])",
     "count_memories": "SELECT COUNT(*) FROM memory_units WHERE bank_id = %s",
     # search knobs are transaction-local (set_config(..., true) == SET LOCAL) so pooled connections stay clean

@@ -524,6 +524,40 @@ class PostgresStore:
             self._stamp_memory_write(conn, bank_id)
         return True
 
+    def update_memory(
+        self,
+        bank_id: str,
+        memory_id: str,
+        *,
+        text: str | None = None,
+        embedding: npt.NDArray[np.float32] | None = None,
+        context: str | None = None,
+        tags: Sequence[str] | None = None,
+        metadata: dict[str, str] | None = None,
+    ) -> bool:
+        """Edit a memory (None = keep a field); an edit is a memory write and sends the fact back to
+        consolidation. False when the memory does not exist."""
+        with self._tx() as conn:
+            if conn.execute(Q["lock_bank"], (bank_id,)).fetchone() is None:
+                return False
+            if not conn.execute(Q["get_memories"], (bank_id, [memory_id])).fetchall():
+                return False
+            stamp, _ = self._stamp_memory_write(conn, bank_id)
+            conn.execute(
+                Q["update_memory"],
+                (
+                    text,
+                    None if embedding is None else self._vector(embedding),
+                    context,
+                    None if tags is None else _tags(tags),
+                    None if metadata is None else Jsonb(metadata),
+                    stamp,
+                    bank_id,
+                    memory_id,
+                ),
+            )
+        return True
+
     def count_in_scope(self, bank_id: str, flt: MemoryFilter) -> dict[str, int]:
         """How many memories pass ``flt``, by fact type."""
         where, params = filter_sql(flt)

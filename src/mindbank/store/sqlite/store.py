@@ -663,6 +663,48 @@ class SQLiteStore:
             self._advance_index(bank_id, version, [], [memory_id])
         return True
 
+    def update_memory(
+        self,
+        bank_id: str,
+        memory_id: str,
+        *,
+        text: str | None = None,
+        embedding: npt.NDArray[np.float32] | None = None,
+        context: str | None = None,
+        tags: Sequence[str] | None = None,
+        metadata: dict[str, str] | None = None,
+    ) -> bool:
+        """Edit a memory (None = keep a field); an edit is a memory write and sends the fact back to
+        consolidation. False when the memory does not exist."""
+        with self._tx() as conn:
+            row = conn.execute(
+                "SELECT fact_type, tags, embedding FROM memory_units WHERE bank_id = ? AND id = ?", (bank_id, memory_id)
+            ).fetchone()
+            if row is None:
+                return False
+            stamp, version = self._stamp_memory_write(conn, bank_id)
+            new_tags = json.loads(row["tags"]) if tags is None else sorted(set(tags))
+            vector = np.frombuffer(row["embedding"], dtype="<f4") if embedding is None else np.asarray(embedding)
+            conn.execute(
+                "UPDATE memory_units SET text = COALESCE(?, text), embedding = ?, context = COALESCE(?, context), "
+                "tags = ?, metadata = COALESCE(?, metadata), consolidated_at = NULL, updated_at = ? "
+                "WHERE bank_id = ? AND id = ?",
+                (
+                    text,
+                    vector.astype("<f4").tobytes(),
+                    context,
+                    _tags_json(new_tags),
+                    None if metadata is None else _json(metadata),
+                    stamp,
+                    bank_id,
+                    memory_id,
+                ),
+            )
+            updated = datetime.fromisoformat(stamp).timestamp()
+            row_index = IndexRow(memory_id, vector.astype(np.float32), row["fact_type"], tuple(new_tags), updated)
+            self._advance_index(bank_id, version, [row_index], [])
+        return True
+
     def count_in_scope(self, bank_id: str, flt: MemoryFilter) -> dict[str, int]:
         """How many memories pass ``flt``, by fact type."""
         where, params = filter_sql(flt)
