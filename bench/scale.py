@@ -120,12 +120,12 @@ def measure(mb: MindBank, questions: list[str]) -> dict[str, Any]:
     ]
     model_ids = _models(mb, 1000)
     get_ms = _timed(lambda: mb.get_mental_model(BANK, model_ids[7]), 200)
-    list_ms = _timed(lambda: mb.list_mental_models(BANK, limit=1000), 20)
+    list_ms = _timed(lambda: mb.list_mental_models(BANK, limit=1000, detail="metadata"), 20)  # the API default
     statements = -1
     log_fn = getattr(mb.store, "statement_log", None)
     if log_fn is not None:
         with log_fn() as log:
-            mb.list_mental_models(BANK, limit=1000)
+            mb.list_mental_models(BANK, limit=1000, detail="metadata")
         statements = len(log)
     mb.retain(BANK, [RetainItem(content="A new fact about topic 3.", tags=("topic:3",))])
     stale_ms = _timed(lambda: mb.list_mental_models(BANK, limit=100), 20)

@@ -532,10 +532,13 @@ class MindBank:
         tags_match: Literal["any", "all", "exact"] = "any",
         limit: int = 100,
         offset: int = 0,
+        detail: Literal["metadata", "content", "full"] = "full",
     ) -> tuple[list[MentalModel], int]:
-        """A page of models (``last_refreshed_at DESC, id DESC``) with ``is_stale`` set, and the total."""
+        """A page of models (``last_refreshed_at DESC, id DESC``) with ``is_stale`` set, and the total. Below
+        ``full`` detail, fields outside the level are not loaded (``structured_document``/``reflect_response``
+        None; at ``metadata`` also ``content`` empty)."""
         models, total = self.store.list_mental_models(
-            bank_id, tags=normalize_tags(tags), tags_match=tags_match, limit=limit, offset=offset
+            bank_id, tags=normalize_tags(tags), tags_match=tags_match, limit=limit, offset=offset, detail=detail
         )
         mark_stale(self.store, bank_id, models)
         return models, total

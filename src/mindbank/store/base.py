@@ -49,6 +49,19 @@ class StalenessProbe:
     scope: MemoryFilter
 
 
+def mental_model_columns(detail: str) -> str:
+    """The SELECT list for mental models at a detail level: a listing at ``metadata`` or ``content`` level does not
+    read (or decode) the structured document and reflect_response, and ``metadata`` not the content either."""
+    if detail == "full":
+        return "*"
+    content = "content" if detail == "content" else "'' AS content"
+    return (
+        f"bank_id, id, name, source_query, {content}, NULL AS structured_document, NULL AS reflect_response, tags, "
+        "max_tokens, trigger, last_refreshed_at, last_memory_seen_at, last_refreshed_source_query, "
+        "last_refresh_failed_at, last_full_refreshed_at, created_at, cleared_at"
+    )
+
+
 def fold_into_pending(pending: Operation, incoming: Operation, *, full: bool) -> Operation:
     """The coalescing rule for a request folding into a still-pending operation of the same kind (spec "Refresh a
     Mental Model", "Rate-limiting automatic refreshes"): ``full`` upgrades it to full mode for that run; a
@@ -150,7 +163,14 @@ class Store(Protocol):
     def insert_mental_model(self, model: MentalModel) -> None: ...
     def get_mental_model(self, bank_id: str, model_id: str) -> MentalModel | None: ...
     def list_mental_models(
-        self, bank_id: str, *, tags: Sequence[str], tags_match: TagsMatch, limit: int, offset: int
+        self,
+        bank_id: str,
+        *,
+        tags: Sequence[str],
+        tags_match: TagsMatch,
+        limit: int,
+        offset: int,
+        detail: str = "full",
     ) -> tuple[list[MentalModel], int]: ...
     def save_refresh(self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int) -> None: ...
     def list_history(self, bank_id: str, model_id: str) -> list[HistoryEntry]: ...

@@ -54,7 +54,9 @@ def list_mental_models(
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> dict[str, Any]:
     """A page of models ordered ``last_refreshed_at DESC, id DESC``; every item carries ``is_stale``."""
-    models, total = mb.list_mental_models(bank_id, tags=tags or (), tags_match=tags_match, limit=limit, offset=offset)
+    models, total = mb.list_mental_models(
+        bank_id, tags=tags or (), tags_match=tags_match, limit=limit, offset=offset, detail=detail
+    )
     return {
         "items": [mental_model_response(m, detail) for m in models],
         "total": total,

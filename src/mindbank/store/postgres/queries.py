@@ -176,7 +176,7 @@ Q: dict[str, str] = {
     "get_mental_model": "SELECT * FROM mental_models WHERE bank_id = %s AND id = %s",
     "count_mental_models": "SELECT COUNT(*) FROM mental_models WHERE bank_id = %s{where}",
     "list_mental_models": (
-        "SELECT * FROM mental_models WHERE bank_id = %s{where} "
+        "SELECT {columns} FROM mental_models WHERE bank_id = %s{where} "
         'ORDER BY last_refreshed_at DESC, id COLLATE "C" DESC LIMIT %s OFFSET %s'
     ),
     "update_mental_model": (

@@ -55,6 +55,7 @@ from mindbank.store.base import (
     StalenessProbe,
     decide_staleness,
     fold_into_pending,
+    mental_model_columns,
 )
 from mindbank.store.postgres.migrate import embedding_dimension, migrate
 from mindbank.store.postgres.queries import (
@@ -664,9 +665,17 @@ class PostgresStore:
         return None if row is None else _model(row)
 
     def list_mental_models(
-        self, bank_id: str, *, tags: Sequence[str], tags_match: TagsMatch, limit: int, offset: int
+        self,
+        bank_id: str,
+        *,
+        tags: Sequence[str],
+        tags_match: TagsMatch,
+        limit: int,
+        offset: int,
+        detail: str = "full",
     ) -> tuple[list[MentalModel], int]:
-        """A page of models ordered ``last_refreshed_at DESC, id DESC`` and the total matching.
+        """A page of models ordered ``last_refreshed_at DESC, id DESC`` and the total matching; below ``full``
+        detail the heavy columns are not read (``mental_model_columns``).
 
         Tag filter on models: ``any`` = overlaps, ``all`` = superset, ``exact`` = equal (empty tags: no filter).
         """
@@ -678,7 +687,8 @@ class PostgresStore:
         with self._read() as conn:
             row = conn.execute(Q["count_mental_models"].format(where=where), (bank_id, *params)).fetchone()
             rows = conn.execute(
-                Q["list_mental_models"].format(where=where), (bank_id, *params, limit, offset)
+                Q["list_mental_models"].format(where=where, columns=mental_model_columns(detail)),
+                (bank_id, *params, limit, offset),
             ).fetchall()
         return [_model(r) for r in rows], int(row["count"]) if row else 0
 

@@ -41,6 +41,7 @@ from mindbank.store.base import (
     StalenessProbe,
     decide_staleness,
     fold_into_pending,
+    mental_model_columns,
 )
 from mindbank.store.sqlite.migrate import migrate
 from mindbank.store.vector_index import IndexRow, VectorIndex
@@ -832,9 +833,17 @@ class SQLiteStore:
         return None if row is None else _model(row)
 
     def list_mental_models(
-        self, bank_id: str, *, tags: Sequence[str], tags_match: TagsMatch, limit: int, offset: int
+        self,
+        bank_id: str,
+        *,
+        tags: Sequence[str],
+        tags_match: TagsMatch,
+        limit: int,
+        offset: int,
+        detail: str = "full",
     ) -> tuple[list[MentalModel], int]:
-        """A page of models ordered ``last_refreshed_at DESC, id DESC`` and the total matching.
+        """A page of models ordered ``last_refreshed_at DESC, id DESC`` and the total matching; below ``full``
+        detail the heavy columns are not read (``mental_model_columns``).
 
         Tag filter on models: ``any`` = overlaps, ``all`` = superset, ``exact`` = equal (empty tags: no filter).
         """
@@ -854,7 +863,7 @@ class SQLiteStore:
                 f"SELECT COUNT(*) FROM mental_models WHERE bank_id = ?{where}", (bank_id, *params)
             ).fetchone()[0]
             rows = conn.execute(
-                f"SELECT * FROM mental_models WHERE bank_id = ?{where} "
+                f"SELECT {mental_model_columns(detail)} FROM mental_models WHERE bank_id = ?{where} "
                 "ORDER BY last_refreshed_at DESC, id DESC LIMIT ? OFFSET ?",
                 (bank_id, *params, limit, offset),
             ).fetchall()
