@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -163,6 +164,9 @@ def neighbour_boost(
     return _ranked(boosted)
 
 
+_RETRIEVERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mindbank-bm25")
+
+
 def recall(
     store: Store,
     embedder: Embedder,
@@ -181,11 +185,18 @@ def recall(
     params = fusion or FusionParams()
     dense: list[tuple[str, float]] = []
     sparse: list[tuple[str, float]] = []
+    keyword = None
+    if request.retriever in ("hybrid", "bm25"):
+        # BM25 runs on another thread while this one embeds the query and scans vectors: SQLite, numpy and
+        # onnxruntime all release the GIL, so on two cores the two retrievers overlap instead of adding up
+        keyword = _RETRIEVERS.submit(
+            store.keyword_search, bank_id, keyword_terms(request.query), candidates, request.filter
+        )
     if request.retriever in ("hybrid", "dense"):
         vector = embedder.embed([request.query])[0]
         dense = store.vector_search(bank_id, vector, candidates, request.filter)
-    if request.retriever in ("hybrid", "bm25"):
-        sparse = store.keyword_search(bank_id, keyword_terms(request.query), candidates, request.filter)
+    if keyword is not None:
+        sparse = keyword.result()
     memories: dict[str, MemoryUnit] = {}
     if request.retriever == "dense":
         ranked = dense

@@ -591,7 +591,7 @@ class SQLiteStore:
         with self._read() as conn:
             terms = _prune_common_terms(conn, terms)
             match = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
-            over = 4 * k
+            over = 2 * k
             ranked = conn.execute(
                 "SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rank LIMIT ?", (match, over)
             ).fetchall()
