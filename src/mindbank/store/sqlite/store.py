@@ -44,84 +44,27 @@ from mindbank.store.base import (
     mental_model_columns,
 )
 from mindbank.store.sqlite.migrate import migrate
-from mindbank.store.vector_index import IndexRow, VectorIndex
-
-_MAX_COMPOUND = 400
-# every memory column but the embedding blob, which readers of MemoryUnit never need
-MEMORY_COLUMNS = (
-    "id, bank_id, document_id, chunk_id, text, fact_type, tags, context, metadata, occurred_start, occurred_end, "
-    "mentioned_at, source_memory_ids, proof_count, consolidated_at, created_at, updated_at"
+from mindbank.store.sqlite.rows import (
+    bank_row,
+    cited_ids,
+    index_rows,
+    llm_request_row,
+    memory_row,
+    model_params,
+    model_row,
+    operation_row,
 )
-MEMORY_COLUMNS_M = ", ".join(
-    "m." + c.strip() for c in MEMORY_COLUMNS.split(",")
-)  # below SQLite's default SQLITE_MAX_COMPOUND_SELECT (500)
-
-
-def _ts(value: str | None) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(value)
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), sort_keys=True)
-
-
-def _tags_json(tags: Sequence[str]) -> str:
-    return json.dumps(sorted(set(tags)), separators=(",", ":"))
-
-
-def _tags_clause(alias: str, wanted: Sequence[str], mode: str) -> tuple[str | None, list[Any]]:
-    """One tag filter as SQL (None = no constraint), per the truth table of ``domain.tags``."""
-    want = sorted(set(wanted))
-    if mode == "exact":
-        return f"{alias}.tags = ?", [_tags_json(want)]
-    if not want:
-        return None, []
-    marks = ",".join("?" * len(want))
-    if mode in ("any", "any_strict"):
-        hit = f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value IN ({marks}))"
-    elif mode in ("all", "all_strict"):
-        hit = f"(SELECT COUNT(*) FROM json_each({alias}.tags) WHERE value IN ({marks})) = {len(want)}"
-    else:
-        raise ValueError(f"unknown tags_match mode: {mode!r}")
-    if mode.endswith("strict"):
-        return f"({alias}.tags != '[]' AND {hit})", want
-    return f"({alias}.tags = '[]' OR {hit})", want
-
-
-def _group_clause(alias: str, group: dict[str, Any]) -> tuple[str, list[Any]]:
-    if "and" in group or "or" in group:
-        op = "and" if "and" in group else "or"
-        parts = [_group_clause(alias, g) for g in group[op]]
-        return "(" + f" {op.upper()} ".join(p for p, _ in parts) + ")", [x for _, ps in parts for x in ps]
-    if "not" in group:
-        inner, params = _group_clause(alias, group["not"])
-        return f"(NOT {inner})", params
-    clause, params = _tags_clause(alias, group["tags"], group["match"])
-    return clause or "1=1", params
-
-
-def filter_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
-    """Compile a :class:`MemoryFilter` to a SQL predicate over ``alias`` (tag truth table of domain.tags)."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    if flt.fact_types is not None:
-        clauses.append(f"{alias}.fact_type IN ({','.join('?' * len(flt.fact_types))})")
-        params.extend(flt.fact_types)
-    if flt.updated_before is not None:
-        clauses.append(f"{alias}.updated_at <= ?")
-        params.append(to_iso(flt.updated_before))
-    if flt.updated_after is not None:
-        clauses.append(f"{alias}.updated_at > ?")
-        params.append(to_iso(flt.updated_after))
-    clause, p = _tags_clause(alias, flt.tags, flt.tags_match)
-    if clause is not None:
-        clauses.append(clause)
-        params.extend(p)
-    for group in flt.groups:
-        clause, p = _group_clause(alias, group)
-        clauses.append(clause)
-        params.extend(p)
-    return (" AND ".join(clauses) or "1=1"), params
+from mindbank.store.sqlite.sql import (
+    MAX_COMPOUND,
+    MEMORY_COLUMNS,
+    MEMORY_COLUMNS_M,
+    filter_sql,
+    prune_common_terms,
+    tags_json,
+    to_json,
+    ts,
+)
+from mindbank.store.vector_index import IndexRow, VectorIndex
 
 
 class SQLiteStore:
@@ -223,7 +166,7 @@ class SQLiteStore:
         """The bank's profile and bookkeeping, or None."""
         with self._read() as conn:
             row = conn.execute("SELECT * FROM banks WHERE bank_id = ?", (bank_id,)).fetchone()
-        return None if row is None else _bank(row)
+        return None if row is None else bank_row(row)
 
     def list_banks(self) -> list[tuple[Bank, int]]:
         """Every bank with its memory count, ordered by id."""
@@ -232,7 +175,7 @@ class SQLiteStore:
                 "SELECT b.*, (SELECT COUNT(*) FROM memory_units m WHERE m.bank_id = b.bank_id) AS n "
                 "FROM banks b ORDER BY b.bank_id"
             ).fetchall()
-        return [(_bank(r), int(r["n"])) for r in rows]
+        return [(bank_row(r), int(r["n"])) for r in rows]
 
     def upsert_bank(
         self, bank_id: str, *, name: str | None, mission: str | None, disposition: dict[str, int] | None
@@ -243,9 +186,9 @@ class SQLiteStore:
             conn.execute(
                 "UPDATE banks SET name = COALESCE(?, name), mission = COALESCE(?, mission), "
                 "disposition = COALESCE(?, disposition), updated_at = ? WHERE bank_id = ?",
-                (name, mission, None if disposition is None else _json(disposition), to_iso(utcnow()), bank_id),
+                (name, mission, None if disposition is None else to_json(disposition), to_iso(utcnow()), bank_id),
             )
-            return _bank(conn.execute("SELECT * FROM banks WHERE bank_id = ?", (bank_id,)).fetchone())
+            return bank_row(conn.execute("SELECT * FROM banks WHERE bank_id = ?", (bank_id,)).fetchone())
 
     def update_bank_config(self, bank_id: str, updates: dict[str, Any]) -> dict[str, Any]:
         """Merge ``updates`` into the bank's config overrides (a None value removes a key); returns the result.
@@ -260,7 +203,7 @@ class SQLiteStore:
             config = {k: v for k, v in config.items() if v is not None}
             conn.execute(
                 "UPDATE banks SET config = ?, updated_at = ? WHERE bank_id = ?",
-                (_json(config), to_iso(utcnow()), bank_id),
+                (to_json(config), to_iso(utcnow()), bank_id),
             )
         return config
 
@@ -305,15 +248,15 @@ class SQLiteStore:
             "total_documents": int(documents),
             "operations_by_status": by_status,
             "pending_consolidation": int(pending),
-            "last_consolidated_at": _ts(consolidated),
-            "last_memory_write_at": None if last is None else _ts(last[0]),
+            "last_consolidated_at": ts(consolidated),
+            "last_memory_write_at": None if last is None else ts(last[0]),
         }
 
     def bank_last_memory_write_at(self, bank_id: str) -> datetime | None:
         """Stamp of the bank's newest memory write (insert, edit or delete); None before the first."""
         with self._read() as conn:
             row = conn.execute("SELECT last_memory_write_at FROM banks WHERE bank_id = ?", (bank_id,)).fetchone()
-        return None if row is None else _ts(row[0])
+        return None if row is None else ts(row[0])
 
     def _stamp_memory_write(self, conn: sqlite3.Connection, bank_id: str) -> tuple[str, int]:
         """Next write stamp for the bank: now, or 1 µs past the previous stamp if the clock has not moved."""
@@ -321,7 +264,7 @@ class SQLiteStore:
             "SELECT last_memory_write_at, memory_version FROM banks WHERE bank_id = ?", (bank_id,)
         ).fetchone()
         now = utcnow()
-        last = _ts(row[0])
+        last = ts(row[0])
         if last is not None and now <= last:
             now = last + timedelta(microseconds=1)
         stamp = to_iso(now)
@@ -384,8 +327,8 @@ class SQLiteStore:
                         doc.document_id,
                         text,
                         hashlib.sha256(text.encode()).hexdigest(),
-                        _tags_json(item.tags),
-                        _json(item.metadata),
+                        tags_json(item.tags),
+                        to_json(item.metadata),
                         item.context,
                         created,
                         stamp,
@@ -396,7 +339,7 @@ class SQLiteStore:
                     [(c.id, bank_id, doc.document_id, chunk_base + c.index, c.text) for c in doc.chunks],
                 )
                 ids = self._insert_memories(conn, bank_id, doc.memories, stamp)
-                added.extend(_index_rows(ids, doc.memories, updated))
+                added.extend(index_rows(ids, doc.memories, updated))
                 out.append(ids)
             self._advance_index(bank_id, version, added, removed)
         return out
@@ -417,14 +360,14 @@ class SQLiteStore:
                     m.chunk_id,
                     m.text,
                     m.fact_type,
-                    _tags_json(m.tags),
+                    tags_json(m.tags),
                     m.context,
-                    _json(m.metadata),
+                    to_json(m.metadata),
                     to_iso(m.occurred_start),
                     to_iso(m.occurred_end),
                     to_iso(m.mentioned_at),
                     np.asarray(m.embedding, dtype="<f4").tobytes(),
-                    None if m.source_memory_ids is None else _json(list(m.source_memory_ids)),
+                    None if m.source_memory_ids is None else to_json(list(m.source_memory_ids)),
                     m.proof_count,
                     stamp,
                     stamp,
@@ -443,7 +386,7 @@ class SQLiteStore:
                 "AND consolidated_at IS NULL ORDER BY seq LIMIT ?",
                 (bank_id, limit),
             ).fetchall()
-        return [_memory(r) for r in rows]
+        return [memory_row(r) for r in rows]
 
     def list_observations(self, bank_id: str) -> list[MemoryUnit]:
         """Every observation of the bank, oldest first."""
@@ -453,7 +396,7 @@ class SQLiteStore:
                 "ORDER BY seq",
                 (bank_id,),
             ).fetchall()
-        return [_memory(r) for r in rows]
+        return [memory_row(r) for r in rows]
 
     def memory_vectors(self, bank_id: str, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         """Stored embeddings of the given memories (unknown ids are left out)."""
@@ -484,7 +427,7 @@ class SQLiteStore:
                 conn.execute(
                     "UPDATE memory_units SET source_memory_ids = ?, proof_count = ?, updated_at = ? "
                     "WHERE bank_id = ? AND id = ?",
-                    (_json(list(sources)), proof, stamp, bank_id, memory_id),
+                    (to_json(list(sources)), proof, stamp, bank_id, memory_id),
                 )
             rewritten: list[IndexRow] = []
             for memory_id, text, vector in rewrites:
@@ -514,7 +457,7 @@ class SQLiteStore:
                 )
             if version is not None and stamp is not None:
                 updated = datetime.fromisoformat(stamp).timestamp()
-                rows = _index_rows(ids, creates, updated) + rewritten
+                rows = index_rows(ids, creates, updated) + rewritten
                 with self._index_lock:
                     cached = self._indexes.get(bank_id)
                     if cached is not None and cached[0] == version - 1:
@@ -589,7 +532,7 @@ class SQLiteStore:
             return []
         where, params = filter_sql(flt)
         with self._read() as conn:
-            terms = _prune_common_terms(conn, terms)
+            terms = prune_common_terms(conn, terms)
             match = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
             over = 2 * k
             ranked = conn.execute(
@@ -627,7 +570,7 @@ class SQLiteStore:
                     "AND +bank_id = ?",  # unary +: look rows up by id, not by scanning the bank
                     (*part, bank_id),
                 ):
-                    found[r["id"]] = _memory(r)
+                    found[r["id"]] = memory_row(r)
         return [found[i] for i in ids if i in found]
 
     def list_memories(
@@ -652,7 +595,7 @@ class SQLiteStore:
                 total = conn.execute(
                     f"SELECT COUNT(*) FROM memory_units m WHERE m.bank_id = ? AND {where}", (bank_id, *params)
                 ).fetchone()[0]
-        return [_memory(r) for r in rows], int(total)
+        return [memory_row(r) for r in rows], int(total)
 
     def delete_memory(self, bank_id: str, memory_id: str) -> bool:
         """Delete one memory from every index; a deletion is a memory write (it advances the bank's stamp)."""
@@ -694,8 +637,8 @@ class SQLiteStore:
                     text,
                     vector.astype("<f4").tobytes(),
                     context,
-                    _tags_json(new_tags),
-                    None if metadata is None else _json(metadata),
+                    tags_json(new_tags),
+                    None if metadata is None else to_json(metadata),
                     stamp,
                     bank_id,
                     memory_id,
@@ -760,7 +703,7 @@ class SQLiteStore:
                 "ORDER BY m.updated_at DESC LIMIT 1",
                 (bank_id, *params),
             ).fetchone()
-        return None if row is None else _ts(row[0])
+        return None if row is None else ts(row[0])
 
     def stale_flags(self, bank_id: str, probes: Sequence[StalenessProbe]) -> dict[str, bool]:
         """Answer a page of staleness probes in ONE statement, whatever the page size.
@@ -780,9 +723,9 @@ class SQLiteStore:
         parts: list[str] = ["SELECT 'bank', NULL, last_memory_write_at FROM banks WHERE bank_id = ?"]
         params: list[Any] = [bank_id]
         chunks: list[str] = []
-        for start in range(0, len(scopes), _MAX_COMPOUND):
+        for start in range(0, len(scopes), MAX_COMPOUND):
             selects = []
-            for i in range(start, min(start + _MAX_COMPOUND, len(scopes))):
+            for i in range(start, min(start + MAX_COMPOUND, len(scopes))):
                 scope = scopes[i]
                 oldest = min(p.since for p in groups[scope] if p.since is not None)
                 where, p = filter_sql(scope)
@@ -802,8 +745,8 @@ class SQLiteStore:
         params.extend([bank_id, *ids])
         with self._read() as conn:
             rows = conn.execute(" UNION ALL ".join(parts), params).fetchall()
-        bank_last = next((_ts(r[2]) for r in rows if r[0] == "bank"), None)
-        newest = {int(r[1]): _ts(r[2]) for r in rows if r[0] == "scope"}
+        bank_last = next((ts(r[2]) for r in rows if r[0] == "bank"), None)
+        newest = {int(r[1]): ts(r[2]) for r in rows if r[0] == "scope"}
         broken = {r[1] for r in rows if r[0] == "cite"}
         return decide_staleness(probes, bank_last=bank_last, newest={s: newest.get(i) for i, s in enumerate(scopes)},
                                 broken=broken)  # fmt: skip
@@ -819,7 +762,7 @@ class SQLiteStore:
                     "reflect_response, tags, max_tokens, trigger, last_refreshed_at, last_memory_seen_at, "
                     "last_refreshed_source_query, last_refresh_failed_at, last_full_refreshed_at, created_at, "
                     "cleared_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    _model_params(model),
+                    model_params(model),
                 )
             except sqlite3.IntegrityError as exc:
                 raise AlreadyExists(f"mental model {model.id!r} already exists") from exc
@@ -830,7 +773,7 @@ class SQLiteStore:
             row = conn.execute(
                 "SELECT * FROM mental_models WHERE bank_id = ? AND id = ?", (bank_id, model_id)
             ).fetchone()
-        return None if row is None else _model(row)
+        return None if row is None else model_row(row)
 
     def list_mental_models(
         self,
@@ -852,7 +795,7 @@ class SQLiteStore:
         if want:
             marks = ",".join("?" * len(want))
             if tags_match == "exact":
-                where, params = " AND tags = ?", [_tags_json(want)]
+                where, params = " AND tags = ?", [tags_json(want)]
             elif tags_match == "all":
                 where = f" AND (SELECT COUNT(*) FROM json_each(tags) WHERE value IN ({marks})) = {len(want)}"
                 params = want
@@ -867,7 +810,7 @@ class SQLiteStore:
                 "ORDER BY last_refreshed_at DESC, id DESC LIMIT ? OFFSET ?",
                 (bank_id, *params, limit, offset),
             ).fetchall()
-        return [_model(r) for r in rows], int(total)
+        return [model_row(r) for r in rows], int(total)
 
     def save_refresh(self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int) -> None:
         """Persist a model's refresh state and (optionally) one history row in one transaction.
@@ -881,7 +824,7 @@ class SQLiteStore:
                 "reflect_response = ?, tags = ?, max_tokens = ?, trigger = ?, last_refreshed_at = ?, "
                 "last_memory_seen_at = ?, last_refreshed_source_query = ?, last_refresh_failed_at = ?, "
                 "last_full_refreshed_at = ?, cleared_at = ? WHERE bank_id = ? AND id = ?",
-                (*_model_params(model)[2:15], to_iso(model.cleared_at), model.bank_id, model.id),
+                (*model_params(model)[2:15], to_iso(model.cleared_at), model.bank_id, model.id),
             )
             if cur.rowcount == 0:
                 raise LookupError(f"mental model {model.id!r} no longer exists")
@@ -891,13 +834,13 @@ class SQLiteStore:
             )
             conn.executemany(
                 "INSERT OR IGNORE INTO mental_model_citations (bank_id, mental_model_id, memory_id) VALUES (?, ?, ?)",
-                [(model.bank_id, model.id, mid) for mid in _cited_ids(model.structured_document)],
+                [(model.bank_id, model.id, mid) for mid in cited_ids(model.structured_document)],
             )
             if history is not None:
                 conn.execute(
                     "INSERT INTO mental_model_history (bank_id, mental_model_id, content, changed_at) "
                     "VALUES (?, ?, ?, ?)",
-                    (model.bank_id, model.id, _json(history), to_iso(utcnow())),
+                    (model.bank_id, model.id, to_json(history), to_iso(utcnow())),
                 )
                 if history_cap > 0:
                     failure = history.get("kind") == "refresh_failed"
@@ -946,8 +889,8 @@ class SQLiteStore:
                 op.bank_id,
                 op.operation_type,
                 op.status,
-                _json(op.payload),
-                None if op.result is None else _json(op.result),
+                to_json(op.payload),
+                None if op.result is None else to_json(op.result),
                 op.error,
                 op.retry_count,
                 to_iso(op.next_retry_at),
@@ -974,10 +917,10 @@ class SQLiteStore:
                 (op.bank_id, op.mental_model_id, op.operation_type),
             ).fetchone()
             if row is not None:
-                folded = fold_into_pending(_operation(row), op, full=full)
+                folded = fold_into_pending(operation_row(row), op, full=full)
                 conn.execute(
                     "UPDATE operations SET payload = ?, next_retry_at = ?, updated_at = ? WHERE id = ?",
-                    (_json(folded.payload), to_iso(folded.next_retry_at), to_iso(utcnow()), folded.id),
+                    (to_json(folded.payload), to_iso(folded.next_retry_at), to_iso(utcnow()), folded.id),
                 )
                 return folded, True
             self._insert_operation(conn, op)
@@ -1002,7 +945,7 @@ class SQLiteStore:
                 f"SELECT * FROM operations WHERE bank_id = ?{where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
                 (bank_id, *params, limit, offset),
             ).fetchall()
-        return [_operation(r) for r in rows], int(total)
+        return [operation_row(r) for r in rows], int(total)
 
     def cancel_operation(self, bank_id: str, operation_id: str) -> Operation | None:
         """Cancel a pending operation; returns the operation as it now stands (None: unknown).
@@ -1019,7 +962,7 @@ class SQLiteStore:
             row = conn.execute(
                 "SELECT * FROM operations WHERE bank_id = ? AND id = ?", (bank_id, operation_id)
             ).fetchone()
-        return None if row is None else _operation(row)
+        return None if row is None else operation_row(row)
 
     def find_pending_refresh(self, bank_id: str, model_id: str) -> Operation | None:
         """The model's queued (not yet running) refresh, if any."""
@@ -1029,7 +972,7 @@ class SQLiteStore:
                 "AND operation_type = 'refresh_mental_model' ORDER BY created_at LIMIT 1",
                 (bank_id, model_id),
             ).fetchone()
-        return None if row is None else _operation(row)
+        return None if row is None else operation_row(row)
 
     def get_operation(self, bank_id: str, operation_id: str) -> Operation | None:
         """One operation of the bank, or None."""
@@ -1037,7 +980,7 @@ class SQLiteStore:
             row = conn.execute(
                 "SELECT * FROM operations WHERE bank_id = ? AND id = ?", (bank_id, operation_id)
             ).fetchone()
-        return None if row is None else _operation(row)
+        return None if row is None else operation_row(row)
 
     def claim_operation(self, worker_id: str, lease_seconds: float, *, now: datetime | None = None) -> Operation | None:
         """Claim the oldest runnable operation: pending and due (``next_retry_at`` at or before ``now``), or
@@ -1060,7 +1003,7 @@ class SQLiteStore:
                 "WHERE id = ? RETURNING *",
                 (worker_id, to_iso(now + timedelta(seconds=lease_seconds)), to_iso(now), row[0]),
             ).fetchone()
-        return _operation(claimed)
+        return operation_row(claimed)
 
     def finish_operation(
         self, operation_id: str, *, status: str, result: dict[str, Any] | None, error: str | None
@@ -1071,7 +1014,7 @@ class SQLiteStore:
             conn.execute(
                 "UPDATE operations SET status = ?, result = ?, error = ?, updated_at = ?, completed_at = ?, "
                 "lease_expires_at = NULL WHERE id = ?",
-                (status, None if result is None else _json(result), error, now, now, operation_id),
+                (status, None if result is None else to_json(result), error, now, now, operation_id),
             )
 
     def defer_operation(self, operation_id: str, *, next_retry_at: datetime) -> None:
@@ -1091,7 +1034,7 @@ class SQLiteStore:
                 "AND json_extract(trigger, '$.' || ?) NOT IN (0, '')",
                 (key, key),
             ).fetchall()
-        return [_model(r) for r in rows]
+        return [model_row(r) for r in rows]
 
     def retry_operation(self, operation_id: str, *, next_retry_at: datetime, error: str) -> None:
         """Put a failed attempt back in the queue: pending, ``retry_count + 1``, due at ``next_retry_at``."""
@@ -1136,8 +1079,8 @@ class SQLiteStore:
                     record.provider,
                     record.model,
                     record.attempt,
-                    _json(record.request),
-                    None if record.response is None else _json(record.response),
+                    to_json(record.request),
+                    None if record.response is None else to_json(record.response),
                     record.error,
                     record.input_tokens,
                     record.output_tokens,
@@ -1153,7 +1096,7 @@ class SQLiteStore:
                 "SELECT * FROM llm_requests WHERE bank_id = ? AND operation_id = ? ORDER BY created_at, id LIMIT ?",
                 (bank_id, operation_id, limit),
             ).fetchall()
-        return [_llm_request(r) for r in rows]
+        return [llm_request_row(r) for r in rows]
 
     def purge_llm_requests(self, before: datetime) -> int:
         """Delete traced attempts created before ``before``; returns how many went."""
@@ -1171,156 +1114,3 @@ class SQLiteStore:
                 )
             ]
             return {t: [tuple(r) for r in conn.execute(f"SELECT * FROM {t} ORDER BY 1")] for t in tables}
-
-
-COMMON_TERM_SHARE = 0.05
-
-
-def _prune_common_terms(conn: sqlite3.Connection, terms: Sequence[str]) -> list[str]:
-    total = conn.execute("SELECT MAX(seq) FROM memory_units").fetchone()[0] or 0
-    if total < 1000 or len(terms) <= 1:
-        return list(terms)
-    # the index holds porter stems; a stem is the word or the word cut by up to three letters ("caroline" ->
-    # "carolin"), so the largest document count among those forms is the term's (an estimate good enough to prune)
-    forms = {t: [t] + [t[: len(t) - cut] for cut in range(1, 4) if len(t) - cut >= 3] for t in terms}
-    candidates = sorted({f for fs in forms.values() for f in fs})
-    marks = ",".join("?" * len(candidates))
-    docs = dict(conn.execute(f"SELECT term, doc FROM memory_fts_vocab WHERE term IN ({marks})", candidates).fetchall())
-    frequency = {t: max((int(docs.get(f, 0)) for f in fs), default=0) for t, fs in forms.items()}
-    rarest = min(terms, key=lambda t: frequency[t])
-    return [t for t in terms if t == rarest or frequency[t] <= COMMON_TERM_SHARE * total]
-
-
-def _index_rows(ids: Sequence[str], memories: Sequence[NewMemory], updated: float) -> list[IndexRow]:
-    return [
-        IndexRow(mid, np.asarray(m.embedding, np.float32), m.fact_type, tuple(sorted(set(m.tags))), updated)
-        for mid, m in zip(ids, memories, strict=True)
-    ]
-
-
-def _cited_ids(document: dict[str, Any] | None) -> list[str]:
-    """Memory ids cited by a stored structured document; a malformed document cites nothing (the refresh engine
-    reports it as unreadable, the store only indexes)."""
-    ids: set[str] = set()
-    try:
-        for section in (document or {}).get("sections", []):
-            for block in section.get("blocks", []):
-                ids.update(str(m) for m in block.get("memory_ids", []))
-    except (AttributeError, TypeError):
-        return []
-    return sorted(ids)
-
-
-def _bank(r: sqlite3.Row) -> Bank:
-    return Bank(
-        bank_id=r["bank_id"],
-        name=r["name"],
-        mission=r["mission"],
-        disposition=None if r["disposition"] is None else json.loads(r["disposition"]),
-        config=json.loads(r["config"]),
-        created_at=datetime.fromisoformat(r["created_at"]),
-        updated_at=datetime.fromisoformat(r["updated_at"]),
-        last_memory_write_at=_ts(r["last_memory_write_at"]),
-    )
-
-
-def _memory(r: sqlite3.Row) -> MemoryUnit:
-    return MemoryUnit(
-        id=r["id"],
-        bank_id=r["bank_id"],
-        text=r["text"],
-        fact_type=r["fact_type"],
-        tags=tuple(json.loads(r["tags"])),
-        context=r["context"],
-        metadata=json.loads(r["metadata"]),
-        document_id=r["document_id"],
-        chunk_id=r["chunk_id"],
-        occurred_start=_ts(r["occurred_start"]),
-        occurred_end=_ts(r["occurred_end"]),
-        mentioned_at=_ts(r["mentioned_at"]),
-        created_at=datetime.fromisoformat(r["created_at"]),
-        updated_at=datetime.fromisoformat(r["updated_at"]),
-        source_memory_ids=None if r["source_memory_ids"] is None else tuple(json.loads(r["source_memory_ids"])),
-        proof_count=r["proof_count"],
-    )
-
-
-def _model_params(m: MentalModel) -> tuple[Any, ...]:
-    return (
-        m.bank_id,
-        m.id,
-        m.name,
-        m.source_query,
-        m.content,
-        None if m.structured_document is None else _json(m.structured_document),
-        None if m.reflect_response is None else _json(m.reflect_response),
-        _tags_json(m.tags),
-        m.max_tokens,
-        _json(m.trigger),
-        to_iso(m.last_refreshed_at),
-        to_iso(m.last_memory_seen_at),
-        m.last_refreshed_source_query,
-        to_iso(m.last_refresh_failed_at),
-        to_iso(m.last_full_refreshed_at),
-        to_iso(m.created_at),
-        to_iso(m.cleared_at),
-    )
-
-
-def _model(r: sqlite3.Row) -> MentalModel:
-    return MentalModel(
-        id=r["id"],
-        bank_id=r["bank_id"],
-        name=r["name"],
-        source_query=r["source_query"],
-        content=r["content"],
-        tags=tuple(json.loads(r["tags"])),
-        max_tokens=r["max_tokens"],
-        trigger=json.loads(r["trigger"]),
-        structured_document=None if r["structured_document"] is None else json.loads(r["structured_document"]),
-        reflect_response=None if r["reflect_response"] is None else json.loads(r["reflect_response"]),
-        last_refreshed_at=datetime.fromisoformat(r["last_refreshed_at"]),
-        last_memory_seen_at=_ts(r["last_memory_seen_at"]),
-        last_refreshed_source_query=r["last_refreshed_source_query"],
-        last_refresh_failed_at=_ts(r["last_refresh_failed_at"]),
-        last_full_refreshed_at=_ts(r["last_full_refreshed_at"]),
-        created_at=datetime.fromisoformat(r["created_at"]),
-        cleared_at=_ts(r["cleared_at"]),
-    )
-
-
-def _operation(r: sqlite3.Row) -> Operation:
-    return Operation(
-        id=r["id"],
-        bank_id=r["bank_id"],
-        operation_type=r["operation_type"],
-        status=r["status"],
-        payload=json.loads(r["payload"]),
-        result=None if r["result"] is None else json.loads(r["result"]),
-        error=r["error"],
-        retry_count=r["retry_count"],
-        next_retry_at=_ts(r["next_retry_at"]),
-        mental_model_id=r["mental_model_id"],
-        created_at=datetime.fromisoformat(r["created_at"]),
-        updated_at=datetime.fromisoformat(r["updated_at"]),
-        completed_at=_ts(r["completed_at"]),
-    )
-
-
-def _llm_request(r: sqlite3.Row) -> LLMRequestRecord:
-    return LLMRequestRecord(
-        id=r["id"],
-        bank_id=r["bank_id"],
-        operation_id=r["operation_id"],
-        scope=r["scope"],
-        provider=r["provider"],
-        model=r["model"],
-        attempt=r["attempt"],
-        request=json.loads(r["request"]),
-        response=None if r["response"] is None else json.loads(r["response"]),
-        error=r["error"],
-        input_tokens=r["input_tokens"],
-        output_tokens=r["output_tokens"],
-        duration_ms=r["duration_ms"],
-        created_at=datetime.fromisoformat(r["created_at"]),
-    )
