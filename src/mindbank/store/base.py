@@ -49,6 +49,19 @@ class StalenessProbe:
     scope: MemoryFilter
 
 
+def cited_ids(document: dict[str, Any] | None) -> list[str]:
+    """Memory ids cited by a stored structured document; a malformed document cites nothing (the refresh engine
+    reports it as unreadable, the store only indexes)."""
+    ids: set[str] = set()
+    try:
+        for section in (document or {}).get("sections", []):
+            for block in section.get("blocks", []):
+                ids.update(str(m) for m in block.get("memory_ids", []))
+    except (AttributeError, TypeError):
+        return []
+    return sorted(ids)
+
+
 def mental_model_columns(detail: str) -> str:
     """The SELECT list for mental models at a detail level: a listing at ``metadata`` or ``content`` level does not
     read (or decode) the structured document and reflect_response, and ``metadata`` not the content either."""

@@ -53,6 +53,7 @@ from mindbank.store.base import (
     DocumentWrite,
     MemoryFilter,
     StalenessProbe,
+    cited_ids,
     decide_staleness,
     fold_into_pending,
     mental_model_columns,
@@ -114,19 +115,6 @@ def _version_tuple(text: str | None) -> tuple[int, ...]:
     if not text:
         return ()
     return tuple(int(p) for p in text.split(".") if p.isdigit())
-
-
-def _cited_ids(document: dict[str, Any] | None) -> list[str]:
-    """Memory ids cited by a stored structured document, sorted; a malformed document cites nothing (the refresh
-    engine reports it as unreadable, the store only indexes). Same rule as the SQLite store."""
-    ids: set[str] = set()
-    try:
-        for section in (document or {}).get("sections", []):
-            for block in section.get("blocks", []):
-                ids.update(str(m) for m in block.get("memory_ids", []))
-    except (AttributeError, TypeError):
-        return []
-    return sorted(ids)
 
 
 class PostgresStore:
@@ -705,7 +693,7 @@ class PostgresStore:
             if cur.rowcount == 0:
                 raise LookupError(f"mental model {model.id!r} no longer exists")
             cur.execute(Q["delete_citations"], (model.bank_id, model.id))
-            cited = _cited_ids(model.structured_document)
+            cited = cited_ids(model.structured_document)
             if cited:
                 cur.executemany(Q["insert_citation"], [(model.bank_id, model.id, mid) for mid in cited])
             if history is not None:

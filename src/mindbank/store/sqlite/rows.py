@@ -24,19 +24,6 @@ def index_rows(ids: Sequence[str], memories: Sequence[NewMemory], updated: float
     ]
 
 
-def cited_ids(document: dict[str, Any] | None) -> list[str]:
-    """Memory ids cited by a stored structured document; a malformed document cites nothing (the refresh engine
-    reports it as unreadable, the store only indexes)."""
-    ids: set[str] = set()
-    try:
-        for section in (document or {}).get("sections", []):
-            for block in section.get("blocks", []):
-                ids.update(str(m) for m in block.get("memory_ids", []))
-    except (AttributeError, TypeError):
-        return []
-    return sorted(ids)
-
-
 def bank_row(r: sqlite3.Row) -> Bank:
     """A ``banks`` row as a :class:`Bank`."""
     return Bank(

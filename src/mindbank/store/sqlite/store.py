@@ -39,6 +39,7 @@ from mindbank.store.base import (
     DocumentWrite,
     MemoryFilter,
     StalenessProbe,
+    cited_ids,
     decide_staleness,
     fold_into_pending,
     mental_model_columns,
@@ -46,7 +47,6 @@ from mindbank.store.base import (
 from mindbank.store.sqlite.migrate import migrate
 from mindbank.store.sqlite.rows import (
     bank_row,
-    cited_ids,
     index_rows,
     llm_request_row,
     memory_row,
