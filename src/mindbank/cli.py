@@ -635,7 +635,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     imp = sub.add_parser("import", help="import a LoCoMo JSON or JSON Lines chat file into a bank")
     imp.add_argument("path")
-    imp.add_argument("--bank", required=True, help="bank id (created if missing)")
+    imp.add_argument(
+        "-b", "--bank", default=os.environ.get("MINDBANK_BANK") or None,
+        required=not os.environ.get("MINDBANK_BANK"), help="bank id, created if missing (default MINDBANK_BANK)",
+    )  # fmt: skip
     imp.add_argument("--database", default=None, help="database path (default MINDBANK_DATABASE_URL)")
     imp.add_argument("--batch-size", type=int, default=64, help="items per retain transaction")
     imp.set_defaults(func=_import)
@@ -777,7 +780,14 @@ def _add_mm(sub: Any, client: argparse.ArgumentParser) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``mindbank`` console script."""
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except BrokenPipeError:
+        # the reader went away (e.g. `mindbank mm list --json | head`): stop quietly, as Unix tools do
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -243,8 +243,14 @@ class MindBank:
         """Store ``items`` in the bank (created if missing).
 
         Synchronous retains extract, embed and commit all items in one transaction before returning; ``async_``
-        queues a ``batch_retain`` operation and returns its id at once.
+        queues a ``batch_retain`` operation and returns its id at once. Raises :class:`InvalidInputError` for an
+        empty list or blank content (nothing is written).
         """
+        if not items:
+            raise InvalidInputError("items", "must not be empty")
+        for i, item in enumerate(items):
+            if not item.content.strip():
+                raise InvalidInputError(f"items[{i}].content", "must not be blank")
         if async_:
             op_id = self._submit(bank_id, "batch_retain", {"items": [_item_to_json(i) for i in items]})
             return RetainResult(bank_id, len(items), op_id, [])
@@ -631,7 +637,8 @@ class MindBank:
         return self.get_mental_model(bank_id, model_id)
 
     def revert_mental_model(self, bank_id: str, model_id: str, history_id: int) -> MentalModel:
-        """Restore the content (and its structure) a history version recorded; the revert is itself recorded.
+        """Restore the content (and its structure) a history version recorded, with the watermark it was written
+        at, so memories written since make the model stale again; the revert is itself recorded.
 
         Raises :class:`NotFoundError` (model or history id) and :class:`InvalidInputError` (a failure record).
         """
@@ -653,6 +660,12 @@ class MindBank:
                 "reverted_from_history_id": history_id,
             },
             last_refreshed_at=utcnow(),
+            # the restored content stands for the data it was written from: its watermark comes back with it (a
+            # deliberate step back), so memories written since make the model stale and a delta refresh reads them
+            last_memory_seen_at=parse_timestamp(entry.content.get("previous_last_memory_seen_at"))
+            if "previous_last_memory_seen_at" in entry.content
+            else model.last_memory_seen_at,
+            cleared_at=None,
         )
         self.store.save_refresh(
             restored, history=self._version_history(model), history_cap=self.settings.mental_model_history_max_entries
@@ -682,18 +695,25 @@ class MindBank:
         preview = self.scope_preview(model.bank_id, tags=model.tags, trigger=model.trigger)
         if preview["total"] == 0:
             mode = preview["tags_match"] or "tag_groups"
-            return [
-                f"The scope matches no memories right now (tags {list(model.tags)}, match {mode}); a refresh will "
-                "find nothing. Tagged models default to all_strict: set trigger.tags_match to 'any' if your memories "
-                "carry only some of the tags."
-            ]
+            warning = f"The scope matches no memories right now (tags {list(model.tags)}, match {mode}); a refresh "
+            warning += "will find nothing."
+            if model.tags and mode == "all_strict":
+                warning += (
+                    " Tagged models default to all_strict: set trigger.tags_match to 'any' if your memories carry"
+                    " only some of the tags."
+                )
+            return [warning]
         return []
 
     def _version_history(self, model: MentalModel) -> dict[str, Any] | None:
         if not self.settings.enable_mental_model_history:
             return None
         slim = {k: v for k, v in (model.reflect_response or {}).items() if k in ("based_on", "trace")}
-        return {"previous_content": model.content, "previous_reflect_response": slim or None}
+        return {
+            "previous_content": model.content,
+            "previous_reflect_response": slim or None,
+            "previous_last_memory_seen_at": to_iso(model.last_memory_seen_at),
+        }
 
     def mental_model_history(self, bank_id: str, model_id: str) -> list[dict[str, Any]]:
         """History entries, most recent first: ``{id, changed_at, previous_content, ...}`` or failure records."""

@@ -98,7 +98,8 @@ def error_message(detail: Any) -> str:
                 parts.append(str(err))
                 continue
             loc = [str(p) for p in err.get("loc", []) if p not in ("body", "query", "path")]
-            parts.append(f"{'.'.join(loc)}: {err.get('msg')}" if loc else str(err.get("msg")))
+            msg = str(err.get("msg", "")).removeprefix("Value error, ")  # pydantic's wrapper adds nothing here
+            parts.append(f"{'.'.join(loc)}: {msg}" if loc else msg)
         return "; ".join(parts)
     return str(detail)
 

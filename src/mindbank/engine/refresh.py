@@ -576,7 +576,12 @@ class RefreshRunner:
         history = None
         if settings.history_enabled and plan.outcome == "content_written":
             slim = {k: v for k, v in (model.reflect_response or {}).items() if k in ("based_on", "trace")}
-            history = {"previous_content": model.content, "previous_reflect_response": slim or None}
+            history = {
+                "previous_content": model.content,
+                "previous_reflect_response": slim or None,
+                # the data position that content stood for, so a revert can restore staleness and delta windows
+                "previous_last_memory_seen_at": to_iso(model.last_memory_seen_at),
+            }
         self.store.save_refresh(updated, history=history, history_cap=settings.history_cap)
         return updated
 
