@@ -132,6 +132,15 @@ class Output:
     def json(self, data: Any) -> None:
         print(json.dumps(_plain(data), indent=2, ensure_ascii=False, default=str))
 
+    def done(self, data: Any, message: str, *, markup: bool = True) -> int:
+        """Finish a command: ``data`` as JSON for scripts, else a one-line ``message`` for people (``markup=False``
+        for server text that may contain brackets); exit status 0."""
+        if self.as_json:
+            self.json(data)
+        else:
+            self.console.print(message, markup=markup)
+        return 0
+
     def text(self, text: str) -> None:
         """Print ``text`` as is (no rich markup interpretation): content, diffs."""
         self.console.print(text, markup=False, highlight=False)
@@ -389,11 +398,7 @@ def _mm_refresh(client: Client, args: argparse.Namespace, out: Output) -> int:
     queued = client.refresh_mental_model(bank, args.id, mode="full" if args.full else None)
     if args.wait:
         return _wait_and_report(client, bank, queued.operation_id, out, args.timeout)
-    if out.as_json:
-        out.json(queued)
-    else:
-        out.console.print(f"refresh of {args.id} queued: operation {queued.operation_id}")
-    return 0
+    return out.done(queued, f"refresh of {args.id} queued: operation {queued.operation_id}")
 
 
 def _mm_dry_run(client: Client, args: argparse.Namespace, out: Output) -> int:
@@ -471,29 +476,17 @@ def _mm_diff(client: Client, args: argparse.Namespace, out: Output) -> int:
 
 def _mm_revert(client: Client, args: argparse.Namespace, out: Output) -> int:
     model = client.revert_mental_model(_bank(args), args.id, args.history_id)
-    if out.as_json:
-        out.json(model)
-    else:
-        out.console.print(f"mental model {model.id} reverted to history entry {args.history_id}")
-    return 0
+    return out.done(model, f"mental model {model.id} reverted to history entry {args.history_id}")
 
 
 def _mm_clear(client: Client, args: argparse.Namespace, out: Output) -> int:
     model = client.clear_mental_model(_bank(args), args.id)
-    if out.as_json:
-        out.json(model)
-    else:
-        out.console.print(f"mental model {model.id} cleared (previous content kept in history)")
-    return 0
+    return out.done(model, f"mental model {model.id} cleared (previous content kept in history)")
 
 
 def _mm_delete(client: Client, args: argparse.Namespace, out: Output) -> int:
     result = client.delete_mental_model(_bank(args), args.id)
-    if out.as_json:
-        out.json(result)
-    else:
-        out.console.print(f"mental model {args.id} deleted")
-    return 0
+    return out.done(result, f"mental model {args.id} deleted")
 
 
 # ====================================================================== config and operations
@@ -572,11 +565,7 @@ def _ops_get(client: Client, args: argparse.Namespace, out: Output) -> int:
 
 def _ops_cancel(client: Client, args: argparse.Namespace, out: Output) -> int:
     result = client.cancel_operation(_bank(args), args.operation_id)
-    if out.as_json:
-        out.json(result)
-    else:
-        out.console.print(result.message, markup=False)
-    return 0
+    return out.done(result, result.message, markup=False)
 
 
 def _ops_wait(client: Client, args: argparse.Namespace, out: Output) -> int:

@@ -197,8 +197,7 @@ class MindBank:
 
     def close(self) -> None:
         """Stop the worker and scheduler and close the store."""
-        self.scheduler.stop()
-        self.worker.stop()
+        self.stop_worker()
         self.store.close()
 
     # ------------------------------------------------------------------ worker
@@ -206,6 +205,11 @@ class MindBank:
         """Run queued operations and the cron scheduler in background threads."""
         self.worker.start()
         self.scheduler.start()
+
+    def stop_worker(self) -> None:
+        """Stop the background worker and scheduler (the current operation finishes first)."""
+        self.scheduler.stop()
+        self.worker.stop()
 
     def run_pending(self) -> int:
         """Run every operation that is due now, in this thread; returns how many ran."""
@@ -286,7 +290,7 @@ class MindBank:
 
     def _refresh_after_consolidation(self, bank_id: str) -> list[str]:
         """Submit automatic refreshes of the bank's ``refresh_after_consolidation`` models that are stale."""
-        models = [m for m in self.store.list_models_with_trigger("refresh_after_consolidation") if m.bank_id == bank_id]
+        models = self.store.list_models_with_trigger("refresh_after_consolidation", bank_id=bank_id)
         mark_stale(self.store, bank_id, models)
         return [op for m in models if m.is_stale and (op := self._submit_automatic_refresh(m)) is not None]
 

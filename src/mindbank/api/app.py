@@ -26,7 +26,7 @@ def create_app(mb: MindBank, *, run_worker: bool = True) -> FastAPI:
             async with mcp.run() if mcp is not None else nullcontext():  # MCP session managers live with the app
                 yield
         finally:
-            mb.worker.stop()
+            mb.stop_worker()
 
     app = FastAPI(title="mindbank", version=__version__, lifespan=lifespan)
     app.state.mindbank = mb

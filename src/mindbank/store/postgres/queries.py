@@ -259,6 +259,7 @@ Q: dict[str, str] = {
     "list_models_with_trigger": (
         "SELECT * FROM mental_models WHERE trigger -> %s::text IS NOT NULL "
         "AND trigger -> %s::text NOT IN ('null'::jsonb, 'false'::jsonb, '0'::jsonb, '\"\"'::jsonb) "
+        "AND (%s::text IS NULL OR bank_id = %s::text) "
         'ORDER BY created_at, bank_id COLLATE "C", id COLLATE "C"'
     ),
     "finish_operation": (

@@ -815,10 +815,10 @@ class PostgresStore:
         with self._tx() as conn:
             conn.execute(Q["defer_operation"], (next_retry_at, operation_id))
 
-    def list_models_with_trigger(self, key: str) -> list[MentalModel]:
-        """Every mental model (all banks) whose trigger has a truthy ``key`` (e.g. ``refresh_cron``)."""
+    def list_models_with_trigger(self, key: str, *, bank_id: str | None = None) -> list[MentalModel]:
+        """Every mental model (of ``bank_id``, or of all banks) whose trigger has a truthy ``key``."""
         with self._read() as conn:
-            rows = conn.execute(Q["list_models_with_trigger"], (key, key)).fetchall()
+            rows = conn.execute(Q["list_models_with_trigger"], (key, key, bank_id, bank_id)).fetchall()
         return [_model(r) for r in rows]
 
     def retry_operation(self, operation_id: str, *, next_retry_at: datetime, error: str) -> None:

@@ -1026,13 +1026,13 @@ class SQLiteStore:
                 (to_iso(next_retry_at), to_iso(utcnow()), operation_id),
             )
 
-    def list_models_with_trigger(self, key: str) -> list[MentalModel]:
-        """Every mental model (all banks) whose trigger has a truthy ``key`` (e.g. ``refresh_cron``)."""
+    def list_models_with_trigger(self, key: str, *, bank_id: str | None = None) -> list[MentalModel]:
+        """Every mental model (of ``bank_id``, or of all banks) whose trigger has a truthy ``key``."""
         with self._read() as conn:
             rows = conn.execute(
                 "SELECT * FROM mental_models WHERE json_extract(trigger, '$.' || ?) IS NOT NULL "
-                "AND json_extract(trigger, '$.' || ?) NOT IN (0, '')",
-                (key, key),
+                "AND json_extract(trigger, '$.' || ?) NOT IN (0, '') AND (? IS NULL OR bank_id = ?)",
+                (key, key, bank_id, bank_id),
             ).fetchall()
         return [model_row(r) for r in rows]
 
