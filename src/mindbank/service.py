@@ -731,6 +731,8 @@ class MindBank:
         return RefreshSettings(
             recall_max_tokens=self.resolved_setting(bank_id, "recall_max_tokens"),
             recall_candidates=self.settings.recall_candidates,
+            include_chunks=self.resolved_setting(bank_id, "recall_include_chunks"),
+            recall_chunks_max_tokens=self.resolved_setting(bank_id, "recall_chunks_max_tokens"),
             history_enabled=self.settings.enable_mental_model_history,
             history_cap=self.settings.mental_model_history_max_entries,
             relevance_threshold=self.resolved_setting(bank_id, "refresh_relevance_threshold"),

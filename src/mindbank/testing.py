@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mindbank.domain.document import Operation, StructuredDocument
-from mindbank.domain.records import ScoredMemory
+from mindbank.domain.records import ScoredMemory, SourceChunk
 from mindbank.engine.synthesis import ExtractiveSynthesizer, Synthesis, SynthesisError
 from mindbank.providers.llm.base import (
     ChatRequest,
@@ -40,8 +40,11 @@ class ScriptedSynthesizer:
     None = extractive.
     ``edit_script``: ``list[Operation]`` | ``Synthesis`` | exception | callable(document, facts) -> one of those;
     None = extractive. ``structured_script``: dict | exception | None (= cannot, like the extractive engine).
-    Every call is recorded in ``calls`` as ``(method, kwargs)``.
+    Every call is recorded in ``calls`` as ``(method, kwargs)``; it reads source chunks (``reads_chunks``), so
+    the recorded kwargs include the ``chunks`` a refresh handed over.
     """
+
+    reads_chunks = True
 
     compose_script: Script = None
     edit_script: Script = None
@@ -50,8 +53,19 @@ class ScriptedSynthesizer:
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     _fallback: ExtractiveSynthesizer = field(default_factory=ExtractiveSynthesizer)
 
-    def compose(self, *, name: str, source_query: str, facts: Sequence[ScoredMemory], max_tokens: int) -> Synthesis:
-        self.calls.append(("compose", {"source_query": source_query, "facts": list(facts), "max_tokens": max_tokens}))
+    def compose(
+        self,
+        *,
+        name: str,
+        source_query: str,
+        facts: Sequence[ScoredMemory],
+        max_tokens: int,
+        chunks: Sequence[SourceChunk] = (),
+    ) -> Synthesis:
+        self.calls.append(
+            ("compose", {"source_query": source_query, "facts": list(facts), "max_tokens": max_tokens,
+                         "chunks": list(chunks)})
+        )  # fmt: skip
         if self.compose_script is None:
             return self._fallback.compose(name=name, source_query=source_query, facts=facts, max_tokens=max_tokens)
         answer = _resolve(self.compose_script, facts)
@@ -60,9 +74,18 @@ class ScriptedSynthesizer:
         return answer  # type: ignore[no-any-return]
 
     def edit(
-        self, *, source_query: str, document: StructuredDocument, facts: Sequence[ScoredMemory], max_tokens: int
+        self,
+        *,
+        source_query: str,
+        document: StructuredDocument,
+        facts: Sequence[ScoredMemory],
+        max_tokens: int,
+        chunks: Sequence[SourceChunk] = (),
     ) -> Synthesis:
-        self.calls.append(("edit", {"source_query": source_query, "document": document, "facts": list(facts)}))
+        self.calls.append(
+            ("edit", {"source_query": source_query, "document": document, "facts": list(facts),
+                      "chunks": list(chunks)})
+        )  # fmt: skip
         if self.edit_script is None:
             return self._fallback.edit(source_query=source_query, document=document, facts=facts, max_tokens=max_tokens)
         answer = _resolve(self.edit_script, document, facts)

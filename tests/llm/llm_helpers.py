@@ -6,16 +6,13 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from sample_texts import BOAT
+
 from mindbank.config import Settings
 from mindbank.domain.records import MentalModel, RetainItem
 from mindbank.service import MindBank
 
 TAG = ("user:dana",)
-BOAT = [
-    "Dana: I am restoring a 1970s sailing boat with my brother in the harbour.",
-    "Dana: The sailing boat needs a new mast and fresh varnish on the deck before summer.",
-    "Dana: I volunteer at the animal shelter on Saturdays walking the older dogs.",
-]
 QUERY = "What is Dana working on?"
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from llm_helpers import QUERY, make_model, retain, untouched
+from sample_texts import BOAT, LONG_TURN
 
 from mindbank.domain.document import StructuredDocument
 from mindbank.domain.records import MentalModel
@@ -19,7 +20,8 @@ from mindbank.testing import ScriptedLLM, json_reply, text_reply, tool_reply
 def evidence(request: ChatRequest) -> dict[str, str]:
     """The seed evidence of a document-mode run: text -> id."""
     lines = request.messages[1]["content"].splitlines()
-    return {v["text"]: v["id"] for v in (json.loads(line) for line in lines if line.startswith("{"))}
+    views = (json.loads(line) for line in lines if line.startswith("{"))
+    return {v["text"]: v["id"] for v in views if "id" in v}  # source excerpts have no id
 
 
 def writer(request: ChatRequest) -> ChatResult:
@@ -207,3 +209,36 @@ def test_structured_output_success_and_failure(open_bank: Callable[..., MindBank
                                                              "structured_output_failed")  # fmt: skip
     untouched(model, after)
     assert (after.reflect_response or {})["structured_output"] == {"project": "sailing boat"}
+
+
+def test_source_chunks_reach_the_document_agent_and_the_delta_prompt(open_bank: Callable[..., MindBank]) -> None:
+    llm = ScriptedLLM(default=dispatch(writer, json_reply({"operations": []})))
+    mb = open_bank(refresh=llm)
+    retain(mb, *BOAT, LONG_TURN)  # the long turn becomes several facts that share one chunk
+    make_model(mb, trigger={"mode": "delta"})
+    seed = llm.requests[0].messages[1]["content"]
+    excerpts = [json.loads(line) for line in seed.split("Source excerpts", 1)[1].splitlines() if line.startswith("{")]
+    assert [e["text"] for e in excerpts] == [LONG_TURN]  # short turns are their own chunk: not repeated
+    assert len(excerpts[0]["memory_ids"]) >= 2
+
+    second = LONG_TURN.replace("harbour master", "marina manager")
+    new_ids = retain(mb, second)
+    status, result, _ = refresh(mb)
+    assert status == "completed" and result is not None
+    (delta,) = [r for r in llm.requests if r.scope == "delta_ops"]
+    request = json.loads(delta.messages[1]["content"])
+    assert {m["id"] for m in request["new_memories"]} == set(new_ids)
+    (excerpt,) = request["source_excerpts"]
+    assert excerpt["text"] == second and sorted(excerpt["memory_ids"]) == sorted(new_ids)
+
+
+def test_include_chunks_off_sends_no_excerpts(open_bank: Callable[..., MindBank]) -> None:
+    llm = ScriptedLLM(default=dispatch(writer, json_reply({"operations": []})))
+    mb = open_bank(refresh=llm)
+    retain(mb, *BOAT, LONG_TURN)
+    make_model(mb, trigger={"mode": "delta", "include_chunks": False})
+    assert "Source excerpts" not in llm.requests[0].messages[1]["content"]
+    retain(mb, LONG_TURN.replace("harbour master", "marina manager"))
+    refresh(mb)
+    (delta,) = [r for r in llm.requests if r.scope == "delta_ops"]
+    assert "source_excerpts" not in json.loads(delta.messages[1]["content"])

@@ -10,21 +10,18 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from sample_texts import BOAT, LONG_TURN
 
 from mindbank.config import Settings
 from mindbank.domain.document import AppendBlock, ReplaceBlock, StructuredDocument
 from mindbank.domain.records import MentalModel, RetainItem
+from mindbank.domain.scope import MemoryFilter
 from mindbank.engine.synthesis import Synthesis, SynthesisError
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.service import MindBank
 from mindbank.testing import ScriptedSynthesizer
 
 TAG = ("user:dana",)
-BOAT = [
-    "Dana: I am restoring a 1970s sailing boat with my brother in the harbour.",
-    "Dana: The sailing boat needs a new mast and fresh varnish on the deck before summer.",
-    "Dana: I volunteer at the animal shelter on Saturdays walking the older dogs.",
-]
 
 
 @pytest.fixture
@@ -43,7 +40,9 @@ def retain(mb: MindBank, *texts: str, tags: tuple[str, ...] = TAG) -> None:
     mb.retain("b", [RetainItem(content=t, tags=tags) for t in texts])
 
 
-def ready(mb: MindBank, *, trigger: dict[str, Any] | None = None, query: str = "What is Dana working on?") -> MentalModel:
+def ready(
+    mb: MindBank, *, trigger: dict[str, Any] | None = None, query: str = "What is Dana working on?"
+) -> MentalModel:
     retain(mb, *BOAT)
     model_id, op = mb.create_mental_model("b", name="Dana", source_query=query, tags=list(TAG), id="dana",
                                           trigger=trigger)  # fmt: skip
@@ -153,7 +152,9 @@ def test_delta_reads_only_new_memories_and_keeps_untouched_sections(mb: MindBank
     status, result, after = refresh(mb)
     assert status == "completed" and result["outcome"] == "content_written"  # type: ignore[index]
     edit_call = [kw for name, kw in synth.calls if name == "edit"][-1]
-    assert [f.memory.text for f in edit_call["facts"]] == ["Dana: I sanded and varnished the sailing boat deck this weekend."]
+    assert [f.memory.text for f in edit_call["facts"]] == [
+        "Dana: I sanded and varnished the sailing boat deck this weekend."
+    ]
     doc_after = StructuredDocument.from_dict(after.structured_document)  # type: ignore[arg-type]
     touched = {op["section_id"] for op in after.reflect_response["delta_operations_applied"] if "section_id" in op}  # type: ignore[index]
     for section in doc_before.sections:
@@ -309,3 +310,65 @@ def test_scripted_compose_receives_snapshot_facts(mb: MindBank, synth: ScriptedS
     model = ready(mb)
     assert model.content.startswith("## Boat")
     assert len(model.reflect_response["based_on"]["world"]) == 1  # type: ignore[index]
+
+
+def chunks_read(synth: ScriptedSynthesizer, method: str) -> list[Any]:
+    return next(kwargs["chunks"] for name, kwargs in reversed(synth.calls) if name == method)
+
+
+def test_refresh_reads_the_source_chunks_of_split_facts_only(mb: MindBank, synth: ScriptedSynthesizer) -> None:
+    retain(mb, LONG_TURN)
+    model = ready(mb, trigger={"keep_trace": True})
+    memories, _ = mb.store.list_memories("b", MemoryFilter(), query=None, limit=50, offset=0)
+    long_facts = {m.id for m in memories if m.text not in BOAT}
+    assert len(long_facts) >= 2
+    (chunk,) = chunks_read(synth, "compose")  # the short turns are their own chunk: nothing to add
+    assert chunk.text == LONG_TURN and set(chunk.memory_ids) <= long_facts and chunk.memory_ids
+    (recall_call,) = [c for c in model.reflect_response["trace"]["tool_calls"] if c["tool"] == "recall"]  # type: ignore[index]
+    assert recall_call["chunk_count"] == 1 and recall_call["input"]["max_chunk_tokens"] == 1000
+
+
+@pytest.mark.parametrize(
+    ("trigger", "bank", "expected"),
+    [
+        ({"include_chunks": False}, None, 0),
+        ({}, {"recall_include_chunks": False}, 0),
+        ({"include_chunks": True}, {"recall_include_chunks": False}, 1),  # the trigger wins over the bank
+        ({"recall_chunks_max_tokens": 20}, None, 0),  # the turn does not fit the chunk budget
+        ({}, {"recall_chunks_max_tokens": 20}, 0),
+    ],
+)
+def test_include_chunks_and_chunk_budget_resolve_trigger_then_bank(
+    mb: MindBank, synth: ScriptedSynthesizer, trigger: dict[str, Any], bank: dict[str, Any] | None, expected: int
+) -> None:
+    retain(mb, LONG_TURN)
+    if bank:
+        mb.update_bank_config("b", bank)
+    ready(mb, trigger=trigger)
+    assert len(chunks_read(synth, "compose")) == expected
+
+
+def test_delta_reads_only_the_chunks_of_new_facts(mb: MindBank, synth: ScriptedSynthesizer) -> None:
+    retain(mb, LONG_TURN)
+    ready(mb, trigger={"mode": "delta"})
+    assert len(chunks_read(synth, "compose")) == 1
+    second = LONG_TURN.replace("harbour master", "marina manager").replace("ferry pier", "fuel dock")
+    retain(mb, second)
+    status, result, _ = refresh(mb)
+    assert status == "completed" and result is not None and result["effective_mode"] == "delta"
+    (chunk,) = chunks_read(synth, "edit")
+    assert chunk.text == second
+
+
+def test_the_extractive_engine_reads_no_chunks(settings: Settings, embedder: MiniLMEmbedder) -> None:
+    bank = MindBank.open(settings, embedder=embedder)  # the default, extractive synthesizer
+    try:
+        bank.retain("b", [RetainItem(content=t, tags=TAG) for t in (*BOAT, LONG_TURN)])
+        bank.create_mental_model("b", name="Dana", source_query="What is Dana working on?", tags=list(TAG),
+                                 id="dana", trigger={"keep_trace": True})  # fmt: skip
+        bank.run_pending()
+        trace = bank.get_mental_model("b", "dana").reflect_response["trace"]  # type: ignore[index]
+        (recall_call,) = [c for c in trace["tool_calls"] if c["tool"] == "recall"]
+        assert "chunk_count" not in recall_call and "max_chunk_tokens" not in recall_call["input"]
+    finally:
+        bank.close()

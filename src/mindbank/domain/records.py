@@ -177,6 +177,18 @@ class MemorySource:
 
 
 @dataclass(frozen=True, slots=True)
+class SourceChunk:
+    """A raw chunk (conversation turn or paragraph) a refresh reads next to the facts drawn from it.
+
+    ``memory_ids``: the retrieved facts that came from this chunk, best-ranked first. Spec trigger fields
+    ``include_chunks`` / ``recall_chunks_max_tokens``."""
+
+    chunk_id: str
+    text: str
+    memory_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class LLMRequestRecord:
     """One traced LLM attempt (``MINDBANK_LLM_TRACE_ENABLED``): the request as sent (messages, tool names, schema;
     never a credential), the response or the error, tokens and wall time (ms). ``operation_id`` links it to the

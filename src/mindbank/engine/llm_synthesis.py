@@ -39,9 +39,9 @@ from mindbank.domain.document import (
     count_tokens,
     parse_operation,
 )
-from mindbank.domain.records import FACT_TYPES, ScoredMemory
+from mindbank.domain.records import FACT_TYPES, ScoredMemory, SourceChunk
 from mindbank.engine.reflect.agent import block_text, run_agent
-from mindbank.engine.reflect.tools import ReflectScope, ReflectTools, ToolExecutionError, memory_view
+from mindbank.engine.reflect.tools import ReflectScope, ReflectTools, ToolExecutionError, chunk_view, memory_view
 from mindbank.engine.structured import StructuredOutputError, extract_structured, schema_problems
 from mindbank.engine.synthesis import Synthesis, SynthesisError, SynthesisScope
 from mindbank.providers.embeddings.base import Embedder
@@ -101,8 +101,9 @@ sections of blocks, each with an id. You get the document and NEW memories. Repl
 - rename_section {{section_id, new_heading}}
 Rules: name sections and blocks only by the ids given. A block is one paragraph, list or table. memory_ids are the
 memories a block rests on: ids of the new memories, or ids the block already cites; do not write [mem:...] yourself.
-New memories that change nothing need no operation: {{"operations": []}} is a valid reply. Keep the document within
-{max_tokens} tokens (it has {current} now)."""
+"source_excerpts", when present, are the raw turns or paragraphs some new memories were drawn from: context for
+reading them, not something to cite. New memories that change nothing need no operation: {{"operations": []}}
+is a valid reply. Keep the document within {max_tokens} tokens (it has {current} now)."""
 
 
 def _usage(tokens: TokenUsage) -> dict[str, int]:
@@ -184,6 +185,7 @@ class LLMSynthesizer:
 
     name = "llm"
     retrieves = True  # compose() runs its own tools: the refresh pipeline hands it a SynthesisScope
+    reads_chunks = True  # the facts' source chunks go into the prompt beside them (trigger include_chunks)
 
     def __init__(self, llm: LLM, *, store: Store, embedder: Embedder) -> None:
         self.llm = llm
@@ -198,6 +200,7 @@ class LLMSynthesizer:
         facts: Sequence[ScoredMemory],
         max_tokens: int,
         scope: SynthesisScope | None = None,
+        chunks: Sequence[SourceChunk] = (),
     ) -> Synthesis:
         """Full mode: the agent writes the document (see module docstring). Raises ``SynthesisError`` with reason
         ``no_answer`` (no valid ``done``, or a permanent provider error) or ``retrieval_failed`` (a tool failed)."""
@@ -212,6 +215,7 @@ class LLMSynthesizer:
                 mode="document",
                 name=name,
                 seed=facts,
+                seed_chunks=chunks,
             )
         except LLMTransientError:
             raise
@@ -251,25 +255,29 @@ class LLMSynthesizer:
         )
 
     def edit(
-        self, *, source_query: str, document: StructuredDocument, facts: Sequence[ScoredMemory], max_tokens: int
+        self,
+        *,
+        source_query: str,
+        document: StructuredDocument,
+        facts: Sequence[ScoredMemory],
+        max_tokens: int,
+        chunks: Sequence[SourceChunk] = (),
     ) -> Synthesis:
         """Delta mode: operations folding ``facts`` into ``document`` (module docstring). Raises
         ``SynthesisError("delta_ops_failed")`` after one refused re-ask or on a permanent provider error."""
         if not facts:
             return Synthesis()  # nothing new: no call, the pipeline keeps the document
         allowed = {h.memory.id for h in facts} | set(document.memory_ids())
+        request: dict[str, Any] = {
+            "question": source_query,
+            "document": _document_view(document),
+            "new_memories": [memory_view(h) for h in facts],
+        }
+        if chunks:
+            request["source_excerpts"] = [chunk_view(c) for c in chunks]
         messages = [
             system(DELTA_PROMPT.format(max_tokens=max_tokens, current=count_tokens(document.render()))),
-            user(
-                json.dumps(
-                    {
-                        "question": source_query,
-                        "document": _document_view(document),
-                        "new_memories": [memory_view(h) for h in facts],
-                    },
-                    ensure_ascii=False,
-                )
-            ),
+            user(json.dumps(request, ensure_ascii=False)),
         ]
         usage = TokenUsage()
         calls: list[dict[str, Any]] = []

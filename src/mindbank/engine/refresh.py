@@ -38,11 +38,12 @@ from mindbank.domain.document import (
     count_tokens,
     parse_markdown,
 )
-from mindbank.domain.records import MentalModel, ScoredMemory
+from mindbank.domain.records import MentalModel, ScoredMemory, SourceChunk
 from mindbank.domain.scope import MemoryFilter, model_scope
 from mindbank.domain.text import strip_speaker
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.engine.recall import RecallRequest, recall
+from mindbank.engine.source_chunks import select_chunks
 from mindbank.engine.synthesis import SynthesisError, SynthesisScope, Synthesizer
 from mindbank.errors import TransientError
 from mindbank.providers.embeddings.base import Embedder
@@ -62,6 +63,8 @@ class RefreshSettings:
 
     recall_max_tokens: int = 2048
     recall_candidates: int = 60
+    include_chunks: bool = True
+    recall_chunks_max_tokens: int = 1000
     history_enabled: bool = True
     history_cap: int = 50
     relevance_threshold: float = 0.15
@@ -82,6 +85,7 @@ class RefreshPlan:
     scope: dict[str, Any] = field(default_factory=dict)
     window: dict[str, datetime | None] = field(default_factory=dict)
     retrieved: list[ScoredMemory] = field(default_factory=list)
+    chunks: list[SourceChunk] = field(default_factory=list)
     used_ids: list[str] = field(default_factory=list)
     based_on: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     candidate_content: str | None = None
@@ -319,6 +323,8 @@ class RefreshRunner:
         plan.retrieved = hits
         if plan.failed:
             return
+        if hits and getattr(self.synthesizer, "reads_chunks", False):
+            self._read_chunks(plan, hits, settings)
         if delta:
             assert document is not None
             self._plan_delta(plan, document, hits, missing)
@@ -406,6 +412,27 @@ class RefreshRunner:
             plan.warnings.append("Retrieval returned no facts at all.")
         return hits
 
+    def _read_chunks(self, plan: RefreshPlan, hits: list[ScoredMemory], settings: RefreshSettings) -> None:
+        """The source chunks of the retrieved facts, when ``include_chunks`` (trigger > bank > environment)."""
+        trigger = plan.model.trigger
+        include = trigger.get("include_chunks")
+        if not (settings.include_chunks if include is None else include):
+            return
+        budget = int(trigger.get("recall_chunks_max_tokens") or settings.recall_chunks_max_tokens)
+        plan.chunks = select_chunks(self.store, plan.model.bank_id, hits, budget)
+        recall_call = plan.tool_calls[-1]  # the recall that returned these facts returns their chunks too
+        recall_call["input"]["max_chunk_tokens"] = budget
+        recall_call["chunk_count"] = len(plan.chunks)
+
+    def _extra(self, plan: RefreshPlan, *, full: bool) -> dict[str, Any]:
+        """Keyword arguments only some synthesizers take: the retrieval scope and the source chunks."""
+        extra: dict[str, Any] = {}
+        if full and getattr(self.synthesizer, "retrieves", False):
+            extra["scope"] = plan.synthesis_scope
+        if getattr(self.synthesizer, "reads_chunks", False):
+            extra["chunks"] = plan.chunks
+        return extra
+
     def _synthesized(self, plan: RefreshPlan, synthesis: Any) -> None:
         plan.synthesis_input_tokens = synthesis.input_tokens
         plan.usage = synthesis.usage
@@ -419,9 +446,12 @@ class RefreshRunner:
         model = plan.model
         try:
             # a synthesizer that retrieves on its own (the LLM agent) reads through the same scope and snapshot
-            extra = {"scope": plan.synthesis_scope} if getattr(self.synthesizer, "retrieves", False) else {}
             synthesis = self.synthesizer.compose(
-                name=model.name, source_query=model.source_query, facts=hits, max_tokens=model.max_tokens, **extra
+                name=model.name,
+                source_query=model.source_query,
+                facts=hits,
+                max_tokens=model.max_tokens,
+                **self._extra(plan, full=True),
             )
         except SynthesisError as exc:
             plan.fail("refresh_failed_error", exc.reason, str(exc))
@@ -472,7 +502,11 @@ class RefreshRunner:
         base = apply_operations(document, retracted).document if retracted else document
         try:
             synthesis = self.synthesizer.edit(
-                source_query=model.source_query, document=base, facts=hits, max_tokens=model.max_tokens
+                source_query=model.source_query,
+                document=base,
+                facts=hits,
+                max_tokens=model.max_tokens,
+                **self._extra(plan, full=False),
             )
         except SynthesisError as exc:
             plan.fail("refresh_failed_delta_not_applied", "delta_ops_failed", str(exc))

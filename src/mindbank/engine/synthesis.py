@@ -71,7 +71,9 @@ class Synthesizer(Protocol):
     """Writes documents. ``name`` appears in ``reflect_response.engine``.
 
     A synthesizer that retrieves on its own declares a class attribute ``retrieves = True``; the pipeline then
-    passes ``scope=SynthesisScope(...)`` to :meth:`compose` (others are called without it).
+    passes ``scope=SynthesisScope(...)`` to :meth:`compose` (others are called without it). One that reads raw
+    source chunks declares ``reads_chunks = True`` and gets ``chunks=[SourceChunk, ...]`` (possibly empty: the
+    trigger's ``include_chunks`` may be off) in both :meth:`compose` and :meth:`edit`.
     """
 
     name: str
@@ -96,7 +98,10 @@ def _facts_tokens(facts: Sequence[ScoredMemory]) -> int:
 
 
 class ExtractiveSynthesizer:
-    """The offline engine: cited bullets grouped by theme (full); append/add/evict operations (delta)."""
+    """The offline engine: cited bullets grouped by theme (full); append/add/evict operations (delta).
+
+    It quotes facts verbatim and never reads source chunks (``reads_chunks`` is not set), so a refresh fetches
+    none for it whatever ``include_chunks`` says."""
 
     name = "extractive"
 

@@ -15,7 +15,8 @@ Reference facts §5; spec "Reflect". Rules kept here:
 * **Document mode** (mental-model refresh): ``done`` carries ``document.sections[].blocks[] = {text, memory_ids}``;
   each block's ids are validated against the evidence and rendered as ``[mem:<id>]`` citations, so every block's
   provenance is exactly the memories it rests on. The refresh pipeline's own scoped recall is handed in as
-  ``seed`` evidence (already retrieved, citable), so only the mental-model level is forced.
+  ``seed`` evidence (already retrieved, citable), with the source chunks of those facts (``seed_chunks``, when the
+  trigger's ``include_chunks`` is on) as uncitable context, so only the mental-model level is forced.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mindbank.domain.document import cited_memory_ids, format_citation
-from mindbank.domain.records import ScoredMemory
-from mindbank.engine.reflect.tools import Budget, ReflectTools, memory_view
+from mindbank.domain.records import ScoredMemory, SourceChunk
+from mindbank.engine.reflect.tools import Budget, ReflectTools, chunk_view, memory_view
 from mindbank.providers.llm.base import (
     LLM,
     ForceTool,
@@ -208,11 +209,15 @@ def document_sections(raw: Any, allowed: Container[str]) -> tuple[list[dict[str,
     return sections, list(dict.fromkeys(cited))
 
 
-def _seed_message(seed: Sequence[ScoredMemory]) -> str:
+def _seed_message(seed: Sequence[ScoredMemory], chunks: Sequence[SourceChunk] = ()) -> str:
     if not seed:
         return "No memories were retrieved up front; use the tools."
     lines = "\n".join(json.dumps(memory_view(h), ensure_ascii=False) for h in seed)
-    return f"Evidence already retrieved from this model's scope ({len(seed)} memories, best match first):\n{lines}"
+    message = f"Evidence already retrieved from this model's scope ({len(seed)} memories, best match first):\n{lines}"
+    if chunks:
+        excerpts = "\n".join(json.dumps(chunk_view(c), ensure_ascii=False) for c in chunks)
+        message += f"\n\nSource excerpts (the raw turns or paragraphs some of these memories came from):\n{excerpts}"
+    return message
 
 
 class _Run:
@@ -312,6 +317,7 @@ def run_agent(
     mode: Mode = "answer",
     name: str | None = None,
     seed: Sequence[ScoredMemory] = (),
+    seed_chunks: Sequence[SourceChunk] = (),
 ) -> AgentOutcome:
     """Run the loop (module docstring). Raises what the LLM raises (``LLMError`` / ``LLMTransientError``) and what
     a tool raises other than a bad argument; a run that never gets a valid ``done`` returns ``finished=False``."""
@@ -327,7 +333,8 @@ def run_agent(
     run.seeded = bool(seed)
     run.messages = [system((SYSTEM_DOCUMENT if document else SYSTEM_ANSWER).format(max_tokens=max_tokens))]
     if document:
-        run.messages.append(user(f"Mental model: {name or query}\nStanding question: {query}\n\n{_seed_message(seed)}"))
+        opening = f"Mental model: {name or query}\nStanding question: {query}"
+        run.messages.append(user(f"{opening}\n\n{_seed_message(seed, seed_chunks)}"))
     else:
         run.messages.append(user(f"Question: {query}"))
     if tools.can_search_models:

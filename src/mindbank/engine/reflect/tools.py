@@ -22,7 +22,7 @@ from typing import Any, Literal
 import numpy as np
 
 from mindbank.domain.document import count_tokens
-from mindbank.domain.records import FACT_TYPES, FactType, MentalModel, ScoredMemory
+from mindbank.domain.records import FACT_TYPES, FactType, MentalModel, ScoredMemory, SourceChunk
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import groups_match, matches
 from mindbank.domain.timeutil import to_iso
@@ -118,6 +118,11 @@ def memory_view(hit: ScoredMemory) -> dict[str, Any]:
     if m.fact_type == "observation" and m.proof_count is not None:
         view["proof_count"] = m.proof_count
     return view
+
+
+def chunk_view(chunk: SourceChunk) -> dict[str, Any]:
+    """A source chunk as the model sees it: its text and the retrieved memories drawn from it."""
+    return {"memory_ids": list(chunk.memory_ids), "text": chunk.text}
 
 
 def _clamp_tokens(value: Any, default: int) -> int:
