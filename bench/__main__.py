@@ -29,7 +29,14 @@ def _parser() -> argparse.ArgumentParser:
     retain.add_argument("--json", type=Path, default=None, help="report path (default bench/results/retain.json)")
     cost = sub.add_parser("refresh-cost", help="synthesis input per refresh, delta vs full, session by session")
     cost.add_argument("path", type=Path, metavar="PATH", help="a LoCoMo conversation JSON file (e.g. conv-41)")
-    cost.add_argument("--json", type=Path, default=None, help="report path (default bench/results/refresh-cost.json)")
+    cost.add_argument(
+        "--recall-max-tokens", type=int, default=None, metavar="N",
+        help="the model's trigger.recall_max_tokens (default: unset, i.e. the 2048-token default)",
+    )  # fmt: skip
+    cost.add_argument(
+        "--json", type=Path, default=None,
+        help="report path (default bench/results/refresh-cost.json, or refresh-cost-recallN.json with a budget)",
+    )  # fmt: skip
 
     fresh = sub.add_parser("freshness", help="lag from retain to an auto-refreshing model citing the memory")
     fresh.add_argument("path", type=Path, metavar="PATH", help="a LoCoMo conversation JSON file")
@@ -65,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "refresh-cost":
         from bench import refresh_cost
 
-        refresh_cost.run(args.path, json_out=args.json)
+        refresh_cost.run(args.path, recall_max_tokens=args.recall_max_tokens, json_out=args.json)
     elif args.command == "freshness":
         from bench import freshness
 

@@ -299,3 +299,30 @@ def test_single_retrievers_return_their_own_ranking_with_scores() -> None:
 def test_limit_and_token_budget_cut_the_list_but_never_to_nothing() -> None:
     assert _run(_store(), limit=2) == ["q", "answer"]
     assert _run(_store(), max_tokens=1) == ["q"]
+
+
+def _wide_store(n: int) -> _FixedStore:
+    memories = {f"m{i:03d}": _memory(f"m{i:03d}", context=f"chat {i}") for i in range(n)}  # no neighbours
+    dense = [(f"m{i:03d}", 0.9 - i / 1000) for i in range(n)]
+    sparse = [(f"m{i:03d}", float(n - i)) for i in range(0, n, 2)]
+    return _FixedStore(memories, dense, sparse)
+
+
+def _recalled(store: _FixedStore, **request: object) -> list[str]:
+    hits = recall(store, _FixedEmbedder(), "b", RecallRequest(query="fact", **request), candidates=10)  # type: ignore[arg-type]
+    return [h.memory.id for h in hits]
+
+
+def test_fill_widens_the_pools_until_the_budget_is_spent() -> None:
+    store = _wide_store(200)
+    assert len(_recalled(store, max_tokens=100_000)) == 15  # fixed pools: the union of two top-10 lists
+    assert len(_recalled(store, max_tokens=100_000, fill=True)) == 200  # the whole bank fits: widened until it ran out
+    per_fact = 2  # "fact mNNN"
+    filled = _recalled(store, max_tokens=120 * per_fact, fill=True)
+    assert len(filled) == 120 and filled[:10] == _recalled(store, max_tokens=100_000)[:10]  # same head
+
+
+def test_fill_does_not_widen_when_the_budget_or_limit_stops_first() -> None:
+    store = _wide_store(200)
+    assert _recalled(store, max_tokens=8, fill=True) == _recalled(store, max_tokens=8)  # 4 facts: one pool is plenty
+    assert _recalled(store, limit=5, fill=True) == _recalled(store, limit=5)

@@ -372,3 +372,21 @@ def test_the_extractive_engine_reads_no_chunks(settings: Settings, embedder: Min
         assert "chunk_count" not in recall_call and "max_chunk_tokens" not in recall_call["input"]
     finally:
         bank.close()
+
+
+def test_a_large_recall_budget_reads_past_one_candidate_pool(settings: Settings, embedder: MiniLMEmbedder) -> None:
+    synth = ScriptedSynthesizer()
+    bank = MindBank.open(replace(settings, recall_candidates=5), embedder=embedder, synthesizer=synth)
+    try:
+        turns = [f"Dana: On day {n} of the refit I varnished plank number {n} of the sailing boat." for n in range(30)]
+        bank.retain("b", [RetainItem(content=t, tags=TAG) for t in turns])
+        for model_id, budget in (("small", 60), ("large", 5000)):
+            bank.create_mental_model("b", name="Dana", source_query="What is Dana working on?", tags=list(TAG),
+                                     id=model_id, trigger={"recall_max_tokens": budget})  # fmt: skip
+            bank.run_pending()
+        small, large = (kwargs["facts"] for name, kwargs in synth.calls if name == "compose")
+        assert 1 < len(small) < 10  # the budget stops it, not the pools
+        # pools of 5 widened until the whole scope was read (every turn, and any observation consolidated from them)
+        assert {h.memory.text for h in large if h.memory.fact_type == "world"} == set(turns)
+    finally:
+        bank.close()

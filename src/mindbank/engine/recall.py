@@ -66,13 +66,20 @@ class FusionParams:
 
 @dataclass(frozen=True, slots=True)
 class RecallRequest:
-    """What to recall: ``query`` text, a memory filter, a token budget over fact texts and a result cap."""
+    """What to recall: ``query`` text, a memory filter, a token budget over fact texts and a result cap.
+
+    ``fill``: when the candidate pools run out before ``max_tokens`` is spent while a retriever still had more to
+    give, widen them (×4 each time) and rank again, so a large budget is really read. A refresh and the reflect
+    tools ask for this (a ``recall_max_tokens`` of 8192 must read up to 8192 tokens, not one pool's worth); the
+    recall endpoint keeps fixed pools, like the reference.
+    """
 
     query: str
     filter: MemoryFilter = field(default_factory=MemoryFilter)
     max_tokens: int = 4096
     limit: int | None = None
     retriever: Retriever = "hybrid"
+    fill: bool = False
 
 
 def _ranked(scores: Mapping[str, float]) -> list[tuple[str, float]]:
@@ -165,6 +172,8 @@ def neighbour_boost(
 
 
 _RETRIEVERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mindbank-bm25")
+MAX_CANDIDATES = 20_000  # widening (RecallRequest.fill) stops here, whatever the budget
+WIDEN = 4
 
 
 def recall(
@@ -178,11 +187,23 @@ def recall(
 ) -> list[ScoredMemory]:
     """Run ``request`` against the bank. Results come best first and fit within ``max_tokens`` (fact text only).
 
-    ``candidates`` is how many results each retriever contributes. ``fusion`` sets how hybrid combines them; the
-    default is :class:`FusionParams` ``()``. The first result is always returned, even when it alone is over the
-    budget, so a small budget never returns nothing when something matched.
+    ``candidates`` is how many results each retriever contributes (at first, with ``request.fill``). ``fusion``
+    sets how hybrid combines them; the default is :class:`FusionParams` ``()``. The first result is always
+    returned, even when it alone is over the budget, so a small budget never returns nothing when something
+    matched.
     """
-    params = fusion or FusionParams()
+    while True:
+        results, pools_ran_dry = _recall_once(store, embedder, bank_id, request, candidates, fusion or FusionParams())
+        if not (request.fill and pools_ran_dry) or candidates >= MAX_CANDIDATES:
+            return results
+        candidates = min(candidates * WIDEN, MAX_CANDIDATES)
+
+
+def _recall_once(
+    store: Store, embedder: Embedder, bank_id: str, request: RecallRequest, candidates: int, params: FusionParams
+) -> tuple[list[ScoredMemory], bool]:
+    """One ranking over pools of ``candidates``: ``(results, pools ran dry)``; the pools ran dry when every
+    candidate fitted the budget and limit while some retriever returned a full pool (it may have had more)."""
     dense: list[tuple[str, float]] = []
     sparse: list[tuple[str, float]] = []
     keyword = None
@@ -229,9 +250,9 @@ def recall(
             continue
         cost = count_tokens(memory.text)
         if results and used + cost > request.max_tokens:
-            break
+            return results, False
         used += cost
         results.append(ScoredMemory(memory, score, semantic.get(memory_id), keyword.get(memory_id)))
         if request.limit is not None and len(results) >= request.limit:
-            break
-    return results
+            return results, False
+    return results, max(len(dense), len(sparse)) >= candidates

@@ -388,7 +388,7 @@ class RefreshRunner:
                 self.store,
                 self.embedder,
                 model.bank_id,
-                RecallRequest(query=model.source_query, filter=window, max_tokens=budget),
+                RecallRequest(query=model.source_query, filter=window, max_tokens=budget, fill=True),
                 candidates=settings.recall_candidates,
             )
         except TRANSIENT:

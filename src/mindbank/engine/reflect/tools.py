@@ -368,7 +368,9 @@ class ReflectTools:
             self.store,
             self.embedder,
             self.scope.bank_id,
-            RecallRequest(query=query, filter=replace(self.scope.filter, fact_types=types), max_tokens=max_tokens),
+            RecallRequest(
+                query=query, filter=replace(self.scope.filter, fact_types=types), max_tokens=max_tokens, fill=True
+            ),
             candidates=self.scope.recall_candidates,
         )
         self.evidence.add_memories(hits)
