@@ -27,7 +27,8 @@ def select_chunks(store: Store, bank_id: str, hits: Sequence[ScoredMemory], max_
     fit ends the list, as a budget trim in rank order does. One store query."""
     if not hits or max_tokens <= 0:
         return []
-    sources = {s.memory_id: s for s in store.memory_sources(bank_id, [h.memory.id for h in hits])}
+    ids = [h.memory.id for h in hits]
+    sources = {s.memory_id: s for s in store.memory_sources(bank_id, ids, documents=False)}
     fact_texts = {_normal(h.memory.text) for h in hits}
     order: list[str] = []
     texts: dict[str, str] = {}

@@ -277,6 +277,11 @@ Q: dict[str, str] = {
         "LEFT JOIN documents d ON d.bank_id = m.bank_id AND d.id = m.document_id "
         "WHERE m.bank_id = %s AND m.id = ANY(%s::text[])"
     ),
+    "memory_chunk_sources": (
+        "SELECT m.id, m.document_id, m.chunk_id, c.text AS chunk_text, NULL AS original_text FROM memory_units m "
+        "LEFT JOIN chunks c ON c.id = m.chunk_id AND c.bank_id = m.bank_id "
+        "WHERE m.bank_id = %s AND m.id = ANY(%s::text[])"
+    ),
     "insert_llm_request": (
         "INSERT INTO llm_requests (id, bank_id, operation_id, scope, provider, model, attempt, request, response, "
         "error, input_tokens, output_tokens, duration_ms, created_at) "

@@ -827,12 +827,14 @@ class PostgresStore:
             conn.execute(Q["retry_operation"], (next_retry_at, error, operation_id))
 
     # ------------------------------------------------------------------ reflect expand / LLM tracing
-    def memory_sources(self, bank_id: str, memory_ids: Sequence[str]) -> list[MemorySource]:
-        """Chunk and document text of the given memories, in the order of ``memory_ids`` (unknown ids left out)."""
+    def memory_sources(self, bank_id: str, memory_ids: Sequence[str], *, documents: bool = True) -> list[MemorySource]:
+        """Chunk and document text of the given memories, in the order of ``memory_ids`` (unknown ids left out);
+        ``documents=False`` leaves ``document_text`` None and does not read documents."""
         if not memory_ids:
             return []
+        query = Q["memory_sources"] if documents else Q["memory_chunk_sources"]
         with self._read() as conn:
-            rows = conn.execute(Q["memory_sources"], (bank_id, list(memory_ids))).fetchall()
+            rows = conn.execute(query, (bank_id, list(memory_ids))).fetchall()
         found = {
             r["id"]: MemorySource(r["id"], r["document_id"], r["chunk_id"], r["chunk_text"], r["original_text"])
             for r in rows

@@ -1046,16 +1046,22 @@ class SQLiteStore:
             )
 
     # ------------------------------------------------------------------ reflect expand / LLM tracing
-    def memory_sources(self, bank_id: str, memory_ids: Sequence[str]) -> list[MemorySource]:
-        """Chunk and document text of the given memories, in the order of ``memory_ids`` (unknown ids left out)."""
+    def memory_sources(self, bank_id: str, memory_ids: Sequence[str], *, documents: bool = True) -> list[MemorySource]:
+        """Chunk and document text of the given memories, in the order of ``memory_ids`` (unknown ids left out);
+        ``documents=False`` leaves ``document_text`` None and does not read documents."""
         found: dict[str, MemorySource] = {}
+        document = (
+            "d.original_text FROM memory_units m LEFT JOIN documents d "
+            "ON d.bank_id = m.bank_id AND d.id = m.document_id "
+            if documents
+            else "NULL AS original_text FROM memory_units m "
+        )
         with self._read() as conn:
             for start in range(0, len(memory_ids), 500):
                 part = list(memory_ids[start : start + 500])
                 for r in conn.execute(
-                    "SELECT m.id, m.document_id, m.chunk_id, c.text AS chunk_text, d.original_text "
-                    "FROM memory_units m LEFT JOIN chunks c ON c.id = m.chunk_id AND c.bank_id = m.bank_id "
-                    "LEFT JOIN documents d ON d.bank_id = m.bank_id AND d.id = m.document_id "
+                    f"SELECT m.id, m.document_id, m.chunk_id, c.text AS chunk_text, {document}"
+                    "LEFT JOIN chunks c ON c.id = m.chunk_id AND c.bank_id = m.bank_id "
                     f"WHERE m.bank_id = ? AND m.id IN ({','.join('?' * len(part))})",
                     (bank_id, *part),
                 ):
