@@ -27,3 +27,14 @@ class InvalidInputError(MindBankError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+
+class RefreshPreviewError(MindBankError):
+    """A dry run whose synthesis failed in a way its result cannot express (the dry-run ``outcome`` is one of the
+    five executor outcomes): ``reason`` is the refresh failure reason (``no_answer``, ``retrieval_failed``,
+    ``unexpected_error``). HTTP 502 when the engine gave no answer (``upstream``), else 500."""
+
+    def __init__(self, message: str, *, reason: str, upstream: bool) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.upstream = upstream

@@ -43,12 +43,12 @@ from mindbank.engine.llm_extraction import LLMFactExtractor
 from mindbank.engine.llm_synthesis import LLMSynthesizer
 from mindbank.engine.llm_trace import LLMTracer, llm_call_context
 from mindbank.engine.recall import RecallRequest, Retriever, recall
-from mindbank.engine.refresh import RefreshRunner, RefreshSettings, dry_run_result
+from mindbank.engine.refresh import DRY_RUN_OUTCOMES, RefreshRunner, RefreshSettings, dry_run_result
 from mindbank.engine.retain import prepare_documents
 from mindbank.engine.staleness import mark_stale
 from mindbank.engine.synthesis import ExtractiveSynthesizer, Synthesizer
 from mindbank.engine.triggers import automatic_paused, cron_due, park_until
-from mindbank.errors import ConflictError, InvalidInputError, NotFoundError
+from mindbank.errors import ConflictError, InvalidInputError, NotFoundError, RefreshPreviewError
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.providers.llm.base import LLM
 from mindbank.providers.llm.factory import build_llms
@@ -774,10 +774,16 @@ class MindBank:
         return result
 
     def dry_run_refresh(self, bank_id: str, model_id: str) -> dict[str, Any]:
-        """Spec "Dry run": the real pipeline with every write skipped; returns what a refresh would do.
-        Raises :class:`NotFoundError`."""
+        """Spec "Dry run": the real pipeline with every write skipped (and, as in the reference, no structured-output
+        extraction); returns what a refresh would do (``MentalModelDryRunRefreshResult``). Raises
+        :class:`NotFoundError`, and :class:`RefreshPreviewError` when the engine failed in a way none of the five
+        dry-run outcomes names (no answer, retrieval or unexpected error)."""
         model = self.get_mental_model(bank_id, model_id, with_staleness=False)
-        return dry_run_result(self.refresher.plan(model, self._refresh_settings(bank_id)))
+        plan = self.refresher.plan(model, self._refresh_settings(bank_id), dry_run=True)
+        if plan.outcome not in DRY_RUN_OUTCOMES:
+            reason = plan.failure_reason or "unexpected_error"
+            raise RefreshPreviewError(plan.error_message or reason, reason=reason, upstream=reason == "no_answer")
+        return dry_run_result(plan)
 
     # ------------------------------------------------------------------ reflect and LLM requests
     def reflect(

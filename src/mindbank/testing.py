@@ -99,6 +99,11 @@ class ScriptedSynthesizer:
             return self._fallback.extract_structured(content=content, schema=schema)
         return _resolve(self.structured_script, content)  # type: ignore[no-any-return]
 
+    @property
+    def extracts_structured(self) -> bool:
+        """Whether this synthesizer may fill a ``response_schema`` (only when a structured script is set)."""
+        return self.structured_script is not None
+
     def methods_called(self) -> list[str]:
         """Names of the methods called so far, in order."""
         return [name for name, _ in self.calls]

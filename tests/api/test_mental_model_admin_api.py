@@ -200,3 +200,16 @@ def test_trigger_fields_are_validated_and_stored(client: TestClient, trigger: di
                 assert stored[key][0].keys() == value[0].keys()
             else:
                 assert stored[key] == value
+
+
+def test_dry_run_whose_engine_fails_is_a_502_and_writes_nothing(client: TestClient, mindbank: MindBank) -> None:
+    from mindbank.engine.synthesis import SynthesisError
+    from mindbank.testing import ScriptedSynthesizer
+
+    seed(client)
+    create_ready(client, mindbank)
+    mindbank.refresher.synthesizer = ScriptedSynthesizer(compose_script=SynthesisError("no_answer", "no document"))
+    before = client.get(f"{BASE}/b/mental-models/alice").json()
+    r = client.post(f"{BASE}/b/mental-models/alice/dry-run-refresh")
+    assert r.status_code == 502 and r.json()["detail"] == "dry run failed (no_answer): no document"
+    assert client.get(f"{BASE}/b/mental-models/alice").json() == before

@@ -10,6 +10,7 @@ from datetime import timedelta
 import numpy as np
 import pytest
 
+from mindbank.domain.document import parse_markdown
 from mindbank.domain.records import Chunk, MentalModel, NewMemory, Operation, RetainItem
 from mindbank.domain.tags import TAGS_MATCH_MODES, matches
 from mindbank.domain.timeutil import utcnow
@@ -153,6 +154,29 @@ def test_stale_flags_batch_equals_single_answers(store: Store) -> None:
     assert batch == {"on-a": False, "on-b": True, "all": True, "never": True, "fresh": False, "exp-only": False}
     for p in probes:
         assert store.stale_flags("b", [p]) == {p.mental_model_id: batch[p.mental_model_id]}
+
+
+def test_a_cited_memory_leaving_the_read_scope_makes_the_citing_model_stale(store: Store) -> None:
+    (ids,) = store.write_documents("b", [doc("Alice runs.", tags=("user:alice",))])
+    document = parse_markdown(f"## Running\n\nAlice runs. [mem:{ids[0]}]\n").to_dict()
+    for model_id in ("alice", "everyone"):
+        store.insert_mental_model(model(model_id=model_id))
+        m = store.get_mental_model("b", model_id)
+        assert m is not None
+        store.save_refresh(replace(m, structured_document=document, content="x"), history=None, history_cap=3)
+    since = store.bank_last_memory_write_at("b")
+    strict_alice = MemoryFilter(tags=("user:alice",), tags_match="all_strict")
+    probes = [
+        StalenessProbe("alice", since, strict_alice, read_scope=strict_alice),
+        StalenessProbe("everyone", since, MemoryFilter(), read_scope=MemoryFilter()),
+    ]
+    assert store.stale_flags("b", probes) == {"alice": False, "everyone": False}
+    assert store.update_memory("b", ids[0], tags=["user:bob"])
+    # out of alice's scope now, so the scope check alone would miss it; the citation check does not
+    assert store.stale_flags("b", probes) == {"alice": True, "everyone": True}
+    assert store.stale_flags("b", [replace(probes[0], read_scope=None)]) == {"alice": False}
+    later = store.bank_last_memory_write_at("b")
+    assert store.stale_flags("b", [replace(probes[0], since=later)]) == {"alice": False}  # bank not written since
 
 
 def test_mental_model_insert_conflict_get_list_and_history_cap(store: Store) -> None:

@@ -79,3 +79,19 @@ def test_reference_client_dry_run(server: str, mindbank: MindBank) -> None:
         assert retracting.retraction is not None and retracting.retraction.fact_ids == [cited]
     finally:
         client.close()
+
+
+def test_reference_client_dry_run_with_a_response_schema(server: str, mindbank: MindBank) -> None:
+    """The reference's dry run never extracts structured output, and its outcome enum has five values: a model
+    with a response_schema on the extractive engine previews its content and warns that the refresh would fail."""
+    client = hindsight_client.Hindsight(base_url=server)
+    try:
+        client.retain("b", "Alice: I started training for the Berlin marathon.", tags=["user:alice"])
+        schema = {"type": "object", "properties": {"goal": {"type": "string"}}}
+        client.create_mental_model("b", name="Alice", source_query="What is Alice training for?",
+                                   tags=["user:alice"], id="alice", trigger={"response_schema": schema})  # fmt: skip
+        dry = client.dry_run_refresh_mental_model("b", "alice")
+        assert dry.outcome == "content_written" and "marathon" in dry.preview_content
+        assert any("refresh_failed_structured_output" in w for w in dry.warnings)
+    finally:
+        client.close()

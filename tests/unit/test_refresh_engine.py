@@ -17,6 +17,7 @@ from mindbank.domain.document import AppendBlock, ReplaceBlock, StructuredDocume
 from mindbank.domain.records import MentalModel, RetainItem
 from mindbank.domain.scope import MemoryFilter
 from mindbank.engine.synthesis import Synthesis, SynthesisError
+from mindbank.errors import RefreshPreviewError
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.service import MindBank
 from mindbank.testing import ScriptedSynthesizer
@@ -390,3 +391,104 @@ def test_a_large_recall_budget_reads_past_one_candidate_pool(settings: Settings,
         assert {h.memory.text for h in large if h.memory.fact_type == "world"} == set(turns)
     finally:
         bank.close()
+
+
+def test_dry_run_reports_only_the_five_outcomes_and_skips_structured_output(
+    mb: MindBank, synth: ScriptedSynthesizer
+) -> None:
+    ready(mb)
+    mb.update_mental_model("b", "dana", trigger={"response_schema": {"type": "object", "properties": {"p": {}}}})
+    status, result, _ = refresh(mb)  # a real refresh fails: the extractive engine cannot fill a schema
+    assert status == "failed" and result is not None and result["outcome"] == "refresh_failed_structured_output"
+    retain(mb, "Dana: The mast arrived from the rigger today.")
+    extractions = synth.methods_called().count("extract_structured")
+    result = mb.dry_run_refresh("b", "dana")
+    assert result["outcome"] == "content_written" and "mast arrived" in result["preview_content"]
+    assert any("would fail (refresh_failed_structured_output)" in w for w in result["warnings"])
+
+    synth.structured_script = {"project": "boat"}  # an engine that can: the dry run still does not extract
+    result = mb.dry_run_refresh("b", "dana")
+    assert synth.methods_called().count("extract_structured") == extractions
+    assert any("does not extract structured_output" in w for w in result["warnings"])
+
+
+@pytest.mark.parametrize(("reason", "upstream"), [("no_answer", True), ("retrieval_failed", False)])
+def test_dry_run_whose_engine_fails_raises_and_writes_nothing(
+    mb: MindBank, synth: ScriptedSynthesizer, reason: str, upstream: bool
+) -> None:
+    ready(mb)
+    retain(mb, "Dana: The mast arrived from the rigger today.")
+    synth.compose_script = SynthesisError(reason, "the engine gave up")
+    before = mb.store.dump()  # type: ignore[attr-defined]
+    with pytest.raises(RefreshPreviewError) as caught:
+        mb.dry_run_refresh("b", "dana")
+    assert (caught.value.reason, caught.value.upstream) == (reason, upstream)
+    assert mb.store.dump() == before  # type: ignore[attr-defined]
+
+
+def test_dry_run_trace_shows_tool_outputs_the_stored_trace_does_not(mb: MindBank) -> None:
+    model = ready(mb, trigger={"keep_trace": True})
+    stored = model.reflect_response["trace"]["tool_calls"]  # type: ignore[index]
+    assert stored and all("output" not in call for call in stored)
+    retain(mb, "Dana: The mast arrived from the rigger today.")
+    (recall_call,) = [c for c in mb.dry_run_refresh("b", "dana")["trace"]["tool_calls"] if c["tool"] == "recall"]
+    texts = [m["text"] for m in recall_call["output"]["memories"]]
+    assert len(texts) == recall_call["result_count"] and any("mast arrived" in t for t in texts)
+
+
+# ---------------------------------------------------------------- cited memories edited or moved out of scope
+@pytest.mark.parametrize("mode", ["full", "delta"])
+def test_a_cited_memory_retagged_out_of_scope_is_stale_and_dropped(mb: MindBank, mode: str) -> None:
+    before = ready(mb, trigger={"mode": mode})
+    doc = StructuredDocument.from_dict(before.structured_document)  # type: ignore[arg-type]
+    victim = next(b for s in doc.sections for b in s.blocks if b.memory_ids)
+    moved = victim.memory_ids[0]
+    mb.update_memory("b", moved, tags=["user:someone-else"])
+    assert mb.get_mental_model("b", "dana").is_stale is True  # the scope check alone cannot see it leave
+    dry = mb.dry_run_refresh("b", "dana")
+    assert dry["retraction"]["fact_ids"] == [moved] and victim.id in dry["retraction"]["block_ids"]
+    status, _, after = refresh(mb)
+    assert status == "completed" and moved not in after.content and after.is_stale is False
+    assert moved not in {e["id"] for e in after.reflect_response["based_on"]["world"]}  # type: ignore[index]
+
+
+def test_when_every_cited_memory_leaves_the_scope_the_refresh_still_drops_them(mb: MindBank) -> None:
+    before = ready(mb, trigger={"mode": "delta"})
+    cited = StructuredDocument.from_dict(before.structured_document).memory_ids()  # type: ignore[arg-type]
+    for memory_id in cited:
+        mb.update_memory("b", memory_id, tags=["user:someone-else"])
+    assert mb.get_mental_model("b", "dana").is_stale is True
+    status, _, after = refresh(mb)  # nothing is in scope any more: no facts, but the retraction still runs
+    assert status == "completed" and not any(i in after.content for i in cited)
+    assert after.is_stale is False
+
+
+def test_an_edited_cited_memory_is_requoted_by_the_delta_refresh(mb: MindBank) -> None:
+    before = ready(mb, trigger={"mode": "delta", "keep_trace": True})
+    doc = StructuredDocument.from_dict(before.structured_document)  # type: ignore[arg-type]
+    section, victim = next((s, b) for s in doc.sections for b in s.blocks if "animal shelter" in b.text)
+    edited = victim.memory_ids[0]
+    mb.update_memory("b", edited, text="Dana: I stopped volunteering at the animal shelter in March.")
+    assert mb.get_mental_model("b", "dana").is_stale is True
+    status, result, after = refresh(mb)
+    assert status == "completed" and result is not None and result["effective_mode"] == "delta"
+    assert "stopped volunteering" in after.content and "walking the older dogs" not in after.content
+    ops = after.reflect_response["trace"]["delta_operations"]["applied"]  # type: ignore[index]
+    assert [(o["op"], o["block_id"]) for o in ops] == [("replace_block", victim.id)]
+    untouched = [s for s in doc.sections if s.id != section.id]
+    new_doc = StructuredDocument.from_dict(after.structured_document)  # type: ignore[arg-type]
+    assert [s for s in new_doc.sections if s.id != section.id] == untouched
+    quoted = {e["id"]: e["text"] for e in after.reflect_response["based_on"]["world"]}  # type: ignore[index]
+    assert quoted[edited] == "Dana: I stopped volunteering at the animal shelter in March."
+    assert after.is_stale is False
+
+
+def test_a_delta_refresh_does_not_requote_unchanged_citations(mb: MindBank) -> None:
+    before = ready(mb, trigger={"mode": "delta", "keep_trace": True})
+    cited = StructuredDocument.from_dict(before.structured_document).memory_ids()  # type: ignore[arg-type]
+    mb.update_memory("b", cited[0], tags=[*TAG, "boats"])  # a write that leaves the quote as it was
+    retain(mb, "Dana: The rigger delivered the new mast for the sailing boat.")
+    status, _, after = refresh(mb)
+    assert status == "completed"
+    ops = after.reflect_response["trace"]["delta_operations"]["applied"]  # type: ignore[index]
+    assert ops and all(o["op"] != "replace_block" for o in ops)

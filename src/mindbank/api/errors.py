@@ -5,13 +5,13 @@ from __future__ import annotations
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from mindbank.errors import ConflictError, InvalidInputError, NotFoundError, TransientError
+from mindbank.errors import ConflictError, InvalidInputError, NotFoundError, RefreshPreviewError, TransientError
 from mindbank.providers.llm.base import LLMError
 
 
 def install_error_handlers(app: FastAPI) -> None:
     """404 for missing things, 409 for conflicts, 422 (FastAPI's validation shape, field in ``loc``) for rules;
-    LLM provider failures 502 (permanent) or 503 (transient: retry later)."""
+    LLM provider failures 502 (permanent) or 503 (transient: retry later); a dry run whose engine failed 502 / 500."""
 
     @app.exception_handler(NotFoundError)
     async def _not_found(_: Request, exc: NotFoundError) -> JSONResponse:
@@ -31,6 +31,11 @@ def install_error_handlers(app: FastAPI) -> None:
         # the LLM provider failed: 503 when retrying later may help (429, 5xx, timeout), 502 when it will not
         status = 503 if isinstance(exc, TransientError) else 502
         return JSONResponse(status_code=status, content={"detail": f"LLM provider error: {exc}"})
+
+    @app.exception_handler(RefreshPreviewError)
+    async def _preview(_: Request, exc: RefreshPreviewError) -> JSONResponse:
+        status = 502 if exc.upstream else 500
+        return JSONResponse(status_code=status, content={"detail": f"dry run failed ({exc.reason}): {exc}"})
 
     @app.exception_handler(TransientError)
     async def _transient(_: Request, exc: TransientError) -> JSONResponse:

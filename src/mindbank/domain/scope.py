@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from mindbank.domain.records import FactType
-from mindbank.domain.tags import TagsMatch, freeze_groups, normalize_tags, strict, strict_groups
+from mindbank.domain.tags import TagsMatch, freeze_groups, groups_match, matches, normalize_tags, strict, strict_groups
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +39,17 @@ class MemoryFilter:
     def groups(self) -> list[dict[str, Any]]:
         """The tag groups as a list of dicts (empty when none)."""
         return [] if self.tag_groups is None else json.loads(self.tag_groups)
+
+
+def admits_tags(flt: MemoryFilter, tags: Sequence[str]) -> bool:
+    """Whether a row carrying ``tags`` passes the filter's tag rules (flat tags with their mode, and tag groups);
+    the Python twin of the stores' SQL predicate."""
+    return matches(tags, flt.tags, flt.tags_match) and groups_match(tags, flt.groups)
+
+
+def admits(flt: MemoryFilter, tags: Sequence[str], fact_type: str) -> bool:
+    """Whether a memory with ``tags`` and ``fact_type`` is inside ``flt`` (its time bounds are not checked)."""
+    return (flt.fact_types is None or fact_type in flt.fact_types) and admits_tags(flt, tags)
 
 
 def refresh_tags_match(tags: Sequence[str], trigger: Mapping[str, Any]) -> TagsMatch:

@@ -16,6 +16,7 @@ from mindbank.domain.document import (
     AppendBlock,
     Operation,
     RemoveBlock,
+    ReplaceBlock,
     Section,
     StructuredDocument,
     count_tokens,
@@ -190,16 +191,18 @@ def plan_delta_operations(
 ) -> tuple[list[Operation], list[str]]:
     """Delta operations that fold new ``facts`` into ``document`` (extractive engine).
 
-    Each informative, not-yet-cited fact is appended to the section whose theme it shares (the heading word first,
-    then the most shared words); facts sharing a new theme get a new section (placed before the catch-all
-    section); the rest go to the catch-all "Other notes". When the document would exceed ``max_tokens``, the oldest
-    blocks of the catch-all (then of the largest section) are removed to make room. Sections no operation names
-    stay byte-identical. Returns ``(operations, memory ids used)``.
+    A block quoting a cited memory that was edited since (its text or time changed) is requoted
+    (:func:`requote_edited`). Each informative, not-yet-cited fact is appended to the section whose theme it
+    shares (the heading word first, then the most shared words); facts sharing a new theme get a new section
+    (placed before the catch-all section); the rest go to the catch-all "Other notes". When the document would
+    exceed ``max_tokens``, the oldest blocks of the catch-all (then of the largest section) are removed to make
+    room. Sections no operation names stay byte-identical. Returns ``(operations, memory ids used)``.
     """
     cited = set(document.memory_ids())
+    operations, used = requote_edited(document, [h for h in facts if h.memory.id in cited])
     fresh = [h for h in rank_for_document(facts) if h.memory.id not in cited]
     if not fresh:
-        return [], []
+        return operations, used
     themed = [s for s in document.sections if s.heading and s.heading != OTHER_HEADING]
     other = next((s for s in document.sections if s.heading == OTHER_HEADING), None)
     section_terms = {s.id: set(section_signature(s)) for s in themed}
@@ -218,9 +221,10 @@ def plan_delta_operations(
         else:
             leftovers.append(hit)
 
-    operations: list[Operation] = []
+    # a requoted block changes size: count the change against the budget
     budget = max_tokens - count_tokens(document.render())
-    used: list[str] = []
+    budget -= sum(count_tokens(op.text) for op in operations if isinstance(op, ReplaceBlock))
+    budget += sum(count_tokens(_block_text(document, op)) for op in operations if isinstance(op, ReplaceBlock))
 
     def take(hit: ScoredMemory) -> str | None:
         nonlocal budget
@@ -262,6 +266,28 @@ def plan_delta_operations(
         elif texts:
             operations.append(AddSection(heading=OTHER_HEADING, level=2, blocks=tuple(texts)))
     return operations, used
+
+
+def requote_edited(document: StructuredDocument, cited: Sequence[ScoredMemory]) -> tuple[list[Operation], list[str]]:
+    """``replace_block`` for every block that quotes exactly one of ``cited`` (memories the document already cites
+    and that were written since the watermark) when the quote no longer matches the memory's current text or
+    time; ``(operations, memory ids requoted)``. Memories rewritten in place (PATCH text) stay truthful this way."""
+    operations: list[Operation] = []
+    used: list[str] = []
+    for hit in cited:
+        quote = _bullet(hit)
+        for section in document.sections:
+            for block in section.blocks:
+                if block.memory_ids == (hit.memory.id,) and block.text != quote:
+                    operations.append(ReplaceBlock(section_id=section.id, block_id=block.id, text=quote))
+                    if hit.memory.id not in used:
+                        used.append(hit.memory.id)
+    return operations, used
+
+
+def _block_text(document: StructuredDocument, op: ReplaceBlock) -> str:
+    section = next(s for s in document.sections if s.id == op.section_id)
+    return next(b.text for b in section.blocks if b.id == op.block_id)
 
 
 def _unique_id(base: str, taken: set[str]) -> str:

@@ -186,6 +186,7 @@ class LLMSynthesizer:
     name = "llm"
     retrieves = True  # compose() runs its own tools: the refresh pipeline hands it a SynthesisScope
     reads_chunks = True  # the facts' source chunks go into the prompt beside them (trigger include_chunks)
+    extracts_structured = True
 
     def __init__(self, llm: LLM, *, store: Store, embedder: Embedder) -> None:
         self.llm = llm
@@ -234,8 +235,8 @@ class LLMSynthesizer:
             llm_calls=outcome.llm_calls,
             nothing_relevant=not outcome.sections and not outcome.answer_found,
             retrieved=[h for h in tools.evidence.memories.values() if h.memory.id not in seeded],
-            # the stored trace keeps counts, not tool outputs (reference facts §4.11)
-            tool_calls=[{k: v for k, v in c.items() if k != "output"} for c in outcome.tool_calls],
+            # with outputs: the stored trace drops them (reference facts §4.11), the dry run shows them (§4.10)
+            tool_calls=list(outcome.tool_calls),
         )
 
     def _reflect_scope(self, scope: SynthesisScope | None) -> ReflectScope:

@@ -39,7 +39,7 @@ from mindbank.domain.document import (
     parse_markdown,
 )
 from mindbank.domain.records import MentalModel, ScoredMemory, SourceChunk
-from mindbank.domain.scope import MemoryFilter, model_scope
+from mindbank.domain.scope import MemoryFilter, admits, model_scope
 from mindbank.domain.text import strip_speaker
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.engine.recall import RecallRequest, recall
@@ -54,6 +54,13 @@ BODY_CACHE_SIZE = 50_000  # texts; about 75 MB of float32 vectors at most
 TRANSIENT: tuple[type[BaseException], ...] = (TransientError, TimeoutError, ConnectionError)
 BASED_ON_KEYS = ("world", "experience", "observation", "opinion", "directives", "mental-models")
 WRITING_OUTCOMES = ("content_written", "content_unchanged")
+# the executor outcomes a dry run may report (the reference's MentalModelDryRunRefreshResult.outcome enum)
+DRY_RUN_OUTCOMES = (
+    *WRITING_OUTCOMES,
+    "content_preserved_no_new_facts",
+    "refresh_failed_empty_candidate",
+    "refresh_failed_delta_not_applied",
+)
 Mode = Literal["full", "delta"]
 
 
@@ -106,6 +113,7 @@ class RefreshPlan:
     duration_ms: int = 0
     engine: str = ""
     synthesis_scope: SynthesisScope | None = None  # for a synthesizer that retrieves on its own
+    dry_run: bool = False
 
     @property
     def failed(self) -> bool:
@@ -120,14 +128,17 @@ class RefreshPlan:
         self.outcome, self.failure_reason, self.error_message = outcome, reason, message
         return self
 
-    def trace(self) -> dict[str, Any]:
-        """``reflect_response.trace`` (spec "What a trace contains"): no tool outputs, only counts."""
+    def trace(self, *, with_outputs: bool = False) -> dict[str, Any]:
+        """``reflect_response.trace`` (spec "What a trace contains"): no tool outputs, only counts; the dry run's
+        trace (``with_outputs``) keeps each tool call's ``output``, as the reference's does."""
+        calls = self.tool_calls if with_outputs else [{k: v for k, v in c.items() if k != "output"}
+                                                      for c in self.tool_calls]  # fmt: skip
         return {
             "recorded_at": to_iso(utcnow()),
             "effective_mode": self.effective_mode,
             "mode_fallback_reason": self.mode_fallback_reason,
             "outcome": self.outcome,
-            "tool_calls": self.tool_calls,
+            "tool_calls": calls,
             "llm_calls": self.llm_calls,
             "delta_operations": self.delta_operations(),
             "retraction": self.retraction,
@@ -167,12 +178,14 @@ def _fact(hit: ScoredMemory) -> dict[str, Any]:
 
 
 def _based_on(entries: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {k: [] for k in BASED_ON_KEYS}
-    seen: set[str] = set()
+    """``based_on`` by fact type, deduplicated by id: an id keeps its first place and its latest entry (a memory
+    edited since it was first cited shows its current text)."""
+    latest: dict[str, dict[str, Any]] = {}
     for entry in entries:
-        if entry["id"] not in seen:
-            seen.add(entry["id"])
-            out.setdefault(entry["type"], []).append(entry)
+        latest[entry["id"]] = entry
+    out: dict[str, list[dict[str, Any]]] = {k: [] for k in BASED_ON_KEYS}
+    for entry in latest.values():
+        out.setdefault(entry["type"], []).append(entry)
     return out
 
 
@@ -243,13 +256,24 @@ class RefreshRunner:
 
     # ------------------------------------------------------------------ planning
     def plan(
-        self, model: MentalModel, settings: RefreshSettings, *, mode: Mode | None = None, automatic: bool = False
+        self,
+        model: MentalModel,
+        settings: RefreshSettings,
+        *,
+        mode: Mode | None = None,
+        automatic: bool = False,
+        dry_run: bool = False,
     ) -> RefreshPlan:
         """Run the whole pipeline without writing anything. Never raises for refresh failures: they come back as a
-        plan with ``failure_reason`` set."""
+        plan with ``failure_reason`` set. ``dry_run``: like the reference's dry run, skip the structured-output
+        extraction (a warning says what a real refresh would do) and keep tool outputs in the trace."""
         requested: Mode = mode or model.trigger.get("mode") or "full"
         plan = RefreshPlan(
-            model=model, requested_mode=requested, effective_mode=requested, engine=self.synthesizer.name
+            model=model,
+            requested_mode=requested,
+            effective_mode=requested,
+            engine=self.synthesizer.name,
+            dry_run=dry_run,
         )
         try:
             self._plan(plan, settings, automatic=automatic)
@@ -289,10 +313,12 @@ class RefreshRunner:
         }
         plan.watermark = plan.window["watermark"]
 
-        # deleted citations: found for every mode, repaired by operations in delta and by the rebuild in full
+        # citations gone from the scope (the memory was deleted, or re-tagged / re-typed out of it): found for every
+        # mode, repaired by operations in delta and by the rebuild in full
         current = document if document is not None else self._current_document(model)
         cited = set(current.memory_ids()) if current is not None else set()
-        missing = cited - {m.id for m in self.store.get_memories(model.bank_id, sorted(cited))} if cited else set()
+        present = self.store.get_memories(model.bank_id, sorted(cited)) if cited else []
+        missing = cited - {m.id for m in present if admits(scope, m.tags, m.fact_type)}
         if missing and current is not None:
             blocks = [op.block_id for op in retraction_operations(current, missing)]
             cited_facts = _flat_based_on((model.reflect_response or {}).get("based_on"))
@@ -307,7 +333,10 @@ class RefreshRunner:
 
         if newest is None and not missing:
             if model.last_memory_seen_at is None and cutoff is not None:
-                plan.warnings.append("The scope matches no memories: check the model's tags and trigger.tags_match.")
+                plan.warnings.append(
+                    "The scope matches no memories: check the model's tags and its trigger's tags_match, "
+                    "tag_groups and fact_types."
+                )
             plan.refresh_skipped = "no_sources_in_scope" if not delta else "no_new_facts"
             self._preserve(plan)
             return
@@ -338,7 +367,15 @@ class RefreshRunner:
         if plan.retrieved and not plan.used_ids:
             plan.warnings.append(f"Retrieval returned {len(plan.retrieved)} fact(s) but the synthesizer used none.")
         schema = model.trigger.get("response_schema")
-        if schema:
+        if schema and plan.dry_run:
+            if getattr(self.synthesizer, "extracts_structured", True):
+                plan.warnings.append("The dry run does not extract structured_output; a real refresh does.")
+            else:
+                plan.warnings.append(
+                    f"A real refresh would fail (refresh_failed_structured_output) and keep the current document: "
+                    f"the {self.synthesizer.name} engine cannot fill the response_schema; configure an LLM provider."
+                )
+        elif schema:
             try:
                 plan.structured_output = self.synthesizer.extract_structured(content=plan.content, schema=schema)
             except SynthesisError as exc:
@@ -406,6 +443,7 @@ class RefreshRunner:
                 "result_count": len(hits),
                 "duration_ms": int((time.perf_counter() - started) * 1000),
                 "iteration": 1,
+                "output": {"memories": [_fact(h) for h in hits]},  # shown by the dry run only
             }
         )
         if not hits:
@@ -423,6 +461,7 @@ class RefreshRunner:
         recall_call = plan.tool_calls[-1]  # the recall that returned these facts returns their chunks too
         recall_call["input"]["max_chunk_tokens"] = budget
         recall_call["chunk_count"] = len(plan.chunks)
+        recall_call["output"]["chunks"] = [{"memory_ids": list(c.memory_ids), "text": c.text} for c in plan.chunks]
 
     def _extra(self, plan: RefreshPlan, *, full: bool) -> dict[str, Any]:
         """Keyword arguments only some synthesizers take: the retrieval scope and the source chunks."""
@@ -657,7 +696,7 @@ def dry_run_result(plan: RefreshPlan) -> dict[str, Any]:
         "diff": diff,
         "delta_operations": plan.delta_operations(),
         "retraction": plan.retraction,
-        "trace": plan.trace(),
+        "trace": plan.trace(with_outputs=True),
         "usage": plan.usage,
         "duration_ms": plan.duration_ms,
         "warnings": plan.warnings + ([plan.error_message] if plan.error_message else []),

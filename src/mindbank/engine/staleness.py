@@ -1,9 +1,10 @@
 """Staleness: one rule, batched. Spec: "Staleness Gating".
 
 A model is stale iff a memory in its resolved scope (tags with the strict variant of its match mode, fact types)
-was written after its watermark, where the watermark is ``last_memory_seen_at`` or, before the first refresh,
-``last_refreshed_at`` (set to ``created_at`` at insert). Memories still awaiting consolidation count. A page of
-models costs one bank read plus one query per 400 distinct scopes (see ``Store.stale_flags``).
+was written after its watermark, or a memory its document cites was deleted or left the scope it reads (beyond
+the reference, which documents deletions as invisible). The watermark is ``last_memory_seen_at`` or, before the
+first refresh, ``last_refreshed_at`` (set to ``created_at`` at insert). Memories still awaiting consolidation
+count. A page of models is one SQL statement (see ``Store.stale_flags``).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def mark_stale(store: Store, bank_id: str, models: Sequence[MentalModel]) -> Non
     """Set ``is_stale`` on every model of the page, in one batched store call."""
     if not models:
         return
-    probes = [StalenessProbe(m.id, watermark_of(m), staleness_scope(m)) for m in models]
+    probes = [StalenessProbe(m.id, watermark_of(m), staleness_scope(m), model_scope(m.tags, m.trigger)) for m in models]
     flags = store.stale_flags(bank_id, probes)
     for model in models:
         model.is_stale = flags.get(model.id, True)

@@ -73,7 +73,8 @@ class Synthesizer(Protocol):
     A synthesizer that retrieves on its own declares a class attribute ``retrieves = True``; the pipeline then
     passes ``scope=SynthesisScope(...)`` to :meth:`compose` (others are called without it). One that reads raw
     source chunks declares ``reads_chunks = True`` and gets ``chunks=[SourceChunk, ...]`` (possibly empty: the
-    trigger's ``include_chunks`` may be off) in both :meth:`compose` and :meth:`edit`.
+    trigger's ``include_chunks`` may be off) in both :meth:`compose` and :meth:`edit`. One that can never fill a
+    ``response_schema`` sets ``extracts_structured = False``, so a dry run can say so without trying.
     """
 
     name: str
@@ -101,7 +102,9 @@ class ExtractiveSynthesizer:
     """The offline engine: cited bullets grouped by theme (full); append/add/evict operations (delta).
 
     It quotes facts verbatim and never reads source chunks (``reads_chunks`` is not set), so a refresh fetches
-    none for it whatever ``include_chunks`` says."""
+    none for it whatever ``include_chunks`` says; it cannot fill a ``response_schema`` (``extracts_structured``)."""
+
+    extracts_structured = False
 
     name = "extractive"
 

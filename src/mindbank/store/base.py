@@ -42,11 +42,26 @@ class DocumentWrite:
 
 @dataclass(frozen=True, slots=True)
 class StalenessProbe:
-    """One model's staleness question: is anything in ``scope`` newer than ``since``?"""
+    """One model's staleness question: is anything in ``scope`` newer than ``since``, or has a memory the model
+    cites left ``read_scope`` (re-tagged or re-typed out of what the model reads) since then?"""
 
     mental_model_id: str
     since: datetime | None
     scope: MemoryFilter
+    read_scope: MemoryFilter | None = None
+
+
+def left_scope_groups(probes: Sequence[StalenessProbe]) -> list[tuple[MemoryFilter, datetime, list[str]]]:
+    """``(read scope, oldest watermark, model ids)`` per read scope, for the stores' "a cited memory left the
+    scope" lookup (bounded below by the oldest watermark: leaving is a write, so it is newer than the watermark)."""
+    groups: dict[MemoryFilter, list[StalenessProbe]] = {}
+    for p in probes:
+        if p.since is not None and p.read_scope is not None:
+            groups.setdefault(p.read_scope, []).append(p)
+    return [
+        (scope, min(p.since for p in members if p.since is not None), [p.mental_model_id for p in members])
+        for scope, members in groups.items()
+    ]
 
 
 def cited_ids(document: dict[str, Any] | None) -> list[str]:
@@ -98,10 +113,11 @@ def decide_staleness(
     broken: set[str],
 ) -> dict[str, bool]:
     """The staleness rule, given what a backend read in its one statement: the bank's newest write stamp, the
-    newest memory per scope (above the scope group's oldest watermark) and the models citing a deleted memory.
+    newest memory per scope (above the scope group's oldest watermark) and the models citing a memory that was
+    deleted or left their read scope (``broken``).
 
     Stale iff ``since`` is null, or the bank was written after ``since`` and either the scope's newest memory is
-    newer than ``since`` or the model cites a deleted memory.
+    newer than ``since`` or the model is broken.
     """
     flags: dict[str, bool] = {}
     for p in probes:

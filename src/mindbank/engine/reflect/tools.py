@@ -23,8 +23,7 @@ import numpy as np
 
 from mindbank.domain.document import count_tokens
 from mindbank.domain.records import FACT_TYPES, FactType, MentalModel, ScoredMemory, SourceChunk
-from mindbank.domain.scope import MemoryFilter
-from mindbank.domain.tags import groups_match, matches
+from mindbank.domain.scope import MemoryFilter, admits_tags
 from mindbank.domain.timeutil import to_iso
 from mindbank.engine.recall import RecallRequest, recall
 from mindbank.engine.staleness import mark_stale
@@ -77,8 +76,7 @@ class ReflectScope:
         """Whether ``model`` may be read in this run (visibility rules in the module docstring)."""
         if model.id == self.self_id or model.id in self.exclude_mental_model_ids or not model.content.strip():
             return False
-        flt = self.filter
-        return matches(model.tags, flt.tags, flt.tags_match) and groups_match(model.tags, flt.groups)
+        return admits_tags(self.filter, model.tags)
 
 
 @dataclass(slots=True)

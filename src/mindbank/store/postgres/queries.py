@@ -166,6 +166,12 @@ Q: dict[str, str] = {
         "WHERE c.bank_id = %s AND c.mental_model_id = ANY(%s::text[]) "
         "AND NOT EXISTS (SELECT 1 FROM memory_units m WHERE m.id = c.memory_id)"
     ),
+    # a cited memory written since the oldest watermark that no longer passes the model's read filter
+    "stale_left_scope": (
+        "SELECT DISTINCT 'cite', c.mental_model_id, NULL::timestamptz FROM memory_units m "
+        "JOIN mental_model_citations c ON c.bank_id = m.bank_id AND c.memory_id = m.id "
+        "WHERE m.bank_id = %s AND m.updated_at > %s AND c.mental_model_id = ANY(%s::text[]) AND NOT ({where})"
+    ),
     # ---------------------------------------------------------------- mental models
     "insert_mental_model": (
         "INSERT INTO mental_models (bank_id, id, name, source_query, content, structured_document, reflect_response, "

@@ -56,6 +56,7 @@ from mindbank.store.base import (
     cited_ids,
     decide_staleness,
     fold_into_pending,
+    left_scope_groups,
     mental_model_columns,
 )
 from mindbank.store.postgres.migrate import embedding_dimension, migrate
@@ -593,7 +594,8 @@ class PostgresStore:
         """Answer a page of staleness probes in ONE statement (up to 4000 distinct scopes per statement).
 
         A model is stale iff (a) ``since`` is null, or (b) the bank was written after ``since`` and either a memory
-        in its scope is newer than ``since`` or a memory its document cites no longer exists. Probes sharing a scope
+        in its scope is newer than ``since`` or a memory its document cites no longer exists or has left the scope
+        it reads (``probe.read_scope``). Probes sharing a scope
         share one lookup, bounded below by the group's oldest ``since`` so the ``(bank_id, updated_at)`` index range
         scanned is the writes since the watermark, not the bank.
         """
@@ -624,6 +626,10 @@ class PostgresStore:
             if first:
                 parts.append(Q["stale_citations"])
                 params.extend([bank_id, [p.mental_model_id for p in probes]])
+                for read_scope, oldest_seen, model_ids in left_scope_groups(probes):
+                    where, p = filter_sql(read_scope)
+                    parts.append(Q["stale_left_scope"].format(where=where))
+                    params.extend([bank_id, oldest_seen, model_ids, *p])
             with self._read() as conn:
                 rows = conn.execute(" UNION ALL ".join(f"({part})" for part in parts), params).fetchall()
             for r in rows:

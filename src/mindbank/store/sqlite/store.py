@@ -42,6 +42,7 @@ from mindbank.store.base import (
     cited_ids,
     decide_staleness,
     fold_into_pending,
+    left_scope_groups,
     mental_model_columns,
 )
 from mindbank.store.sqlite.migrate import migrate
@@ -709,9 +710,10 @@ class SQLiteStore:
         """Answer a page of staleness probes in ONE statement, whatever the page size.
 
         A model is stale iff (a) ``since`` is null, or (b) the bank was written after ``since`` and either a memory
-        in its scope is newer than ``since`` or a memory its document cites no longer exists. Probes sharing a
-        scope share one lookup, bounded below by the group's oldest ``since`` so the index range scanned is the
-        writes since the watermark, not the bank (cost flat in bank size).
+        in its scope is newer than ``since`` or a memory its document cites no longer exists or has left the scope
+        it reads (``probe.read_scope``). Probes sharing a scope share one lookup, bounded below by the group's
+        oldest ``since`` so the index range scanned is the writes since the watermark, not the bank (cost flat in
+        bank size).
         """
         if not probes:
             return {}
@@ -722,20 +724,28 @@ class SQLiteStore:
         scopes = list(groups)
         parts: list[str] = ["SELECT 'bank', NULL, last_memory_write_at FROM banks WHERE bank_id = ?"]
         params: list[Any] = [bank_id]
-        chunks: list[str] = []
-        for start in range(0, len(scopes), MAX_COMPOUND):
-            selects = []
-            for i in range(start, min(start + MAX_COMPOUND, len(scopes))):
-                scope = scopes[i]
-                oldest = min(p.since for p in groups[scope] if p.since is not None)
-                where, p = filter_sql(scope)
-                selects.append(
-                    f"SELECT 'scope', {i}, (SELECT MAX(m.updated_at) FROM memory_units m WHERE m.bank_id = ? "
-                    f"AND m.updated_at > ? AND {where})"
-                )
-                params.extend([bank_id, to_iso(oldest), *p])
-            chunks.append("SELECT * FROM (" + " UNION ALL ".join(selects) + ")")
-        parts.extend(chunks)
+        selects: list[tuple[str, list[Any]]] = []
+        for i, scope in enumerate(scopes):
+            oldest = min(p.since for p in groups[scope] if p.since is not None)
+            where, p = filter_sql(scope)
+            selects.append((
+                f"SELECT 'scope', {i}, (SELECT MAX(m.updated_at) FROM memory_units m WHERE m.bank_id = ? "
+                f"AND m.updated_at > ? AND {where})",
+                [bank_id, to_iso(oldest), *p],
+            ))  # fmt: skip
+        for read_scope, oldest, model_ids in left_scope_groups(probes):
+            # a cited memory written since the watermark that no longer passes the filter the model reads with
+            where, p = filter_sql(read_scope)
+            selects.append((
+                "SELECT DISTINCT 'cite', c.mental_model_id, NULL FROM memory_units m JOIN mental_model_citations c "
+                "ON c.bank_id = m.bank_id AND c.memory_id = m.id WHERE m.bank_id = ? AND m.updated_at > ? "
+                f"AND c.mental_model_id IN ({','.join('?' * len(model_ids))}) AND NOT ({where})",
+                [bank_id, to_iso(oldest), *model_ids, *p],
+            ))  # fmt: skip
+        for start in range(0, len(selects), MAX_COMPOUND):
+            chunk = selects[start : start + MAX_COMPOUND]
+            parts.append("SELECT * FROM (" + " UNION ALL ".join(sql for sql, _ in chunk) + ")")
+            params.extend(value for _, values in chunk for value in values)
         ids = [p.mental_model_id for p in probes]
         parts.append(
             "SELECT DISTINCT 'cite', c.mental_model_id, NULL FROM mental_model_citations c WHERE c.bank_id = ? "
