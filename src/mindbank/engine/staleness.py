@@ -4,7 +4,8 @@ A model is stale iff a memory in its resolved scope (tags with the strict varian
 was written after its watermark, or a memory its document cites was deleted or left the scope it reads (beyond
 the reference, which documents deletions as invisible). The watermark is ``last_memory_seen_at`` or, before the
 first refresh, ``last_refreshed_at`` (set to ``created_at`` at insert). Memories still awaiting consolidation
-count. A page of models is one SQL statement (see ``Store.stale_flags``).
+count. A page of models is one SQL statement (see ``Store.stale_flags``), plus one more only when a memory it
+cites was written since a watermark (to judge whether it left the scope).
 """
 
 from __future__ import annotations

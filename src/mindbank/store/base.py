@@ -6,7 +6,7 @@ Each backend implements the same method names with the same semantics; the contr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
@@ -26,7 +26,7 @@ from mindbank.domain.records import (
     Operation,
     RetainItem,
 )
-from mindbank.domain.scope import MemoryFilter
+from mindbank.domain.scope import MemoryFilter, admits
 from mindbank.domain.tags import TagsMatch
 
 
@@ -49,19 +49,6 @@ class StalenessProbe:
     since: datetime | None
     scope: MemoryFilter
     read_scope: MemoryFilter | None = None
-
-
-def left_scope_groups(probes: Sequence[StalenessProbe]) -> list[tuple[MemoryFilter, datetime, list[str]]]:
-    """``(read scope, oldest watermark, model ids)`` per read scope, for the stores' "a cited memory left the
-    scope" lookup (bounded below by the oldest watermark: leaving is a write, so it is newer than the watermark)."""
-    groups: dict[MemoryFilter, list[StalenessProbe]] = {}
-    for p in probes:
-        if p.since is not None and p.read_scope is not None:
-            groups.setdefault(p.read_scope, []).append(p)
-    return [
-        (scope, min(p.since for p in members if p.since is not None), [p.mental_model_id for p in members])
-        for scope, members in groups.items()
-    ]
 
 
 def cited_ids(document: dict[str, Any] | None) -> list[str]:
@@ -103,6 +90,32 @@ def fold_into_pending(pending: Operation, incoming: Operation, *, full: bool) ->
         payload.pop("automatic", None)
         next_retry = None
     return replace(pending, payload=dict(sorted(payload.items())), next_retry_at=next_retry)
+
+
+def moved_out(
+    probes: Sequence[StalenessProbe],
+    written: Sequence[tuple[str, str, datetime]],
+    fetch: Callable[[list[str]], Sequence[MemoryUnit]],
+) -> set[str]:
+    """Models citing a memory that left the scope they read: ``written`` holds ``(model id, memory id, updated_at)``
+    for cited memories written since the page's oldest watermark (the stores read it in their one staleness
+    statement). Only a citation written after its own model's watermark is judged; ``fetch`` (a second query)
+    runs only then, so a page with no such write costs nothing more."""
+    by_id = {p.mental_model_id: p for p in probes}
+    suspects = [
+        (model_id, memory_id)
+        for model_id, memory_id, at in written
+        if (p := by_id.get(model_id)) is not None and p.read_scope is not None and p.since is not None and at > p.since
+    ]
+    if not suspects:
+        return set()
+    memories = {m.id: m for m in fetch(sorted({memory_id for _, memory_id in suspects}))}
+    out: set[str] = set()
+    for model_id, memory_id in suspects:
+        memory, scope = memories.get(memory_id), by_id[model_id].read_scope
+        if memory is not None and scope is not None and not admits(scope, memory.tags, memory.fact_type):
+            out.add(model_id)
+    return out
 
 
 def decide_staleness(

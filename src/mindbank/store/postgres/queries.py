@@ -156,21 +156,19 @@ Q: dict[str, str] = {
         "SELECT m.updated_at FROM memory_units m WHERE m.bank_id = %s AND {where} ORDER BY m.updated_at DESC LIMIT 1"
     ),
     # stale_flags is assembled from these branches into ONE UNION ALL statement
-    "stale_bank": "SELECT 'bank' AS kind, NULL::text AS key, last_memory_write_at AS at FROM banks WHERE bank_id = %s",
+    "stale_bank": (
+        "SELECT 'bank' AS kind, NULL::text AS key, last_memory_write_at AS at, NULL::text AS memory_id "
+        "FROM banks WHERE bank_id = %s"
+    ),
     "stale_scope": (
         "SELECT 'scope', %s::text, (SELECT MAX(m.updated_at) FROM memory_units m WHERE m.bank_id = %s "
-        "AND m.updated_at > %s AND {where})"
+        "AND m.updated_at > %s AND {where}), NULL::text"
     ),
     "stale_citations": (
-        "SELECT DISTINCT 'cite', c.mental_model_id, NULL::timestamptz FROM mental_model_citations c "
+        "SELECT CASE WHEN m.id IS NULL THEN 'cite' ELSE 'written' END, c.mental_model_id, m.updated_at, c.memory_id "
+        "FROM mental_model_citations c LEFT JOIN memory_units m ON m.id = c.memory_id "
         "WHERE c.bank_id = %s AND c.mental_model_id = ANY(%s::text[]) "
-        "AND NOT EXISTS (SELECT 1 FROM memory_units m WHERE m.id = c.memory_id)"
-    ),
-    # a cited memory written since the oldest watermark that no longer passes the model's read filter
-    "stale_left_scope": (
-        "SELECT DISTINCT 'cite', c.mental_model_id, NULL::timestamptz FROM memory_units m "
-        "JOIN mental_model_citations c ON c.bank_id = m.bank_id AND c.memory_id = m.id "
-        "WHERE m.bank_id = %s AND m.updated_at > %s AND c.mental_model_id = ANY(%s::text[]) AND NOT ({where})"
+        "AND (m.id IS NULL OR m.updated_at > %s::timestamptz)"
     ),
     # ---------------------------------------------------------------- mental models
     "insert_mental_model": (

@@ -56,8 +56,8 @@ from mindbank.store.base import (
     cited_ids,
     decide_staleness,
     fold_into_pending,
-    left_scope_groups,
     mental_model_columns,
+    moved_out,
 )
 from mindbank.store.postgres.migrate import embedding_dimension, migrate
 from mindbank.store.postgres.queries import (
@@ -591,7 +591,8 @@ class PostgresStore:
         return None if row is None else row["updated_at"]
 
     def stale_flags(self, bank_id: str, probes: Sequence[StalenessProbe]) -> dict[str, bool]:
-        """Answer a page of staleness probes in ONE statement (up to 4000 distinct scopes per statement).
+        """Answer a page of staleness probes in ONE statement (up to 4000 distinct scopes per statement; plus one
+        memory read when a cited memory was written since a watermark: ``moved_out`` judges whether it left).
 
         A model is stale iff (a) ``since`` is null, or (b) the bank was written after ``since`` and either a memory
         in its scope is newer than ``since`` or a memory its document cites no longer exists or has left the scope
@@ -609,6 +610,7 @@ class PostgresStore:
         newest: dict[int, datetime | None] = {}
         bank_last: datetime | None = None
         broken: set[str] = set()
+        written: list[tuple[str, str, datetime]] = []
         # normally one pass; more only for pages with thousands of distinct scopes (bind-parameter limit)
         for start in range(0, max(1, len(scopes)), _MAX_SCOPES_PER_STATEMENT):
             first = start == 0
@@ -624,12 +626,10 @@ class PostgresStore:
                 parts.append(Q["stale_scope"].format(where=where))
                 params.extend([str(i), bank_id, oldest, *p])
             if first:
+                # citations gone ('cite') or written since the oldest watermark ('written', judged by moved_out)
+                watermarks = [p.since for p in probes if p.since is not None]
                 parts.append(Q["stale_citations"])
-                params.extend([bank_id, [p.mental_model_id for p in probes]])
-                for read_scope, oldest_seen, model_ids in left_scope_groups(probes):
-                    where, p = filter_sql(read_scope)
-                    parts.append(Q["stale_left_scope"].format(where=where))
-                    params.extend([bank_id, oldest_seen, model_ids, *p])
+                params.extend([bank_id, [p.mental_model_id for p in probes], min(watermarks, default=None)])
             with self._read() as conn:
                 rows = conn.execute(" UNION ALL ".join(f"({part})" for part in parts), params).fetchall()
             for r in rows:
@@ -637,8 +637,11 @@ class PostgresStore:
                     bank_last = r["at"]
                 elif r["kind"] == "scope":
                     newest[int(r["key"])] = r["at"]
-                else:
+                elif r["kind"] == "cite":
                     broken.add(r["key"])
+                else:
+                    written.append((r["key"], r["memory_id"], r["at"]))
+        broken |= moved_out(probes, written, lambda memory_ids: self.get_memories(bank_id, memory_ids))
         return decide_staleness(probes, bank_last=bank_last, newest={s: newest.get(i) for i, s in enumerate(scopes)},
                                 broken=broken)  # fmt: skip
 

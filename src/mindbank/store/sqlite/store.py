@@ -42,8 +42,8 @@ from mindbank.store.base import (
     cited_ids,
     decide_staleness,
     fold_into_pending,
-    left_scope_groups,
     mental_model_columns,
+    moved_out,
 )
 from mindbank.store.sqlite.migrate import migrate
 from mindbank.store.sqlite.rows import (
@@ -707,7 +707,8 @@ class SQLiteStore:
         return None if row is None else ts(row[0])
 
     def stale_flags(self, bank_id: str, probes: Sequence[StalenessProbe]) -> dict[str, bool]:
-        """Answer a page of staleness probes in ONE statement, whatever the page size.
+        """Answer a page of staleness probes in ONE statement, whatever the page size (plus one memory read when a
+        cited memory was written since a watermark: ``moved_out`` judges whether it left the scope).
 
         A model is stale iff (a) ``since`` is null, or (b) the bank was written after ``since`` and either a memory
         in its scope is newer than ``since`` or a memory its document cites no longer exists or has left the scope
@@ -722,42 +723,40 @@ class SQLiteStore:
             if p.since is not None:
                 groups.setdefault(p.scope, []).append(p)
         scopes = list(groups)
-        parts: list[str] = ["SELECT 'bank', NULL, last_memory_write_at FROM banks WHERE bank_id = ?"]
+        parts: list[str] = ["SELECT 'bank', NULL, last_memory_write_at, NULL FROM banks WHERE bank_id = ?"]
         params: list[Any] = [bank_id]
-        selects: list[tuple[str, list[Any]]] = []
-        for i, scope in enumerate(scopes):
-            oldest = min(p.since for p in groups[scope] if p.since is not None)
-            where, p = filter_sql(scope)
-            selects.append((
-                f"SELECT 'scope', {i}, (SELECT MAX(m.updated_at) FROM memory_units m WHERE m.bank_id = ? "
-                f"AND m.updated_at > ? AND {where})",
-                [bank_id, to_iso(oldest), *p],
-            ))  # fmt: skip
-        for read_scope, oldest, model_ids in left_scope_groups(probes):
-            # a cited memory written since the watermark that no longer passes the filter the model reads with
-            where, p = filter_sql(read_scope)
-            selects.append((
-                "SELECT DISTINCT 'cite', c.mental_model_id, NULL FROM memory_units m JOIN mental_model_citations c "
-                "ON c.bank_id = m.bank_id AND c.memory_id = m.id WHERE m.bank_id = ? AND m.updated_at > ? "
-                f"AND c.mental_model_id IN ({','.join('?' * len(model_ids))}) AND NOT ({where})",
-                [bank_id, to_iso(oldest), *model_ids, *p],
-            ))  # fmt: skip
-        for start in range(0, len(selects), MAX_COMPOUND):
-            chunk = selects[start : start + MAX_COMPOUND]
-            parts.append("SELECT * FROM (" + " UNION ALL ".join(sql for sql, _ in chunk) + ")")
-            params.extend(value for _, values in chunk for value in values)
+        chunks: list[str] = []
+        for start in range(0, len(scopes), MAX_COMPOUND):
+            selects = []
+            for i in range(start, min(start + MAX_COMPOUND, len(scopes))):
+                scope = scopes[i]
+                oldest = min(p.since for p in groups[scope] if p.since is not None)
+                where, p = filter_sql(scope)
+                selects.append(
+                    f"SELECT 'scope', {i}, (SELECT MAX(m.updated_at) FROM memory_units m WHERE m.bank_id = ? "
+                    f"AND m.updated_at > ? AND {where}), NULL"
+                )
+                params.extend([bank_id, to_iso(oldest), *p])
+            chunks.append("SELECT * FROM (" + " UNION ALL ".join(selects) + ")")
+        parts.extend(chunks)
         ids = [p.mental_model_id for p in probes]
+        watermarks = [p.since for p in probes if p.since is not None]
+        # every citation of the page whose memory is gone ('cite') or was written since the oldest watermark
+        # ('written': it may have left the model's scope, judged by ``moved_out``)
         parts.append(
-            "SELECT DISTINCT 'cite', c.mental_model_id, NULL FROM mental_model_citations c WHERE c.bank_id = ? "
-            f"AND c.mental_model_id IN ({','.join('?' * len(ids))}) "
-            "AND NOT EXISTS (SELECT 1 FROM memory_units m WHERE m.id = c.memory_id)"
+            "SELECT CASE WHEN m.id IS NULL THEN 'cite' ELSE 'written' END, c.mental_model_id, m.updated_at, "
+            "c.memory_id FROM mental_model_citations c LEFT JOIN memory_units m ON m.id = c.memory_id "
+            f"WHERE c.bank_id = ? AND c.mental_model_id IN ({','.join('?' * len(ids))}) "
+            "AND (m.id IS NULL OR m.updated_at > ?)"
         )
-        params.extend([bank_id, *ids])
+        params.extend([bank_id, *ids, to_iso(min(watermarks)) if watermarks else None])
         with self._read() as conn:
             rows = conn.execute(" UNION ALL ".join(parts), params).fetchall()
         bank_last = next((ts(r[2]) for r in rows if r[0] == "bank"), None)
         newest = {int(r[1]): ts(r[2]) for r in rows if r[0] == "scope"}
         broken = {r[1] for r in rows if r[0] == "cite"}
+        written = [(r[1], r[3], ts(r[2])) for r in rows if r[0] == "written"]
+        broken |= moved_out(probes, written, lambda memory_ids: self.get_memories(bank_id, memory_ids))
         return decide_staleness(probes, bank_last=bank_last, newest={s: newest.get(i) for i, s in enumerate(scopes)},
                                 broken=broken)  # fmt: skip
 
