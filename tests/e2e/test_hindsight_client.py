@@ -91,7 +91,7 @@ def test_reference_client_dry_run_with_a_response_schema(server: str, mindbank: 
         client.create_mental_model("b", name="Alice", source_query="What is Alice training for?",
                                    tags=["user:alice"], id="alice", trigger={"response_schema": schema})  # fmt: skip
         dry = client.dry_run_refresh_mental_model("b", "alice")
-        assert dry.outcome == "content_written" and "marathon" in dry.preview_content
+        assert dry.outcome == "content_written" and "marathon" in dry.preview_content and dry.would_persist is False
         assert any("refresh_failed_structured_output" in w for w in dry.warnings)
     finally:
         client.close()

@@ -13,7 +13,7 @@ import pytest
 from sample_texts import BOAT, LONG_TURN
 
 from mindbank.config import Settings
-from mindbank.domain.document import AppendBlock, ReplaceBlock, StructuredDocument
+from mindbank.domain.document import AppendBlock, ReplaceBlock, StructuredDocument, count_tokens
 from mindbank.domain.records import MentalModel, RetainItem
 from mindbank.domain.scope import MemoryFilter
 from mindbank.engine.synthesis import Synthesis, SynthesisError
@@ -404,10 +404,12 @@ def test_dry_run_reports_only_the_five_outcomes_and_skips_structured_output(
     extractions = synth.methods_called().count("extract_structured")
     result = mb.dry_run_refresh("b", "dana")
     assert result["outcome"] == "content_written" and "mast arrived" in result["preview_content"]
+    assert result["would_persist"] is False  # it would not: the structured-output step fails the refresh
     assert any("would fail (refresh_failed_structured_output)" in w for w in result["warnings"])
 
     synth.structured_script = {"project": "boat"}  # an engine that can: the dry run still does not extract
     result = mb.dry_run_refresh("b", "dana")
+    assert result["would_persist"] is True
     assert synth.methods_called().count("extract_structured") == extractions
     assert any("does not extract structured_output" in w for w in result["warnings"])
 
@@ -461,6 +463,8 @@ def test_when_every_cited_memory_leaves_the_scope_the_refresh_still_drops_them(m
     status, _, after = refresh(mb)  # nothing is in scope any more: no facts, but the retraction still runs
     assert status == "completed" and not any(i in after.content for i in cited)
     assert after.is_stale is False
+    sections = StructuredDocument.from_dict(after.structured_document).sections  # type: ignore[arg-type]
+    assert all(section.blocks for section in sections)  # no heading is left standing over nothing
 
 
 def test_an_edited_cited_memory_is_requoted_by_the_delta_refresh(mb: MindBank) -> None:
@@ -492,3 +496,89 @@ def test_a_delta_refresh_does_not_requote_unchanged_citations(mb: MindBank) -> N
     assert status == "completed"
     ops = after.reflect_response["trace"]["delta_operations"]["applied"]  # type: ignore[index]
     assert ops and all(o["op"] != "replace_block" for o in ops)
+
+
+def two_fact_document(facts: list[Any]) -> Synthesis:
+    """A scripted full answer like an LLM's: one block resting on two memories, one block on a third."""
+    a, b, c = (f.memory.id for f in facts[:3])
+    markdown = f"## Boat\n\nDana and her brother restore a boat that needs a mast. [mem:{a}] [mem:{b}]\n\n" \
+               f"## Dogs\n\nDana walks shelter dogs. [mem:{c}]\n"  # fmt: skip
+    return Synthesis(markdown=markdown, used_ids=[a, b, c])
+
+
+def test_a_block_citing_a_gone_memory_and_others_is_removed_and_the_model_freshens(
+    mb: MindBank, synth: ScriptedSynthesizer
+) -> None:
+    synth.compose_script = two_fact_document
+    before = ready(mb, trigger={"mode": "delta"})
+    boat = StructuredDocument.from_dict(before.structured_document).sections[0]  # type: ignore[arg-type]
+    (block,) = boat.blocks
+    gone, kept = block.memory_ids
+    mb.update_memory("b", gone, tags=["user:someone-else"])
+    dry = mb.dry_run_refresh("b", "dana")
+    assert dry["retraction"]["block_ids"] == [block.id] and any("also cited others" in w for w in dry["warnings"])
+    status, _, after = refresh(mb)
+    assert status == "completed" and gone not in after.content and after.is_stale is False
+    document = StructuredDocument.from_dict(after.structured_document)  # type: ignore[arg-type]
+    assert [s.heading for s in document.sections] == ["Dogs"]  # the emptied section went with its block
+    assert kept not in after.content  # it went with the block it shared; a full refresh quotes it again
+    synth.compose_script = None  # the extractive writer, for the rebuild
+    status, _, rebuilt = refresh(mb, mode="full")
+    assert status == "completed" and kept in rebuilt.content and gone not in rebuilt.content
+    assert mb.get_mental_model("b", "dana").is_stale is False  # no refresh loop: nothing cites the gone memory
+
+
+def test_retraction_fact_texts_line_up_with_fact_ids(mb: MindBank) -> None:
+    before = ready(mb, trigger={"mode": "delta"})
+    facts = {e["id"]: e["text"] for e in before.reflect_response["based_on"]["world"]}  # type: ignore[index]
+    for memory_id in facts:
+        mb.delete_memory("b", memory_id)
+    retraction = mb.dry_run_refresh("b", "dana")["retraction"]
+    assert retraction["fact_texts"] == [facts[i] for i in retraction["fact_ids"]]
+
+
+def test_an_automatic_refresh_is_not_gated_when_a_cited_memory_was_edited(mb: MindBank) -> None:
+    before = ready(mb, trigger={"mode": "delta", "refresh_after_consolidation": True})
+    victim = StructuredDocument.from_dict(before.structured_document).memory_ids()[0]  # type: ignore[arg-type]
+    mb.update_memory("b", victim, text="Dana: The kitchen sink is leaking again.")  # off-topic for the gate
+    mb.run_pending()  # the consolidation the edit queued, then the automatic refresh it triggers
+    after = mb.get_mental_model("b", "dana")
+    assert "kitchen sink" in after.content and after.is_stale is False
+    assert (after.reflect_response or {}).get("refresh_skipped") != "not_relevant"
+
+
+def test_an_edited_citation_is_requoted_even_when_recall_ranks_it_out(mb: MindBank) -> None:
+    before = ready(mb, trigger={"mode": "delta", "recall_max_tokens": 40})
+    victim = StructuredDocument.from_dict(before.structured_document).memory_ids()[0]  # type: ignore[arg-type]
+    retain(mb, *(f"Dana: On day {n} I sanded plank {n} of the sailing boat's deck." for n in range(10)))
+    mb.update_memory("b", victim, text="Dana: I sold the sailing boat in the end.")
+    status, _, after = refresh(mb)
+    assert status == "completed" and "sold the sailing boat" in after.content
+
+
+def test_a_requote_that_outgrows_the_budget_makes_room(mb: MindBank) -> None:
+    retain(mb, "Dana: My brother found the original brass compass of the sailing boat in an antique shop.",
+           "Dana: We plan to sail the boat to the island lighthouse in August.",
+           "Dana: I paint watercolours of the harbour on Sunday mornings.",
+           "Dana: The shelter asked me to organise the spring adoption fair for the older dogs.")  # fmt: skip
+    before = ready(mb, trigger={"mode": "delta", "keep_trace": True})
+    assert count_tokens(before.content) > 256
+    mb.update_mental_model("b", "dana", max_tokens=count_tokens(before.content) + 10)
+    doc = StructuredDocument.from_dict(before.structured_document)  # type: ignore[arg-type]
+    victim = next(b for s in doc.sections for b in s.blocks if "walking the older dogs" in b.text).memory_ids[0]
+    longer = "Dana: I volunteer at the animal shelter on Saturdays, walking the older dogs, cleaning the kennels, " \
+             "feeding the cats and driving the van to the vet in town."  # fmt: skip
+    mb.update_memory("b", victim, text=longer)
+    status, _, after = refresh(mb)
+    assert status == "completed" and "driving the van" in after.content
+    assert count_tokens(after.content) <= after.max_tokens  # an older block was evicted to make room
+    ops = [o["op"] for o in after.reflect_response["trace"]["delta_operations"]["applied"]]  # type: ignore[index]
+    assert sorted(ops) == ["remove_block", "replace_block"]
+
+
+def test_a_chunk_too_large_for_the_budget_does_not_stop_smaller_ones(mb: MindBank, synth: ScriptedSynthesizer) -> None:
+    huge = LONG_TURN + " " + LONG_TURN.removeprefix("Dana: ") + " " + LONG_TURN.removeprefix("Dana: ")
+    retain(mb, huge, LONG_TURN.replace("harbour master", "marina manager"))
+    ready(mb, trigger={"recall_chunks_max_tokens": count_tokens(LONG_TURN) + 10})
+    (chunk,) = chunks_read(synth, "compose")
+    assert "marina manager" in chunk.text

@@ -200,6 +200,12 @@ def plan_delta_operations(
     """
     cited = set(document.memory_ids())
     operations, used = requote_edited(document, [h for h in facts if h.memory.id in cited])
+    # a requoted block changes size: count the change against the budget, and make room if it grew past it
+    budget = max_tokens - count_tokens(document.render())
+    budget -= sum(count_tokens(op.text) - count_tokens(_block_text(document, op)) for op in operations
+                  if isinstance(op, ReplaceBlock))  # fmt: skip
+    if budget < 0:
+        budget += _make_room(document, operations, -budget, protect=used)
     fresh = [h for h in rank_for_document(facts) if h.memory.id not in cited]
     if not fresh:
         return operations, used
@@ -221,17 +227,15 @@ def plan_delta_operations(
         else:
             leftovers.append(hit)
 
-    # a requoted block changes size: count the change against the budget
-    budget = max_tokens - count_tokens(document.render())
-    budget -= sum(count_tokens(op.text) for op in operations if isinstance(op, ReplaceBlock))
-    budget += sum(count_tokens(_block_text(document, op)) for op in operations if isinstance(op, ReplaceBlock))
-
     def take(hit: ScoredMemory) -> str | None:
         nonlocal budget
         text = _bullet(hit)
         cost = count_tokens(text) + 2
-        if cost > budget and not _make_room(document, operations, cost - budget, protect=used):
-            return None
+        if cost > budget:
+            freed = _make_room(document, operations, cost - budget, protect=used)
+            if not freed:
+                return None
+            budget += freed
         budget -= cost
         used.append(hit.memory.id)
         return text
@@ -305,24 +309,28 @@ def _anchor_before_other(document: StructuredDocument) -> str | None:
     return ids[other - 1] if other > 0 else None
 
 
-def _make_room(document: StructuredDocument, operations: list[Operation], needed: int, *, protect: list[str]) -> bool:
+def _make_room(document: StructuredDocument, operations: list[Operation], needed: int, *, protect: list[str]) -> int:
     """Queue removals of the oldest blocks (catch-all first, then the largest section) until ``needed`` tokens
-    are freed; False when nothing more can go."""
+    are freed, and return the tokens freed; when that much cannot go, queue nothing and return 0."""
     removed = {op.block_id for op in operations if isinstance(op, RemoveBlock)}
     order = sorted(
         (s for s in document.sections if s.heading),
         key=lambda s: (s.heading != OTHER_HEADING, -len(s.blocks)),
     )
+    evictions: list[Operation] = []
     freed = 0
     for section in order:
         for block in section.blocks:
             if freed >= needed:
-                return True
+                break
             if block.id in removed or not block.memory_ids or any(m in protect for m in block.memory_ids):
                 continue
             if sum(1 for b in section.blocks if b.id not in removed) <= 1:
                 break  # never empty a section by eviction
-            operations.append(RemoveBlock(section_id=section.id, block_id=block.id))
+            evictions.append(RemoveBlock(section_id=section.id, block_id=block.id))
             removed.add(block.id)
             freed += count_tokens(block.text) + 2
-    return freed >= needed
+    if freed < needed:
+        return 0
+    operations.extend(evictions)
+    return freed

@@ -33,12 +33,13 @@ from mindbank.domain.document import (
     DocumentError,
     Operation,
     RemoveBlock,
+    RemoveSection,
     StructuredDocument,
     apply_operations,
     count_tokens,
     parse_markdown,
 )
-from mindbank.domain.records import MentalModel, ScoredMemory, SourceChunk
+from mindbank.domain.records import MemoryUnit, MentalModel, ScoredMemory, SourceChunk
 from mindbank.domain.scope import MemoryFilter, admits, model_scope
 from mindbank.domain.text import strip_speaker
 from mindbank.domain.timeutil import to_iso, utcnow
@@ -114,6 +115,7 @@ class RefreshPlan:
     engine: str = ""
     synthesis_scope: SynthesisScope | None = None  # for a synthesizer that retrieves on its own
     dry_run: bool = False
+    structured_output_would_fail: bool = False  # dry run only: the engine cannot fill the response_schema
 
     @property
     def failed(self) -> bool:
@@ -121,8 +123,9 @@ class RefreshPlan:
 
     @property
     def would_persist(self) -> bool:
-        """Whether a real refresh would write content (the reference's definition)."""
-        return self.outcome in WRITING_OUTCOMES
+        """Whether a real refresh would write content: the reference's definition (a writing outcome), except that
+        a dry run which knows the structured-output step would fail the refresh says False."""
+        return self.outcome in WRITING_OUTCOMES and not self.structured_output_would_fail
 
     def fail(self, outcome: str, reason: str, message: str) -> RefreshPlan:
         self.outcome, self.failure_reason, self.error_message = outcome, reason, message
@@ -232,14 +235,55 @@ def load_document(model: MentalModel) -> StructuredDocument:
     return parse_markdown(model.content)
 
 
-def retraction_operations(document: StructuredDocument, missing: set[str]) -> list[Operation]:
-    """Remove every block whose cited memories are all gone (a block still resting on others stays)."""
+def retracted_blocks(document: StructuredDocument, missing: set[str]) -> list[tuple[str, str, bool]]:
+    """``(section id, block id, partly)`` for every block citing a gone memory; ``partly``: it cites others too."""
     return [
-        RemoveBlock(section_id=s.id, block_id=b.id)
+        (s.id, b.id, not set(b.memory_ids) <= missing)
         for s in document.sections
         for b in s.blocks
-        if b.memory_ids and set(b.memory_ids) <= missing
+        if set(b.memory_ids) & missing
     ]
+
+
+def retraction_operations(document: StructuredDocument, missing: set[str]) -> list[Operation]:
+    """Remove every block citing a gone memory, and a section left with no block.
+
+    A block that also rests on memories still in scope goes too: its prose may say what the gone memory said, and
+    keeping it would keep an unsupported claim (a full refresh rebuilds it from what remains). Extractive blocks
+    quote one memory each, so for them this is exactly "every block whose cited memories are all gone"."""
+    doomed = {block_id for _, block_id, _ in retracted_blocks(document, missing)}
+    operations: list[Operation] = []
+    for section in document.sections:
+        gone = [b.id for b in section.blocks if b.id in doomed]
+        if gone and len(gone) == len(section.blocks):
+            operations.append(RemoveSection(section_id=section.id))
+        else:
+            operations.extend(RemoveBlock(section_id=section.id, block_id=b) for b in gone)
+    return operations
+
+
+def _retraction(
+    plan: RefreshPlan, current: StructuredDocument, missing: set[str], present: Sequence[MemoryUnit]
+) -> dict[str, Any]:
+    """The plan's ``retraction``: gone fact ids with their texts (same order) and the blocks that will go; warns
+    when a block that goes also cited memories still in scope."""
+    texts = {e["id"]: e["text"] for e in _flat_based_on((plan.model.reflect_response or {}).get("based_on"))}
+    texts.update({m.id: m.text for m in present if m.id in missing and m.id not in texts})
+    blocks = retracted_blocks(current, missing)
+    partly = sum(1 for _, _, p in blocks if p)
+    if partly:
+        plan.warnings.append(
+            f"{partly} block(s) citing a memory that is gone also cited others and were removed all the same "
+            "(a full refresh rebuilds them from what remains)."
+        )
+    fact_ids = sorted(missing)
+    return {
+        "fact_ids": fact_ids,
+        "fact_texts": [texts.get(i, "") for i in fact_ids],
+        "block_ids": [block_id for _, block_id, _ in blocks],
+        "applied": False,
+        "deferred_reason": None,
+    }
 
 
 class RefreshRunner:
@@ -320,16 +364,14 @@ class RefreshRunner:
         present = self.store.get_memories(model.bank_id, sorted(cited)) if cited else []
         missing = cited - {m.id for m in present if admits(scope, m.tags, m.fact_type)}
         if missing and current is not None:
-            blocks = [op.block_id for op in retraction_operations(current, missing)]
-            cited_facts = _flat_based_on((model.reflect_response or {}).get("based_on"))
-            texts = [e["text"] for e in cited_facts if e["id"] in missing]
-            plan.retraction = {
-                "fact_ids": sorted(missing),
-                "fact_texts": texts,
-                "block_ids": blocks,
-                "applied": False,
-                "deferred_reason": None,
-            }
+            plan.retraction = _retraction(plan, current, missing, present)
+        # cited memories edited since the watermark: the editor must see them whatever recall ranks first
+        edited = [
+            ScoredMemory(m, 0.0)
+            for m in present
+            if delta and since is not None and m.id not in missing and since < m.updated_at
+            and (cutoff is None or m.updated_at <= cutoff)
+        ]  # fmt: skip
 
         if newest is None and not missing:
             if model.last_memory_seen_at is None and cutoff is not None:
@@ -340,7 +382,13 @@ class RefreshRunner:
             plan.refresh_skipped = "no_sources_in_scope" if not delta else "no_new_facts"
             self._preserve(plan)
             return
-        if automatic and newest is not None and not missing and self._irrelevant(model, window, settings):
+        if (
+            automatic
+            and newest is not None
+            and not missing
+            and not edited
+            and self._irrelevant(model, window, settings)
+        ):
             plan.refresh_skipped = "not_relevant"
             plan.warnings.append("No new in-scope memory is relevant to the source query; the document was kept.")
             self._preserve(plan)
@@ -349,9 +397,11 @@ class RefreshRunner:
         budget = int(model.trigger.get("recall_max_tokens") or settings.recall_max_tokens)
         plan.synthesis_scope = _synthesis_scope(model, window, budget, settings)
         hits = self._recall(plan, model, window, budget, settings) if newest is not None else []
-        plan.retrieved = hits
         if plan.failed:
             return
+        recalled = {h.memory.id for h in hits}
+        hits = [*hits, *(h for h in edited if h.memory.id not in recalled)]
+        plan.retrieved = hits
         if hits and getattr(self.synthesizer, "reads_chunks", False):
             self._read_chunks(plan, hits, settings)
         if delta:
@@ -371,6 +421,7 @@ class RefreshRunner:
             if getattr(self.synthesizer, "extracts_structured", True):
                 plan.warnings.append("The dry run does not extract structured_output; a real refresh does.")
             else:
+                plan.structured_output_would_fail = True
                 plan.warnings.append(
                     f"A real refresh would fail (refresh_failed_structured_output) and keep the current document: "
                     f"the {self.synthesizer.name} engine cannot fill the response_schema; configure an LLM provider."

@@ -23,8 +23,8 @@ def _normal(text: str) -> str:
 def select_chunks(store: Store, bank_id: str, hits: Sequence[ScoredMemory], max_tokens: int) -> list[SourceChunk]:
     """The source chunks of ``hits`` (best first), within ``max_tokens`` (chunk text tokens).
 
-    Observations (no chunk) and chunks identical to a retrieved fact are skipped; the first chunk that does not
-    fit ends the list, as a budget trim in rank order does. One store query."""
+    Observations (no chunk) and chunks identical to a retrieved fact are skipped, and so is a chunk too large
+    for what is left of the budget (a smaller one further down may still fit). One store query."""
     if not hits or max_tokens <= 0:
         return []
     ids = [h.memory.id for h in hits]
@@ -49,7 +49,7 @@ def select_chunks(store: Store, bank_id: str, hits: Sequence[ScoredMemory], max_
             continue
         cost = count_tokens(text)
         if used + cost > max_tokens:
-            break
+            continue
         used += cost
         chunks.append(SourceChunk(chunk_id=chunk_id, text=text, memory_ids=tuple(backing[chunk_id])))
     return chunks
