@@ -38,12 +38,13 @@ from mindbank.engine.consolidate import (
     ObservationScopes,
     consolidate_round,
 )
+from mindbank.engine.dry_run import dry_run_result
 from mindbank.engine.llm_consolidation import LLMConsolidator
 from mindbank.engine.llm_extraction import LLMFactExtractor
 from mindbank.engine.llm_synthesis import LLMSynthesizer
 from mindbank.engine.llm_trace import LLMTracer, llm_call_context
 from mindbank.engine.recall import RecallRequest, Retriever, recall
-from mindbank.engine.refresh import DRY_RUN_OUTCOMES, RefreshRunner, RefreshSettings, dry_run_result
+from mindbank.engine.refresh import DRY_RUN_OUTCOMES, RefreshRunner, RefreshSettings
 from mindbank.engine.retain import prepare_documents
 from mindbank.engine.staleness import mark_stale
 from mindbank.engine.synthesis import ExtractiveSynthesizer, Synthesizer

@@ -10,8 +10,8 @@ Refresh"; reference facts §4.3, §4.6, §4.7, §4.10, §4.11. The rules it keep
 * Delta mode reads only memories written after the watermark and edits the structured document with operations;
   sections no operation names stay byte-identical; ``based_on`` accumulates. It falls back to full with
   ``no_baseline_content`` or ``source_query_changed``.
-* Deleted citations (beyond the reference): blocks whose cited memories are all gone are removed by the next
-  refresh, delta or full.
+* Gone citations (beyond the reference; ``engine/retraction.py``): blocks citing a memory that was deleted or
+  left the scope are removed by the next refresh, delta or full.
 * Nothing is lost: a failed refresh changes neither content, document, watermark nor ``last_refreshed_at``; it
   stamps ``last_refresh_failed_at``, writes a failure history row, and the trace when ``keep_trace`` is on.
 * A dry run is this same pipeline with the writes skipped.
@@ -19,38 +19,31 @@ Refresh"; reference facts §4.3, §4.6, §4.7, §4.10, §4.11. The rules it keep
 
 from __future__ import annotations
 
-import difflib
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
-import numpy as np
-
 from mindbank.domain.document import (
     DocumentError,
-    Operation,
-    RemoveBlock,
-    RemoveSection,
     StructuredDocument,
     apply_operations,
     count_tokens,
     parse_markdown,
 )
-from mindbank.domain.records import MemoryUnit, MentalModel, ScoredMemory, SourceChunk
+from mindbank.domain.records import MentalModel, ScoredMemory, SourceChunk
 from mindbank.domain.scope import MemoryFilter, admits, model_scope
-from mindbank.domain.text import strip_speaker
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.engine.recall import RecallRequest, recall
+from mindbank.engine.relevance import RelevanceGate
+from mindbank.engine.retraction import retraction_operations, retraction_report
 from mindbank.engine.source_chunks import select_chunks
 from mindbank.engine.synthesis import SynthesisError, SynthesisScope, Synthesizer
 from mindbank.errors import TransientError
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.store.base import Store
 
-BODY_CACHE_SIZE = 50_000  # texts; about 75 MB of float32 vectors at most
 # errors that mean "try again later": the worker retries them with backoff instead of recording a failure
 TRANSIENT: tuple[type[BaseException], ...] = (TransientError, TimeoutError, ConnectionError)
 BASED_ON_KEYS = ("world", "experience", "observation", "opinion", "directives", "mental-models")
@@ -235,57 +228,6 @@ def load_document(model: MentalModel) -> StructuredDocument:
     return parse_markdown(model.content)
 
 
-def retracted_blocks(document: StructuredDocument, missing: set[str]) -> list[tuple[str, str, bool]]:
-    """``(section id, block id, partly)`` for every block citing a gone memory; ``partly``: it cites others too."""
-    return [
-        (s.id, b.id, not set(b.memory_ids) <= missing)
-        for s in document.sections
-        for b in s.blocks
-        if set(b.memory_ids) & missing
-    ]
-
-
-def retraction_operations(document: StructuredDocument, missing: set[str]) -> list[Operation]:
-    """Remove every block citing a gone memory, and a section left with no block.
-
-    A block that also rests on memories still in scope goes too: its prose may say what the gone memory said, and
-    keeping it would keep an unsupported claim (a full refresh rebuilds it from what remains). Extractive blocks
-    quote one memory each, so for them this is exactly "every block whose cited memories are all gone"."""
-    doomed = {block_id for _, block_id, _ in retracted_blocks(document, missing)}
-    operations: list[Operation] = []
-    for section in document.sections:
-        gone = [b.id for b in section.blocks if b.id in doomed]
-        if gone and len(gone) == len(section.blocks):
-            operations.append(RemoveSection(section_id=section.id))
-        else:
-            operations.extend(RemoveBlock(section_id=section.id, block_id=b) for b in gone)
-    return operations
-
-
-def _retraction(
-    plan: RefreshPlan, current: StructuredDocument, missing: set[str], present: Sequence[MemoryUnit]
-) -> dict[str, Any]:
-    """The plan's ``retraction``: gone fact ids with their texts (same order) and the blocks that will go; warns
-    when a block that goes also cited memories still in scope."""
-    texts = {e["id"]: e["text"] for e in _flat_based_on((plan.model.reflect_response or {}).get("based_on"))}
-    texts.update({m.id: m.text for m in present if m.id in missing and m.id not in texts})
-    blocks = retracted_blocks(current, missing)
-    partly = sum(1 for _, _, p in blocks if p)
-    if partly:
-        plan.warnings.append(
-            f"{partly} block(s) citing a memory that is gone also cited others and were removed all the same "
-            "(a full refresh rebuilds them from what remains)."
-        )
-    fact_ids = sorted(missing)
-    return {
-        "fact_ids": fact_ids,
-        "fact_texts": [texts.get(i, "") for i in fact_ids],
-        "block_ids": [block_id for _, block_id, _ in blocks],
-        "applied": False,
-        "deferred_reason": None,
-    }
-
-
 class RefreshRunner:
     """Plans and persists refreshes for one store / embedder / synthesizer."""
 
@@ -293,7 +235,7 @@ class RefreshRunner:
         self, store: Store, embedder: Embedder, synthesizer: Synthesizer, *, clock: Callable[[], datetime] = utcnow
     ) -> None:
         self.clock = clock
-        self._vectors: dict[str, np.ndarray] = {}
+        self.gate = RelevanceGate(store, embedder)
         self.store = store
         self.embedder = embedder
         self.synthesizer = synthesizer
@@ -364,7 +306,10 @@ class RefreshRunner:
         present = self.store.get_memories(model.bank_id, sorted(cited)) if cited else []
         missing = cited - {m.id for m in present if admits(scope, m.tags, m.fact_type)}
         if missing and current is not None:
-            plan.retraction = _retraction(plan, current, missing, present)
+            quoted = {e["id"]: e["text"] for e in _flat_based_on((model.reflect_response or {}).get("based_on"))}
+            plan.retraction, warning = retraction_report(current, missing, present, quoted)
+            if warning:
+                plan.warnings.append(warning)
         # cited memories edited since the watermark: the editor must see them whatever recall ranks first
         edited = [
             ScoredMemory(m, 0.0)
@@ -387,7 +332,12 @@ class RefreshRunner:
             and newest is not None
             and not missing
             and not edited
-            and self._irrelevant(model, window, settings)
+            and self.gate.irrelevant(
+                model,
+                window,
+                settings.relevance_threshold,
+                [e["text"] for e in _flat_based_on((model.reflect_response or {}).get("based_on"))],
+            )
         ):
             plan.refresh_skipped = "not_relevant"
             plan.warnings.append("No new in-scope memory is relevant to the source query; the document was kept.")
@@ -437,35 +387,6 @@ class RefreshRunner:
             return load_document(model) if model.content.strip() else None
         except DocumentError:
             return None
-
-    def _relevance(self, model: MentalModel, texts: Sequence[str]) -> list[float]:
-        """Each text's best cosine similarity (speaker prefixes stripped) to the source query or to a fact the
-        document already rests on — how related a new fact is to what the model is about."""
-        if not texts:
-            return []
-        cited = [e["text"] for e in _flat_based_on((model.reflect_response or {}).get("based_on"))]
-        anchors = [model.source_query, *cited[:64]]
-        vectors = self._body_vectors([*anchors, *texts])
-        similarity = vectors[len(anchors) :] @ vectors[: len(anchors)].T
-        return [float(x) for x in similarity.max(axis=1)]
-
-    def _body_vectors(self, texts: Sequence[str]) -> np.ndarray:
-        """Embeddings of texts with speaker prefixes stripped, cached: cited facts recur in every refresh."""
-        bodies = [strip_speaker(t) for t in texts]
-        missing = list(dict.fromkeys(b for b in bodies if b not in self._vectors))
-        if missing:
-            if len(self._vectors) > BODY_CACHE_SIZE:
-                self._vectors.clear()
-            self._vectors.update(zip(missing, self.embedder.embed(missing), strict=True))
-        return np.stack([self._vectors[b] for b in bodies])
-
-    def _irrelevant(self, model: MentalModel, window: MemoryFilter, settings: RefreshSettings) -> bool:
-        """The relevance gate: True when no memory written since the watermark is relevant (see _relevance)."""
-        since = model.last_memory_seen_at or model.last_refreshed_at
-        new, _ = self.store.list_memories(
-            model.bank_id, replace(window, updated_after=since), query=None, limit=64, offset=0
-        )
-        return max(self._relevance(model, [m.text for m in new]), default=0.0) < settings.relevance_threshold
 
     def _recall(
         self, plan: RefreshPlan, model: MentalModel, window: MemoryFilter, budget: int, settings: RefreshSettings
@@ -708,47 +629,3 @@ class RefreshRunner:
             }
         self.store.save_refresh(updated, history=history, history_cap=settings.history_cap)
         return updated
-
-
-def dry_run_result(plan: RefreshPlan) -> dict[str, Any]:
-    """``MentalModelDryRunRefreshResult`` (wire sample 15) for a plan."""
-    model = plan.model
-    preview = plan.content if plan.outcome in WRITING_OUTCOMES else model.content
-    diff = "".join(
-        difflib.unified_diff(
-            model.content.splitlines(keepends=True), preview.splitlines(keepends=True), "current", "preview"
-        )
-    )
-    used = set(plan.used_ids)
-    return {
-        "mental_model_id": model.id,
-        "name": model.name,
-        "requested_mode": plan.requested_mode,
-        "effective_mode": plan.effective_mode,
-        "mode_fallback_reason": plan.mode_fallback_reason,
-        "outcome": plan.outcome,
-        "would_persist": plan.would_persist,
-        "failure_reason": plan.failure_reason,
-        "scope": plan.scope,
-        "window": {
-            "created_after": to_iso(plan.window.get("created_after")),
-            # an empty bank has no write stamp yet; the wire format needs a bound, and "now" bounds nothing out
-            "created_before": to_iso(plan.window.get("created_before") or utcnow()),
-            "watermark": to_iso(plan.window.get("watermark")),
-        },
-        "facts": {
-            "retrieved": dict(Counter(h.memory.fact_type for h in plan.retrieved)),
-            "used": dict(Counter(h.memory.fact_type for h in plan.retrieved if h.memory.id in used)),
-        },
-        "based_on": plan.based_on,
-        "current_content": model.content,
-        "candidate_content": plan.candidate_content or "",
-        "preview_content": preview,
-        "diff": diff,
-        "delta_operations": plan.delta_operations(),
-        "retraction": plan.retraction,
-        "trace": plan.trace(with_outputs=True),
-        "usage": plan.usage,
-        "duration_ms": plan.duration_ms,
-        "warnings": plan.warnings + ([plan.error_message] if plan.error_message else []),
-    }

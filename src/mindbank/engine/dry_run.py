@@ -1,0 +1,58 @@
+"""The dry run's result: ``MentalModelDryRunRefreshResult`` (wire sample 15) for a refresh plan.
+
+Spec "Troubleshoot a Refresh"; reference facts §4.10. The plan comes from ``RefreshRunner.plan(..., dry_run=True)``,
+which writes nothing; this only shapes it for the wire.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from typing import Any
+
+from mindbank.domain.timeutil import to_iso, utcnow
+from mindbank.engine.refresh import WRITING_OUTCOMES, RefreshPlan
+
+
+def dry_run_result(plan: RefreshPlan) -> dict[str, Any]:
+    """``MentalModelDryRunRefreshResult`` (wire sample 15) for a plan."""
+    model = plan.model
+    preview = plan.content if plan.outcome in WRITING_OUTCOMES else model.content
+    diff = "".join(
+        difflib.unified_diff(
+            model.content.splitlines(keepends=True), preview.splitlines(keepends=True), "current", "preview"
+        )
+    )
+    used = set(plan.used_ids)
+    return {
+        "mental_model_id": model.id,
+        "name": model.name,
+        "requested_mode": plan.requested_mode,
+        "effective_mode": plan.effective_mode,
+        "mode_fallback_reason": plan.mode_fallback_reason,
+        "outcome": plan.outcome,
+        "would_persist": plan.would_persist,
+        "failure_reason": plan.failure_reason,
+        "scope": plan.scope,
+        "window": {
+            "created_after": to_iso(plan.window.get("created_after")),
+            # an empty bank has no write stamp yet; the wire format needs a bound, and "now" bounds nothing out
+            "created_before": to_iso(plan.window.get("created_before") or utcnow()),
+            "watermark": to_iso(plan.window.get("watermark")),
+        },
+        "facts": {
+            "retrieved": dict(Counter(h.memory.fact_type for h in plan.retrieved)),
+            "used": dict(Counter(h.memory.fact_type for h in plan.retrieved if h.memory.id in used)),
+        },
+        "based_on": plan.based_on,
+        "current_content": model.content,
+        "candidate_content": plan.candidate_content or "",
+        "preview_content": preview,
+        "diff": diff,
+        "delta_operations": plan.delta_operations(),
+        "retraction": plan.retraction,
+        "trace": plan.trace(with_outputs=True),
+        "usage": plan.usage,
+        "duration_ms": plan.duration_ms,
+        "warnings": plan.warnings + ([plan.error_message] if plan.error_message else []),
+    }
