@@ -1,8 +1,8 @@
 """Every SQL statement of the PostgreSQL store, by name, plus the compiler of :class:`MemoryFilter` predicates.
 
 Statements use psycopg's positional ``%s`` placeholders. A few carry a ``{where}`` (a compiled filter, itself
-parameterised) or ``{kind}`` slot that :mod:`mindbank.store.postgres.store` fills with ``str.format`` before
-execution; nothing user-supplied is ever formatted into SQL text, only fixed fragments built here.
+parameterised) or ``{kind}`` slot that the store's query mixins fill with ``str.format`` before execution; nothing
+user-supplied is ever formatted into SQL text, only fixed fragments built here.
 
 Text ordering that SQLite does byte-wise (ids, tags) is spelled ``COLLATE "C"`` so both backends page identically
 whatever the database's default collation.
@@ -309,7 +309,7 @@ HISTORY_KIND = {
 }
 
 
-def _tags(values: Sequence[str]) -> list[str]:
+def tag_list(values: Sequence[str]) -> list[str]:
     """Canonical stored form of a tag list (sorted, de-duplicated), as a list psycopg adapts to ``text[]``."""
     return sorted(set(values))
 
@@ -323,7 +323,7 @@ def tags_clause(alias: str, wanted: Sequence[str], mode: str) -> tuple[str | Non
     """
     if mode not in TAGS_MATCH_MODES:
         raise ValueError(f"unknown tags_match mode: {mode!r}")
-    want = _tags(wanted)
+    want = tag_list(wanted)
     if mode == "exact":
         return f"{alias}.tags = %s::text[]", [want]
     if not want:

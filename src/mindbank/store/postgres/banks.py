@@ -1,0 +1,101 @@
+"""Bank queries of the PostgreSQL store: create, read, list, profile and config updates, delete, live stats."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from psycopg.rows import tuple_row
+from psycopg.types.json import Jsonb
+
+from mindbank.domain.records import Bank
+from mindbank.store.postgres.connection import PostgresBase
+from mindbank.store.postgres.queries import Q
+from mindbank.store.postgres.rows import bank_row, jsonb
+
+
+class BanksMixin(PostgresBase):
+    """The ``banks`` table: existence, profile, config overrides, deletion and counts."""
+
+    def ensure_bank(self, bank_id: str) -> None:
+        """Create the bank if it does not exist."""
+        with self._tx() as conn:
+            self._ensure_bank(conn, bank_id)
+
+    def bank_exists(self, bank_id: str) -> bool:
+        """Whether the bank exists."""
+        with self._read() as conn:
+            return conn.execute(Q["bank_exists"], (bank_id,)).fetchone() is not None
+
+    def get_bank(self, bank_id: str) -> Bank | None:
+        """The bank's profile and bookkeeping, or None."""
+        with self._read() as conn:
+            row = conn.execute(Q["get_bank"], (bank_id,)).fetchone()
+        return None if row is None else bank_row(row)
+
+    def list_banks(self) -> list[tuple[Bank, int]]:
+        """Every bank with its memory count, ordered by id."""
+        with self._read() as conn:
+            rows = conn.execute(Q["list_banks"]).fetchall()
+        return [(bank_row(r), int(r["n"])) for r in rows]
+
+    def upsert_bank(
+        self, bank_id: str, *, name: str | None, mission: str | None, disposition: dict[str, int] | None
+    ) -> Bank:
+        """Create the bank or update the given profile fields (None = keep); returns the bank."""
+        with self._tx() as conn:
+            self._ensure_bank(conn, bank_id)
+            row = conn.execute(Q["upsert_bank"], (name, mission, jsonb(disposition), bank_id)).fetchone()
+        assert row is not None
+        return bank_row(row)
+
+    def update_bank_config(self, bank_id: str, updates: dict[str, Any]) -> dict[str, Any]:
+        """Merge ``updates`` into the bank's config overrides (a None value removes a key); returns the result.
+
+        The row is locked while merging so concurrent updates from other processes are not lost.
+        Raises ``LookupError`` for an unknown bank.
+        """
+        with self._tx() as conn:
+            row = conn.execute(Q["lock_bank_config"], (bank_id,)).fetchone()
+            if row is None:
+                raise LookupError(bank_id)
+            config = {**row["config"], **updates}
+            config = {k: v for k, v in config.items() if v is not None}
+            conn.execute(Q["set_bank_config"], (Jsonb(config), bank_id))
+        return dict(sorted(config.items()))
+
+    def delete_bank(self, bank_id: str) -> int:
+        """Delete the bank and everything in it atomically; returns the number of memories removed (-1: no bank)."""
+        with self._tx() as conn:
+            # the bank lock first, like every memory write: no writer can add rows between the count and the delete
+            if conn.execute(Q["lock_bank_for_delete"], (bank_id,)).fetchone() is None:
+                return -1
+            row = conn.execute(Q["count_bank_memories"], (bank_id,)).fetchone()
+            conn.execute(Q["delete_bank_operations"], (bank_id,))
+            conn.execute(Q["delete_bank"], (bank_id,))
+        return int(row["count"]) if row else 0
+
+    def bank_stats(self, bank_id: str) -> dict[str, Any]:
+        """Live counts: memories by fact type, documents, operations by status, pending consolidation, last write."""
+        with self._read() as conn, conn.cursor(row_factory=tuple_row) as cur:
+            by_type = {r[0]: int(r[1]) for r in cur.execute(Q["stats_by_type"], (bank_id,)).fetchall()}
+            by_status = {r[0]: int(r[1]) for r in cur.execute(Q["stats_by_status"], (bank_id,)).fetchall()}
+            documents = cur.execute(Q["stats_documents"], (bank_id,)).fetchone()
+            pending = cur.execute(Q["stats_pending_consolidation"], (bank_id,)).fetchone()
+            consolidated = cur.execute(Q["stats_last_consolidated"], (bank_id,)).fetchone()
+            last = cur.execute(Q["bank_last_write"], (bank_id,)).fetchone()
+        return {
+            "nodes_by_fact_type": by_type,
+            "total_nodes": sum(by_type.values()),
+            "total_documents": int(documents[0]) if documents else 0,
+            "operations_by_status": by_status,
+            "pending_consolidation": int(pending[0]) if pending else 0,
+            "last_consolidated_at": consolidated[0] if consolidated else None,
+            "last_memory_write_at": None if last is None else last[0],
+        }
+
+    def bank_last_memory_write_at(self, bank_id: str) -> datetime | None:
+        """Stamp of the bank's newest memory write (insert, edit or delete); None before the first."""
+        with self._read() as conn:
+            row = conn.execute(Q["bank_last_write"], (bank_id,)).fetchone()
+        return None if row is None else row["last_memory_write_at"]

@@ -1,0 +1,212 @@
+"""Memory writes of the PostgreSQL store: retained documents, consolidation rounds, edits and deletes.
+
+Every memory write takes the bank lock first and stamps under it (``_lock_bank``, ``_stamp_memory_write``). The reads
+consolidation needs (unconsolidated facts, observations, stored vectors) live here too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import psycopg
+from psycopg.types.json import Jsonb
+
+from mindbank.domain.records import MemoryUnit, NewMemory
+from mindbank.store.base import DocumentWrite
+from mindbank.store.postgres.connection import PostgresBase
+from mindbank.store.postgres.queries import Q, tag_list
+from mindbank.store.postgres.rows import as_vector, memory_row
+
+
+class MemoriesMixin(PostgresBase):
+    """Writes to ``documents``, ``chunks`` and ``memory_units``, and the consolidation reads."""
+
+    def write_documents(self, bank_id: str, documents: Sequence[DocumentWrite]) -> list[list[str]]:
+        """Write retained documents atomically (bank auto-created); returns the new memory ids per document.
+
+        ``update_mode == "replace"`` deletes the document's previous chunks and memories first; ``append`` keeps
+        them and adds the new content after the stored text. All rows share one stamp taken under the bank lock.
+        """
+        out: list[list[str]] = []
+        with self._tx() as conn:
+            self._ensure_bank(conn, bank_id)
+            self._lock_bank(conn, bank_id)
+            stamp, _ = self._stamp_memory_write(conn, bank_id)
+            with conn.cursor() as cur:
+                for doc in documents:
+                    out.append(self._write_document(cur, bank_id, doc, stamp))
+        return out
+
+    def _write_document(self, cur: psycopg.Cursor[Any], bank_id: str, doc: DocumentWrite, stamp: datetime) -> list[str]:
+        item = doc.item
+        existing = cur.execute(Q["get_document"], (bank_id, doc.document_id)).fetchone()
+        text = item.content
+        created = stamp
+        chunk_base = 0
+        if existing is not None and item.update_mode == "append":
+            text = existing["original_text"] + "\n\n" + item.content
+            created = existing["created_at"]
+            row = cur.execute(Q["count_document_chunks"], (bank_id, doc.document_id)).fetchone()
+            chunk_base = int(row["count"]) if row else 0
+        elif existing is not None:
+            cur.execute(Q["delete_document_memories"], (bank_id, doc.document_id))
+            cur.execute(Q["delete_document_chunks"], (bank_id, doc.document_id))
+        cur.execute(
+            Q["upsert_document"],
+            (
+                bank_id,
+                doc.document_id,
+                text,
+                hashlib.sha256(text.encode()).hexdigest(),
+                tag_list(item.tags),
+                Jsonb(item.metadata),
+                item.context,
+                created,
+                stamp,
+            ),
+        )
+        if doc.chunks:
+            cur.executemany(
+                Q["insert_chunk"],
+                [(c.id, bank_id, doc.document_id, chunk_base + c.index, c.text) for c in doc.chunks],
+            )
+        return self._insert_memories(cur, bank_id, doc.memories, stamp)
+
+    def _insert_memories(
+        self, cur: psycopg.Cursor[Any], bank_id: str, memories: Sequence[NewMemory], stamp: datetime
+    ) -> list[str]:
+        """Insert memories stamped ``stamp`` (the caller holds the bank lock); returns their new ids."""
+        ids = [str(uuid.uuid4()) for _ in memories]
+        if memories:
+            cur.executemany(
+                Q["insert_memory"],
+                [
+                    (
+                        mid,
+                        bank_id,
+                        m.document_id,
+                        m.chunk_id,
+                        m.text,
+                        m.fact_type,
+                        tag_list(m.tags),
+                        m.context,
+                        Jsonb(m.metadata),
+                        m.occurred_start,
+                        m.occurred_end,
+                        m.mentioned_at,
+                        self._vector(m.embedding),
+                        None if m.source_memory_ids is None else list(m.source_memory_ids),
+                        m.proof_count,
+                        stamp,
+                        stamp,
+                    )
+                    for mid, m in zip(ids, memories, strict=True)
+                ],
+            )
+        return ids
+
+    def unconsolidated_facts(self, bank_id: str, limit: int) -> list[MemoryUnit]:
+        """Facts (world/experience) not yet consolidated, oldest first."""
+        with self._read() as conn:
+            rows = conn.execute(Q["unconsolidated_facts"], (bank_id, limit)).fetchall()
+        return [memory_row(r) for r in rows]
+
+    def list_observations(self, bank_id: str) -> list[MemoryUnit]:
+        """Every observation of the bank, oldest first."""
+        with self._read() as conn:
+            rows = conn.execute(Q["list_observations"], (bank_id,)).fetchall()
+        return [memory_row(r) for r in rows]
+
+    def memory_vectors(self, bank_id: str, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        """Stored embeddings of the given memories as float32 vectors (unknown ids are left out)."""
+        if not ids:
+            return {}
+        with self._read() as conn:
+            rows = conn.execute(Q["memory_vectors"], (bank_id, list(ids))).fetchall()
+        return {r["id"]: as_vector(r["embedding"]) for r in rows}
+
+    def write_consolidation(
+        self,
+        bank_id: str,
+        *,
+        creates: Sequence[NewMemory],
+        updates: Sequence[tuple[str, tuple[str, ...], int]],
+        consolidated_ids: Sequence[str],
+        rewrites: Sequence[tuple[str, str, npt.NDArray[np.float32]]] = (),
+        deletes: Sequence[str] = (),
+    ) -> list[str]:
+        """Apply one consolidation round atomically: new observations, observation updates ``(id, source ids,
+        proof count)``, observation rewrites ``(id, text, embedding)``, observation deletes, and
+        ``consolidated_at`` on the source facts. Observation writes are memory writes (stamped under the bank lock);
+        marking sources is bookkeeping and stamps nothing. Returns the new observation ids."""
+        with self._tx() as conn, conn.cursor() as cur:
+            ids: list[str] = []
+            if creates or updates or rewrites or deletes:
+                self._lock_bank(cur.connection, bank_id)
+                stamp, _ = self._stamp_memory_write(cur.connection, bank_id)
+                ids = self._insert_memories(cur, bank_id, creates, stamp)
+                if updates:
+                    cur.executemany(
+                        Q["update_observation"],
+                        [(list(sources), proof, stamp, bank_id, mid) for mid, sources, proof in updates],
+                    )
+                if rewrites:
+                    cur.executemany(
+                        Q["rewrite_observation"],
+                        [(text, self._vector(vector), stamp, bank_id, mid) for mid, text, vector in rewrites],
+                    )
+                if deletes:
+                    cur.execute(Q["delete_observations"], (bank_id, list(deletes)))
+            if consolidated_ids:
+                cur.execute(Q["mark_consolidated"], (bank_id, list(consolidated_ids)))
+        return ids
+
+    def delete_memory(self, bank_id: str, memory_id: str) -> bool:
+        """Delete one memory from every index; a deletion is a memory write (it advances the bank's stamp)."""
+        with self._tx() as conn:
+            if conn.execute(Q["lock_bank"], (bank_id,)).fetchone() is None:
+                return False
+            if conn.execute(Q["delete_memory"], (bank_id, memory_id)).rowcount == 0:
+                return False
+            self._stamp_memory_write(conn, bank_id)
+        return True
+
+    def update_memory(
+        self,
+        bank_id: str,
+        memory_id: str,
+        *,
+        text: str | None = None,
+        embedding: npt.NDArray[np.float32] | None = None,
+        context: str | None = None,
+        tags: Sequence[str] | None = None,
+        metadata: dict[str, str] | None = None,
+    ) -> bool:
+        """Edit a memory (None = keep a field); an edit is a memory write and sends the fact back to
+        consolidation. False when the memory does not exist."""
+        with self._tx() as conn:
+            if conn.execute(Q["lock_bank"], (bank_id,)).fetchone() is None:
+                return False
+            if not conn.execute(Q["get_memories"], (bank_id, [memory_id])).fetchall():
+                return False
+            stamp, _ = self._stamp_memory_write(conn, bank_id)
+            conn.execute(
+                Q["update_memory"],
+                (
+                    text,
+                    None if embedding is None else self._vector(embedding),
+                    context,
+                    None if tags is None else tag_list(tags),
+                    None if metadata is None else Jsonb(metadata),
+                    stamp,
+                    bank_id,
+                    memory_id,
+                ),
+            )
+        return True

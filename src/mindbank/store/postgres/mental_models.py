@@ -1,0 +1,173 @@
+"""Mental-model queries of the PostgreSQL store: models, their history and citations, trigger lookups, and the
+staleness probes (``stale_flags``) that decide which models need a refresh."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from mindbank.domain.records import HistoryEntry, MentalModel
+from mindbank.domain.tags import TagsMatch
+from mindbank.store.base import (
+    AlreadyExists,
+    MemoryFilter,
+    StalenessProbe,
+    cited_ids,
+    decide_staleness,
+    mental_model_columns,
+    moved_out,
+)
+from mindbank.store.postgres.queries import HISTORY_KIND, Q, filter_sql, tag_list
+from mindbank.store.postgres.rows import model_params, model_row
+from mindbank.store.postgres.search import SearchMixin
+
+_MAX_SCOPES_PER_STATEMENT = 4000  # keeps a stale_flags statement far below PostgreSQL's 65535 bind parameters
+
+
+class MentalModelsMixin(SearchMixin):
+    """The ``mental_models``, ``mental_model_history`` and ``mental_model_citations`` tables. Built on
+    :class:`SearchMixin` because staleness reads cited memories back (``get_memories``)."""
+
+    def insert_mental_model(self, model: MentalModel) -> None:
+        """Insert a new model (bank auto-created). Raises :class:`AlreadyExists` if the id is taken."""
+        try:
+            with self._tx() as conn:
+                self._ensure_bank(conn, model.bank_id)
+                conn.execute(Q["insert_mental_model"], model_params(model))
+        except psycopg.errors.UniqueViolation as exc:
+            raise AlreadyExists(f"mental model {model.id!r} already exists") from exc
+
+    def get_mental_model(self, bank_id: str, model_id: str) -> MentalModel | None:
+        """One model, or None."""
+        with self._read() as conn:
+            row = conn.execute(Q["get_mental_model"], (bank_id, model_id)).fetchone()
+        return None if row is None else model_row(row)
+
+    def list_mental_models(
+        self,
+        bank_id: str,
+        *,
+        tags: Sequence[str],
+        tags_match: TagsMatch,
+        limit: int,
+        offset: int,
+        detail: str = "full",
+    ) -> tuple[list[MentalModel], int]:
+        """A page of models ordered ``last_refreshed_at DESC, id DESC`` and the total matching; below ``full``
+        detail the heavy columns are not read (``mental_model_columns``).
+
+        Tag filter on models: ``any`` = overlaps, ``all`` = superset, ``exact`` = equal (empty tags: no filter).
+        """
+        where, params = "", []
+        want = tag_list(tags)
+        if want:
+            op = {"exact": "=", "all": "@>"}.get(tags_match, "&&")
+            where, params = f" AND tags {op} %s::text[]", [want]
+        with self._read() as conn:
+            row = conn.execute(Q["count_mental_models"].format(where=where), (bank_id, *params)).fetchone()
+            rows = conn.execute(
+                Q["list_mental_models"].format(where=where, columns=mental_model_columns(detail)),
+                (bank_id, *params, limit, offset),
+            ).fetchall()
+        return [model_row(r) for r in rows], int(row["count"]) if row else 0
+
+    def save_refresh(self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int) -> None:
+        """Persist a model's refresh state, its citations and (optionally) one history row in one transaction.
+
+        ``history_cap`` > 0 keeps only that many rows of the same kind per model (oldest trimmed).
+        Raises ``LookupError`` if the model was deleted meanwhile.
+        """
+        with self._tx() as conn, conn.cursor() as cur:
+            cur.execute(
+                Q["update_mental_model"], (*model_params(model)[2:15], model.cleared_at, model.bank_id, model.id)
+            )
+            if cur.rowcount == 0:
+                raise LookupError(f"mental model {model.id!r} no longer exists")
+            cur.execute(Q["delete_citations"], (model.bank_id, model.id))
+            cited = cited_ids(model.structured_document)
+            if cited:
+                cur.executemany(Q["insert_citation"], [(model.bank_id, model.id, mid) for mid in cited])
+            if history is not None:
+                cur.execute(Q["insert_history"], (model.bank_id, model.id, Jsonb(history)))
+                if history_cap > 0:
+                    kind = HISTORY_KIND[history.get("kind") == "refresh_failed"]
+                    cur.execute(
+                        Q["trim_history"].format(kind=kind),
+                        (model.bank_id, model.id, model.bank_id, model.id, history_cap),
+                    )
+
+    def delete_mental_model(self, bank_id: str, model_id: str) -> bool:
+        """Delete a model with its history and citations; False if it did not exist."""
+        with self._tx() as conn:
+            return conn.execute(Q["delete_mental_model"], (bank_id, model_id)).rowcount > 0
+
+    def list_history(self, bank_id: str, model_id: str) -> list[HistoryEntry]:
+        """History rows of a model, most recent first."""
+        with self._read() as conn:
+            rows = conn.execute(Q["list_history"], (bank_id, model_id)).fetchall()
+        return [HistoryEntry(int(r["id"]), r["mental_model_id"], r["content"], r["changed_at"]) for r in rows]
+
+    def list_models_with_trigger(self, key: str, *, bank_id: str | None = None) -> list[MentalModel]:
+        """Every mental model (of ``bank_id``, or of all banks) whose trigger has a truthy ``key``."""
+        with self._read() as conn:
+            rows = conn.execute(Q["list_models_with_trigger"], (key, key, bank_id, bank_id)).fetchall()
+        return [model_row(r) for r in rows]
+
+    def stale_flags(self, bank_id: str, probes: Sequence[StalenessProbe]) -> dict[str, bool]:
+        """Answer a page of staleness probes in ONE statement (up to 4000 distinct scopes per statement; plus one
+        memory read when a cited memory was written since a watermark: ``moved_out`` judges whether it left).
+
+        A model is stale iff (a) ``since`` is null, or (b) the bank was written after ``since`` and either a memory
+        in its scope is newer than ``since`` or a memory its document cites no longer exists or has left the scope
+        it reads (``probe.read_scope``). Probes sharing a scope
+        share one lookup, bounded below by the group's oldest ``since`` so the ``(bank_id, updated_at)`` index range
+        scanned is the writes since the watermark, not the bank.
+        """
+        if not probes:
+            return {}
+        groups: dict[MemoryFilter, list[StalenessProbe]] = {}
+        for p in probes:
+            if p.since is not None:
+                groups.setdefault(p.scope, []).append(p)
+        scopes = list(groups)
+        newest: dict[int, datetime | None] = {}
+        bank_last: datetime | None = None
+        broken: set[str] = set()
+        written: list[tuple[str, str, datetime]] = []
+        # normally one pass; more only for pages with thousands of distinct scopes (bind-parameter limit)
+        for start in range(0, max(1, len(scopes)), _MAX_SCOPES_PER_STATEMENT):
+            first = start == 0
+            parts: list[str] = []
+            params: list[Any] = []
+            if first:
+                parts.append(Q["stale_bank"])
+                params.append(bank_id)
+            for i in range(start, min(start + _MAX_SCOPES_PER_STATEMENT, len(scopes))):
+                scope = scopes[i]
+                oldest = min(p.since for p in groups[scope] if p.since is not None)
+                where, p = filter_sql(scope)
+                parts.append(Q["stale_scope"].format(where=where))
+                params.extend([str(i), bank_id, oldest, *p])
+            if first:
+                # citations gone ('cite') or written since the oldest watermark ('written', judged by moved_out)
+                watermarks = [p.since for p in probes if p.since is not None]
+                parts.append(Q["stale_citations"])
+                params.extend([bank_id, [p.mental_model_id for p in probes], min(watermarks, default=None)])
+            with self._read() as conn:
+                rows = conn.execute(" UNION ALL ".join(f"({part})" for part in parts), params).fetchall()
+            for r in rows:
+                if r["kind"] == "bank":
+                    bank_last = r["at"]
+                elif r["kind"] == "scope":
+                    newest[int(r["key"])] = r["at"]
+                elif r["kind"] == "cite":
+                    broken.add(r["key"])
+                else:
+                    written.append((r["key"], r["memory_id"], r["at"]))
+        broken |= moved_out(probes, written, lambda memory_ids: self.get_memories(bank_id, memory_ids))
+        return decide_staleness(probes, bank_last=bank_last, newest={s: newest.get(i) for i, s in enumerate(scopes)},
+                                broken=broken)  # fmt: skip

@@ -1,0 +1,174 @@
+"""Connections, transactions and the bookkeeping every part of the SQLite store shares.
+
+:class:`SQLiteBase` owns the single writer connection (under a process-wide lock) and the per-thread read connections,
+the bank-row helpers every write path uses (``_ensure_bank``, ``_stamp_memory_write``), the cache of in-process vector
+indexes (one per bank, keyed by ``banks.memory_version``) and the whole-database ``dump`` test helper. The query mixins
+that make up :class:`~mindbank.store.sqlite.store.SQLiteStore` subclass it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+
+from mindbank.domain.timeutil import to_iso, utcnow
+from mindbank.store.sqlite.migrate import migrate
+from mindbank.store.sqlite.sql import ts
+from mindbank.store.vector_index import IndexRow, VectorIndex
+
+
+class SQLiteBase:
+    """Connections, transactions, bank stamping and the vector-index cache of the SQLite store (see
+    :mod:`mindbank.store.sqlite.store` for the concurrency model)."""
+
+    def __init__(self, path: str, *, dimension: int) -> None:
+        self.path = path
+        self.dimension = dimension
+        self._memory = path == ":memory:"
+        self._write_lock = threading.RLock()
+        self._local = threading.local()
+        self._indexes: dict[str, tuple[int, VectorIndex]] = {}
+        self._index_lock = threading.Lock()
+        self._writer = self._connect()
+        with self._write_lock:
+            migrate(self._writer)
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA busy_timeout = 30000")
+        if not self._memory:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    def _reader(self) -> sqlite3.Connection:
+        if self._memory:
+            return self._writer
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = self._connect()
+        return conn
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        if self._memory:
+            with self._write_lock:
+                yield self._writer
+        else:
+            yield self._reader()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction on the single writer connection."""
+        with self._write_lock:
+            conn = self._writer
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    @contextmanager
+    def statement_log(self) -> Iterator[list[str]]:
+        """Record every SQL statement this thread's read connection runs inside the block (a test and benchmark
+        seam for "how many queries does this cost")."""
+        log: list[str] = []
+        conn = self._reader()
+        conn.set_trace_callback(log.append)
+        try:
+            yield log
+        finally:
+            conn.set_trace_callback(None)
+
+    def close(self) -> None:
+        """Close the writer connection (reader connections close with their threads)."""
+        with self._write_lock:
+            self._writer.close()
+
+    def db_now(self) -> datetime:
+        """Database time; for SQLite the process clock (one process owns the file)."""
+        return utcnow()
+
+    def _ensure_bank(self, conn: sqlite3.Connection, bank_id: str) -> None:
+        now = to_iso(utcnow())
+        conn.execute(
+            "INSERT INTO banks (bank_id, name, created_at, updated_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (bank_id) DO NOTHING",
+            (bank_id, bank_id, now, now),
+        )
+
+    def _stamp_memory_write(self, conn: sqlite3.Connection, bank_id: str) -> tuple[str, int]:
+        """Next write stamp for the bank: now, or 1 µs past the previous stamp if the clock has not moved."""
+        row = conn.execute(
+            "SELECT last_memory_write_at, memory_version FROM banks WHERE bank_id = ?", (bank_id,)
+        ).fetchone()
+        now = utcnow()
+        last = ts(row[0])
+        if last is not None and now <= last:
+            now = last + timedelta(microseconds=1)
+        stamp = to_iso(now)
+        version = int(row[1]) + 1
+        conn.execute(
+            "UPDATE banks SET last_memory_write_at = ?, memory_version = ?, updated_at = ? WHERE bank_id = ?",
+            (stamp, version, stamp, bank_id),
+        )
+        return stamp, version
+
+    def _advance_index(self, bank_id: str, version: int, added: list[IndexRow], removed: list[str]) -> None:
+        """Apply this process's own write to the cached index (called inside the write transaction)."""
+        with self._index_lock:
+            cached = self._indexes.get(bank_id)
+            if cached is not None and cached[0] == version - 1:
+                self._indexes[bank_id] = (version, cached[1].without(removed).with_rows(added))
+            else:
+                self._indexes.pop(bank_id, None)
+
+    def _index(self, bank_id: str) -> VectorIndex:
+        with self._read() as conn:
+            row = conn.execute("SELECT memory_version FROM banks WHERE bank_id = ?", (bank_id,)).fetchone()
+            version = -1 if row is None else int(row[0])
+            with self._index_lock:
+                cached = self._indexes.get(bank_id)
+            if cached is not None and cached[0] == version:
+                return cached[1]
+            rows = [
+                IndexRow(
+                    r[0],
+                    np.frombuffer(r[1], dtype="<f4").astype(np.float32),
+                    r[2],
+                    tuple(json.loads(r[3])),
+                    datetime.fromisoformat(r[4]).timestamp(),
+                )
+                for r in conn.execute(
+                    "SELECT id, embedding, fact_type, tags, updated_at FROM memory_units "
+                    "WHERE bank_id = ? ORDER BY seq",
+                    (bank_id,),
+                )
+            ]
+        index = VectorIndex.build(self.dimension, rows)
+        with self._index_lock:
+            self._indexes[bank_id] = (version, index)
+        return index
+
+    def dump(self) -> dict[str, list[tuple[Any, ...]]]:
+        """Every row of every table (test helper for "a rejected request writes nothing")."""
+        with self._read() as conn:
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'memory_fts%' "
+                    "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+                )
+            ]
+            return {t: [tuple(r) for r in conn.execute(f"SELECT * FROM {t} ORDER BY 1")] for t in tables}
