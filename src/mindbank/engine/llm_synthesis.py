@@ -101,9 +101,10 @@ sections of blocks, each with an id. You get the document and NEW memories. Repl
 - rename_section {{section_id, new_heading}}
 Rules: name sections and blocks only by the ids given. A block is one paragraph, list or table. memory_ids are the
 memories a block rests on: ids of the new memories, or ids the block already cites; do not write [mem:...] yourself.
-"source_excerpts", when present, are the raw turns or paragraphs some new memories were drawn from: context for
-reading them, not something to cite. New memories that change nothing need no operation: {{"operations": []}}
-is a valid reply. Keep the document within {max_tokens} tokens (it has {current} now)."""
+A new memory whose id the document already cites was edited: rewrite the blocks citing it (replace_block) so they
+say what it says now. "source_excerpts", when present, are the raw turns or paragraphs some new memories were drawn
+from: context for reading them, not something to cite. New memories that change nothing need no operation:
+{{"operations": []}} is a valid reply. Keep the document within {max_tokens} tokens (it has {current} now)."""
 
 
 def _usage(tokens: TokenUsage) -> dict[str, int]:
