@@ -537,8 +537,9 @@ def test_retraction_fact_texts_line_up_with_fact_ids(mb: MindBank) -> None:
     assert retraction["fact_texts"] == [facts[i] for i in retraction["fact_ids"]]
 
 
-def test_an_automatic_refresh_is_not_gated_when_a_cited_memory_was_edited(mb: MindBank) -> None:
-    before = ready(mb, trigger={"mode": "delta", "refresh_after_consolidation": True})
+@pytest.mark.parametrize("mode", ["full", "delta"])
+def test_an_automatic_refresh_is_not_gated_when_a_cited_memory_was_edited(mb: MindBank, mode: str) -> None:
+    before = ready(mb, trigger={"mode": mode, "refresh_after_consolidation": True})
     victim = StructuredDocument.from_dict(before.structured_document).memory_ids()[0]  # type: ignore[arg-type]
     mb.update_memory("b", victim, text="Dana: The kitchen sink is leaking again.")  # off-topic for the gate
     mb.run_pending()  # the consolidation the edit queued, then the automatic refresh it triggers

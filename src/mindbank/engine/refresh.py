@@ -310,13 +310,14 @@ class RefreshRunner:
             plan.retraction, warning = retraction_report(current, missing, present, quoted)
             if warning:
                 plan.warnings.append(warning)
-        # cited memories edited since the watermark: the editor must see them whatever recall ranks first
+        # cited memories edited since the model last looked: never gated as irrelevant (the document quotes them),
+        # and in delta the editor sees them whatever recall ranks first
+        seen = model.last_memory_seen_at or model.last_refreshed_at
         edited = [
             ScoredMemory(m, 0.0)
             for m in present
-            if delta and since is not None and m.id not in missing and since < m.updated_at
-            and (cutoff is None or m.updated_at <= cutoff)
-        ]  # fmt: skip
+            if m.id not in missing and seen < m.updated_at and (cutoff is None or m.updated_at <= cutoff)
+        ]
 
         if newest is None and not missing:
             if model.last_memory_seen_at is None and cutoff is not None:
@@ -349,8 +350,9 @@ class RefreshRunner:
         hits = self._recall(plan, model, window, budget, settings) if newest is not None else []
         if plan.failed:
             return
-        recalled = {h.memory.id for h in hits}
-        hits = [*hits, *(h for h in edited if h.memory.id not in recalled)]
+        if delta:
+            recalled = {h.memory.id for h in hits}
+            hits = [*hits, *(h for h in edited if h.memory.id not in recalled)]
         plan.retrieved = hits
         if hits and getattr(self.synthesizer, "reads_chunks", False):
             self._read_chunks(plan, hits, settings)
