@@ -393,10 +393,13 @@ class MindBank:
         return self.get_memory(bank_id, memory_id)
 
     def delete_memory(self, bank_id: str, memory_id: str) -> None:
-        """Delete one memory from every index. A deletion is a write: models citing it become stale.
+        """Delete one memory from every index. A deletion is a write: models citing it become stale, and (with
+        auto-consolidation) a consolidation is queued, which detaches it from the observations it supported.
         Raises :class:`NotFoundError`."""
         if not self.store.delete_memory(bank_id, memory_id):
             raise NotFoundError(f"Memory '{memory_id}' not found in bank '{bank_id}'")
+        if self.settings.enable_auto_consolidation:
+            self.consolidate(bank_id)
 
     def list_tags(
         self, bank_id: str, *, source: Literal["memories", "mental_models"] = "memories", pattern: str | None = None,

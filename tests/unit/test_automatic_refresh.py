@@ -272,3 +272,49 @@ def test_transient_errors_retry_with_backoff(mb: MindBank, synth: ScriptedSynthe
     mb.run_pending()
     assert mb.get_operation("b", op_id).status == "completed"
     assert mb.get_mental_model("b", model_id).content.startswith("## Garden")
+
+
+def test_deleted_or_edited_sources_are_detached_from_their_observation(mb: MindBank) -> None:
+    retain(mb, "Eve: I adopted a rescue cat called Miso.")
+    retain(mb, "Eve: I adopted a rescue cat named Miso.")
+    retain(mb, "Eve: My rescue cat Miso was adopted last week.")
+    mb.run_pending()
+    (obs,) = mb.list_memories("b", types=["observation"])[0]
+    first, second, third = obs.source_memory_ids or ()
+    assert obs.proof_count == 3
+
+    mb.update_memory("b", first, text="Eve: I sold my old bicycle at the flea market.")  # says something else now
+    mb.run_pending()
+    (obs,) = mb.list_memories("b", types=["observation"])[0]
+    assert set(obs.source_memory_ids or ()) == {second, third} and obs.proof_count == 2
+
+    stamp = mb.last_memory_write_at("b")
+    mb.delete_memory("b", second)
+    mb.run_pending()  # the deletion queued a consolidation
+    (obs,) = mb.list_memories("b", types=["observation"])[0]
+    assert obs.source_memory_ids == (third,) and obs.proof_count == 1 and obs.updated_at > stamp
+
+    mb.delete_memory("b", third)
+    mb.run_pending()
+    assert mb.list_memories("b", types=["observation"])[0] == []  # nothing left to rest on: the observation goes
+
+
+def test_a_model_citing_an_observation_whose_sources_are_gone_goes_stale_and_drops_it(mb: MindBank) -> None:
+    retain(mb, "Eve: I adopted a rescue cat called Miso.")
+    retain(mb, "Eve: I adopted a rescue cat named Miso.")
+    mb.run_pending()
+    mb.create_mental_model("b", id="eve", name="Eve", source_query="What pets does Eve have?", tags=["user:eve"],
+                           trigger={"fact_types": ["observation"]})  # fmt: skip
+    mb.run_pending()
+    model = mb.get_mental_model("b", "eve")
+    (obs,) = mb.list_memories("b", types=["observation"])[0]
+    assert obs.id in model.content and model.is_stale is False
+    for source in obs.source_memory_ids or ():
+        mb.delete_memory("b", source)
+    mb.run_pending()
+    assert mb.get_mental_model("b", "eve").is_stale is True
+    op = mb.refresh_mental_model("b", "eve")
+    mb.run_pending()
+    assert mb.get_operation("b", op).status == "completed"
+    after = mb.get_mental_model("b", "eve")
+    assert obs.id not in after.content and after.is_stale is False
