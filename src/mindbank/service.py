@@ -457,14 +457,24 @@ class MindBank:
         self.store.update_bank_config(bank_id, updates)
         return self.bank_config(bank_id)
 
-    def resolved_setting(self, bank_id: str, key: str, trigger: dict[str, Any] | None = None) -> Any:
-        """Precedence for a bank-overridable setting: model trigger value > bank override > environment."""
+    def resolved_setting(
+        self,
+        bank_id: str,
+        key: str,
+        trigger: dict[str, Any] | None = None,
+        *,
+        bank_config: dict[str, Any] | None = None,
+    ) -> Any:
+        """Precedence for a bank-overridable setting: model trigger value > bank override > environment.
+        ``bank_config``: the bank's overrides when the caller already read them (saves a query per key)."""
         trigger_key = "min_refresh_interval_seconds" if key == "mental_model_min_refresh_interval_seconds" else key
         if trigger is not None and trigger.get(trigger_key) is not None:
             return trigger[trigger_key]
-        bank = self.store.get_bank(bank_id)
-        if bank is not None and bank.config.get(key) is not None:
-            return bank.config[key]
+        if bank_config is None:
+            bank = self.store.get_bank(bank_id)
+            bank_config = {} if bank is None else bank.config
+        if bank_config.get(key) is not None:
+            return bank_config[key]
         return getattr(self.settings, key)
 
     def bank_stats(self, bank_id: str) -> dict[str, Any]:
@@ -732,14 +742,20 @@ class MindBank:
         ]
 
     def _refresh_settings(self, bank_id: str) -> RefreshSettings:
+        bank = self.store.get_bank(bank_id)
+        config = {} if bank is None else bank.config
+
+        def setting(key: str) -> Any:
+            return self.resolved_setting(bank_id, key, bank_config=config)
+
         return RefreshSettings(
-            recall_max_tokens=self.resolved_setting(bank_id, "recall_max_tokens"),
+            recall_max_tokens=setting("recall_max_tokens"),
             recall_candidates=self.settings.recall_candidates,
-            include_chunks=self.resolved_setting(bank_id, "recall_include_chunks"),
-            recall_chunks_max_tokens=self.resolved_setting(bank_id, "recall_chunks_max_tokens"),
+            include_chunks=setting("recall_include_chunks"),
+            recall_chunks_max_tokens=setting("recall_chunks_max_tokens"),
             history_enabled=self.settings.enable_mental_model_history,
             history_cap=self.settings.mental_model_history_max_entries,
-            relevance_threshold=self.resolved_setting(bank_id, "refresh_relevance_threshold"),
+            relevance_threshold=setting("refresh_relevance_threshold"),
         )
 
     def _run_refresh(self, op: Operation) -> dict[str, Any]:

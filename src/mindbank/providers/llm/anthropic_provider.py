@@ -28,11 +28,11 @@ from mindbank.providers.llm.base import (
     TokenUsage,
     ToolCall,
     ToolChoice,
+    is_transient_status,
     parse_json_reply,
     redact,
 )
 
-TRANSIENT_STATUSES = frozenset({408, 409, 429})
 DEFAULT_MAX_TOKENS = 8192  # the Messages API requires a cap; documents go up to 8192 tokens plus JSON overhead
 
 
@@ -85,7 +85,7 @@ class AnthropicProvider:
             raise LLMTransientError(self._message(exc), provider=self.provider) from exc
         except anthropic.APIStatusError as exc:
             status = exc.status_code
-            if status in TRANSIENT_STATUSES or status >= 500:
+            if is_transient_status(status):
                 raise LLMTransientError(
                     self._message(exc), provider=self.provider, status=status, retry_after=_retry_after(exc.response)
                 ) from exc

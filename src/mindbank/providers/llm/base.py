@@ -367,6 +367,14 @@ def tool_spec(name: str, description: str, parameters: dict[str, Any]) -> ToolSp
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
+TRANSIENT_STATUSES = frozenset({408, 409, 429})
+
+
+def is_transient_status(status: int) -> bool:
+    """Whether an HTTP status from a provider is worth retrying later: timeouts, conflicts, rate limits, 5xx."""
+    return status in TRANSIENT_STATUSES or status >= 500
+
+
 def parse_json_reply(text: str) -> Any:
     """The JSON value in a model's reply: the whole text, else a fenced block, else the outermost ``{...}``.
     Returns None when nothing parses (small local models often wrap JSON in prose or code fences)."""

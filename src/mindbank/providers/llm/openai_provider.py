@@ -26,11 +26,11 @@ from mindbank.providers.llm.base import (
     TokenUsage,
     ToolCall,
     ToolChoice,
+    is_transient_status,
     parse_json_reply,
     redact,
 )
 
-TRANSIENT_STATUSES = frozenset({408, 409, 429})
 NO_KEY = "not-needed"  # local OpenAI-compatible servers ignore the key, but the SDK insists on one
 
 
@@ -78,7 +78,7 @@ class OpenAIProvider:
             raise LLMTransientError(self._message(exc), provider=self.provider) from exc
         except openai.APIStatusError as exc:
             status = exc.status_code
-            if status in TRANSIENT_STATUSES or status >= 500:
+            if is_transient_status(status):
                 raise LLMTransientError(
                     self._message(exc), provider=self.provider, status=status, retry_after=_retry_after(exc.response)
                 ) from exc
