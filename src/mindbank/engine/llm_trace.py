@@ -58,7 +58,8 @@ class LLMTracer:
         self.store = store
         self.enabled = enabled
         self.retention = timedelta(hours=max(0.0, retention_hours))
-        self._last_purge = 0.0
+        # -inf, not 0: monotonic() starts near zero after boot, which would skip the first purge for 10 minutes
+        self._last_purge = float("-inf")
         self._lock = threading.Lock()
 
     def __call__(self, call: CallRecord) -> None:
