@@ -28,7 +28,7 @@ from mindbank.config import Settings
 from mindbank.domain.records import RetainItem
 from mindbank.domain.timeutil import utcnow
 from mindbank.engine.recall import FusionParams, RecallRequest, Retriever, recall
-from mindbank.engine.retain import prepare_documents
+from mindbank.engine.retain.extractive import prepare_documents
 from mindbank.importers import LocomoConversation, load_locomo, locomo_items
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.service import MindBank

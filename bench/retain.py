@@ -17,7 +17,7 @@ from rich.table import Table
 
 from bench.common import RESULTS_DIR, command_line, load_embedder, machine_info, temp_bank, write_json
 from mindbank.domain.timeutil import utcnow
-from mindbank.engine.retain import prepare_documents
+from mindbank.engine.retain.extractive import prepare_documents
 from mindbank.importers import load_locomo, locomo_items
 
 BANK = "retain-bench"

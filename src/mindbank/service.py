@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from mindbank.config import BANK_OVERRIDABLE, Settings
 from mindbank.domain.document import parse_markdown
+from mindbank.domain.history import version_entry
 from mindbank.domain.records import (
     FACT_TYPES,
     Bank,
@@ -32,28 +33,28 @@ from mindbank.domain.scope import model_scope
 from mindbank.domain.tags import TagsMatch, freeze_groups, normalize_tags, validate_tag_groups
 from mindbank.domain.timeutil import parse_timestamp, to_iso, utcnow
 from mindbank.domain.trigger import MentalModelTrigger, merge_trigger, validate_response_schema
-from mindbank.engine.consolidate import (
-    Consolidator,
-    ExtractiveConsolidator,
-    ObservationScopes,
-    consolidate_round,
-)
-from mindbank.engine.dry_run import dry_run_result
-from mindbank.engine.llm_consolidation import LLMConsolidator
-from mindbank.engine.llm_extraction import LLMFactExtractor
-from mindbank.engine.llm_synthesis import LLMSynthesizer
+from mindbank.engine.consolidate.extractive import ExtractiveConsolidator
+from mindbank.engine.consolidate.llm import LLMConsolidator
+from mindbank.engine.consolidate.plan import Consolidator, ObservationScopes
+from mindbank.engine.consolidate.rounds import consolidate_round
 from mindbank.engine.llm_trace import LLMTracer, llm_call_context
 from mindbank.engine.recall import RecallRequest, Retriever, recall
-from mindbank.engine.refresh import DRY_RUN_OUTCOMES, RefreshRunner, RefreshSettings
-from mindbank.engine.retain import prepare_documents
-from mindbank.engine.staleness import mark_stale
-from mindbank.engine.synthesis import ExtractiveSynthesizer, Synthesizer
-from mindbank.engine.triggers import automatic_paused, cron_due, park_until
+from mindbank.engine.refresh.dry_run import dry_run_result
+from mindbank.engine.refresh.plan import DRY_RUN_OUTCOMES, RefreshSettings
+from mindbank.engine.refresh.runner import RefreshRunner
+from mindbank.engine.refresh.staleness import mark_stale
+from mindbank.engine.refresh.triggers import automatic_paused, cron_due, park_until
+from mindbank.engine.retain.extractive import prepare_documents
+from mindbank.engine.retain.llm import LLMFactExtractor
+from mindbank.engine.synthesis.extractive import ExtractiveSynthesizer
+from mindbank.engine.synthesis.llm import LLMSynthesizer
+from mindbank.engine.synthesis.port import Synthesizer
 from mindbank.errors import ConflictError, InvalidInputError, NotFoundError, RefreshPreviewError
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.providers.llm.base import LLM
 from mindbank.providers.llm.factory import build_llms
-from mindbank.store.base import AlreadyExists, MemoryFilter, Store, open_store
+from mindbank.store.base import AlreadyExists, MemoryFilter, Store
+from mindbank.store.open import open_store
 from mindbank.worker.runner import Deferred, PermanentFailure, Worker, WorkerSettings
 from mindbank.worker.scheduler import Scheduler
 
@@ -726,12 +727,7 @@ class MindBank:
     def _version_history(self, model: MentalModel) -> dict[str, Any] | None:
         if not self.settings.enable_mental_model_history:
             return None
-        slim = {k: v for k, v in (model.reflect_response or {}).items() if k in ("based_on", "trace")}
-        return {
-            "previous_content": model.content,
-            "previous_reflect_response": slim or None,
-            "previous_last_memory_seen_at": to_iso(model.last_memory_seen_at),
-        }
+        return version_entry(model)
 
     def mental_model_history(self, bank_id: str, model_id: str) -> list[dict[str, Any]]:
         """History entries, most recent first: ``{id, changed_at, previous_content, ...}`` or failure records."""

@@ -17,7 +17,8 @@ from typing import Any
 
 from mindbank.domain.document import Operation, StructuredDocument
 from mindbank.domain.records import ScoredMemory, SourceChunk
-from mindbank.engine.synthesis import ExtractiveSynthesizer, Synthesis, SynthesisError
+from mindbank.engine.synthesis.extractive import ExtractiveSynthesizer
+from mindbank.engine.synthesis.port import Synthesis, SynthesisError
 from mindbank.providers.llm.base import (
     ChatRequest,
     ChatResult,

@@ -203,7 +203,7 @@ def test_trigger_fields_are_validated_and_stored(client: TestClient, trigger: di
 
 
 def test_dry_run_whose_engine_fails_is_a_502_and_writes_nothing(client: TestClient, mindbank: MindBank) -> None:
-    from mindbank.engine.synthesis import SynthesisError
+    from mindbank.engine.synthesis.port import SynthesisError
     from mindbank.testing import ScriptedSynthesizer
 
     seed(client)

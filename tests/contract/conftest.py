@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from postgres_testing import DatabaseFactory, require_postgres_url
 
-from mindbank.store.base import Store, open_store
+from mindbank.store.base import Store
+from mindbank.store.open import open_store
 
 DIM = 4
 

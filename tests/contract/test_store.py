@@ -15,6 +15,7 @@ from mindbank.domain.records import Chunk, MentalModel, NewMemory, Operation, Re
 from mindbank.domain.tags import TAGS_MATCH_MODES, matches
 from mindbank.domain.timeutil import utcnow
 from mindbank.domain.trigger import default_trigger
+from mindbank.engine.refresh.staleness import stale_flags
 from mindbank.store.base import AlreadyExists, DocumentWrite, MemoryFilter, StalenessProbe, Store
 
 DIM = 4
@@ -150,10 +151,10 @@ def test_stale_flags_batch_equals_single_answers(store: Store) -> None:
         StalenessProbe("fresh", store.bank_last_memory_write_at("b"), MemoryFilter()),
         StalenessProbe("exp-only", since, MemoryFilter(fact_types=("experience",))),
     ]
-    batch = store.stale_flags("b", probes)
+    batch = stale_flags(store, "b", probes)
     assert batch == {"on-a": False, "on-b": True, "all": True, "never": True, "fresh": False, "exp-only": False}
     for p in probes:
-        assert store.stale_flags("b", [p]) == {p.mental_model_id: batch[p.mental_model_id]}
+        assert stale_flags(store, "b", [p]) == {p.mental_model_id: batch[p.mental_model_id]}
 
 
 def test_a_cited_memory_leaving_the_read_scope_makes_the_citing_model_stale(store: Store) -> None:
@@ -170,13 +171,13 @@ def test_a_cited_memory_leaving_the_read_scope_makes_the_citing_model_stale(stor
         StalenessProbe("alice", since, strict_alice, read_scope=strict_alice),
         StalenessProbe("everyone", since, MemoryFilter(), read_scope=MemoryFilter()),
     ]
-    assert store.stale_flags("b", probes) == {"alice": False, "everyone": False}
+    assert stale_flags(store, "b", probes) == {"alice": False, "everyone": False}
     assert store.update_memory("b", ids[0], tags=["user:bob"])
     # out of alice's scope now, so the scope check alone would miss it; the citation check does not
-    assert store.stale_flags("b", probes) == {"alice": True, "everyone": True}
-    assert store.stale_flags("b", [replace(probes[0], read_scope=None)]) == {"alice": False}
+    assert stale_flags(store, "b", probes) == {"alice": True, "everyone": True}
+    assert stale_flags(store, "b", [replace(probes[0], read_scope=None)]) == {"alice": False}
     later = store.bank_last_memory_write_at("b")
-    assert store.stale_flags("b", [replace(probes[0], since=later)]) == {"alice": False}  # bank not written since
+    assert stale_flags(store, "b", [replace(probes[0], since=later)]) == {"alice": False}  # bank not written since
 
 
 def test_mental_model_insert_conflict_get_list_and_history_cap(store: Store) -> None:

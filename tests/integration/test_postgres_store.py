@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from postgres_testing import DatabaseFactory
 
-from mindbank.store.base import open_store
+from mindbank.store.open import open_store
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from postgres_testing import DatabaseFactory
 
 from mindbank.domain.records import Operation
 from mindbank.domain.timeutil import utcnow
-from mindbank.store.base import open_store
+from mindbank.store.open import open_store
 
 DIM = 4
 PLAIN_OPS = 150
@@ -30,7 +30,7 @@ MODELS = 5
 WORKER_SCRIPT = r"""
 import os, sys, time
 import psycopg
-from mindbank.store.base import open_store
+from mindbank.store.open import open_store
 from mindbank.worker.runner import Worker, WorkerSettings
 
 url, go_file, name = sys.argv[1:4]

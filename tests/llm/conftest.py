@@ -12,7 +12,7 @@ from llm_helpers import BOAT, QUERY, TAG, UUID, make_model, retain, settings_wit
 from mindbank.config import Settings
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.service import MindBank
-from mindbank.store.base import open_store
+from mindbank.store.open import open_store
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from mindbank.domain.records import RetainItem
-from mindbank.engine.llm_extraction import BATCH_TOKENS, LLMFactExtractor
+from mindbank.engine.retain.llm import BATCH_TOKENS, LLMFactExtractor
 from mindbank.providers.llm.base import ChatRequest, ChatResult, LLMError, LLMTransientError
 from mindbank.service import MindBank
 from mindbank.testing import ScriptedLLM, json_reply, text_reply

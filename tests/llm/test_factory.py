@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from mindbank.config import Settings
-from mindbank.engine.llm_synthesis import LLMSynthesizer
-from mindbank.engine.synthesis import ExtractiveSynthesizer
+from mindbank.engine.synthesis.extractive import ExtractiveSynthesizer
+from mindbank.engine.synthesis.llm import LLMSynthesizer
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.providers.llm.base import ManagedLLM
 from mindbank.providers.llm.factory import LLMConfig, build_llms, resolve_llm_config

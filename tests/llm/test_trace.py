@@ -23,7 +23,7 @@ from mindbank.engine.llm_trace import LLMTracer
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.providers.llm.base import ChatRequest, ChatResult, ManagedLLM
 from mindbank.service import MindBank
-from mindbank.store.base import open_store
+from mindbank.store.open import open_store
 from mindbank.testing import ScriptedLLM
 
 

@@ -16,7 +16,7 @@ from mindbank.api import create_app
 from mindbank.config import Settings
 from mindbank.domain.records import RetainItem
 from mindbank.domain.timeutil import utcnow
-from mindbank.engine.synthesis import SynthesisError
+from mindbank.engine.synthesis.port import SynthesisError
 from mindbank.errors import TransientError
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.service import MindBank
@@ -58,7 +58,7 @@ def synth() -> ScriptedSynthesizer:
 def mb(
     settings: Settings, embedder: MiniLMEmbedder, clock: FakeClock, synth: ScriptedSynthesizer
 ) -> Iterator[MindBank]:
-    from mindbank.store.base import open_store
+    from mindbank.store.open import open_store
 
     store = open_store(settings.resolved_database_url, dimension=embedder.dimension)
     bank = MindBank(store=store, embedder=embedder, settings=settings, synthesizer=synth, clock=clock)

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from mindbank.domain.document import count_tokens, parse_markdown
 from mindbank.domain.records import MemoryUnit, ScoredMemory
-from mindbank.engine.compose import compose_markdown, is_informative
+from mindbank.engine.synthesis.compose import compose_markdown, is_informative
 
 
 def hit(i: int, text: str) -> ScoredMemory:

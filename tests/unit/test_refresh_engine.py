@@ -16,7 +16,7 @@ from mindbank.config import Settings
 from mindbank.domain.document import AppendBlock, ReplaceBlock, StructuredDocument, count_tokens
 from mindbank.domain.records import MentalModel, RetainItem
 from mindbank.domain.scope import MemoryFilter
-from mindbank.engine.synthesis import Synthesis, SynthesisError
+from mindbank.engine.synthesis.port import Synthesis, SynthesisError
 from mindbank.errors import RefreshPreviewError
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.service import MindBank

@@ -8,7 +8,7 @@ from typing import Any
 
 from mindbank.domain.records import Operation
 from mindbank.domain.timeutil import utcnow
-from mindbank.store.base import open_store
+from mindbank.store.open import open_store
 from mindbank.worker.runner import PermanentFailure, Worker, WorkerSettings
 
 

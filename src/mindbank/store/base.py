@@ -6,7 +6,7 @@ Each backend implements the same method names with the same semantics; the contr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
@@ -26,7 +26,7 @@ from mindbank.domain.records import (
     Operation,
     RetainItem,
 )
-from mindbank.domain.scope import MemoryFilter, admits
+from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TagsMatch
 
 
@@ -49,6 +49,22 @@ class StalenessProbe:
     since: datetime | None
     scope: MemoryFilter
     read_scope: MemoryFilter | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StalenessReads:
+    """What a backend read for a page of probes, in one statement; the staleness rule itself is
+    ``engine/refresh/staleness.py``.
+
+    ``bank_last``: the bank's newest write stamp. ``newest``: per probe scope, its newest memory written after the
+    oldest ``since`` of the probes sharing it (None: none). ``gone``: models citing a memory that no longer exists.
+    ``written``: ``(model id, memory id, updated_at)`` for cited memories written since the page's oldest ``since``
+    (they may have left the scope the model reads)."""
+
+    bank_last: datetime | None
+    newest: dict[MemoryFilter, datetime | None]
+    gone: set[str]
+    written: list[tuple[str, str, datetime]]
 
 
 def cited_ids(document: dict[str, Any] | None) -> list[str]:
@@ -90,58 +106,6 @@ def fold_into_pending(pending: Operation, incoming: Operation, *, full: bool) ->
         payload.pop("automatic", None)
         next_retry = None
     return replace(pending, payload=dict(sorted(payload.items())), next_retry_at=next_retry)
-
-
-def moved_out(
-    probes: Sequence[StalenessProbe],
-    written: Sequence[tuple[str, str, datetime]],
-    fetch: Callable[[list[str]], Sequence[MemoryUnit]],
-) -> set[str]:
-    """Models citing a memory that left the scope they read: ``written`` holds ``(model id, memory id, updated_at)``
-    for cited memories written since the page's oldest watermark (the stores read it in their one staleness
-    statement). Only a citation written after its own model's watermark is judged; ``fetch`` (a second query)
-    runs only then, so a page with no such write costs nothing more."""
-    by_id = {p.mental_model_id: p for p in probes}
-    suspects = [
-        (model_id, memory_id)
-        for model_id, memory_id, at in written
-        if (p := by_id.get(model_id)) is not None and p.read_scope is not None and p.since is not None and at > p.since
-    ]
-    if not suspects:
-        return set()
-    memories = {m.id: m for m in fetch(sorted({memory_id for _, memory_id in suspects}))}
-    out: set[str] = set()
-    for model_id, memory_id in suspects:
-        memory, scope = memories.get(memory_id), by_id[model_id].read_scope
-        if memory is not None and scope is not None and not admits(scope, memory.tags, memory.fact_type):
-            out.add(model_id)
-    return out
-
-
-def decide_staleness(
-    probes: Sequence[StalenessProbe],
-    *,
-    bank_last: datetime | None,
-    newest: dict[MemoryFilter, datetime | None],
-    broken: set[str],
-) -> dict[str, bool]:
-    """The staleness rule, given what a backend read in its one statement: the bank's newest write stamp, the
-    newest memory per scope (above the scope group's oldest watermark) and the models citing a memory that was
-    deleted or left their read scope (``broken``).
-
-    Stale iff ``since`` is null, or the bank was written after ``since`` and either the scope's newest memory is
-    newer than ``since`` or the model is broken.
-    """
-    flags: dict[str, bool] = {}
-    for p in probes:
-        if p.since is None:
-            flags[p.mental_model_id] = True
-        elif bank_last is None or bank_last <= p.since:
-            flags[p.mental_model_id] = False
-        else:
-            n = newest.get(p.scope)
-            flags[p.mental_model_id] = (n is not None and n > p.since) or p.mental_model_id in broken
-    return flags
 
 
 class StoreError(Exception):
@@ -198,7 +162,7 @@ class Store(Protocol):
         self, bank_id: str, terms: Sequence[str], k: int, flt: MemoryFilter
     ) -> list[tuple[str, float]]: ...
     def scope_watermark(self, bank_id: str, flt: MemoryFilter) -> datetime | None: ...
-    def stale_flags(self, bank_id: str, probes: Sequence[StalenessProbe]) -> dict[str, bool]: ...
+    def staleness_reads(self, bank_id: str, probes: Sequence[StalenessProbe]) -> StalenessReads: ...
     def db_now(self) -> datetime: ...
 
     # mental models
@@ -260,22 +224,3 @@ class Store(Protocol):
     def purge_llm_requests(self, before: datetime) -> int: ...
 
     def close(self) -> None: ...
-
-
-def open_store(url: str, *, dimension: int) -> Store:
-    """Open the store named by ``url``: ``postgresql://...`` / ``postgres://...`` (PostgreSQL + pgvector),
-    ``sqlite:///path``, a bare path, or ``:memory:``.
-
-    Raises ``ValueError`` for an unsupported scheme and ``ImportError`` (naming the extra to install) when a
-    PostgreSQL URL is given without the ``postgres`` extra.
-    """
-    if url.startswith(("postgres://", "postgresql://")):
-        try:
-            from mindbank.store.postgres.store import PostgresStore
-        except ImportError as exc:  # psycopg / psycopg-pool are optional
-            raise ImportError(f"PostgreSQL needs the postgres extra: pip install 'mindbank[postgres]' ({exc})") from exc
-        return PostgresStore(url, dimension=dimension)
-    from mindbank.store.sqlite.store import SQLiteStore
-
-    path = url.removeprefix("sqlite:///").removeprefix("sqlite://")
-    return SQLiteStore(path, dimension=dimension)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from mindbank.domain.document import count_tokens, parse_markdown
 from mindbank.domain.records import MentalModel
-from mindbank.engine.compose import compose_markdown, rank_for_document
 from mindbank.engine.reflect.agent import AgentOutcome
 from mindbank.engine.reflect.tools import Budget, ReflectTools
+from mindbank.engine.synthesis.compose import compose_markdown, rank_for_document
 
 MODEL_RELEVANCE = 0.4  # cosine (query vs model name/question/content) above which a model is taken as an answer
 MAX_MODELS = 2

@@ -15,7 +15,7 @@ from mindbank.domain.timeutil import to_iso
 from mindbank.engine.reflect.agent import AgentOutcome, run_agent
 from mindbank.engine.reflect.extractive import extractive_reflect
 from mindbank.engine.reflect.tools import Budget, ReflectScope, ReflectTools
-from mindbank.engine.structured import StructuredOutputError, extract_structured
+from mindbank.engine.synthesis.structured import StructuredOutputError, extract_structured
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.providers.llm.base import LLM, LLMError, LLMTransientError, TokenUsage
 from mindbank.store.base import Store

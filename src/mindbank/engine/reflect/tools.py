@@ -26,7 +26,7 @@ from mindbank.domain.records import FACT_TYPES, FactType, MentalModel, ScoredMem
 from mindbank.domain.scope import MemoryFilter, admits_tags
 from mindbank.domain.timeutil import to_iso
 from mindbank.engine.recall import RecallRequest, recall
-from mindbank.engine.staleness import mark_stale
+from mindbank.engine.refresh.staleness import mark_stale
 from mindbank.errors import TransientError
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.providers.llm.base import ToolSpec, tool_spec

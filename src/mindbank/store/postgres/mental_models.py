@@ -1,5 +1,5 @@
 """Mental-model queries of the PostgreSQL store: models, their history and citations, trigger lookups, and the
-staleness probes (``stale_flags``) that decide which models need a refresh."""
+staleness reads (``staleness_reads``) the staleness rule decides from."""
 
 from __future__ import annotations
 
@@ -16,16 +16,15 @@ from mindbank.store.base import (
     AlreadyExists,
     MemoryFilter,
     StalenessProbe,
+    StalenessReads,
     cited_ids,
-    decide_staleness,
     mental_model_columns,
-    moved_out,
 )
 from mindbank.store.postgres.queries import HISTORY_KIND, Q, filter_sql, tag_list
 from mindbank.store.postgres.rows import model_params, model_row
 from mindbank.store.postgres.search import SearchMixin
 
-_MAX_SCOPES_PER_STATEMENT = 4000  # keeps a stale_flags statement far below PostgreSQL's 65535 bind parameters
+_MAX_SCOPES_PER_STATEMENT = 4000  # keeps a staleness_reads statement far below PostgreSQL's 65535 bind parameters
 
 
 class MentalModelsMixin(SearchMixin):
@@ -117,18 +116,13 @@ class MentalModelsMixin(SearchMixin):
             rows = conn.execute(Q["list_models_with_trigger"], (key, key, bank_id, bank_id)).fetchall()
         return [model_row(r) for r in rows]
 
-    def stale_flags(self, bank_id: str, probes: Sequence[StalenessProbe]) -> dict[str, bool]:
-        """Answer a page of staleness probes in ONE statement (up to 4000 distinct scopes per statement; plus one
-        memory read when a cited memory was written since a watermark: ``moved_out`` judges whether it left).
-
-        A model is stale iff (a) ``since`` is null, or (b) the bank was written after ``since`` and either a memory
-        in its scope is newer than ``since`` or a memory its document cites no longer exists or has left the scope
-        it reads (``probe.read_scope``). Probes sharing a scope
-        share one lookup, bounded below by the group's oldest ``since`` so the ``(bank_id, updated_at)`` index range
-        scanned is the writes since the watermark, not the bank.
+    def staleness_reads(self, bank_id: str, probes: Sequence[StalenessProbe]) -> StalenessReads:
+        """Read what the staleness rule needs for a page of probes in ONE statement (up to 4000 distinct scopes per
+        statement). Probes sharing a scope share one lookup, bounded below by the group's oldest ``since`` so the
+        ``(bank_id, updated_at)`` index range scanned is the writes since the watermark, not the bank.
         """
         if not probes:
-            return {}
+            return StalenessReads(None, {}, set(), [])
         groups: dict[MemoryFilter, list[StalenessProbe]] = {}
         for p in probes:
             if p.since is not None:
@@ -153,7 +147,7 @@ class MentalModelsMixin(SearchMixin):
                 parts.append(Q["stale_scope"].format(where=where))
                 params.extend([str(i), bank_id, oldest, *p])
             if first:
-                # citations gone ('cite') or written since the oldest watermark ('written', judged by moved_out)
+                # citations gone ('cite') or written since the oldest watermark ('written': the engine judges them)
                 watermarks = [p.since for p in probes if p.since is not None]
                 parts.append(Q["stale_citations"])
                 params.extend([bank_id, [p.mental_model_id for p in probes], min(watermarks, default=None)])
@@ -168,6 +162,4 @@ class MentalModelsMixin(SearchMixin):
                     broken.add(r["key"])
                 else:
                     written.append((r["key"], r["memory_id"], r["at"]))
-        broken |= moved_out(probes, written, lambda memory_ids: self.get_memories(bank_id, memory_ids))
-        return decide_staleness(probes, bank_last=bank_last, newest={s: newest.get(i) for i, s in enumerate(scopes)},
-                                broken=broken)  # fmt: skip
+        return StalenessReads(bank_last, {s: newest.get(i) for i, s in enumerate(scopes)}, broken, written)

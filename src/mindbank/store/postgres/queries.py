@@ -155,7 +155,7 @@ Q: dict[str, str] = {
     "scope_watermark": (
         "SELECT m.updated_at FROM memory_units m WHERE m.bank_id = %s AND {where} ORDER BY m.updated_at DESC LIMIT 1"
     ),
-    # stale_flags is assembled from these branches into ONE UNION ALL statement
+    # staleness_reads is assembled from these branches into ONE UNION ALL statement
     "stale_bank": (
         "SELECT 'bank' AS kind, NULL::text AS key, last_memory_write_at AS at, NULL::text AS memory_id "
         "FROM banks WHERE bank_id = %s"

@@ -21,7 +21,7 @@ import numpy as np
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.sqlite.migrate import migrate
 from mindbank.store.sqlite.sql import ts
-from mindbank.store.vector_index import IndexRow, VectorIndex
+from mindbank.store.sqlite.vector_index import IndexRow, VectorIndex
 
 
 class SQLiteBase:

@@ -23,7 +23,7 @@ from mindbank.store.base import DocumentWrite
 from mindbank.store.sqlite.connection import SQLiteBase
 from mindbank.store.sqlite.rows import index_rows, memory_row
 from mindbank.store.sqlite.sql import MEMORY_COLUMNS, tags_json, to_json
-from mindbank.store.vector_index import IndexRow
+from mindbank.store.sqlite.vector_index import IndexRow
 
 
 class MemoriesMixin(SQLiteBase):

@@ -1,5 +1,5 @@
 """Mental-model queries of the SQLite store: models, their history and citations, trigger lookups, and the
-staleness probes (``stale_flags``) that decide which models need a refresh."""
+staleness reads (``staleness_reads``) the staleness rule decides from."""
 
 from __future__ import annotations
 
@@ -16,10 +16,9 @@ from mindbank.store.base import (
     AlreadyExists,
     MemoryFilter,
     StalenessProbe,
+    StalenessReads,
     cited_ids,
-    decide_staleness,
     mental_model_columns,
-    moved_out,
 )
 from mindbank.store.sqlite.rows import model_params, model_row
 from mindbank.store.sqlite.search import SearchMixin
@@ -160,18 +159,14 @@ class MentalModelsMixin(SearchMixin):
             ).fetchall()
         return [model_row(r) for r in rows]
 
-    def stale_flags(self, bank_id: str, probes: Sequence[StalenessProbe]) -> dict[str, bool]:
-        """Answer a page of staleness probes in ONE statement, whatever the page size (plus one memory read when a
-        cited memory was written since a watermark: ``moved_out`` judges whether it left the scope).
+    def staleness_reads(self, bank_id: str, probes: Sequence[StalenessProbe]) -> StalenessReads:
+        """Read what the staleness rule needs for a page of probes in ONE statement, whatever the page size.
 
-        A model is stale iff (a) ``since`` is null, or (b) the bank was written after ``since`` and either a memory
-        in its scope is newer than ``since`` or a memory its document cites no longer exists or has left the scope
-        it reads (``probe.read_scope``). Probes sharing a scope share one lookup, bounded below by the group's
-        oldest ``since`` so the index range scanned is the writes since the watermark, not the bank (cost flat in
-        bank size).
+        Probes sharing a scope share one lookup, bounded below by the group's oldest ``since`` so the index range
+        scanned is the writes since the watermark, not the bank (cost flat in bank size).
         """
         if not probes:
-            return {}
+            return StalenessReads(None, {}, set(), [])
         groups: dict[MemoryFilter, list[StalenessProbe]] = {}
         for p in probes:
             if p.since is not None:
@@ -196,7 +191,7 @@ class MentalModelsMixin(SearchMixin):
         ids = [p.mental_model_id for p in probes]
         watermarks = [p.since for p in probes if p.since is not None]
         # every citation of the page whose memory is gone ('cite') or was written since the oldest watermark
-        # ('written': it may have left the model's scope, judged by ``moved_out``)
+        # ('written': it may have left the model's scope, judged by the engine's staleness rule)
         parts.append(
             "SELECT CASE WHEN m.id IS NULL THEN 'cite' ELSE 'written' END, c.mental_model_id, m.updated_at, "
             "c.memory_id FROM mental_model_citations c LEFT JOIN memory_units m ON m.id = c.memory_id "
@@ -208,8 +203,6 @@ class MentalModelsMixin(SearchMixin):
             rows = conn.execute(" UNION ALL ".join(parts), params).fetchall()
         bank_last = next((ts(r[2]) for r in rows if r[0] == "bank"), None)
         newest = {int(r[1]): ts(r[2]) for r in rows if r[0] == "scope"}
-        broken = {r[1] for r in rows if r[0] == "cite"}
+        gone = {r[1] for r in rows if r[0] == "cite"}
         written = [(r[1], r[3], ts(r[2])) for r in rows if r[0] == "written"]
-        broken |= moved_out(probes, written, lambda memory_ids: self.get_memories(bank_id, memory_ids))
-        return decide_staleness(probes, bank_last=bank_last, newest={s: newest.get(i) for i, s in enumerate(scopes)},
-                                broken=broken)  # fmt: skip
+        return StalenessReads(bank_last, {s: newest.get(i) for i, s in enumerate(scopes)}, gone, written)

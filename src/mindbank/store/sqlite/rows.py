@@ -13,7 +13,7 @@ import numpy as np
 from mindbank.domain.records import Bank, LLMRequestRecord, MemoryUnit, MentalModel, NewMemory, Operation
 from mindbank.domain.timeutil import to_iso
 from mindbank.store.sqlite.sql import tags_json, to_json, ts
-from mindbank.store.vector_index import IndexRow
+from mindbank.store.sqlite.vector_index import IndexRow
 
 
 def index_rows(ids: Sequence[str], memories: Sequence[NewMemory], updated: float) -> list[IndexRow]:

@@ -20,212 +20,37 @@ Refresh"; reference facts §4.3, §4.6, §4.7, §4.10, §4.11. The rules it keep
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
-from mindbank.domain.document import (
-    DocumentError,
-    StructuredDocument,
-    apply_operations,
-    count_tokens,
-    parse_markdown,
-)
-from mindbank.domain.records import MentalModel, ScoredMemory, SourceChunk
+from mindbank.domain.document import DocumentError, StructuredDocument, apply_operations, count_tokens, parse_markdown
+from mindbank.domain.records import MentalModel, ScoredMemory
 from mindbank.domain.scope import MemoryFilter, admits, model_scope
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.engine.recall import RecallRequest, recall
-from mindbank.engine.relevance import RelevanceGate
-from mindbank.engine.retraction import retraction_operations, retraction_report
-from mindbank.engine.source_chunks import select_chunks
-from mindbank.engine.synthesis import SynthesisError, SynthesisScope, Synthesizer
-from mindbank.errors import TransientError
+from mindbank.engine.refresh.persist import persist_plan
+from mindbank.engine.refresh.plan import (
+    TRANSIENT,
+    WRITING_OUTCOMES,
+    Mode,
+    RefreshPlan,
+    RefreshSettings,
+    based_on_by_type,
+    fact_entry,
+    flat_based_on,
+    load_document,
+    newer,
+    scope_report,
+    synthesis_scope,
+)
+from mindbank.engine.refresh.relevance import RelevanceGate
+from mindbank.engine.refresh.retraction import retraction_operations, retraction_report
+from mindbank.engine.refresh.source_chunks import select_chunks
+from mindbank.engine.synthesis.port import SynthesisError, Synthesizer
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.store.base import Store
-
-# errors that mean "try again later": the worker retries them with backoff instead of recording a failure
-TRANSIENT: tuple[type[BaseException], ...] = (TransientError, TimeoutError, ConnectionError)
-BASED_ON_KEYS = ("world", "experience", "observation", "opinion", "directives", "mental-models")
-WRITING_OUTCOMES = ("content_written", "content_unchanged")
-# the executor outcomes a dry run may report (the reference's MentalModelDryRunRefreshResult.outcome enum)
-DRY_RUN_OUTCOMES = (
-    *WRITING_OUTCOMES,
-    "content_preserved_no_new_facts",
-    "refresh_failed_empty_candidate",
-    "refresh_failed_delta_not_applied",
-)
-Mode = Literal["full", "delta"]
-
-
-@dataclass(frozen=True, slots=True)
-class RefreshSettings:
-    """Knobs of a refresh that come from settings (already resolved: trigger > bank > environment)."""
-
-    recall_max_tokens: int = 2048
-    recall_candidates: int = 60
-    include_chunks: bool = True
-    recall_chunks_max_tokens: int = 1000
-    history_enabled: bool = True
-    history_cap: int = 50
-    relevance_threshold: float = 0.15
-
-
-@dataclass(slots=True)
-class RefreshPlan:
-    """Everything a refresh decided, before (or instead of) writing it. ``failure_reason`` set = a failed run."""
-
-    model: MentalModel
-    requested_mode: Mode
-    effective_mode: Mode
-    mode_fallback_reason: str | None = None
-    outcome: str = "content_preserved_no_new_facts"
-    failure_reason: str | None = None
-    error_message: str | None = None
-    refresh_skipped: str | None = None
-    scope: dict[str, Any] = field(default_factory=dict)
-    window: dict[str, datetime | None] = field(default_factory=dict)
-    retrieved: list[ScoredMemory] = field(default_factory=list)
-    chunks: list[SourceChunk] = field(default_factory=list)
-    used_ids: list[str] = field(default_factory=list)
-    based_on: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    candidate_content: str | None = None
-    document: StructuredDocument | None = None
-    content: str = ""
-    emitted: list[dict[str, Any]] = field(default_factory=list)
-    applied: list[dict[str, Any]] = field(default_factory=list)
-    skipped: list[dict[str, Any]] = field(default_factory=list)
-    retraction: dict[str, Any] | None = None
-    structured_output: Any = None
-    watermark: datetime | None = None
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    llm_calls: list[dict[str, Any]] = field(default_factory=list)
-    usage: dict[str, int] = field(default_factory=lambda: {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0})
-    synthesis_input_tokens: int = 0
-    warnings: list[str] = field(default_factory=list)
-    started: float = field(default_factory=time.perf_counter)
-    duration_ms: int = 0
-    engine: str = ""
-    synthesis_scope: SynthesisScope | None = None  # for a synthesizer that retrieves on its own
-    dry_run: bool = False
-    structured_output_would_fail: bool = False  # dry run only: the engine cannot fill the response_schema
-
-    @property
-    def failed(self) -> bool:
-        return self.failure_reason is not None
-
-    @property
-    def would_persist(self) -> bool:
-        """Whether a real refresh would write content: the reference's definition (a writing outcome), except that
-        a dry run which knows the structured-output step would fail the refresh says False."""
-        return self.outcome in WRITING_OUTCOMES and not self.structured_output_would_fail
-
-    def fail(self, outcome: str, reason: str, message: str) -> RefreshPlan:
-        self.outcome, self.failure_reason, self.error_message = outcome, reason, message
-        return self
-
-    def trace(self, *, with_outputs: bool = False) -> dict[str, Any]:
-        """``reflect_response.trace`` (spec "What a trace contains"): no tool outputs, only counts; the dry run's
-        trace (``with_outputs``) keeps each tool call's ``output``, as the reference's does."""
-        calls = self.tool_calls if with_outputs else [{k: v for k, v in c.items() if k != "output"}
-                                                      for c in self.tool_calls]  # fmt: skip
-        return {
-            "recorded_at": to_iso(utcnow()),
-            "effective_mode": self.effective_mode,
-            "mode_fallback_reason": self.mode_fallback_reason,
-            "outcome": self.outcome,
-            "tool_calls": calls,
-            "llm_calls": self.llm_calls,
-            "delta_operations": self.delta_operations(),
-            "retraction": self.retraction,
-            "usage": self.usage,
-            "synthesis_input_tokens": self.synthesis_input_tokens,
-            "duration_ms": self.duration_ms,
-            "warnings": self.warnings,
-        }
-
-    def delta_operations(self) -> dict[str, Any] | None:
-        if self.requested_mode != "delta" and not self.emitted:
-            return None
-        return {"emitted": self.emitted, "applied": self.applied, "skipped": self.skipped}
-
-
-class RefreshFailed(Exception):
-    """A refresh failed; the model was left as it was. ``plan`` has outcome, reason and trace."""
-
-    def __init__(self, plan: RefreshPlan) -> None:
-        super().__init__(plan.error_message or plan.failure_reason or "refresh failed")
-        self.plan = plan
-        self.outcome = plan.outcome
-        self.reason = plan.failure_reason or "unexpected_error"
-
-
-def _newer(a: datetime | None, b: datetime | None) -> datetime | None:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return max(a, b)
-
-
-def _fact(hit: ScoredMemory) -> dict[str, Any]:
-    m = hit.memory
-    return {"id": m.id, "text": m.text, "type": m.fact_type, "context": m.context}
-
-
-def _based_on(entries: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """``based_on`` by fact type, deduplicated by id: an id keeps its first place and its latest entry (a memory
-    edited since it was first cited shows its current text)."""
-    latest: dict[str, dict[str, Any]] = {}
-    for entry in entries:
-        latest[entry["id"]] = entry
-    out: dict[str, list[dict[str, Any]]] = {k: [] for k in BASED_ON_KEYS}
-    for entry in latest.values():
-        out.setdefault(entry["type"], []).append(entry)
-    return out
-
-
-def _flat_based_on(based_on: dict[str, Any] | None) -> list[dict[str, Any]]:
-    return [e for k in ("world", "experience", "observation") for e in (based_on or {}).get(k, [])]
-
-
-def scope_report(model: MentalModel, scope: MemoryFilter) -> dict[str, Any]:
-    """The dry run's ``scope``: what actually filtered memories (resolved, not as stored)."""
-    trigger = model.trigger
-    return {
-        "tags": list(scope.tags) if scope.tag_groups is None else None,
-        "tags_match": scope.tags_match if scope.tag_groups is None else "any",  # groups replace flat tags
-        "tag_groups": scope.groups or None,
-        "fact_types": None if scope.fact_types is None else list(scope.fact_types),
-        "exclude_mental_models": bool(trigger.get("exclude_mental_models")),
-        "exclude_mental_model_ids": sorted({*(trigger.get("exclude_mental_model_ids") or []), model.id}),
-    }
-
-
-def _synthesis_scope(
-    model: MentalModel, window: MemoryFilter, budget: int, settings: RefreshSettings
-) -> SynthesisScope:
-    """What a retrieving synthesizer may read in this refresh: the snapshot window, the trigger's exclusions."""
-    trigger = model.trigger
-    return SynthesisScope(
-        bank_id=model.bank_id,
-        model_id=model.id,
-        window=window,
-        budget=trigger.get("budget") or "mid",
-        recall_max_tokens=budget,
-        recall_candidates=settings.recall_candidates,
-        exclude_mental_models=bool(trigger.get("exclude_mental_models")),
-        exclude_mental_model_ids=tuple(trigger.get("exclude_mental_model_ids") or ()),
-        observations_max_tokens=int(trigger.get("reflect_search_observations_max_tokens") or 5000),
-    )
-
-
-def load_document(model: MentalModel) -> StructuredDocument:
-    """The model's authoritative document (imported from its markdown once if it has none). Raises
-    ``DocumentError`` when the stored structure is unreadable."""
-    if model.structured_document is not None:
-        return StructuredDocument.from_dict(model.structured_document)
-    return parse_markdown(model.content)
 
 
 class RefreshRunner:
@@ -295,7 +120,7 @@ class RefreshRunner:
         plan.window = {
             "created_after": since,
             "created_before": cutoff,
-            "watermark": _newer(newest, model.last_memory_seen_at),
+            "watermark": newer(newest, model.last_memory_seen_at),
         }
         plan.watermark = plan.window["watermark"]
 
@@ -306,7 +131,7 @@ class RefreshRunner:
         present = self.store.get_memories(model.bank_id, sorted(cited)) if cited else []
         missing = cited - {m.id for m in present if admits(scope, m.tags, m.fact_type)}
         if missing and current is not None:
-            quoted = {e["id"]: e["text"] for e in _flat_based_on((model.reflect_response or {}).get("based_on"))}
+            quoted = {e["id"]: e["text"] for e in flat_based_on((model.reflect_response or {}).get("based_on"))}
             plan.retraction, warning = retraction_report(current, missing, present, quoted)
             if warning:
                 plan.warnings.append(warning)
@@ -337,7 +162,7 @@ class RefreshRunner:
                 model,
                 window,
                 settings.relevance_threshold,
-                [e["text"] for e in _flat_based_on((model.reflect_response or {}).get("based_on"))],
+                [e["text"] for e in flat_based_on((model.reflect_response or {}).get("based_on"))],
             )
         ):
             plan.refresh_skipped = "not_relevant"
@@ -346,7 +171,7 @@ class RefreshRunner:
             return
 
         budget = int(model.trigger.get("recall_max_tokens") or settings.recall_max_tokens)
-        plan.synthesis_scope = _synthesis_scope(model, window, budget, settings)
+        plan.synthesis_scope = synthesis_scope(model, window, budget, settings)
         hits = self._recall(plan, model, window, budget, settings) if newest is not None else []
         if plan.failed:
             return
@@ -417,7 +242,7 @@ class RefreshRunner:
                 "result_count": len(hits),
                 "duration_ms": int((time.perf_counter() - started) * 1000),
                 "iteration": 1,
-                "output": {"memories": [_fact(h) for h in hits]},  # shown by the dry run only
+                "output": {"memories": [fact_entry(h) for h in hits]},  # shown by the dry run only
             }
         )
         if not hits:
@@ -491,7 +316,7 @@ class RefreshRunner:
             plan.retraction["applied"] = not (set(document.memory_ids()) & set(plan.retraction["fact_ids"]))
         by_id = {h.memory.id: h for h in plan.retrieved}  # the pipeline's facts and what the synthesizer found
         cited = [i for i in document.memory_ids() if i in by_id] or [i for i in plan.used_ids if i in by_id]
-        plan.based_on = _based_on([_fact(by_id[i]) for i in cited])
+        plan.based_on = based_on_by_type([fact_entry(by_id[i]) for i in cited])
         plan.outcome = "content_written" if plan.content != model.content else "content_unchanged"
 
     def _apply_retraction_only(self, plan: RefreshPlan, current: StructuredDocument) -> None:
@@ -502,9 +327,9 @@ class RefreshRunner:
         plan.retraction["applied"] = True
         plan.document = result.document
         plan.content = result.document.render()
-        previous = _flat_based_on((plan.model.reflect_response or {}).get("based_on"))
+        previous = flat_based_on((plan.model.reflect_response or {}).get("based_on"))
         kept = [e for e in previous if e["id"] not in missing]
-        plan.based_on = _based_on(kept)
+        plan.based_on = based_on_by_type(kept)
         plan.outcome = "content_written" if plan.content != plan.model.content else "content_unchanged"
 
     def _plan_delta(
@@ -546,88 +371,18 @@ class RefreshRunner:
         plan.document = result.document
         plan.content = result.document.render()
         by_id = {h.memory.id: h for h in hits}
-        previous = [e for e in _flat_based_on(model.reflect_response and model.reflect_response.get("based_on"))
+        previous = [e for e in flat_based_on(model.reflect_response and model.reflect_response.get("based_on"))
                     if e["id"] not in missing]  # fmt: skip
-        plan.based_on = _based_on([*previous, *(_fact(by_id[i]) for i in plan.used_ids if i in by_id)])
+        plan.based_on = based_on_by_type([*previous, *(fact_entry(by_id[i]) for i in plan.used_ids if i in by_id)])
         plan.outcome = "content_written" if plan.content != model.content else "content_unchanged"
 
     def _preserve(self, plan: RefreshPlan) -> None:
         """A completed refresh that keeps the document (nothing new or nothing relevant)."""
         plan.outcome = "content_preserved_no_new_facts"
         plan.content = plan.model.content
-        plan.based_on = (plan.model.reflect_response or {}).get("based_on") or _based_on([])
+        plan.based_on = (plan.model.reflect_response or {}).get("based_on") or based_on_by_type([])
         plan.structured_output = (plan.model.reflect_response or {}).get("structured_output")
 
-    # ------------------------------------------------------------------ persisting
     def persist(self, plan: RefreshPlan, settings: RefreshSettings) -> MentalModel:
-        """Write a plan: success (content, document, watermark, clocks, history) or failure (stamp + failure row
-        only). Raises ``LookupError`` if the model was deleted meanwhile."""
-        model = plan.model
-        keep_trace = bool(model.trigger.get("keep_trace"))
-        now = self.clock()
-        if plan.failed:
-            response = {
-                **(model.reflect_response or {}),
-                "refresh_skipped": plan.failure_reason,
-                "outcome": plan.outcome,
-            }
-            if keep_trace:
-                response["trace"] = plan.trace()
-            failed = replace(model, reflect_response=response, last_refresh_failed_at=now)
-            history = None
-            if settings.history_enabled:
-                history = {
-                    "kind": "refresh_failed",
-                    "outcome": plan.outcome,
-                    "failure_reason": plan.failure_reason,
-                    "error_message": plan.error_message,
-                }
-            self.store.save_refresh(failed, history=history, history_cap=settings.history_cap)
-            return failed
-        response: dict[str, Any] = {
-            "text": plan.content,
-            "based_on": plan.based_on,
-            "mental_models": [],
-            "outcome": plan.outcome,
-            "engine": plan.engine,
-            "effective_mode": plan.effective_mode,
-            "facts_retrieved": len(plan.retrieved),
-            "usage": plan.usage,
-            "synthesis_input_tokens": plan.synthesis_input_tokens,
-            "document_tokens": count_tokens(plan.content),
-            "document_budget": model.max_tokens,
-        }
-        if plan.refresh_skipped:
-            response["refresh_skipped"] = plan.refresh_skipped
-        if plan.effective_mode == "delta" or plan.emitted:
-            response["delta_applied"] = bool(plan.applied)
-            response["delta_operations_applied"] = plan.applied
-            response["delta_operations_skipped"] = plan.skipped
-        if plan.structured_output is not None:
-            response["structured_output"] = plan.structured_output
-        if keep_trace:
-            response["trace"] = plan.trace()
-        writes = plan.outcome in WRITING_OUTCOMES
-        updated = replace(
-            model,
-            content=plan.content if writes else model.content,
-            structured_document=plan.document.to_dict() if writes and plan.document else model.structured_document,
-            reflect_response=response,
-            last_refreshed_at=now,
-            last_memory_seen_at=_newer(plan.watermark, model.last_memory_seen_at),
-            last_refreshed_source_query=model.source_query if writes else model.last_refreshed_source_query,
-            last_refresh_failed_at=None,
-            last_full_refreshed_at=now if writes and plan.effective_mode == "full" else model.last_full_refreshed_at,
-            cleared_at=None if writes else model.cleared_at,
-        )
-        history = None
-        if settings.history_enabled and plan.outcome == "content_written":
-            slim = {k: v for k, v in (model.reflect_response or {}).items() if k in ("based_on", "trace")}
-            history = {
-                "previous_content": model.content,
-                "previous_reflect_response": slim or None,
-                # the data position that content stood for, so a revert can restore staleness and delta windows
-                "previous_last_memory_seen_at": to_iso(model.last_memory_seen_at),
-            }
-        self.store.save_refresh(updated, history=history, history_cap=settings.history_cap)
-        return updated
+        """Write a plan (``persist.py``): success or failure, stamped with this runner's clock."""
+        return persist_plan(self.store, plan, settings, now=self.clock())

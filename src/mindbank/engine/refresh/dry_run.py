@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Any
 
 from mindbank.domain.timeutil import to_iso, utcnow
-from mindbank.engine.refresh import WRITING_OUTCOMES, RefreshPlan
+from mindbank.engine.refresh.plan import WRITING_OUTCOMES, RefreshPlan
 
 
 def dry_run_result(plan: RefreshPlan) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from mindbank.domain.document import count_tokens
 from mindbank.domain.records import FactType, RetainItem
 from mindbank.domain.text import split_facts
 from mindbank.domain.timeutil import to_iso
-from mindbank.engine.structured import schema_problems
+from mindbank.engine.synthesis.structured import schema_problems
 from mindbank.providers.llm.base import LLM, LLMError, LLMTransientError, system, user
 
 log = logging.getLogger(__name__)

@@ -42,8 +42,8 @@ from mindbank.domain.document import (
 from mindbank.domain.records import FACT_TYPES, ScoredMemory, SourceChunk
 from mindbank.engine.reflect.agent import block_text, run_agent
 from mindbank.engine.reflect.tools import ReflectScope, ReflectTools, ToolExecutionError, chunk_view, memory_view
-from mindbank.engine.structured import StructuredOutputError, extract_structured, schema_problems
-from mindbank.engine.synthesis import Synthesis, SynthesisError, SynthesisScope
+from mindbank.engine.synthesis.port import Synthesis, SynthesisError, SynthesisScope
+from mindbank.engine.synthesis.structured import StructuredOutputError, extract_structured, schema_problems
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.providers.llm.base import LLM, LLMError, LLMTransientError, TokenUsage, assistant, system, user
 from mindbank.store.base import Store

@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 
 from mindbank.domain.records import MemoryUnit, NewMemory
-from mindbank.engine.consolidate import ConsolidationPlan, ExtractiveConsolidator, ObservationScopes, scope_keys
-from mindbank.engine.structured import schema_problems
+from mindbank.engine.consolidate.extractive import ExtractiveConsolidator
+from mindbank.engine.consolidate.plan import ConsolidationPlan, ObservationScopes, scope_keys
+from mindbank.engine.synthesis.structured import schema_problems
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.providers.llm.base import LLM, LLMError, LLMTransientError, system, user
 

@@ -1,0 +1,39 @@
+"""Mental-model history entries: the row written when a document is replaced (a refresh that wrote, a revert) and
+the row written when a refresh failed. Spec: "History"; the reference stores ``previous_content`` per change.
+
+Entries are plain dicts (stored as JSON): a version row keeps the content being replaced, the ``based_on`` and
+trace it came with, and the watermark it stood for, so :meth:`~mindbank.service.MindBank.revert_mental_model` can
+restore staleness and the delta window along with the text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mindbank.domain.records import MentalModel
+from mindbank.domain.timeutil import to_iso
+
+HISTORY_RESPONSE_KEYS = ("based_on", "trace")
+
+
+def version_entry(model: MentalModel) -> dict[str, Any]:
+    """The history row for ``model``'s current document, written just before it is replaced:
+    ``{previous_content, previous_reflect_response: {based_on?, trace?} | None, previous_last_memory_seen_at}``."""
+    slim = {k: v for k, v in (model.reflect_response or {}).items() if k in HISTORY_RESPONSE_KEYS}
+    return {
+        "previous_content": model.content,
+        "previous_reflect_response": slim or None,
+        # the data position that content stood for, so a revert can restore staleness and delta windows
+        "previous_last_memory_seen_at": to_iso(model.last_memory_seen_at),
+    }
+
+
+def failure_entry(*, outcome: str, failure_reason: str | None, error_message: str | None) -> dict[str, Any]:
+    """The history row of a failed refresh (content unchanged): ``{kind: "refresh_failed", outcome, failure_reason,
+    error_message}``."""
+    return {
+        "kind": "refresh_failed",
+        "outcome": outcome,
+        "failure_reason": failure_reason,
+        "error_message": error_message,
+    }

@@ -1,0 +1,93 @@
+"""The extractive consolidator: near-duplicate facts merged into observations by embedding similarity (no model).
+
+A fact close to an existing observation of its scope strengthens it (one more source, proof + 1); two or more close
+new facts found together form a new observation; a fact that repeats nothing is marked consolidated without an
+observation (an observation needs a second witness).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from mindbank.domain.records import MemoryUnit, NewMemory
+from mindbank.engine.consolidate.plan import ConsolidationPlan, ObservationScopes, scope_keys
+
+DUPLICATE_THRESHOLD = 0.9  # cosine: same statement in other words, not merely the same topic
+
+
+@dataclass(slots=True)
+class _Draft:
+    """An observation being built or grown in this round."""
+
+    scope: tuple[str, ...]
+    vector: np.ndarray
+    sources: list[str]
+    proof: int
+    template: MemoryUnit | None = None  # the fact whose text a new observation takes
+    existing_id: str | None = None
+
+
+class ExtractiveConsolidator:
+    """Near-duplicate merging by cosine similarity (no model)."""
+
+    def __init__(self, threshold: float = DUPLICATE_THRESHOLD) -> None:
+        self.threshold = threshold
+
+    def plan(
+        self,
+        facts: Sequence[MemoryUnit],
+        vectors: dict[str, np.ndarray],
+        observations: Sequence[MemoryUnit],
+        scopes: ObservationScopes,
+    ) -> ConsolidationPlan:
+        """Creates and updates for a batch (the extractive engine never rewrites or deletes observations)."""
+        drafts: dict[tuple[str, ...], list[_Draft]] = {}
+        for obs in observations:
+            if obs.id in vectors:
+                drafts.setdefault(obs.tags, []).append(
+                    _Draft(obs.tags, vectors[obs.id], list(obs.source_memory_ids or ()), obs.proof_count or 1,
+                           existing_id=obs.id)
+                )  # fmt: skip
+        singles: dict[tuple[str, ...], list[MemoryUnit]] = {}
+        for fact in facts:
+            vector = vectors.get(fact.id)
+            if vector is None:
+                continue
+            for scope in scope_keys(fact.tags, scopes):
+                pool = drafts.setdefault(scope, [])
+                best = max(pool, key=lambda d: float(d.vector @ vector), default=None)
+                if best is not None and float(best.vector @ vector) >= self.threshold:
+                    if fact.id not in best.sources:
+                        best.sources.append(fact.id)
+                        best.proof += 1
+                    continue
+                twin = next(
+                    (f for f in singles.get(scope, []) if float(vectors[f.id] @ vector) >= self.threshold), None
+                )
+                if twin is not None:
+                    singles[scope].remove(twin)
+                    pool.append(_Draft(scope, vectors[twin.id], [twin.id, fact.id], 2, template=twin))
+                else:
+                    singles.setdefault(scope, []).append(fact)
+        creates: list[NewMemory] = []
+        updates: list[tuple[str, tuple[str, ...], int]] = []
+        for pool in drafts.values():
+            for draft in pool:
+                if draft.existing_id is not None:
+                    original = next(o for o in observations if o.id == draft.existing_id)
+                    if len(draft.sources) != len(original.source_memory_ids or ()):
+                        updates.append((draft.existing_id, tuple(draft.sources), draft.proof))
+                elif draft.template is not None:
+                    t = draft.template
+                    creates.append(
+                        NewMemory(
+                            text=t.text, fact_type="observation", embedding=draft.vector, tags=draft.scope,
+                            context=t.context, metadata={}, document_id=None, chunk_id=None,
+                            occurred_start=t.occurred_start, occurred_end=t.occurred_end, mentioned_at=t.mentioned_at,
+                            source_memory_ids=tuple(draft.sources), proof_count=draft.proof,
+                        )
+                    )  # fmt: skip
+        return ConsolidationPlan(creates=creates, updates=updates)

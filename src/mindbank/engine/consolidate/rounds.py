@@ -1,0 +1,100 @@
+"""Consolidation: fold facts into observations (the extractive engine), one bounded round at a time.
+
+Spec: "Automatic Refresh" (observations are what ``refresh_after_consolidation`` follows); reference facts §6.
+Observations are memory units with ``fact_type`` observation, ``source_memory_ids``, ``proof_count`` and the tags
+of their scope. Observation scopes: ``combined`` (default: a fact's whole tag set is one scope) or ``per_tag``
+(one scope per tag). The extractive consolidator merges near-duplicate facts inside one scope by embedding
+similarity: a fact close to an existing observation of its scope strengthens it (one more source, proof + 1);
+two or more close new facts found together form a new observation; a fact that repeats nothing is marked
+consolidated without an observation (an observation needs a second witness). Source facts get
+``consolidated_at``, which is bookkeeping and never a write for staleness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from mindbank.domain.records import MemoryUnit
+from mindbank.engine.consolidate.plan import (
+    ROUND_SIZE,
+    ConsolidationPlan,
+    ConsolidationRound,
+    Consolidator,
+    ObservationScopes,
+)
+from mindbank.store.base import Store
+
+
+def detach_sources(
+    store: Store, bank_id: str, observations: Sequence[MemoryUnit], requeued: set[str]
+) -> tuple[dict[str, tuple[tuple[str, ...], int]], list[str]]:
+    """Sources an observation can no longer rest on: facts deleted since, or sent back to consolidation by an edit
+    (``requeued``: the unconsolidated facts of this round). Returns ``({observation id: (remaining source ids,
+    proof count)}, [ids of observations left with no source])``; the consolidator may attach an edited fact
+    again if it still says the same thing."""
+    source_ids = sorted({s for o in observations for s in (o.source_memory_ids or ())})
+    if not source_ids:
+        return {}, []
+    alive = {m.id for m in store.get_memories(bank_id, source_ids)}
+    gone = (set(source_ids) - alive) | (set(source_ids) & requeued)
+    trimmed: dict[str, tuple[tuple[str, ...], int]] = {}
+    emptied: list[str] = []
+    for obs in observations:
+        sources = obs.source_memory_ids or ()
+        lost = [s for s in sources if s in gone]
+        if not lost:
+            continue
+        remaining = tuple(s for s in sources if s not in gone)
+        if remaining:
+            trimmed[obs.id] = (remaining, max(1, (obs.proof_count or len(sources)) - len(lost)))
+        else:
+            emptied.append(obs.id)
+    return trimmed, emptied
+
+
+def consolidate_round(
+    store: Store,
+    bank_id: str,
+    *,
+    consolidator: Consolidator,
+    scopes: ObservationScopes = "combined",
+    limit: int = ROUND_SIZE,
+) -> ConsolidationRound:
+    """Consolidate up to ``limit`` pending facts of the bank in one transaction; ``more`` says whether others wait.
+
+    The same transaction first detaches sources that were deleted or edited (:func:`detach_sources`): an
+    observation left with no source is deleted, one that lost some is updated (both are memory writes, so models
+    reading or citing it go stale)."""
+    facts = store.unconsolidated_facts(bank_id, limit + 1)
+    result = ConsolidationRound(more=len(facts) > limit)
+    facts = facts[:limit]
+    stored = store.list_observations(bank_id)
+    trimmed, emptied = detach_sources(store, bank_id, stored, {f.id for f in facts})
+    if not facts and not trimmed and not emptied:
+        return result
+    observations = [
+        replace(o, source_memory_ids=trimmed[o.id][0], proof_count=trimmed[o.id][1]) if o.id in trimmed else o
+        for o in stored
+        if o.id not in emptied
+    ]
+    plan = ConsolidationPlan()
+    if facts:
+        vectors = store.memory_vectors(bank_id, [f.id for f in facts] + [o.id for o in observations])
+        plan = consolidator.plan(facts, vectors, observations, scopes)
+    planned = {u[0] for u in plan.updates} | set(plan.deletes)
+    updates = [*plan.updates, *((i, *trimmed[i]) for i in trimmed if i not in planned)]
+    deletes = [*plan.deletes, *emptied]
+    store.write_consolidation(
+        bank_id,
+        creates=plan.creates,
+        updates=updates,
+        consolidated_ids=[f.id for f in facts],
+        rewrites=plan.rewrites,
+        deletes=deletes,
+    )
+    changed = {u[0] for u in updates} | {r[0] for r in plan.rewrites} | set(deletes)
+    result.created, result.consolidated = len(plan.creates), len(facts)
+    result.updated = len(changed)
+    result.scopes = {tuple(c.tags) for c in plan.creates} | {o.tags for o in stored if o.id in changed}
+    return result
