@@ -14,9 +14,9 @@ import pytest
 import uvicorn
 from fastapi.testclient import TestClient
 
-from mindbank.api import create_app
 from mindbank.config import Settings
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
+from mindbank.server import create_app
 from mindbank.service import MindBank
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"

@@ -42,7 +42,7 @@ def _local_settings(args: argparse.Namespace) -> Settings:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from mindbank.api import create_app
+    from mindbank.server import create_app
     from mindbank.service import MindBank
 
     settings = _local_settings(args)

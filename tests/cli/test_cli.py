@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from mindbank.api import create_app
 from mindbank.cli import build_parser, main
+from mindbank.server import create_app
 from mindbank.service import MindBank
 
 

@@ -15,14 +15,14 @@ from llm_helpers import QUERY, make_model
 from test_agent import obedient
 from test_llm_synthesis import writer
 
-from mindbank.api import create_app
 from mindbank.config import Settings
 from mindbank.domain.records import LLMRequestRecord
 from mindbank.domain.timeutil import utcnow
-from mindbank.engine.llm_trace import LLMTracer
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.providers.llm.base import ChatRequest, ChatResult, ManagedLLM
+from mindbank.server import create_app
 from mindbank.service import MindBank
+from mindbank.service.tracing import LLMTracer
 from mindbank.store.open import open_store
 from mindbank.testing import ScriptedLLM
 

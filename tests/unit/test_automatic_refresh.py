@@ -12,13 +12,13 @@ from datetime import datetime, timedelta
 import pytest
 from fastapi.testclient import TestClient
 
-from mindbank.api import create_app
 from mindbank.config import Settings
 from mindbank.domain.records import RetainItem
 from mindbank.domain.timeutil import utcnow
 from mindbank.engine.synthesis.port import SynthesisError
 from mindbank.errors import TransientError
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
+from mindbank.server import create_app
 from mindbank.service import MindBank
 from mindbank.testing import ScriptedSynthesizer
 

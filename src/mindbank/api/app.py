@@ -1,37 +1,33 @@
-"""Application factory: routers, error handlers and the worker's lifetime."""
+"""The HTTP API as a FastAPI application: routers, error handlers, ``/health`` and ``/version``.
+
+It knows nothing of MCP, the control plane or the worker: ``mindbank.server`` composes those around it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, nullcontext
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
 
 from fastapi import FastAPI
 
-from mindbank import __version__
-from mindbank.api.auth import ApiKeyMiddleware
 from mindbank.api.errors import install_error_handlers
 from mindbank.api.routes import banks, llm_requests, memories, mental_models, operations, reflect
 from mindbank.service import MindBank
+from mindbank.version import __version__
+
+# one line per router: a new endpoint family is a module under routes/ and an entry here
+ROUTERS = (memories, mental_models, operations, banks, reflect, llm_requests)
 
 
-def create_app(mb: MindBank, *, run_worker: bool = True) -> FastAPI:
-    """A FastAPI app serving ``mb``. With ``run_worker`` the in-process worker runs while the app is up."""
-
-    @asynccontextmanager
-    async def lifespan(application: FastAPI) -> AsyncIterator[None]:
-        if run_worker:
-            mb.start_worker()
-        try:
-            mcp = application.state.mcp
-            async with mcp.run() if mcp is not None else nullcontext():  # MCP session managers live with the app
-                yield
-        finally:
-            mb.stop_worker()
-
+def create_api(
+    mb: MindBank, *, lifespan: Callable[[FastAPI], AbstractAsyncContextManager[Any]] | None = None
+) -> FastAPI:
+    """A FastAPI app serving ``mb``'s HTTP API (``app.state.mindbank`` is ``mb``); ``lifespan`` as FastAPI takes it."""
     app = FastAPI(title="mindbank", version=__version__, lifespan=lifespan)
     app.state.mindbank = mb
     install_error_handlers(app)
-    for module in (memories, mental_models, operations, banks, reflect, llm_requests):
+    for module in ROUTERS:
         app.include_router(module.router)
 
     @app.get("/health")
@@ -42,15 +38,4 @@ def create_app(mb: MindBank, *, run_worker: bool = True) -> FastAPI:
     def version() -> dict[str, str]:
         return {"api_version": __version__}
 
-    app.state.mcp = None
-    if mb.settings.mcp_enabled:
-        from mindbank.mcp.http import McpHttp  # imported here: mindbank.mcp itself imports the API's shapes
-        from mindbank.mcp.tools import parse_enabled_tools
-
-        app.state.mcp = McpHttp(
-            mb, host=mb.settings.host, enabled_tools=parse_enabled_tools(mb.settings.mcp_enabled_tools)
-        )
-        app.router.routes.extend(app.state.mcp.routes())
-    if mb.settings.api_key:  # outermost, so it guards every route, MCP included (/health stays open)
-        app.add_middleware(ApiKeyMiddleware, api_key=mb.settings.api_key)
     return app

@@ -18,7 +18,6 @@ from typing import Any, Literal, TypeVar
 import httpx
 from pydantic import BaseModel
 
-from mindbank import __version__
 from mindbank.client import _requests as api
 from mindbank.client.errors import MindBankConnectionError
 from mindbank.client.models import (
@@ -40,6 +39,7 @@ from mindbank.client.models import (
     StatusResponse,
     TagList,
 )
+from mindbank.version import __version__
 
 T = TypeVar("T")
 DEFAULT_URL = "http://127.0.0.1:8888"

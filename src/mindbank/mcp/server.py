@@ -6,9 +6,9 @@ from collections.abc import Callable, Collection
 
 from mcp.server.mcpserver import MCPServer
 
-from mindbank import __version__
 from mindbank.mcp.tools import MULTI_BANK_ONLY, TOOL_NAMES, MindBankTools, as_tool, reflect_available
 from mindbank.service import MindBank
+from mindbank.version import __version__
 
 INSTRUCTIONS = (
     "mindbank is a long-term memory. Store facts with retain, search them with recall. Mental models are curated, "

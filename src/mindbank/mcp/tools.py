@@ -3,7 +3,7 @@
 Each tool is written once, with a required keyword-only ``bank_id``. :func:`build_server` registers it as is for a
 multi-bank server (``/mcp``, ``mindbank mcp`` without ``--bank``) or, for a single-bank server (``/mcp/{bank_id}``,
 ``mindbank mcp --bank B``), under a signature without ``bank_id`` whose value comes from a resolver. Return shapes
-follow the reference's MCP tools (reference facts §9) and reuse the HTTP API's response shaping, so a model, an
+follow the reference's MCP tools (reference facts §9) and reuse the response shapes of ``mindbank.wire``, so a model, an
 operation or a recall hit looks the same over HTTP and MCP. Docstrings are the tool descriptions an agent reads.
 """
 
@@ -15,19 +15,22 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError
 
-from mindbank.api.schemas import (
+from mindbank.domain.limits import DEFAULT_MAX_TOKENS, MaxTokens
+from mindbank.domain.records import FactType
+from mindbank.domain.tags import TagsMatch
+from mindbank.domain.trigger import MentalModelTrigger, MentalModelTriggerPatch
+from mindbank.errors import MindBankError
+from mindbank.service import MindBank
+from mindbank.wire.items import retain_item
+from mindbank.wire.shapes import (
     bank_list_item,
+    bank_stats_response,
     mental_model_response,
     operation_response,
     operation_summary,
     recall_result,
+    tag_page,
 )
-from mindbank.domain.records import FactType, RetainItem
-from mindbank.domain.tags import TagsMatch
-from mindbank.domain.timeutil import parse_timestamp
-from mindbank.domain.trigger import MentalModelTrigger, MentalModelTriggerPatch
-from mindbank.errors import MindBankError
-from mindbank.service import DEFAULT_MAX_TOKENS, MindBank
 
 Detail = Literal["metadata", "content", "full"]
 BankId = Annotated[str, Field(description="Id of the memory bank to use.", min_length=1)]
@@ -45,7 +48,6 @@ ShorthandTagsMatch = Annotated[
 ShorthandAfterConsolidation = Annotated[
     bool | None, Field(description="Shorthand for trigger.refresh_after_consolidation.")
 ]
-MaxTokens = Annotated[int, Field(ge=256, le=8192, description="Target size of the model's document in tokens.")]
 
 # Every tool name, in the order tools are listed; MINDBANK_MCP_ENABLED_TOOLS picks from these.
 TOOL_NAMES: tuple[str, ...] = (
@@ -140,13 +142,8 @@ class MindBankTools:
         Returns {success, status: "stored", bank_id, items_count, memory_ids} or, with async_processing,
         {success, status: "accepted", bank_id, items_count, operation_id}.
         """
-        item = RetainItem(
-            content=content,
-            timestamp=parse_timestamp(timestamp),
-            context=context,
-            metadata=dict(metadata or {}),
-            document_id=document_id,
-            tags=tuple(tags or ()),
+        item = retain_item(
+            content, timestamp=timestamp, context=context, metadata=metadata, document_id=document_id, tags=tags
         )
         result = self.mb.retain(bank_id, [item], async_=async_processing)
         base = {"success": True, "bank_id": bank_id, "items_count": result.items_count}
@@ -215,10 +212,7 @@ class MindBankTools:
 
         Returns the HTTP /stats shape {bank_id, total_nodes, nodes_by_fact_type, operations_by_status, ...}.
         """
-        # The HTTP route owns the stats wire shape; calling it keeps MCP and HTTP identical without a copy.
-        from mindbank.api.routes.banks import stats
-
-        return stats(bank_id, self.mb)
+        return bank_stats_response(bank_id, self.mb.bank_stats(bank_id))
 
     def list_tags(
         self,
@@ -236,7 +230,7 @@ class MindBankTools:
         Returns {items: [{tag, count}], total, limit, offset}.
         """
         items, total = self.mb.list_tags(bank_id, source=source, pattern=q, limit=limit, offset=offset)
-        return {"items": [{"tag": t, "count": n} for t, n in items], "total": total, "limit": limit, "offset": offset}
+        return tag_page(items, total, limit, offset)
 
     # ------------------------------------------------------------------ mental models
     def list_mental_models(
@@ -324,7 +318,7 @@ class MindBankTools:
         mental_model_id: ModelId,
         name: Annotated[str | None, Field(max_length=256)] = None,
         source_query: str | None = None,
-        max_tokens: Annotated[int | None, Field(ge=256, le=8192)] = None,
+        max_tokens: MaxTokens | None = None,
         tags: TagList = None,
         trigger: TriggerInput = None,
         tags_match: ShorthandTagsMatch = None,

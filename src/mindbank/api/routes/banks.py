@@ -7,8 +7,8 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Body, Query
 
 from mindbank.api.deps import Bank
-from mindbank.api.schemas import BankConfigUpdate, BankRequest, RequestBody, bank_list_item, bank_profile
-from mindbank.domain.timeutil import to_iso
+from mindbank.api.schemas import BankConfigUpdate, BankRequest, RequestBody
+from mindbank.wire.shapes import bank_list_item, bank_profile, bank_stats_response, tag_page
 
 router = APIRouter(prefix="/v1/default/banks", tags=["banks"])
 
@@ -70,26 +70,7 @@ def patch_config(bank_id: str, body: BankConfigUpdate, mb: Bank) -> dict[str, An
 @router.get("/{bank_id}/stats")
 def stats(bank_id: str, mb: Bank) -> dict[str, Any]:
     """Live statistics; ``last_memory_write_at`` is read from the database on every call."""
-    s = mb.bank_stats(bank_id)
-    by_status = s["operations_by_status"]
-    return {
-        "bank_id": bank_id,
-        "total_nodes": s["total_nodes"],
-        "total_links": 0,
-        "total_documents": s["total_documents"],
-        "nodes_by_fact_type": s["nodes_by_fact_type"],
-        "links_by_link_type": {},
-        "links_by_fact_type": {},
-        "links_breakdown": {},
-        "pending_operations": by_status.get("pending", 0) + by_status.get("processing", 0),
-        "failed_operations": by_status.get("failed", 0),
-        "operations_by_status": by_status,
-        "last_consolidated_at": to_iso(s["last_consolidated_at"]),
-        "last_memory_write_at": to_iso(s["last_memory_write_at"]),
-        "pending_consolidation": s["pending_consolidation"],
-        "failed_consolidation": 0,
-        "total_observations": s["nodes_by_fact_type"].get("observation", 0),
-    }
+    return bank_stats_response(bank_id, mb.bank_stats(bank_id))
 
 
 @router.get("/{bank_id}/tags")
@@ -103,7 +84,7 @@ def list_tags(
 ) -> dict[str, Any]:
     """Tags in use with their counts; ``q`` matches case-insensitively with ``*`` wildcards."""
     items, total = mb.list_tags(bank_id, source=source, pattern=q, limit=limit, offset=offset)
-    return {"items": [{"tag": t, "count": n} for t, n in items], "total": total, "limit": limit, "offset": offset}
+    return tag_page(items, total, limit, offset)
 
 
 class ConsolidateRequest(RequestBody):

@@ -7,10 +7,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from mindbank.api.deps import Bank
-from mindbank.api.schemas import RecallRequest, RequestBody, RetainRequest, RetainResponse, memory_item, recall_result
-from mindbank.domain.records import FactType, RetainItem
+from mindbank.api.schemas import RecallRequest, RequestBody, RetainRequest, RetainResponse
+from mindbank.domain.records import FactType
 from mindbank.domain.tags import TagsMatch
-from mindbank.domain.timeutil import parse_timestamp
+from mindbank.wire.items import retain_item
+from mindbank.wire.shapes import memory_item, recall_result
 
 router = APIRouter(prefix="/v1/default/banks/{bank_id}", tags=["memories"])
 
@@ -19,14 +20,15 @@ router = APIRouter(prefix="/v1/default/banks/{bank_id}", tags=["memories"])
 def retain(bank_id: str, body: RetainRequest, mb: Bank) -> dict[str, Any]:
     """Retain items (bank auto-created). ``async: true`` queues the work and returns an operation id."""
     items = [
-        RetainItem(
-            content=i.content,
-            timestamp=None if i.timestamp in (None, "unset") else parse_timestamp(i.timestamp),  # type: ignore[arg-type]
+        retain_item(
+            i.content,
+            timestamp=i.timestamp,
             context=i.context,
-            metadata=dict(i.metadata or {}),
+            metadata=i.metadata,
             document_id=i.document_id,
-            tags=tuple((i.tags or []) + (body.document_tags or [])),
-            update_mode=i.update_mode or "replace",
+            tags=i.tags,
+            extra_tags=body.document_tags,
+            update_mode=i.update_mode,
         )
         for i in body.items
     ]

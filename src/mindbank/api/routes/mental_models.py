@@ -9,13 +9,12 @@ from fastapi import APIRouter, Body, Query
 from mindbank.api.deps import Bank
 from mindbank.api.schemas import (
     CreateMentalModelRequest,
-    Detail,
     RefreshRequest,
     RevertRequest,
     ScopePreviewRequest,
     UpdateMentalModelRequest,
-    mental_model_response,
 )
+from mindbank.wire.shapes import Detail, mental_model_response
 
 router = APIRouter(prefix="/v1/default/banks/{bank_id}/mental-models", tags=["mental-models"])
 

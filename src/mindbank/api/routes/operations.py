@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from mindbank.api.deps import Bank
-from mindbank.api.schemas import operation_response, operation_summary
+from mindbank.wire.shapes import operation_response, operation_summary
 
 router = APIRouter(prefix="/v1/default/banks/{bank_id}/operations", tags=["operations"])
 

@@ -1,0 +1,80 @@
+"""Reflect: answer a question through the hierarchy (mental models, observations, facts). Spec: "Reflect"."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from mindbank.domain.records import FACT_TYPES, FactType
+from mindbank.domain.tags import TagsMatch, freeze_groups, normalize_tags, validate_tag_groups
+from mindbank.domain.trigger import validate_response_schema
+from mindbank.engine.reflect import ReflectOptions, ReflectScope
+from mindbank.engine.reflect import reflect as run_reflect
+from mindbank.errors import InvalidInputError
+from mindbank.service.core import ServiceCore
+from mindbank.service.tracing import llm_call_context
+from mindbank.store.base import MemoryFilter
+
+
+class ReflectService(ServiceCore):
+    """Reflect method of :class:`~mindbank.service.facade.MindBank`."""
+
+    def reflect(
+        self,
+        bank_id: str,
+        query: str,
+        *,
+        budget: Literal["low", "mid", "high"] = "low",
+        max_tokens: int = 4096,
+        include_facts: bool = False,
+        include_tool_calls: bool = False,
+        tool_outputs: bool = True,
+        response_schema: dict[str, Any] | None = None,
+        tags: Sequence[str] | None = None,
+        tags_match: TagsMatch = "any",
+        tag_groups: list[dict[str, Any]] | None = None,
+        fact_types: Sequence[FactType] | None = None,
+        exclude_mental_models: bool = False,
+        exclude_mental_model_ids: Sequence[str] = (),
+        observations_max_tokens: int | None = None,
+    ) -> dict[str, Any]:
+        """Spec "Reflect": answer ``query`` through the hierarchy (mental models → observations → facts), with the
+        reflect LLM's agent loop, or extractively (cited quotations) when none is configured. Returns the reference's
+        ``ReflectResponse`` dict (``engine/reflect/run.py``).
+
+        Raises :class:`InvalidInputError` (blank query, tags with tag_groups, bad tag groups / response_schema / fact
+        types), :class:`NotFoundError` for the bank, ``LLMError`` / ``LLMTransientError`` from the provider."""
+        if not query.strip():
+            raise InvalidInputError("query", "must not be blank")
+        if tags and tag_groups:
+            raise InvalidInputError("tag_groups", "tags and tag_groups are mutually exclusive")
+        if fact_types is not None and not fact_types:
+            raise InvalidInputError("fact_types", "must not be an empty list (use null for all types)")
+        try:
+            groups = None if tag_groups is None else freeze_groups(validate_tag_groups(tag_groups))
+        except ValueError as exc:
+            raise InvalidInputError("tag_groups", str(exc)) from exc
+        try:
+            if response_schema is not None:
+                validate_response_schema(response_schema)
+        except ValueError as exc:
+            raise InvalidInputError("response_schema", str(exc)) from exc
+        self._require_bank(bank_id)
+        scope = ReflectScope(
+            bank_id=bank_id,
+            filter=MemoryFilter(tags=normalize_tags(tags), tags_match=tags_match, tag_groups=groups),
+            fact_types=tuple(fact_types) if fact_types else FACT_TYPES,
+            exclude_mental_models=exclude_mental_models,
+            exclude_mental_model_ids=frozenset(exclude_mental_model_ids),
+            recall_max_tokens=self.resolved_setting(bank_id, "recall_max_tokens"),
+            observations_max_tokens=observations_max_tokens or 5000,
+            recall_candidates=self.settings.recall_candidates,
+        )
+        options = ReflectOptions(
+            query=query.strip(), budget=budget, max_tokens=max_tokens, include_facts=include_facts,
+            tool_calls=include_tool_calls, tool_outputs=tool_outputs, response_schema=response_schema,
+            request_id=f"reflect-{uuid.uuid4()}",
+        )  # fmt: skip
+        with llm_call_context(bank_id, options.request_id):
+            return run_reflect(self.store, self.embedder, self.llms.get("reflect"), scope, options)
