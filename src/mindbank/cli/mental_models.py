@@ -19,7 +19,7 @@ from mindbank.cli.common import (
 from mindbank.cli.output import Output, when
 
 if TYPE_CHECKING:
-    from mindbank.client import Client, HistoryEntry, MentalModelList
+    from mindbank.client import Client, DryRunResult, HistoryEntry, MentalModelList
 
 _DETAIL = ["metadata", "content", "full"]
 
@@ -195,21 +195,21 @@ def _refresh(client: Client, args: argparse.Namespace, out: Output) -> int:
 
 def _dry_run(client: Client, args: argparse.Namespace, out: Output) -> int:
     result = client.dry_run_refresh_mental_model(bank(args), args.id)
-    if out.as_json:
-        out.json(result)
-        return 0
-    out.text(f"outcome: {result.outcome}   would persist: {'yes' if result.would_persist else 'no'}")
+    return out.report(result, _dry_run_lines(result))
+
+
+def _dry_run_lines(result: DryRunResult) -> Iterator[str]:
+    yield f"outcome: {result.outcome}   would persist: {'yes' if result.would_persist else 'no'}"
     mode = result.effective_mode or "-"
     if result.mode_fallback_reason:
         mode += f" (fallback: {result.mode_fallback_reason})"
-    out.text(f"mode: {mode}")
+    yield f"mode: {mode}"
     if result.failure_reason:
-        out.text(f"failure: {result.failure_reason}")
+        yield f"failure: {result.failure_reason}"
     for warning in result.warnings:
-        out.text(f"warning: {warning}")
-    out.text("")
-    out.text(result.diff or "(no change)")
-    return 0
+        yield f"warning: {warning}"
+    yield ""
+    yield result.diff or "(no change)"
 
 
 def _history(client: Client, args: argparse.Namespace, out: Output) -> int:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from mindbank.cli.common import Subparsers, add_timeout_flag, bank, client_command, wait_and_report
 from mindbank.cli.output import Output, when
 
 if TYPE_CHECKING:
-    from mindbank.client import Client
+    from mindbank.client import Client, Operation
 
 
 def register(sub: Subparsers) -> None:
@@ -43,10 +44,11 @@ def _list(client: Client, args: argparse.Namespace, out: Output) -> int:
 
 def _get(client: Client, args: argparse.Namespace, out: Output) -> int:
     op = client.get_operation(bank(args), args.operation_id)
-    if out.as_json:
-        out.json(op)
-        return 0
-    out.text(f"operation {op.operation_id}: {op.operation_type} {op.status}")
+    return out.report(op, _operation_lines(op))
+
+
+def _operation_lines(op: Operation) -> Iterator[str]:
+    yield f"operation {op.operation_id}: {op.operation_type} {op.status}"
     for label, value in (
         ("mental model", op.mental_model_id),
         ("created", when(op.created_at)),
@@ -55,8 +57,7 @@ def _get(client: Client, args: argparse.Namespace, out: Output) -> int:
         ("error", op.error_message),
     ):
         if value:
-            out.text(f"  {label}: {value}")
-    return 0
+            yield f"  {label}: {value}"
 
 
 def _cancel(client: Client, args: argparse.Namespace, out: Output) -> int:

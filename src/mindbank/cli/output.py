@@ -38,6 +38,16 @@ class Output:
             self.console.print(message, markup=markup)
         return 0
 
+    def report(self, data: Any, lines: Iterable[str]) -> int:
+        """Finish a command: ``data`` as JSON for scripts, else each of ``lines`` as plain text for people; exit
+        status 0. ``lines`` is read only for people, so it may be a generator over ``data``."""
+        if self.as_json:
+            self.json(data)
+        else:
+            for line in lines:
+                self.text(line)
+        return 0
+
     def text(self, text: str) -> None:
         """Print ``text`` as is (no rich markup interpretation): content, diffs."""
         self.console.print(text, markup=False, highlight=False)

@@ -197,13 +197,7 @@ class StructuredDocument:
         block_ids: set[str] = set()
         for i, raw in enumerate(raw_sections):
             where = f"sections[{i}]"
-            if not isinstance(raw, Mapping):
-                raise DocumentError(f"{where} must be an object")
-            _check_keys(raw, required={"id", "heading", "level", "blocks"}, optional=set(), where=where)
-            sid = _require_id(raw["id"], f"{where}.id")
-            if sid in section_ids:
-                raise DocumentError(f"{where}.id: duplicate section id {sid!r}")
-            section_ids.add(sid)
+            sid = _entry_id(raw, where, "section", required={"id", "heading", "level", "blocks"}, seen=section_ids)
             heading = raw["heading"]
             if not isinstance(heading, str):
                 raise DocumentError(f"{where}.heading must be a string")
@@ -220,13 +214,8 @@ class StructuredDocument:
             blocks: list[Block] = []
             for j, raw_block in enumerate(raw_blocks):
                 bwhere = f"{where}.blocks[{j}]"
-                if not isinstance(raw_block, Mapping):
-                    raise DocumentError(f"{bwhere} must be an object")
-                _check_keys(raw_block, required={"id", "text"}, optional={"memory_ids"}, where=bwhere)
-                bid = _require_id(raw_block["id"], f"{bwhere}.id")
-                if bid in block_ids:
-                    raise DocumentError(f"{bwhere}.id: duplicate block id {bid!r}")
-                block_ids.add(bid)
+                bid = _entry_id(raw_block, bwhere, "block", required={"id", "text"}, optional={"memory_ids"},
+                                seen=block_ids)  # fmt: skip
                 text = raw_block["text"]
                 if not isinstance(text, str):
                     raise DocumentError(f"{bwhere}.text must be a string")
@@ -236,6 +225,22 @@ class StructuredDocument:
                 blocks.append(Block(bid, text))
             sections.append(Section(sid, heading, level, blocks))
         return cls(sections)
+
+
+def _entry_id(
+    raw: Any, where: str, kind: str, *, required: set[str], optional: frozenset[str] | set[str] = frozenset(),
+    seen: set[str],
+) -> str:  # fmt: skip
+    """The id of one serialised section or block (``kind``), checked to be an object with exactly the expected keys
+    and an id not in ``seen`` (then added to it). Raises ``DocumentError`` naming ``where``."""
+    if not isinstance(raw, Mapping):
+        raise DocumentError(f"{where} must be an object")
+    _check_keys(raw, required=required, optional=set(optional), where=where)
+    entry_id = _require_id(raw["id"], f"{where}.id")
+    if entry_id in seen:
+        raise DocumentError(f"{where}.id: duplicate {kind} id {entry_id!r}")
+    seen.add(entry_id)
+    return entry_id
 
 
 def _check_keys(obj: Mapping[str, Any], *, required: set[str], optional: set[str], where: str) -> None:
