@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from mindbank.domain.document import parse_markdown
+from mindbank.domain.document import parse_markdown, render_markdown
 from mindbank.domain.records import RetainItem
 from mindbank.service import MindBank
 
@@ -29,7 +29,7 @@ def build(mb: MindBank) -> list[str]:
         cited = ids[i % len(ids)]
         doc = parse_markdown(f"- a fact [mem:{cited}]\n")
         mb.store.save_refresh(
-            replace(model, content=doc.render(), structured_document=doc.to_dict(), last_memory_seen_at=mid_stamp),
+            replace(model, content=render_markdown(doc), structured_document=doc.to_dict(), last_memory_seen_at=mid_stamp),
             history=None, history_cap=50,
         )  # fmt: skip
     # new writes reach some scopes (t1, t9, untagged), and one cited memory is deleted

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from mindbank.domain.document import parse_markdown
+from mindbank.domain.document import parse_markdown, render_markdown
 from mindbank.domain.history import version_entry
 from mindbank.domain.limits import DEFAULT_MAX_TOKENS, MODEL_ID_PATTERN, check_max_tokens
 from mindbank.domain.records import FACT_TYPES, MentalModel
@@ -220,7 +220,7 @@ class MentalModelsService(ServiceCore):
         document = parse_markdown(content)
         restored = replace(
             model,
-            content=document.render(),
+            content=render_markdown(document),
             structured_document=document.to_dict() if content else None,
             reflect_response={
                 **(entry.content.get("previous_reflect_response") or {}),

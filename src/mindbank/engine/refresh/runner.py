@@ -25,7 +25,14 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from mindbank.domain.document import DocumentError, StructuredDocument, apply_operations, count_tokens, parse_markdown
+from mindbank.domain.document import (
+    DocumentError,
+    StructuredDocument,
+    apply_operations,
+    count_tokens,
+    parse_markdown,
+    render_markdown,
+)
 from mindbank.domain.records import MentalModel, ScoredMemory
 from mindbank.domain.scope import MemoryFilter, admits, model_scope
 from mindbank.domain.timeutil import to_iso, utcnow
@@ -311,7 +318,7 @@ class RefreshRunner:
             return
         document = parse_markdown(synthesis.markdown)
         plan.document = document
-        plan.content = document.render()
+        plan.content = render_markdown(document)
         if plan.retraction is not None:
             plan.retraction["applied"] = not (set(document.memory_ids()) & set(plan.retraction["fact_ids"]))
         by_id = {h.memory.id: h for h in plan.retrieved}  # the pipeline's facts and what the synthesizer found
@@ -326,7 +333,7 @@ class RefreshRunner:
         plan.emitted, plan.applied, plan.skipped = result.applied, result.applied, result.skipped
         plan.retraction["applied"] = True
         plan.document = result.document
-        plan.content = result.document.render()
+        plan.content = render_markdown(result.document)
         previous = flat_based_on((plan.model.reflect_response or {}).get("based_on"))
         kept = [e for e in previous if e["id"] not in missing]
         plan.based_on = based_on_by_type(kept)
@@ -369,7 +376,7 @@ class RefreshRunner:
         if plan.retraction is not None:
             plan.retraction["applied"] = True
         plan.document = result.document
-        plan.content = result.document.render()
+        plan.content = render_markdown(result.document)
         by_id = {h.memory.id: h for h in hits}
         previous = [e for e in flat_based_on(model.reflect_response and model.reflect_response.get("based_on"))
                     if e["id"] not in missing]  # fmt: skip

@@ -21,6 +21,7 @@ from mindbank.domain.document import (
     StructuredDocument,
     count_tokens,
     format_citation,
+    render_markdown,
     slugify,
 )
 from mindbank.domain.records import ScoredMemory
@@ -201,7 +202,7 @@ def plan_delta_operations(
     cited = set(document.memory_ids())
     operations, used = requote_edited(document, [h for h in facts if h.memory.id in cited])
     # a requoted block changes size: count the change against the budget, and make room if it grew past it
-    budget = max_tokens - count_tokens(document.render())
+    budget = max_tokens - count_tokens(render_markdown(document))
     budget -= sum(count_tokens(op.text) - count_tokens(_block_text(document, op)) for op in operations
                   if isinstance(op, ReplaceBlock))  # fmt: skip
     if budget < 0:

@@ -38,6 +38,7 @@ from mindbank.domain.document import (
     StructuredDocument,
     count_tokens,
     parse_operation,
+    render_markdown,
 )
 from mindbank.domain.records import FACT_TYPES, ScoredMemory, SourceChunk
 from mindbank.engine.reflect.agent import block_text, run_agent
@@ -278,7 +279,7 @@ class LLMSynthesizer:
         if chunks:
             request["source_excerpts"] = [chunk_view(c) for c in chunks]
         messages = [
-            system(DELTA_PROMPT.format(max_tokens=max_tokens, current=count_tokens(document.render()))),
+            system(DELTA_PROMPT.format(max_tokens=max_tokens, current=count_tokens(render_markdown(document)))),
             user(json.dumps(request, ensure_ascii=False)),
         ]
         usage = TokenUsage()
