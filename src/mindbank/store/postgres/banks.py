@@ -11,7 +11,7 @@ from psycopg.types.json import Jsonb
 from mindbank.domain.records import Bank
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.queries import Q
-from mindbank.store.postgres.rows import bank_row, jsonb
+from mindbank.store.postgres.rows import COLUMNS, jsonb
 
 
 class BanksMixin(PostgresBase):
@@ -31,13 +31,13 @@ class BanksMixin(PostgresBase):
         """The bank's profile and bookkeeping, or None."""
         with self._read() as conn:
             row = conn.execute(Q["get_bank"], (bank_id,)).fetchone()
-        return None if row is None else bank_row(row)
+        return None if row is None else COLUMNS.bank_row(row)
 
     def list_banks(self) -> list[tuple[Bank, int]]:
         """Every bank with its memory count, ordered by id."""
         with self._read() as conn:
             rows = conn.execute(Q["list_banks"]).fetchall()
-        return [(bank_row(r), int(r["n"])) for r in rows]
+        return [(COLUMNS.bank_row(r), int(r["n"])) for r in rows]
 
     def upsert_bank(
         self, bank_id: str, *, name: str | None, mission: str | None, disposition: dict[str, int] | None
@@ -47,7 +47,7 @@ class BanksMixin(PostgresBase):
             self._ensure_bank(conn, bank_id)
             row = conn.execute(Q["upsert_bank"], (name, mission, jsonb(disposition), bank_id)).fetchone()
         assert row is not None
-        return bank_row(row)
+        return COLUMNS.bank_row(row)
 
     def update_bank_config(self, bank_id: str, updates: dict[str, Any]) -> dict[str, Any]:
         """Merge ``updates`` into the bank's config overrides (a None value removes a key); returns the result.

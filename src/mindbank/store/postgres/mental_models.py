@@ -21,7 +21,7 @@ from mindbank.store.base import (
     mental_model_columns,
 )
 from mindbank.store.postgres.queries import HISTORY_KIND, Q, filter_sql, tag_list
-from mindbank.store.postgres.rows import model_params, model_row
+from mindbank.store.postgres.rows import COLUMNS
 from mindbank.store.postgres.search import SearchMixin
 
 _MAX_SCOPES_PER_STATEMENT = 4000  # keeps a staleness_reads statement far below PostgreSQL's 65535 bind parameters
@@ -36,7 +36,7 @@ class MentalModelsMixin(SearchMixin):
         try:
             with self._tx() as conn:
                 self._ensure_bank(conn, model.bank_id)
-                conn.execute(Q["insert_mental_model"], model_params(model))
+                conn.execute(Q["insert_mental_model"], COLUMNS.model_params(model))
         except psycopg.errors.UniqueViolation as exc:
             raise AlreadyExists(f"mental model {model.id!r} already exists") from exc
 
@@ -44,7 +44,7 @@ class MentalModelsMixin(SearchMixin):
         """One model, or None."""
         with self._read() as conn:
             row = conn.execute(Q["get_mental_model"], (bank_id, model_id)).fetchone()
-        return None if row is None else model_row(row)
+        return None if row is None else COLUMNS.model_row(row)
 
     def list_mental_models(
         self,
@@ -72,7 +72,7 @@ class MentalModelsMixin(SearchMixin):
                 Q["list_mental_models"].format(where=where, columns=mental_model_columns(detail)),
                 (bank_id, *params, limit, offset),
             ).fetchall()
-        return [model_row(r) for r in rows], int(row["count"]) if row else 0
+        return [COLUMNS.model_row(r) for r in rows], int(row["count"]) if row else 0
 
     def save_refresh(self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int) -> None:
         """Persist a model's refresh state, its citations and (optionally) one history row in one transaction.
@@ -81,9 +81,7 @@ class MentalModelsMixin(SearchMixin):
         Raises ``LookupError`` if the model was deleted meanwhile.
         """
         with self._tx() as conn, conn.cursor() as cur:
-            cur.execute(
-                Q["update_mental_model"], (*model_params(model)[2:15], model.cleared_at, model.bank_id, model.id)
-            )
+            cur.execute(Q["update_mental_model"], COLUMNS.model_update_params(model))
             if cur.rowcount == 0:
                 raise LookupError(f"mental model {model.id!r} no longer exists")
             cur.execute(Q["delete_citations"], (model.bank_id, model.id))
@@ -108,13 +106,13 @@ class MentalModelsMixin(SearchMixin):
         """History rows of a model, most recent first."""
         with self._read() as conn:
             rows = conn.execute(Q["list_history"], (bank_id, model_id)).fetchall()
-        return [HistoryEntry(int(r["id"]), r["mental_model_id"], r["content"], r["changed_at"]) for r in rows]
+        return [COLUMNS.history_row(r) for r in rows]
 
     def list_models_with_trigger(self, key: str, *, bank_id: str | None = None) -> list[MentalModel]:
         """Every mental model (of ``bank_id``, or of all banks) whose trigger has a truthy ``key``."""
         with self._read() as conn:
             rows = conn.execute(Q["list_models_with_trigger"], (key, key, bank_id, bank_id)).fetchall()
-        return [model_row(r) for r in rows]
+        return [COLUMNS.model_row(r) for r in rows]
 
     def staleness_reads(self, bank_id: str, probes: Sequence[StalenessProbe]) -> StalenessReads:
         """Read what the staleness rule needs for a page of probes in ONE statement (up to 4000 distinct scopes per
