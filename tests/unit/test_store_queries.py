@@ -2,7 +2,8 @@
 
 ``store/sqlite/queries.py`` and ``store/postgres/queries.py`` name a statement after the job it does, with the same
 key in both backends wherever both do that job. A key added to one backend only fails here unless it goes on the
-allow-list of its backend below, with the reason the other backend has no such statement.
+allow-list of its backend below, with the reason the other backend has no such statement. The methods both stores run
+alike (``store/shared.py``) read only statements both backends have.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from types import ModuleType
 
 import pytest
 
+from mindbank.store import shared
 from mindbank.store.postgres import queries as postgres
 from mindbank.store.sqlite import queries as sqlite
 
@@ -64,13 +66,18 @@ POSTGRES_ONLY = {
 SQLITE_SLOTS = {"marks", "key"}
 
 _SLOT = re.compile(r"\{([a-z_]+)\}")
-_USE = re.compile(r"""Q\[["']([a-z_]+)["']\]""")
+_USE = re.compile(r"""(?:\bQ|\._q)\[["']([a-z_]+)["']\]""")
+
+
+def _keys_read(path: Path) -> set[str]:
+    """Every statement key the file reads as ``Q["key"]`` or ``self._q["key"]``."""
+    return set(_USE.findall(path.read_text(encoding="utf-8")))
 
 
 def _uses(module: ModuleType) -> set[str]:
-    """Every key the backend's package reads as ``Q["key"]``."""
+    """Every key the backend runs: read by its own package or by the methods both backends share."""
     folder = Path(module.__file__ or "").parent
-    return {key for path in folder.glob("*.py") for key in _USE.findall(path.read_text(encoding="utf-8"))}
+    return {key for path in [*folder.glob("*.py"), Path(shared.__file__ or "")] for key in _keys_read(path)}
 
 
 def test_shared_keys_match() -> None:
@@ -97,6 +104,12 @@ def test_every_statement_is_used(module: ModuleType) -> None:
     assert not unused, f"{module.__name__} has statements no store code runs: {sorted(unused)}"
     unknown = _uses(module) - set(module.Q)
     assert not unknown, f"{module.__name__} store code reads missing statements: {sorted(unknown)}"
+
+
+def test_shared_methods_read_statements_both_backends_have() -> None:
+    keys = _keys_read(Path(shared.__file__ or ""))
+    assert keys, "store/shared.py reads its statements as self._q[...]"
+    assert keys <= set(sqlite.Q) & set(postgres.Q), sorted(keys - (set(sqlite.Q) & set(postgres.Q)))
 
 
 @pytest.mark.parametrize("key", sorted(set(sqlite.Q) & set(postgres.Q)))

@@ -1,7 +1,7 @@
 """Memory writes of the PostgreSQL store: retained documents, consolidation rounds, edits and deletes.
 
-Every memory write takes the bank lock first and stamps under it (``_lock_bank``, ``_stamp_memory_write``). The reads
-consolidation needs (unconsolidated facts, observations, stored vectors) live here too.
+Every memory write takes the bank lock first and stamps under it (``_lock_bank``, ``_stamp_memory_write``). The stored
+vectors consolidation reads live here too (unconsolidated facts and observations: :mod:`mindbank.store.shared`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy.typing as npt
 import psycopg
 from psycopg.types.json import Jsonb
 
-from mindbank.domain.records import MemoryUnit, NewMemory
+from mindbank.domain.records import NewMemory
 from mindbank.store.base import DocumentWrite
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.queries import Q, tag_list
@@ -78,18 +78,6 @@ class MemoriesMixin(PostgresBase):
                 ],
             )
         return ids
-
-    def unconsolidated_facts(self, bank_id: str, limit: int) -> list[MemoryUnit]:
-        """Facts (world/experience) not yet consolidated, oldest first."""
-        with self._read() as conn:
-            rows = conn.execute(Q["unconsolidated_facts"], (bank_id, limit)).fetchall()
-        return [COLUMNS.memory_row(r) for r in rows]
-
-    def list_observations(self, bank_id: str) -> list[MemoryUnit]:
-        """Every observation of the bank, oldest first."""
-        with self._read() as conn:
-            rows = conn.execute(Q["list_observations"], (bank_id,)).fetchall()
-        return [COLUMNS.memory_row(r) for r in rows]
 
     def memory_vectors(self, bank_id: str, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         """Stored embeddings of the given memories as float32 vectors (unknown ids are left out)."""

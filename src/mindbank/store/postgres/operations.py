@@ -1,5 +1,6 @@
 """The operation queue of the PostgreSQL store (submit, coalesce under an advisory lock, claim with ``FOR UPDATE
-SKIP LOCKED``, finish, park, retry, cancel, list) and the LLM request trace kept per operation."""
+SKIP LOCKED``, finish, park, retry, cancel, list). Submitting, lookups and the LLM request trace are the same on
+both backends: :mod:`mindbank.store.shared`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from mindbank.domain.records import LLMRequestRecord, Operation
+from mindbank.domain.records import Operation
 from mindbank.store.base import fold_into_pending
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.queries import Q
@@ -20,12 +21,6 @@ _CLAIM_ATTEMPTS = 8  # unique-violation retries of claim_operation (each loser s
 
 class OperationsMixin(PostgresBase):
     """The ``operations`` and ``llm_requests`` tables."""
-
-    def submit_operation(self, op: Operation) -> None:
-        """Insert a new operation (bank auto-created)."""
-        with self._tx() as conn:
-            self._ensure_bank(conn, op.bank_id)
-            conn.execute(Q["insert_operation"], COLUMNS.operation_params(op))
 
     def submit_coalesced(self, op: Operation, *, full: bool = False) -> tuple[Operation, bool]:
         """Queue ``op`` unless an operation of the same type for the same bank and mental model (None = bank-wide)
@@ -76,18 +71,6 @@ class OperationsMixin(PostgresBase):
             row = conn.execute(Q["get_operation"], (bank_id, operation_id)).fetchone()
         return None if row is None else COLUMNS.operation_row(row)
 
-    def find_pending_refresh(self, bank_id: str, model_id: str) -> Operation | None:
-        """The model's queued (not yet running) refresh, if any."""
-        with self._read() as conn:
-            row = conn.execute(Q["find_pending_refresh"], (bank_id, model_id)).fetchone()
-        return None if row is None else COLUMNS.operation_row(row)
-
-    def get_operation(self, bank_id: str, operation_id: str) -> Operation | None:
-        """One operation of the bank, or None."""
-        with self._read() as conn:
-            row = conn.execute(Q["get_operation"], (bank_id, operation_id)).fetchone()
-        return None if row is None else COLUMNS.operation_row(row)
-
     def claim_operation(self, worker_id: str, lease_seconds: float, *, now: datetime | None = None) -> Operation | None:
         """Claim the oldest runnable operation: pending and due (``next_retry_at`` at or before ``now``), or
         processing with an expired lease; ``now`` defaults to the database clock (workers and tests pass theirs).
@@ -123,19 +106,3 @@ class OperationsMixin(PostgresBase):
         """Put a failed attempt back in the queue: pending, ``retry_count + 1``, due at ``next_retry_at``."""
         with self._tx() as conn:
             conn.execute(Q["retry_operation"], (next_retry_at, error, operation_id))
-
-    def record_llm_request(self, record: LLMRequestRecord) -> None:
-        """Store one traced LLM attempt."""
-        with self._tx() as conn:
-            conn.execute(Q["insert_llm_request"], COLUMNS.llm_request_params(record))
-
-    def list_llm_requests(self, bank_id: str, operation_id: str, *, limit: int) -> list[LLMRequestRecord]:
-        """The traced attempts of one operation, oldest first (at most ``limit``)."""
-        with self._read() as conn:
-            rows = conn.execute(Q["list_llm_requests"], (bank_id, operation_id, limit)).fetchall()
-        return [COLUMNS.llm_request_row(r) for r in rows]
-
-    def purge_llm_requests(self, before: datetime) -> int:
-        """Delete traced attempts created before ``before``; returns how many went."""
-        with self._tx() as conn:
-            return conn.execute(Q["purge_llm_requests"], (before,)).rowcount

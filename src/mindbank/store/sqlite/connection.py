@@ -19,15 +19,19 @@ from typing import Any
 import numpy as np
 
 from mindbank.domain.timeutil import to_iso, utcnow
+from mindbank.store.shared import SharedQueries
 from mindbank.store.sqlite.migrate import migrate
 from mindbank.store.sqlite.queries import Q
-from mindbank.store.sqlite.rows import ts
+from mindbank.store.sqlite.rows import COLUMNS, ts
 from mindbank.store.sqlite.vector_index import IndexRow, VectorIndex
 
 
-class SQLiteBase:
+class SQLiteBase(SharedQueries):
     """Connections, transactions, bank stamping and the vector-index cache of the SQLite store (see
     :mod:`mindbank.store.sqlite.store` for the concurrency model)."""
+
+    _q = Q
+    _columns = COLUMNS
 
     def __init__(self, path: str, *, dimension: int) -> None:
         self.path = path

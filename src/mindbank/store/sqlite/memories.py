@@ -1,8 +1,8 @@
 """Memory writes of the SQLite store: retained documents, consolidation rounds, edits and deletes.
 
 Every memory write is stamped under the writer lock (``_stamp_memory_write``) and applied to the cached vector index
-of this process in the same transaction. The reads consolidation needs (unconsolidated facts, observations, stored
-vectors) live here too.
+of this process in the same transaction. The stored vectors consolidation reads live here too (unconsolidated facts
+and observations: :mod:`mindbank.store.shared`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
-from mindbank.domain.records import MemoryUnit, NewMemory
+from mindbank.domain.records import NewMemory
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.base import DocumentWrite
 from mindbank.store.sqlite.connection import SQLiteBase
@@ -80,18 +80,6 @@ class MemoriesMixin(SQLiteBase):
             ],
         )
         return ids
-
-    def unconsolidated_facts(self, bank_id: str, limit: int) -> list[MemoryUnit]:
-        """Facts (world/experience) not yet consolidated, oldest first."""
-        with self._read() as conn:
-            rows = conn.execute(Q["unconsolidated_facts"], (bank_id, limit)).fetchall()
-        return [COLUMNS.memory_row(r) for r in rows]
-
-    def list_observations(self, bank_id: str) -> list[MemoryUnit]:
-        """Every observation of the bank, oldest first."""
-        with self._read() as conn:
-            rows = conn.execute(Q["list_observations"], (bank_id,)).fetchall()
-        return [COLUMNS.memory_row(r) for r in rows]
 
     def memory_vectors(self, bank_id: str, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         """Stored embeddings of the given memories (unknown ids are left out)."""

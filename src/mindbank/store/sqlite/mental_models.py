@@ -1,5 +1,6 @@
 """Mental-model queries of the SQLite store: models, their history and citations, trigger lookups, and the
-staleness reads (``staleness_reads``) the staleness rule decides from."""
+staleness reads (``staleness_reads``) the staleness rule decides from. The one-statement reads and the delete are
+:mod:`mindbank.store.shared`."""
 
 from __future__ import annotations
 
@@ -7,17 +8,17 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from mindbank.domain.records import HistoryEntry, MentalModel
+from mindbank.domain.records import MentalModel
 from mindbank.domain.tags import TagsMatch
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.base import (
     AlreadyExists,
-    MemoryFilter,
     StalenessProbe,
     StalenessReads,
     cited_ids,
     mental_model_columns,
 )
+from mindbank.store.shared import oldest_since
 from mindbank.store.sqlite.queries import (
     HISTORY_KIND,
     MAX_COMPOUND,
@@ -43,12 +44,6 @@ class MentalModelsMixin(SearchMixin):
                 conn.execute(Q["insert_mental_model"], COLUMNS.model_params(model))
             except sqlite3.IntegrityError as exc:
                 raise AlreadyExists(f"mental model {model.id!r} already exists") from exc
-
-    def get_mental_model(self, bank_id: str, model_id: str) -> MentalModel | None:
-        """One model, or None."""
-        with self._read() as conn:
-            row = conn.execute(Q["get_mental_model"], (bank_id, model_id)).fetchone()
-        return None if row is None else COLUMNS.model_row(row)
 
     def list_mental_models(
         self,
@@ -97,24 +92,6 @@ class MentalModelsMixin(SearchMixin):
                         (model.bank_id, model.id, model.bank_id, model.id, history_cap),
                     )
 
-    def delete_mental_model(self, bank_id: str, model_id: str) -> bool:
-        """Delete a model with its history and citations; False if it did not exist."""
-        with self._tx() as conn:
-            cur = conn.execute(Q["delete_mental_model"], (bank_id, model_id))
-            return cur.rowcount > 0
-
-    def list_history(self, bank_id: str, model_id: str) -> list[HistoryEntry]:
-        """History rows of a model, most recent first."""
-        with self._read() as conn:
-            rows = conn.execute(Q["list_history"], (bank_id, model_id)).fetchall()
-        return [COLUMNS.history_row(r) for r in rows]
-
-    def list_models_with_trigger(self, key: str, *, bank_id: str | None = None) -> list[MentalModel]:
-        """Every mental model (of ``bank_id``, or of all banks) whose trigger has a truthy ``key``."""
-        with self._read() as conn:
-            rows = conn.execute(Q["list_models_with_trigger"], (key, key, bank_id, bank_id)).fetchall()
-        return [COLUMNS.model_row(r) for r in rows]
-
     def staleness_reads(self, bank_id: str, probes: Sequence[StalenessProbe]) -> StalenessReads:
         """Read what the staleness rule needs for a page of probes in ONE statement, whatever the page size.
 
@@ -123,11 +100,8 @@ class MentalModelsMixin(SearchMixin):
         """
         if not probes:
             return StalenessReads(None, {}, set(), [])
-        groups: dict[MemoryFilter, list[StalenessProbe]] = {}
-        for p in probes:
-            if p.since is not None:
-                groups.setdefault(p.scope, []).append(p)
-        scopes = list(groups)
+        since = oldest_since(probes)
+        scopes = list(since)
         parts: list[str] = [Q["stale_bank"]]
         params: list[Any] = [bank_id]
         chunks: list[str] = []
@@ -135,7 +109,7 @@ class MentalModelsMixin(SearchMixin):
             selects = []
             for i in range(start, min(start + MAX_COMPOUND, len(scopes))):
                 scope = scopes[i]
-                oldest = min(p.since for p in groups[scope] if p.since is not None)
+                oldest = since[scope]
                 where, p = filter_sql(scope)
                 selects.append(Q["stale_scope"].format(key=i, where=where))
                 params.extend([bank_id, to_iso(oldest), *p])

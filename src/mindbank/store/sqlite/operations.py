@@ -1,13 +1,12 @@
-"""The operation queue of the SQLite store (submit, coalesce, claim with a lease, finish, park, retry, cancel, list)
-and the LLM request trace kept per operation."""
+"""The operation queue of the SQLite store (coalesce, claim with a lease, finish, park, retry, cancel, list).
+Submitting, lookups and the LLM request trace are the same on both backends: :mod:`mindbank.store.shared`."""
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime, timedelta
 from typing import Any
 
-from mindbank.domain.records import LLMRequestRecord, Operation
+from mindbank.domain.records import Operation
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.base import fold_into_pending
 from mindbank.store.sqlite.connection import SQLiteBase
@@ -17,15 +16,6 @@ from mindbank.store.sqlite.rows import COLUMNS, to_json
 
 class OperationsMixin(SQLiteBase):
     """The ``operations`` and ``llm_requests`` tables."""
-
-    def submit_operation(self, op: Operation) -> None:
-        """Insert a new operation (bank auto-created)."""
-        with self._tx() as conn:
-            self._ensure_bank(conn, op.bank_id)
-            self._insert_operation(conn, op)
-
-    def _insert_operation(self, conn: sqlite3.Connection, op: Operation) -> None:
-        conn.execute(Q["insert_operation"], COLUMNS.operation_params(op))
 
     def submit_coalesced(self, op: Operation, *, full: bool = False) -> tuple[Operation, bool]:
         """Queue ``op`` unless an operation of the same type for the same bank and mental model (None = bank-wide)
@@ -47,7 +37,7 @@ class OperationsMixin(SQLiteBase):
                     (to_json(folded.payload), to_iso(folded.next_retry_at), to_iso(utcnow()), folded.id),
                 )
                 return folded, True
-            self._insert_operation(conn, op)
+            conn.execute(Q["insert_operation"], COLUMNS.operation_params(op))
             return op, False
 
     def list_operations(
@@ -74,18 +64,6 @@ class OperationsMixin(SQLiteBase):
         now = to_iso(utcnow())
         with self._tx() as conn:
             conn.execute(Q["cancel_operation"], (now, now, bank_id, operation_id))
-            row = conn.execute(Q["get_operation"], (bank_id, operation_id)).fetchone()
-        return None if row is None else COLUMNS.operation_row(row)
-
-    def find_pending_refresh(self, bank_id: str, model_id: str) -> Operation | None:
-        """The model's queued (not yet running) refresh, if any."""
-        with self._read() as conn:
-            row = conn.execute(Q["find_pending_refresh"], (bank_id, model_id)).fetchone()
-        return None if row is None else COLUMNS.operation_row(row)
-
-    def get_operation(self, bank_id: str, operation_id: str) -> Operation | None:
-        """One operation of the bank, or None."""
-        with self._read() as conn:
             row = conn.execute(Q["get_operation"], (bank_id, operation_id)).fetchone()
         return None if row is None else COLUMNS.operation_row(row)
 
@@ -124,19 +102,3 @@ class OperationsMixin(SQLiteBase):
         """Put a failed attempt back in the queue: pending, ``retry_count + 1``, due at ``next_retry_at``."""
         with self._tx() as conn:
             conn.execute(Q["retry_operation"], (to_iso(next_retry_at), error, to_iso(utcnow()), operation_id))
-
-    def record_llm_request(self, record: LLMRequestRecord) -> None:
-        """Store one traced LLM attempt."""
-        with self._tx() as conn:
-            conn.execute(Q["insert_llm_request"], COLUMNS.llm_request_params(record))
-
-    def list_llm_requests(self, bank_id: str, operation_id: str, *, limit: int) -> list[LLMRequestRecord]:
-        """The traced attempts of one operation, oldest first (at most ``limit``)."""
-        with self._read() as conn:
-            rows = conn.execute(Q["list_llm_requests"], (bank_id, operation_id, limit)).fetchall()
-        return [COLUMNS.llm_request_row(r) for r in rows]
-
-    def purge_llm_requests(self, before: datetime) -> int:
-        """Delete traced attempts created before ``before``; returns how many went."""
-        with self._tx() as conn:
-            return conn.execute(Q["purge_llm_requests"], (to_iso(before),)).rowcount
