@@ -1,12 +1,11 @@
 """Memory writes of the PostgreSQL store: retained documents, consolidation rounds, edits and deletes.
 
-Every memory write takes the bank lock first and stamps under it (``_lock_bank``, ``_stamp_memory_write``). The reads
-consolidation needs (unconsolidated facts, observations, stored vectors) live here too.
+Every memory write takes the bank lock first and stamps under it (``_lock_bank``, ``_stamp_memory_write``). The stored
+vectors consolidation reads live here too (unconsolidated facts and observations: :mod:`mindbank.store.shared`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
@@ -17,11 +16,11 @@ import numpy.typing as npt
 import psycopg
 from psycopg.types.json import Jsonb
 
-from mindbank.domain.records import MemoryUnit, NewMemory
+from mindbank.domain.records import NewMemory
 from mindbank.store.base import DocumentWrite
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.queries import Q, tag_list
-from mindbank.store.postgres.rows import as_vector, memory_row
+from mindbank.store.postgres.rows import COLUMNS, as_vector
 
 
 class MemoriesMixin(PostgresBase):
@@ -57,20 +56,7 @@ class MemoriesMixin(PostgresBase):
         elif existing is not None:
             cur.execute(Q["delete_document_memories"], (bank_id, doc.document_id))
             cur.execute(Q["delete_document_chunks"], (bank_id, doc.document_id))
-        cur.execute(
-            Q["upsert_document"],
-            (
-                bank_id,
-                doc.document_id,
-                text,
-                hashlib.sha256(text.encode()).hexdigest(),
-                tag_list(item.tags),
-                Jsonb(item.metadata),
-                item.context,
-                created,
-                stamp,
-            ),
-        )
+        cur.execute(Q["upsert_document"], COLUMNS.document_params(bank_id, doc.document_id, item, text, created, stamp))
         if doc.chunks:
             cur.executemany(
                 Q["insert_chunk"],
@@ -87,41 +73,11 @@ class MemoriesMixin(PostgresBase):
             cur.executemany(
                 Q["insert_memory"],
                 [
-                    (
-                        mid,
-                        bank_id,
-                        m.document_id,
-                        m.chunk_id,
-                        m.text,
-                        m.fact_type,
-                        tag_list(m.tags),
-                        m.context,
-                        Jsonb(m.metadata),
-                        m.occurred_start,
-                        m.occurred_end,
-                        m.mentioned_at,
-                        self._vector(m.embedding),
-                        None if m.source_memory_ids is None else list(m.source_memory_ids),
-                        m.proof_count,
-                        stamp,
-                        stamp,
-                    )
+                    COLUMNS.memory_params(mid, bank_id, m, stamp, self._vector(m.embedding))
                     for mid, m in zip(ids, memories, strict=True)
                 ],
             )
         return ids
-
-    def unconsolidated_facts(self, bank_id: str, limit: int) -> list[MemoryUnit]:
-        """Facts (world/experience) not yet consolidated, oldest first."""
-        with self._read() as conn:
-            rows = conn.execute(Q["unconsolidated_facts"], (bank_id, limit)).fetchall()
-        return [memory_row(r) for r in rows]
-
-    def list_observations(self, bank_id: str) -> list[MemoryUnit]:
-        """Every observation of the bank, oldest first."""
-        with self._read() as conn:
-            rows = conn.execute(Q["list_observations"], (bank_id,)).fetchall()
-        return [memory_row(r) for r in rows]
 
     def memory_vectors(self, bank_id: str, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         """Stored embeddings of the given memories as float32 vectors (unknown ids are left out)."""

@@ -12,9 +12,10 @@ import numpy.typing as npt
 
 from mindbank.domain.records import MemorySource, MemoryUnit
 from mindbank.store.base import MemoryFilter
+from mindbank.store.columns import memory_source
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.queries import Q, filter_sql, like_pattern, substring_pattern, tsquery
-from mindbank.store.postgres.rows import memory_row
+from mindbank.store.postgres.rows import COLUMNS
 
 _EF_SEARCH_MAX = 1000  # pgvector's upper bound for hnsw.ef_search
 
@@ -64,7 +65,7 @@ class SearchMixin(PostgresBase):
             return []
         with self._read() as conn:
             rows = conn.execute(Q["get_memories"], (bank_id, list(ids))).fetchall()
-        found = {r["id"]: memory_row(r) for r in rows}
+        found = {r["id"]: COLUMNS.memory_row(r) for r in rows}
         return [found[i] for i in ids if i in found]
 
     def list_memories(
@@ -83,7 +84,7 @@ class SearchMixin(PostgresBase):
             else:
                 row = conn.execute(Q["count_filtered"].format(where=where), (bank_id, *params)).fetchone()
                 total = int(row["count"]) if row else 0
-        return [memory_row(r) for r in rows], total
+        return [COLUMNS.memory_row(r) for r in rows], total
 
     def count_in_scope(self, bank_id: str, flt: MemoryFilter) -> dict[str, int]:
         """How many memories pass ``flt``, by fact type."""
@@ -135,8 +136,5 @@ class SearchMixin(PostgresBase):
         query = Q["memory_sources"] if documents else Q["memory_chunk_sources"]
         with self._read() as conn:
             rows = conn.execute(query, (bank_id, list(memory_ids))).fetchall()
-        found = {
-            r["id"]: MemorySource(r["id"], r["document_id"], r["chunk_id"], r["chunk_text"], r["original_text"])
-            for r in rows
-        }
+        found = {r["id"]: memory_source(r) for r in rows}
         return [found[i] for i in memory_ids if i in found]

@@ -20,7 +20,9 @@ sorted, exactly as the SQLite store returns them.
 The store is one class assembled from a mixin per query family, each over :class:`PostgresBase` (pool, transactions,
 bank locking and stamping): :mod:`.banks`, :mod:`.memories` (writes and consolidation), :mod:`.search` (memory
 reads), :mod:`.mental_models` (models, history, citations, staleness) and :mod:`.operations` (the queue and LLM
-tracing). Row conversion lives in :mod:`.rows`, every SQL statement in :mod:`.queries`.
+tracing). Row conversion lives in :mod:`.rows`, every SQL statement in :mod:`.queries`. The methods both backends
+run alike (one named statement, rows mapped by :mod:`mindbank.store.columns`) come from
+:class:`~mindbank.store.shared.SharedQueries`, the root of :class:`PostgresBase`.
 """
 
 from __future__ import annotations

@@ -9,7 +9,9 @@ and rebuilt when ``banks.memory_version`` shows another process wrote.
 The store is one class assembled from a mixin per query family, each over :class:`SQLiteBase` (connections,
 transactions, bank stamping, the vector-index cache): :mod:`.banks`, :mod:`.memories` (writes and consolidation),
 :mod:`.search` (memory reads), :mod:`.mental_models` (models, history, citations, staleness) and :mod:`.operations`
-(the queue and LLM tracing).
+(the queue and LLM tracing). Row conversion lives in :mod:`.rows`, every SQL statement in :mod:`.queries`. The
+methods both backends run alike (one named statement, rows mapped by :mod:`mindbank.store.columns`) come from
+:class:`~mindbank.store.shared.SharedQueries`, the root of :class:`SQLiteBase`.
 """
 
 from __future__ import annotations
