@@ -10,7 +10,7 @@ Refresh"; reference facts §4.3, §4.6, §4.7, §4.10, §4.11. The rules it keep
 * Delta mode reads only memories written after the watermark and edits the structured document with operations;
   sections no operation names stay byte-identical; ``based_on`` accumulates. It falls back to full with
   ``no_baseline_content`` or ``source_query_changed``.
-* Gone citations (beyond the reference; ``engine/retraction.py``): blocks citing a memory that was deleted or
+* Gone citations (beyond the reference; ``engine/refresh/retraction.py``): blocks citing a memory that was deleted or
   left the scope are removed by the next refresh, delta or full.
 * Nothing is lost: a failed refresh changes neither content, document, watermark nor ``last_refreshed_at``; it
   stamps ``last_refresh_failed_at``, writes a failure history row, and the trace when ``keep_trace`` is on.

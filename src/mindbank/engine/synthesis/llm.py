@@ -1,4 +1,4 @@
-"""``LLMSynthesizer``: the Synthesizer port (engine/synthesis.py) backed by an LLM.
+"""``LLMSynthesizer``: the Synthesizer port (engine/synthesis/port.py) backed by an LLM.
 
 * ``compose`` (full refresh) runs the reflect agent loop in document mode (engine/reflect/agent.py) over the
   refresh's scope and snapshot: the pipeline's recall is the seed evidence, the mental-model level is consulted
