@@ -16,6 +16,7 @@ from typing import Any
 
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TAGS_MATCH_MODES
+from mindbank.store.postgres.resource_queries import RESOURCE_Q
 
 # memory columns returned to callers (never the embedding or the tsvector: they are large and nobody reads them)
 MEMORY_COLUMNS = (
@@ -302,6 +303,8 @@ Q: dict[str, str] = {
         "AND table_type = 'BASE TABLE' ORDER BY table_name"
     ),
 }
+# documents, directives, webhooks, operation administration, LLM request log, heartbeats: resource_queries.py
+Q.update(RESOURCE_Q)
 
 HISTORY_KIND = {
     True: "content->>'kind' = 'refresh_failed'",

@@ -19,6 +19,7 @@ from typing import Any
 
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.timeutil import to_iso
+from mindbank.store.sqlite.resource_queries import RESOURCE_Q
 
 # every memory column but the embedding blob, which readers of MemoryUnit never need
 MEMORY_COLUMNS = (
@@ -295,6 +296,8 @@ Q: dict[str, str] = {
     # {table} is a name list_tables returned
     "dump_table": "SELECT * FROM {table} ORDER BY 1",
 }
+# documents, directives, webhooks, operation administration, LLM request log, heartbeats: resource_queries.py
+Q.update(RESOURCE_Q)
 
 HISTORY_KIND = {
     True: "json_extract(content, '$.kind') = 'refresh_failed'",
