@@ -209,6 +209,11 @@ def test_llm_request_log_pages_filters_and_buckets(store: Store) -> None:
         end=now + timedelta(minutes=1), limit=5, offset=0,
     )  # fmt: skip
     assert total == 1 and scoped[0].id == "r2"
+    retains, total = store.page_llm_requests(
+        "b", status=None, scope=None, provider=None, operation_id=None, start=None, end=None, limit=5, offset=0,
+        operation="retain",
+    )  # fmt: skip
+    assert total == 1 and retains[0].id == "r0"
     buckets = store.llm_request_buckets("b", since=now - timedelta(days=1), unit="hour")
     assert sum(n for _, _, n, _, _ in buckets) == 3 and {failed for _, failed, _, _, _ in buckets} == {True, False}
     assert all(start <= now for start, *_ in buckets) and sum(i for *_, i, _ in buckets) == 30

@@ -150,3 +150,20 @@ class WorkerHeartbeat:
     pid: int
     started_at: datetime
     last_seen_at: datetime
+
+
+def applicable_directives(directives: Sequence[Directive], tags: Sequence[str]) -> list[Directive]:
+    """The active ones among ``directives`` that apply to a request scoped to ``tags``, in prompt order."""
+    return order_directives([d for d in directives if d.is_active and directive_applies(d.tags, tags)])
+
+
+def guidance_prompt(directives: Sequence[Directive], mission: str | None = None) -> str:
+    """What an LLM prompt adds for the bank's owner: its mission and its directives, highest priority first
+    ("" when there is neither)."""
+    parts: list[str] = []
+    if mission and mission.strip():
+        parts.append(f"The memory bank's mission: {mission.strip()}")
+    if directives:
+        parts.append("Directives from the bank's owner. Follow every one; when two conflict, the earlier one wins:")
+        parts += [f"{i}. {d.name}: {d.content}" for i, d in enumerate(directives, 1)]
+    return "\n".join(parts)

@@ -75,6 +75,14 @@ class BanksService(ServiceCore):
         self.store.update_bank_config(bank_id, updates)
         return self.bank_config(bank_id)
 
+    def reset_bank_config(self, bank_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Remove every per-bank override (the bank then follows the environment); returns ``(resolved config,
+        overrides)``. Raises :class:`NotFoundError`."""
+        overrides = self.get_bank(bank_id).config
+        if overrides:
+            self.store.update_bank_config(bank_id, dict.fromkeys(overrides))
+        return self.bank_config(bank_id)
+
     def bank_stats(self, bank_id: str) -> dict[str, Any]:
         """Live bank statistics (``last_memory_write_at`` read from the database, never cached).
         Raises :class:`NotFoundError`."""

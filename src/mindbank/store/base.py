@@ -281,6 +281,7 @@ class Store(Protocol):
     def page_llm_requests(
         self, bank_id: str, *, status: str | None, scope: str | None, provider: str | None,
         operation_id: str | None, start: datetime | None, end: datetime | None, limit: int, offset: int,
+        operation: str | None = None,
     ) -> tuple[list[LLMRequestRecord], int]: ...  # fmt: skip
     def llm_request_buckets(
         self, bank_id: str, *, since: datetime, unit: str

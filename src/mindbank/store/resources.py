@@ -355,12 +355,14 @@ class ResourceQueries(SharedQueries):
     def page_llm_requests(
         self, bank_id: str, *, status: str | None, scope: str | None, provider: str | None,
         operation_id: str | None, start: datetime | None, end: datetime | None, limit: int, offset: int,
+        operation: str | None = None,
     ) -> tuple[list[LLMRequestRecord], int]:  # fmt: skip
         """A page of the bank's traced LLM attempts, newest first, and the total; every filter is optional
-        (``status``: ``success`` or ``error``)."""
+        (``status``: ``success`` or ``error``; ``operation``: ``reflect``, ``retain``, ``consolidation`` or
+        ``refresh``)."""
         t = self._columns.time
         params = (bank_id, status, status, scope, scope, provider, provider, operation_id, operation_id,
-                  t(start), t(start), t(end), t(end))  # fmt: skip
+                  t(start), t(start), t(end), t(end), operation, operation)  # fmt: skip
         with self._read() as conn:
             total = conn.execute(self._q["count_llm_requests"], params).fetchone()["n"]
             rows = conn.execute(self._q["page_llm_requests"], (*params, limit, offset)).fetchall()

@@ -298,9 +298,10 @@ Q: dict[str, str] = {
     ),
     "purge_llm_requests": "DELETE FROM llm_requests WHERE created_at < %s",
     # ---------------------------------------------------------------- introspection
+    # worker heartbeats are process liveness, not data: a running worker writes them whatever a request does
     "list_tables": (
         "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
-        "AND table_type = 'BASE TABLE' ORDER BY table_name"
+        "AND table_type = 'BASE TABLE' AND table_name != 'worker_heartbeats' ORDER BY table_name"
     ),
 }
 # documents, directives, webhooks, operation administration, LLM request log, heartbeats: resource_queries.py

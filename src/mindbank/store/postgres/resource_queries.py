@@ -15,11 +15,17 @@ _CHUNK = (
     "FROM memory_units m WHERE m.bank_id = c.bank_id AND m.document_id = c.document_id AND m.chunk_id = c.id), "
     "d.created_at) AS created_at FROM chunks c JOIN documents d ON d.bank_id = c.bank_id AND d.id = c.document_id "
 )
+# the reference's "operation" of a traced call: reflect (a reflect request's id), retain, consolidation, else a
+# mental-model refresh ('%%' is a literal % in a psycopg statement)
+_OPERATION = (
+    "(%s::text IS NULL OR (CASE WHEN operation_id LIKE 'reflect-%%' THEN 'reflect' WHEN scope = 'retain_extract' "
+    "THEN 'retain' WHEN scope = 'consolidation' THEN 'consolidation' ELSE 'refresh' END) = %s)"
+)
 _LLM_FILTER = (
     "bank_id = %s AND (%s::text IS NULL OR (%s::text = 'error') = (error IS NOT NULL)) "
     "AND (%s::text IS NULL OR scope = %s) AND (%s::text IS NULL OR provider = %s) "
     "AND (%s::text IS NULL OR operation_id = %s) AND (%s::timestamptz IS NULL OR created_at >= %s) "
-    "AND (%s::timestamptz IS NULL OR created_at < %s)"
+    f"AND (%s::timestamptz IS NULL OR created_at < %s) AND {_OPERATION}"
 )
 
 RESOURCE_Q: dict[str, str] = {

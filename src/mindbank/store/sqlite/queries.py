@@ -289,9 +289,10 @@ Q: dict[str, str] = {
     ),
     "purge_llm_requests": "DELETE FROM llm_requests WHERE created_at < ?",
     # ---------------------------------------------------------------- introspection (the dump test helper)
+    # worker heartbeats are process liveness, not data: a running worker writes them whatever a request does
     "list_tables": (
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'memory_fts%' "
-        "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        "AND name NOT LIKE 'sqlite_%' AND name != 'worker_heartbeats' ORDER BY name"
     ),
     # {table} is a name list_tables returned
     "dump_table": "SELECT * FROM {table} ORDER BY 1",

@@ -9,6 +9,18 @@ Slots filled in code with fixed fragments only: ``{where}`` (a compiled filter, 
 
 from __future__ import annotations
 
+# every filter of the LLM request log is optional: a NULL parameter switches its condition off. The reference's
+# "operation" of a traced call: reflect (a reflect request's id), retain, consolidation, else a mental-model refresh
+_OPERATION = (
+    "(? IS NULL OR (CASE WHEN operation_id LIKE 'reflect-%' THEN 'reflect' WHEN scope = 'retain_extract' "
+    "THEN 'retain' WHEN scope = 'consolidation' THEN 'consolidation' ELSE 'refresh' END) = ?)"
+)
+_LLM_FILTER = (
+    "bank_id = ? AND (? IS NULL OR (? = 'error') = (error IS NOT NULL)) AND (? IS NULL OR scope = ?) "
+    "AND (? IS NULL OR provider = ?) AND (? IS NULL OR operation_id = ?) AND (? IS NULL OR created_at >= ?) "
+    f"AND (? IS NULL OR created_at < ?) AND {_OPERATION}"
+)
+
 RESOURCE_Q: dict[str, str] = {
     # ---------------------------------------------------------------- documents
     "list_documents": (
@@ -112,18 +124,10 @@ RESOURCE_Q: dict[str, str] = {
         "AND (next_retry_at IS NULL OR next_retry_at <= ?)"
     ),
     # ---------------------------------------------------------------- the bank's LLM request log
-    # every filter is optional: a NULL parameter switches its condition off
     "page_llm_requests": (
-        "SELECT * FROM llm_requests WHERE bank_id = ? AND (? IS NULL OR (? = 'error') = (error IS NOT NULL)) "
-        "AND (? IS NULL OR scope = ?) AND (? IS NULL OR provider = ?) AND (? IS NULL OR operation_id = ?) "
-        "AND (? IS NULL OR created_at >= ?) AND (? IS NULL OR created_at < ?) "
-        "ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?"
+        f"SELECT * FROM llm_requests WHERE {_LLM_FILTER} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?"
     ),
-    "count_llm_requests": (
-        "SELECT COUNT(*) AS n FROM llm_requests WHERE bank_id = ? AND (? IS NULL OR (? = 'error') = "
-        "(error IS NOT NULL)) AND (? IS NULL OR scope = ?) AND (? IS NULL OR provider = ?) "
-        "AND (? IS NULL OR operation_id = ?) AND (? IS NULL OR created_at >= ?) AND (? IS NULL OR created_at < ?)"
-    ),
+    "count_llm_requests": f"SELECT COUNT(*) AS n FROM llm_requests WHERE {_LLM_FILTER}",
     # buckets of an hour (the first 13 characters of the ISO stamp) or a day (10)
     "llm_request_buckets": (
         "SELECT substr(created_at, 1, CASE ? WHEN 'hour' THEN 13 ELSE 10 END) AS bucket, error IS NOT NULL AS failed, "
