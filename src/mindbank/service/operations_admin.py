@@ -59,15 +59,24 @@ class OperationsAdminService(OperationsService):
             limit=limit, offset=offset, operation=operation,
         )  # fmt: skip
 
-    def llm_request_stats(self, bank_id: str, *, period: str = "7d", call_type: str | None = None) -> dict[str, Any]:
-        """``LLMRequestStatsResponse``: calls by status and token sums per hour (``1d``) or day (``7d``, ``30d``).
-        Raises :class:`NotFoundError` for the bank, :class:`InvalidInputError` for the period."""
+    def llm_request_stats(
+        self, bank_id: str, *, period: str = "7d", operation: str | None = None, call_type: str | None = None
+    ) -> dict[str, Any]:
+        """``LLMRequestStatsResponse``: calls by status and token sums per hour (``1d``) or day (``7d``, ``30d``),
+        of one ``operation`` when given. Raises :class:`NotFoundError` for the bank, :class:`InvalidInputError`
+        for the period or operation."""
         self._require_bank(bank_id)
         if period not in PERIODS:
             raise InvalidInputError("period", f"must be one of {', '.join(PERIODS)}")
+        if operation not in (None, *OPERATIONS):
+            raise InvalidInputError("operation", f"must be one of {', '.join(OPERATIONS)}")
         span, unit = PERIODS[period]
         start = utcnow() - span
-        rows = [] if call_type not in (None, "llm") else self.store.llm_request_buckets(bank_id, since=start, unit=unit)
+        rows = (
+            []
+            if call_type not in (None, "llm")
+            else self.store.llm_request_buckets(bank_id, since=start, unit=unit, operation=operation)
+        )
         buckets: dict[datetime, dict[str, Any]] = {}
         for at, failed, count, tokens_in, tokens_out in rows:
             b = buckets.setdefault(

@@ -284,7 +284,7 @@ class Store(Protocol):
         operation: str | None = None,
     ) -> tuple[list[LLMRequestRecord], int]: ...  # fmt: skip
     def llm_request_buckets(
-        self, bank_id: str, *, since: datetime, unit: str
+        self, bank_id: str, *, since: datetime, unit: str, operation: str | None = None
     ) -> list[tuple[datetime, bool, int, int, int]]: ...
 
     # health: schema version and worker heartbeats

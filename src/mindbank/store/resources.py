@@ -369,12 +369,13 @@ class ResourceQueries(SharedQueries):
         return [self._columns.llm_request_row(r) for r in rows], int(total)
 
     def llm_request_buckets(
-        self, bank_id: str, *, since: datetime, unit: str
+        self, bank_id: str, *, since: datetime, unit: str, operation: str | None = None
     ) -> list[tuple[datetime, bool, int, int, int]]:
         """``(bucket start, failed, count, input tokens, output tokens)`` per ``unit`` (``hour`` or ``day``) since
-        ``since``, oldest bucket first."""
+        ``since`` (of one ``operation`` when given), oldest bucket first."""
+        params = (unit, bank_id, self._columns.time(since), operation, operation)
         with self._read() as conn:
-            rows = conn.execute(self._q["llm_request_buckets"], (unit, bank_id, self._columns.time(since))).fetchall()
+            rows = conn.execute(self._q["llm_request_buckets"], params).fetchall()
         return [
             (_bucket_start(r["bucket"]), bool(r["failed"]), int(r["n"]), int(r["input_tokens"] or 0),
              int(r["output_tokens"] or 0))

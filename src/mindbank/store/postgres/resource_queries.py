@@ -126,7 +126,7 @@ RESOURCE_Q: dict[str, str] = {
     "llm_request_buckets": (
         "SELECT date_trunc(%s, created_at) AS bucket, error IS NOT NULL AS failed, COUNT(*) AS n, "
         "SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens FROM llm_requests "
-        "WHERE bank_id = %s AND created_at >= %s GROUP BY bucket, failed ORDER BY bucket"
+        f"WHERE bank_id = %s AND created_at >= %s AND {_OPERATION} GROUP BY bucket, failed ORDER BY bucket"
     ),
     # ---------------------------------------------------------------- health
     "schema_version": "SELECT MAX(version) AS v FROM schema_version",

@@ -132,7 +132,7 @@ RESOURCE_Q: dict[str, str] = {
     "llm_request_buckets": (
         "SELECT substr(created_at, 1, CASE ? WHEN 'hour' THEN 13 ELSE 10 END) AS bucket, error IS NOT NULL AS failed, "
         "COUNT(*) AS n, SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens FROM llm_requests "
-        "WHERE bank_id = ? AND created_at >= ? GROUP BY bucket, failed ORDER BY bucket"
+        f"WHERE bank_id = ? AND created_at >= ? AND {_OPERATION} GROUP BY bucket, failed ORDER BY bucket"
     ),
     # ---------------------------------------------------------------- health
     "schema_version": "SELECT MAX(version) AS v FROM schema_version",
