@@ -131,11 +131,13 @@ class MemoriesService(ServiceCore):
         query: str | None = None,
         limit: int = 100,
         offset: int = 0,
+        document_id: str | None = None,
     ) -> tuple[list[MemoryUnit], int]:
-        """A page of memories (newest write first) and the total. Raises :class:`NotFoundError` for a bank."""
+        """A page of memories (newest write first; drawn from ``document_id`` when given) and the total. Raises
+        :class:`NotFoundError` for a bank."""
         self._require_bank(bank_id)
         flt = MemoryFilter(fact_types=tuple(types) if types else None, tags=normalize_tags(tags), tags_match=tags_match)
-        return self.store.list_memories(bank_id, flt, query=query, limit=limit, offset=offset)
+        return self.store.list_memories(bank_id, flt, query=query, limit=limit, offset=offset, document_id=document_id)
 
     def get_memory(self, bank_id: str, memory_id: str) -> MemoryUnit:
         """One memory. Raises :class:`NotFoundError`."""
