@@ -44,7 +44,7 @@ def test_list_get_chunks_history_and_search(client: TestClient) -> None:
     assert client.get(f"{BASE}/documents/nope/chunks").status_code == 404
     assert client.get("/v1/default/banks/ghost/documents").status_code == 404
     assert client.get(f"{BASE}/documents", params={"time_field": "mentioned_at"}).status_code == 422
-    assert client.get(f"/v1/default/chunks/nope").status_code == 404
+    assert client.get("/v1/default/chunks/nope").status_code == 404
 
 
 def test_retag_and_delete_document_make_citing_models_stale(client: TestClient, mindbank: MindBank) -> None:

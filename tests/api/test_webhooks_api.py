@@ -142,7 +142,7 @@ def test_webhook_crud_and_validation(client: TestClient) -> None:
     assert hook["event_types"] == ["consolidation.completed"] and hook["secret"] is None
     listed = client.get(f"{BASE}/webhooks").json()
     assert listed["total"] == 1 and listed["items"][0]["id"] == hook["id"]
-    for bad, field in (
+    for bad, name in (
         ({"url": "ftp://example.com/x"}, "url"),
         ({"url": "not a url"}, "url"),
         ({"url": "http://127.0.0.1:9/h", "event_types": ["nope"]}, "event_types[0]"),
@@ -153,7 +153,7 @@ def test_webhook_crud_and_validation(client: TestClient) -> None:
          "http_config.headers.X-Hindsight-Signature"),
     ):  # fmt: skip
         r = client.post(f"{BASE}/webhooks", json=bad)
-        assert r.status_code == 422 and r.json()["detail"][0]["loc"][-1] == field, (bad, r.text)
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"][-1] == name, (bad, r.text)
     assert client.patch(f"{BASE}/webhooks/{hook['id']}", json={"url": "gopher://x"}).status_code == 422
     assert client.get(f"{BASE}/webhooks/{hook['id']}/deliveries", params={"cursor": "yesterday"}).status_code == 422
     assert client.delete(f"{BASE}/webhooks/{hook['id']}").status_code == 200
