@@ -53,6 +53,17 @@ class BanksService(ServiceCore):
             raise NotFoundError(f"Bank '{bank_id}' not found")
         return removed
 
+    def get_bank_profile(self, bank_id: str) -> Bank:
+        """Alias of :meth:`get_bank` (the client's name). Raises :class:`NotFoundError`."""
+        return self.get_bank(bank_id)
+
+    def update_bank_profile(
+        self, bank_id: str, *, name: str | None = None, mission: str | None = None,
+        disposition: dict[str, int] | None = None,
+    ) -> Bank:  # fmt: skip
+        """Alias of :meth:`put_bank` (the client's name)."""
+        return self.put_bank(bank_id, name=name, mission=mission, disposition=disposition)
+
     def bank_config(self, bank_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
         """``(resolved config, overrides)`` for the bank-overridable settings. Raises :class:`NotFoundError`."""
         overrides = self.get_bank(bank_id).config

@@ -76,6 +76,12 @@ class DocumentsService(MemoriesService):
         self.get_document(bank_id, document_id)
         return self.store.list_document_events(bank_id, document_id, limit=limit, offset=offset)
 
+    def get_document_history(
+        self, bank_id: str, document_id: str, *, limit: int = 100, offset: int = 0
+    ) -> tuple[list[DocumentEvent], int]:
+        """Alias of :meth:`document_history` (the client's name)."""
+        return self.document_history(bank_id, document_id, limit=limit, offset=offset)
+
     def update_document(
         self, bank_id: str, document_id: str, *, tags: Sequence[str] | None = None, observation_scopes: Any = None
     ) -> None:

@@ -80,6 +80,14 @@ class HealthService(ServiceCore):
         """``LivenessResponse``: answering is the check (no database read)."""
         return {"status": "alive", "version": __version__, "uptime_seconds": round(time.monotonic() - STARTED, 3)}
 
+    def health_live(self) -> dict[str, Any]:
+        """Alias of :meth:`liveness` (the client's name)."""
+        return self.liveness()
+
+    def health_ready(self) -> dict[str, Any]:
+        """The readiness report of :meth:`readiness` (the client's name; ``status`` says whether it is ready)."""
+        return self.readiness()[1]
+
     def readiness(self, *, timeout: float = READY_TIMEOUT_SECONDS) -> tuple[bool, dict[str, Any]]:
         """``(ready, report)``: ready when the database answers within ``timeout`` seconds and every shipped
         migration is applied. ``workers`` reports the workers whose heartbeat is recent (any process) and whether

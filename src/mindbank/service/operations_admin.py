@@ -38,7 +38,7 @@ class OperationsAdminService(OperationsService):
         if not self.store.delete_operation(bank_id, operation_id):  # a worker claimed it (the statement's guard)
             raise ConflictError(f"Operation '{operation_id}' is processing; a running operation cannot be deleted")
 
-    def list_llm_request_log(
+    def list_llm_requests(
         self, bank_id: str, *, status: str | None = None, operation: str | None = None, scope: str | None = None,
         call_type: str | None = None, provider: str | None = None, trace_id: str | None = None,
         start: datetime | None = None, end: datetime | None = None, limit: int = 50, offset: int = 0,

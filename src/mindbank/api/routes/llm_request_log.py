@@ -40,7 +40,7 @@ def list_llm_requests(
     for name, value in (("document_id", document_id), ("memory_id", memory_id)):
         if value:
             raise InvalidInputError(name, "not supported: mindbank does not link LLM calls to documents or memories")
-    items, total = mb.list_llm_request_log(
+    items, total = mb.list_llm_requests(
         bank_id, status=status, operation=operation, scope=scope, call_type=call_type, provider=provider,
         trace_id=trace_id, start=start_date, end=end_date, limit=limit, offset=offset,
     )  # fmt: skip
