@@ -43,9 +43,12 @@ class Heartbeat:
                                            utcnow()))  # fmt: skip
 
     def start(self) -> None:
-        """Beat now and then every interval, until :meth:`stop`."""
+        """Beat now (before returning, so a readiness probe right after start sees this worker) and then every
+        interval, until :meth:`stop`."""
         if self._thread is not None:
             return
+        with contextlib.suppress(Exception):  # a database hiccup must not stop the worker from starting
+            self.beat()
         self._stop.clear()
         self._thread = threading.Thread(target=self._loop, name=f"{self.worker_id}-heartbeat", daemon=True)
         self._thread.start()
@@ -65,10 +68,9 @@ class Heartbeat:
         return self._thread is not None
 
     def _loop(self) -> None:
-        while not self._stop.is_set():
+        while not self._stop.wait(self.interval):
             with contextlib.suppress(Exception):  # a database hiccup must not kill the heartbeat
                 self.beat()
-            self._stop.wait(self.interval)
 
 
 class HealthService(ServiceCore):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 from mindbank.domain.records import LLMRequestRecord, Operation
 from mindbank.domain.resources import (
@@ -25,23 +25,44 @@ from mindbank.domain.resources import (
     WebhookDelivery,
     WorkerHeartbeat,
 )
+from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TagsMatch
 from mindbank.store.columns import Row
 from mindbank.store.shared import SharedQueries
 
 
 class ResourceQueries(SharedQueries):
-    """The backend-neutral resource methods (module docstring). A backend supplies :meth:`_document_filter`."""
+    """The backend-neutral resource methods (module docstring). A backend supplies its placeholder (``_mark``) and
+    its compiler of :class:`MemoryFilter` predicates (``_filter_sql``)."""
+
+    _mark: ClassVar[str]
 
     # ---------------------------------------------------------------- supplied by the backend
+
+    def _filter_sql(self, flt: MemoryFilter, alias: str) -> tuple[str, list[Any]]:
+        """The backend's SQL predicate (and parameters) for ``flt`` over ``alias``."""
+        raise NotImplementedError
 
     def _document_filter(
         self, *, query: str | None, tags: Sequence[str], tags_match: TagsMatch, time_field: str,
         start: datetime | None, end: datetime | None,
     ) -> tuple[str, list[Any], str, list[Any]]:  # fmt: skip
         """``(where, params, hits, hit params)`` of a document listing over alias ``d``: ``hits`` is the SELECT
-        fragment ``… AS id_hit, … AS text_hit`` saying which fields the text query matched (the backend's)."""
-        raise NotImplementedError
+        fragment ``… AS id_hit, … AS text_hit`` saying which fields the text query matched (case-insensitive:
+        both sides lowered)."""
+        where, params = self._filter_sql(MemoryFilter(tags=tuple(tags), tags_match=tags_match), "d")
+        clauses, values, m = [where], list(params), self._mark
+        for bound, op in ((start, ">="), (end, "<")):
+            if bound is not None:
+                clauses.append(f"d.{time_field} {op} {m}")
+                values.append(self._columns.time(bound))
+        if not query:
+            return " AND ".join(clauses), values, "0 AS id_hit, 0 AS text_hit", []
+        pattern = "%" + query.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        id_hit, text_hit = (f"lower({column}) LIKE {m} ESCAPE '\\'" for column in ("d.id", "d.original_text"))
+        clauses.append(f"({id_hit} OR {text_hit})")
+        values += [pattern, pattern]
+        return " AND ".join(clauses), values, f"{id_hit} AS id_hit, {text_hit} AS text_hit", [pattern, pattern]
 
     # ---------------------------------------------------------------- documents
 

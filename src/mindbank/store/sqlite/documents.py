@@ -1,47 +1,28 @@
-"""Document queries of the SQLite store that differ from PostgreSQL's: the listing filter, and deleting or retagging
-a document (memory writes: stamped under the writer lock and applied to this process's vector index). The rest of
-the document, directive, webhook and administration methods are :mod:`mindbank.store.resources`."""
+"""Document queries of the SQLite store that differ from PostgreSQL's: its placeholder and filter compiler for the
+shared document listing, and deleting or retagging a document (memory writes: stamped under the writer lock and
+applied to this process's vector index). The rest of the document, directive, webhook and administration methods are
+:mod:`mindbank.store.resources`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 from mindbank.domain.scope import MemoryFilter
-from mindbank.domain.tags import TagsMatch
 from mindbank.store.resources import ResourceQueries
 from mindbank.store.sqlite.connection import SQLiteBase
 from mindbank.store.sqlite.migrate import migrations
-from mindbank.store.sqlite.queries import Q, filter_sql, substring_pattern
+from mindbank.store.sqlite.queries import Q, filter_sql
 from mindbank.store.sqlite.rows import COLUMNS
-
-_ID_HIT = "d.id LIKE ? ESCAPE '\\'"
-_TEXT_HIT = "d.original_text LIKE ? ESCAPE '\\'"
 
 
 class DocumentsMixin(SQLiteBase, ResourceQueries):
-    """Document listing filters, deletion and retagging over ``documents``, ``chunks`` and ``memory_units``."""
+    """Document listing filter, deletion and retagging over ``documents``, ``chunks`` and ``memory_units``."""
 
-    def _document_filter(
-        self, *, query: str | None, tags: Sequence[str], tags_match: TagsMatch, time_field: str,
-        start: datetime | None, end: datetime | None,
-    ) -> tuple[str, list[Any], str, list[Any]]:  # fmt: skip
-        """SQLite's ``LIKE`` is case-insensitive for ASCII, which is what a browsing search needs."""
-        where, params = filter_sql(MemoryFilter(tags=tuple(tags), tags_match=tags_match), alias="d")
-        clauses, values = [where], list(params)
-        if start is not None:
-            clauses.append(f"d.{time_field} >= ?")
-            values.append(COLUMNS.time(start))
-        if end is not None:
-            clauses.append(f"d.{time_field} < ?")
-            values.append(COLUMNS.time(end))
-        if not query:
-            return " AND ".join(clauses), values, "0 AS id_hit, 0 AS text_hit", []
-        pattern = substring_pattern(query)
-        clauses.append(f"({_ID_HIT} OR {_TEXT_HIT})")
-        values += [pattern, pattern]
-        return " AND ".join(clauses), values, f"{_ID_HIT} AS id_hit, {_TEXT_HIT} AS text_hit", [pattern, pattern]
+    _mark = "?"
+
+    def _filter_sql(self, flt: MemoryFilter, alias: str) -> tuple[str, list[Any]]:
+        return filter_sql(flt, alias)
 
     def delete_document(self, bank_id: str, document_id: str) -> int | None:
         """Delete a document with its chunks, memories and history atomically; returns how many memories went
