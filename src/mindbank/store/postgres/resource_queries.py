@@ -30,11 +30,13 @@ _LLM_FILTER = (
 
 RESOURCE_Q: dict[str, str] = {
     # ---------------------------------------------------------------- documents
+    # the page is chosen first (on the time index), then only its rows get their text length and memory count
     "list_documents": (
         "SELECT d.bank_id, d.id, d.content_hash, d.tags, d.metadata, d.context, d.created_at, d.updated_at, "
         "length(d.original_text) AS text_length, (SELECT COUNT(*) FROM memory_units m WHERE m.bank_id = d.bank_id "
-        "AND m.document_id = d.id) AS memory_count, {hits} FROM documents d WHERE d.bank_id = %s AND {where} "
-        'ORDER BY d.{order} DESC, d.id COLLATE "C" DESC LIMIT %s OFFSET %s'
+        "AND m.document_id = d.id) AS memory_count, {hits} FROM (SELECT d.bank_id, d.id FROM documents d "
+        'WHERE d.bank_id = %s AND {where} ORDER BY d.{order} DESC, d.id COLLATE "C" DESC LIMIT %s OFFSET %s) page '
+        'JOIN documents d ON d.bank_id = page.bank_id AND d.id = page.id ORDER BY d.{order} DESC, d.id COLLATE "C" DESC'
     ),
     "count_documents": "SELECT COUNT(*) AS n FROM documents d WHERE d.bank_id = %s AND {where}",
     "get_document_summary": (

@@ -73,6 +73,9 @@ CREATE TABLE worker_heartbeats (
     last_seen_at timestamptz NOT NULL
 );
 
+-- GET /documents pages by write (or creation) time
+CREATE INDEX idx_documents_updated ON documents(bank_id, updated_at);
+CREATE INDEX idx_documents_created ON documents(bank_id, created_at);
 -- operation counts by type and status (GET /metrics) and the oldest pending operation
 CREATE INDEX idx_operations_status_type ON operations(status, operation_type);
 -- a bank's traced LLM requests, newest first (GET /llm-requests)
