@@ -321,7 +321,9 @@ def test_migrated_database_has_the_schema(store: Store) -> None:
         "schema_version",
     } <= tables
     versions = [row[0] for row in store.dump()["schema_version"]]  # type: ignore[attr-defined]
-    assert versions and versions == list(range(1, len(versions) + 1))
+    # every shipped migration applied, in order (engineers number theirs from assigned ranges, so gaps are fine)
+    assert versions and versions == sorted(set(versions)) and versions[0] == 1
+    assert versions[-1] == store.schema_status()[1]
 
 
 def test_consolidation_round_trip(store: Store) -> None:
