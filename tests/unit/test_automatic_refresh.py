@@ -219,25 +219,42 @@ def test_two_schedulers_ticking_at_once_submit_one_refresh(mb: MindBank, clock: 
 
 
 # ---------------------------------------------------------------- failures
-def test_non_transient_failure_pauses_automatic_refreshes(mb: MindBank, synth: ScriptedSynthesizer) -> None:
+def test_failures_back_off_then_open_the_breaker_until_a_manual_success(
+    mb: MindBank, synth: ScriptedSynthesizer, clock: FakeClock
+) -> None:
     retain(mb, "Eve: I keep a garden diary every evening.")
     mb.create_mental_model("b", id="eve", name="Eve", source_query="What is Eve doing?", tags=["user:eve"],
                            trigger={"refresh_after_consolidation": True})  # fmt: skip
     mb.run_pending()
     synth.compose_script = SynthesisError("no_answer", "the model refused")
-    retain(mb, "Eve: This week I repaired the greenhouse roof.")
+    backoff = mb.settings.refresh_failure_backoff_seconds
+    for failures, topic in enumerate(TOPICS[:3], start=1):
+        retain(mb, f"Eve: This week I {topic}.")
+        mb.run_pending()
+        model = mb.get_mental_model("b", "eve")
+        assert model.refresh_state.failures == failures and model.last_refresh_failed_at is not None
+        retain(mb, f"Eve: Also, I {TOPICS[failures + 5]}.")
+        mb.run_pending()
+        parked = pending_refreshes(mb)
+        if failures < 3:  # backing off: one parked refresh, due 5 min then 10 min after the failure
+            (op,) = parked
+            assert op.next_retry_at == model.last_refresh_failed_at + timedelta(seconds=backoff * 2 ** (failures - 1))
+            clock.advance(backoff * 2 ** (failures - 1) + 1)
+            mb.run_pending()  # runs and fails again, one more consecutive failure
+        else:  # breaker open: nothing is queued any more, however many writes come
+            assert parked == [] and (model.refresh_status or {})["breaker_open"] is True
+    assert mb.get_mental_model("b", "eve").refresh_state.failures == 3
+    clock.advance(7 * 24 * 3600)
+    retain(mb, "Eve: This week I tuned the piano.")
     mb.run_pending()
-    assert mb.get_mental_model("b", "eve").last_refresh_failed_at is not None
-    retain(mb, "Eve: This week I planted tomato seedlings.")
-    mb.run_pending()
-    assert pending_refreshes(mb) == []  # paused: no re-trigger loop
+    assert pending_refreshes(mb) == []
     failures = [h for h in mb.mental_model_history("b", "eve") if h.get("kind") == "refresh_failed"]
-    assert len(failures) == 1
+    assert len(failures) == 3
     synth.compose_script = None
-    mb.refresh_mental_model("b", "eve")  # a manual refresh that succeeds lifts the pause
+    mb.refresh_mental_model("b", "eve")  # a manual refresh that succeeds closes the breaker
     mb.run_pending()
     model = mb.get_mental_model("b", "eve")
-    assert model.last_refresh_failed_at is None and "tomato" in model.content
+    assert model.last_refresh_failed_at is None and model.refresh_state.failures == 0 and "piano" in model.content
     retain(mb, "Eve: This week I joined a choir.")
     mb.run_pending()
     assert "choir" in mb.get_mental_model("b", "eve").content

@@ -24,6 +24,7 @@ from mindbank.providers.embeddings.base import Embedder
 from mindbank.providers.llm.base import LLM
 from mindbank.providers.llm.factory import build_llms
 from mindbank.service.banks import BanksService
+from mindbank.service.governance import Governance, SpendMeter
 from mindbank.service.jobs import Jobs
 from mindbank.service.memories import MemoriesService
 from mindbank.service.mental_models import MentalModelsService
@@ -70,6 +71,13 @@ class MindBank(BanksService, MemoriesService, MentalModelsService, OperationsSer
             LLMConsolidator(consolidation_llm, embedder) if consolidation_llm else ExtractiveConsolidator()
         )
         self.refresher = RefreshRunner(store, embedder, self.synthesizer, clock=clock)
+        # spend governance (issue 14): every LLM attempt is metered (one meter per client: meters share the
+        # metering context, so a client shared by two MindBanks must not count twice)
+        for llm in {id(llm): llm for llm in self.llms.values() if llm is not None}.values():
+            observers = getattr(llm, "observers", None)
+            if isinstance(observers, list) and not any(isinstance(o, SpendMeter) for o in observers):
+                observers.append(SpendMeter())
+        self.governance = Governance(self)
         self.jobs = Jobs(self)
         self.worker = Worker(
             store,
@@ -81,6 +89,7 @@ class MindBank(BanksService, MemoriesService, MentalModelsService, OperationsSer
                 retry_backoff_seconds=self.settings.worker_retry_backoff_seconds,
             ),
             clock=clock,
+            on_exhausted=self.jobs.record_exhausted,
         )
         self.scheduler = Scheduler(self.jobs.scheduler_tick, self.settings.scheduler_tick_seconds, clock=clock)
 

@@ -15,6 +15,8 @@ from mindbank.domain.records import MentalModel
 from mindbank.domain.tags import TagsMatch
 from mindbank.store.base import (
     AlreadyExists,
+    Spend,
+    SpendRecord,
     StalenessProbe,
     StalenessReads,
     cited_ids,
@@ -23,7 +25,7 @@ from mindbank.store.base import (
 from mindbank.store.postgres.queries import HISTORY_KIND, Q, filter_sql, tag_list
 from mindbank.store.postgres.rows import COLUMNS
 from mindbank.store.postgres.search import SearchMixin
-from mindbank.store.shared import oldest_since
+from mindbank.store.shared import fold_spend, oldest_since
 
 _MAX_SCOPES_PER_STATEMENT = 4000  # keeps a staleness_reads statement far below PostgreSQL's 65535 bind parameters
 
@@ -69,8 +71,11 @@ class MentalModelsMixin(SearchMixin):
             ).fetchall()
         return [COLUMNS.model_row(r) for r in rows], int(row["count"]) if row else 0
 
-    def save_refresh(self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int) -> None:
-        """Persist a model's refresh state, its citations and (optionally) one history row in one transaction.
+    def save_refresh(
+        self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int, spend: SpendRecord | None = None
+    ) -> None:
+        """Persist a model's refresh state, its citations, (optionally) one history row and the refresh's spend in
+        one transaction.
 
         ``history_cap`` > 0 keeps only that many rows of the same kind per model (oldest trimmed).
         Raises ``LookupError`` if the model was deleted meanwhile.
@@ -79,6 +84,8 @@ class MentalModelsMixin(SearchMixin):
             cur.execute(Q["update_mental_model"], COLUMNS.model_update_params(model))
             if cur.rowcount == 0:
                 raise LookupError(f"mental model {model.id!r} no longer exists")
+            if spend is not None:
+                cur.execute(Q["add_refresh_spend"], spend.params())
             cur.execute(Q["delete_citations"], (model.bank_id, model.id))
             cited = cited_ids(model.structured_document)
             if cited:
@@ -91,6 +98,19 @@ class MentalModelsMixin(SearchMixin):
                         Q["trim_history"].format(kind=kind),
                         (model.bank_id, model.id, model.bank_id, model.id, history_cap),
                     )
+
+    def refresh_spend_by_model(self, bank_id: str, model_ids: Sequence[str], day: str) -> dict[str, Spend]:
+        """Each listed model's refresh spend on ``day`` (UTC ``YYYY-MM-DD``) and over all days (models that never
+        spent are absent)."""
+        ids = list(dict.fromkeys(model_ids))
+        if not ids:
+            return {}
+        with self._read() as conn:
+            rows = conn.execute(Q["refresh_spend_models"], (day, bank_id, ids)).fetchall()
+        by_model: dict[str, list[Any]] = {}
+        for r in rows:
+            by_model.setdefault(r["mental_model_id"], []).append(r)
+        return {model_id: fold_spend(group) for model_id, group in by_model.items()}
 
     def staleness_reads(self, bank_id: str, probes: Sequence[StalenessProbe]) -> StalenessReads:
         """Read what the staleness rule needs for a page of probes in ONE statement (up to 4000 distinct scopes per

@@ -13,12 +13,14 @@ from mindbank.domain.tags import TagsMatch
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.base import (
     AlreadyExists,
+    Spend,
+    SpendRecord,
     StalenessProbe,
     StalenessReads,
     cited_ids,
     mental_model_columns,
 )
-from mindbank.store.shared import oldest_since
+from mindbank.store.shared import fold_spend, oldest_since
 from mindbank.store.sqlite.queries import (
     HISTORY_KIND,
     MAX_COMPOUND,
@@ -69,8 +71,11 @@ class MentalModelsMixin(SearchMixin):
             ).fetchall()
         return [COLUMNS.model_row(r) for r in rows], int(total)
 
-    def save_refresh(self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int) -> None:
-        """Persist a model's refresh state and (optionally) one history row in one transaction.
+    def save_refresh(
+        self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int, spend: SpendRecord | None = None
+    ) -> None:
+        """Persist a model's refresh state, (optionally) one history row and the refresh's spend in one
+        transaction.
 
         ``history_cap`` > 0 keeps only that many rows of the same kind per model (oldest trimmed).
         Raises ``LookupError`` if the model was deleted meanwhile.
@@ -79,6 +84,8 @@ class MentalModelsMixin(SearchMixin):
             cur = conn.execute(Q["update_mental_model"], COLUMNS.model_update_params(model))
             if cur.rowcount == 0:
                 raise LookupError(f"mental model {model.id!r} no longer exists")
+            if spend is not None:
+                conn.execute(Q["add_refresh_spend"], spend.params())
             conn.execute(Q["delete_citations"], (model.bank_id, model.id))
             conn.executemany(
                 Q["insert_citation"], [(model.bank_id, model.id, mid) for mid in cited_ids(model.structured_document)]
@@ -91,6 +98,21 @@ class MentalModelsMixin(SearchMixin):
                         Q["trim_history"].format(kind=kind),
                         (model.bank_id, model.id, model.bank_id, model.id, history_cap),
                     )
+
+    def refresh_spend_by_model(self, bank_id: str, model_ids: Sequence[str], day: str) -> dict[str, Spend]:
+        """Each listed model's refresh spend on ``day`` (UTC ``YYYY-MM-DD``) and over all days (models that never
+        spent are absent)."""
+        ids = list(dict.fromkeys(model_ids))
+        if not ids:
+            return {}
+        with self._read() as conn:
+            rows = conn.execute(
+                Q["refresh_spend_models"].format(marks=marks(len(ids))), (day, bank_id, *ids)
+            ).fetchall()
+        by_model: dict[str, list[Any]] = {}
+        for r in rows:
+            by_model.setdefault(r["mental_model_id"], []).append(r)
+        return {model_id: fold_spend(group) for model_id, group in by_model.items()}
 
     def staleness_reads(self, bank_id: str, probes: Sequence[StalenessProbe]) -> StalenessReads:
         """Read what the staleness rule needs for a page of probes in ONE statement, whatever the page size.
