@@ -80,9 +80,10 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "refresh_relevance_threshold",
         float,
-        0.15,
-        "Relevance gate: an automatic refresh whose new in-scope memories all score below this cosine similarity "
-        "to the source query and to every fact the document cites runs no synthesis and keeps the document.",
+        0.04,
+        "Relevance gate: an automatic refresh whose new in-scope memories all score below this (cosine similarity "
+        "to the source query plus the share of its content words they contain) runs no synthesis and keeps the "
+        "document. Calibrated on LoCoMo (python -m bench gate-calibration).",
     ),
     Option(
         "mental_model_min_refresh_interval_seconds",
@@ -194,7 +195,7 @@ class Settings:
     enable_auto_consolidation: bool = True
     observation_scopes: str = "combined"
     scheduler_tick_seconds: float = 60.0
-    refresh_relevance_threshold: float = 0.15
+    refresh_relevance_threshold: float = 0.04
     mental_model_min_refresh_interval_seconds: int = 0
     refresh_failure_backoff_seconds: float = 300.0
     refresh_failure_backoff_max_seconds: float = 21600.0

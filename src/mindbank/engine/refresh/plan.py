@@ -84,7 +84,7 @@ class RefreshSettings:
     recall_chunks_max_tokens: int = 1000
     history_enabled: bool = True
     history_cap: int = 50
-    relevance_threshold: float = 0.15
+    relevance_threshold: float = 0.04
 
 
 @dataclass(slots=True)

@@ -177,12 +177,7 @@ class RefreshRunner:
             and newest is not None
             and not missing
             and not edited
-            and self.gate.irrelevant(
-                model,
-                window,
-                settings.relevance_threshold,
-                [e["text"] for e in flat_based_on((model.reflect_response or {}).get("based_on"))],
-            )
+            and self.gate.irrelevant(model, window, settings.relevance_threshold)
         ):
             plan.refresh_skipped = "not_relevant"
             plan.warnings.append("No new in-scope memory is relevant to the source query; the document was kept.")
@@ -388,7 +383,7 @@ class RefreshRunner:
         if plan.candidate_tokens <= model.max_tokens:
             return document
         capped, plan.trimmed = trim_to_budget(
-            document, model.max_tokens, lambda texts: self.gate.relevance(model.source_query, [], texts)
+            document, model.max_tokens, lambda texts: self.gate.relevance(model.source_query, texts)
         )
         plan.warnings.append(
             f"The candidate was {plan.candidate_tokens} tokens, over max_tokens {model.max_tokens}: "
