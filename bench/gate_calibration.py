@@ -35,7 +35,6 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.common import RESULTS_DIR, load_embedder, machine_info, write_json
-from mindbank.domain.text import strip_speaker
 from mindbank.engine.refresh.relevance import RelevanceGate
 from mindbank.importers import load_locomo
 
@@ -82,7 +81,7 @@ def labelled_set(
 def _scores(examples: list[dict[str, Any]], texts: dict[tuple[str, str], str], keys: list[tuple[str, str]],
             gate: RelevanceGate) -> dict[str, tuple[np.ndarray, np.ndarray]]:  # fmt: skip
     """Per signal: ``(scores, labels)`` over every (question, fact) pair (label 1 = relevant)."""
-    vectors = gate._body_vectors([texts[k] for k in keys])  # noqa: SLF001 - the gate's own embeddings (cached)
+    vectors = gate._body_vectors([texts[k] for k in keys])
     row = {k: i for i, k in enumerate(keys)}
     spoken = {k: i for i, k in enumerate(keys)}  # keys are in spoken order within each conversation
     by_conv: dict[str, list[int]] = {}
@@ -92,7 +91,7 @@ def _scores(examples: list[dict[str, Any]], texts: dict[tuple[str, str], str], k
                                        "query + scope neighbour": []}  # fmt: skip
     labels: list[int] = []
     for ex in examples:
-        query_vec = gate._body_vectors([ex["query"]])[0]  # noqa: SLF001
+        query_vec = gate._body_vectors([ex["query"]])[0]
         first = min(spoken[k] for k in ex["relevant"])
         before = np.array([i for i in by_conv[ex["conversation"]] if i < first], dtype=int)
         cited = before[np.argsort(-(vectors[before] @ query_vec))[:CITED]] if before.size else before
