@@ -333,10 +333,14 @@ class _Run:
             # every block must rest on a memory this run retrieved (issue 14): an uncited block is dropped
             sections = cited_only(sections)
             if not sections and outcome.answer_found:
-                return (
-                    "The document has no cited blocks; write sections of blocks with memory_ids (or set "
-                    "answer_found false)."
-                )
+                if self.reasked:  # asked once already: an answer still without a cited block is a refusal
+                    outcome.answer_found = False
+                else:
+                    self.reasked.add("empty")
+                    return (
+                        "The document has no cited blocks; write sections of blocks with memory_ids (or set "
+                        "answer_found false)."
+                    )
             outcome.sections = sections
             outcome.declared_memory_ids = cited
         else:

@@ -303,6 +303,8 @@ class RefreshRunner:
             return
         budget = int(trigger.get("recall_chunks_max_tokens") or settings.recall_chunks_max_tokens)
         plan.chunks = select_chunks(self.store, plan.model.bank_id, hits, budget)
+        if not plan.tool_calls:  # only carried-over facts, no recall ran: nothing to annotate
+            return
         recall_call = plan.tool_calls[-1]  # the recall that returned these facts returns their chunks too
         recall_call["input"]["max_chunk_tokens"] = budget
         recall_call["chunk_count"] = len(plan.chunks)
