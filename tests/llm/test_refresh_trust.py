@@ -306,7 +306,7 @@ def test_a_provider_that_always_times_out_costs_three_recorded_failures_then_not
     before = create(mb, trigger={"refresh_after_consolidation": True})
     script.slow = True
     script.calls.clear()
-    for minute in range(90):  # a write in scope every 30 s for 45 simulated minutes
+    for minute in range(50):  # a write in scope every 30 s for 25 simulated minutes
         clock.advance(30)
         retain(mb, f"Dana: Sanding day {minute} on the hull.")
         mb.run_pending()

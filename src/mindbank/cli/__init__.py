@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from mindbank.cli import bank_config, memories, mental_models, operations, server
+from mindbank.cli import bank_config, memories, mental_models, operations, server, stats
 from mindbank.cli.common import Subparsers, UsageError
 
 __all__ = ["COMMAND_GROUPS", "UsageError", "build_parser", "main"]
@@ -30,6 +30,7 @@ COMMAND_GROUPS: tuple[Callable[[Subparsers], None], ...] = (
     mental_models.register,
     bank_config.register,
     operations.register,
+    stats.register,
 )
 
 

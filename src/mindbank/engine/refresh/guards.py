@@ -29,10 +29,12 @@ from mindbank.domain.document import (
 Ranker = Callable[[Sequence[str]], Sequence[float]]  # block texts -> a score each (higher: keep)
 
 
-def blocks_left(document: StructuredDocument, missing: Collection[str]) -> int:
-    """How many blocks survive removing every block that cites a memory in ``missing`` (retraction rule)."""
+def blocks_left(document: StructuredDocument, missing: Collection[str] = ()) -> int:
+    """How many blocks that rest on a memory survive removing every block citing one in ``missing`` (retraction
+    rule). Uncited blocks (an extractive document's one-line preamble) are not counted: nothing supports them, so a
+    document left with only those is an empty one."""
     gone = set(missing)
-    return sum(1 for s in document.sections for b in s.blocks if not set(b.memory_ids) & gone)
+    return sum(1 for s in document.sections for b in s.blocks if b.memory_ids and not set(b.memory_ids) & gone)
 
 
 def is_refusal(document: StructuredDocument, known: Collection[str], answer_found: bool | None) -> bool:

@@ -446,7 +446,7 @@ class RefreshRunner:
             plan.reanchor = "delta_ops_all_skipped"  # the next refresh re-anchors as full (issue 14)
             plan.fail("refresh_failed_delta_not_applied", "delta_ops_all_skipped", "every delta operation was rejected")
             return
-        if not result.document.block_ids():
+        if not blocks_left(result.document):
             plan.fail("refresh_failed_empty_candidate", "empty_candidate", "the edits would leave no block; a "
                       "populated document is never replaced with an empty one")  # fmt: skip
             return
