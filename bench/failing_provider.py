@@ -20,7 +20,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -32,12 +31,12 @@ from rich.table import Table
 from bench.common import RESULTS_DIR, load_embedder, machine_info, write_json
 from mindbank.config import Settings
 from mindbank.domain.records import RetainItem
-from mindbank.domain.timeutil import utcnow
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.providers.llm.base import ManagedLLM
 from mindbank.providers.llm.openai_provider import OpenAIProvider
 from mindbank.service import MindBank
 from mindbank.store.open import open_store
+from mindbank.testing import FakeClock
 
 BANK = "bench-failing-provider"
 TAG = "user:sam"
@@ -47,20 +46,6 @@ CLIENT_TIMEOUT_S = 0.05
 TARGET_CALLS_PER_DAY = 50
 TOPICS = ("the allotment", "a pottery class", "the marathon plan", "the kitchen repaint", "a trip to Porto",
           "the choir concert", "the bike repair", "a new sourdough starter")  # fmt: skip
-
-
-class SimulatedClock:
-    """Simulated time, starting now and moved only by :meth:`advance` (never behind the real clock, whose stamps
-    the store writes)."""
-
-    def __init__(self) -> None:
-        self.now = utcnow()
-
-    def __call__(self) -> datetime:
-        return max(self.now, utcnow())
-
-    def advance(self, seconds: float) -> None:
-        self.now = self() + timedelta(seconds=seconds)
 
 
 @contextmanager
@@ -108,7 +93,7 @@ def sibling_database(url: str, suffix: str) -> str:
 
 def simulate(url: str, embedder: Embedder, hours: float, console: Console) -> dict[str, Any]:
     """One simulated run on the store at ``url``; returns its figures."""
-    clock = SimulatedClock()
+    clock = FakeClock()  # simulated time: moved only by the loop and the client's retry waits
     settings = Settings(database_url=url, enable_auto_consolidation=True)
     # every timed-out call is logged with its traceback by the worker; thousands of them would drown the table
     logging.getLogger("mindbank").setLevel(logging.CRITICAL)
@@ -188,7 +173,8 @@ def run(
     report = {
         "benchmark": "refresh-cost --failing-provider",
         "command": f"python -m bench refresh-cost --failing-provider --hours {hours:g}"
-        + (" --database-url URL" if postgres else ""),
+        + (" --database-url URL" if database_url else ""),
+        "postgres": None if postgres is None else ("--database-url" if database_url else "<test database>_bench"),
         "machine": machine_info(),
         "runs": runs,
         "max_llm_calls_per_model": worst,

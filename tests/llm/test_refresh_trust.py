@@ -8,7 +8,6 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -18,27 +17,14 @@ from llm_helpers import QUERY, TAG, UUID, retain, untouched
 from mindbank.config import Settings
 from mindbank.domain.document import count_tokens
 from mindbank.domain.records import MentalModel
-from mindbank.domain.timeutil import utcnow
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.providers.llm.base import ManagedLLM
 from mindbank.providers.llm.openai_provider import OpenAIProvider
 from mindbank.service import MindBank
 from mindbank.store.open import open_store
+from mindbank.testing import FakeClock
 
 _EVIDENCE_ID = re.compile(r'\\"id\\": \\"(' + UUID.pattern + r')\\"')
-
-
-class Clock:
-    """A settable clock that never runs behind the real one (store stamps use the real clock)."""
-
-    def __init__(self) -> None:
-        self.now = utcnow()
-
-    def __call__(self) -> datetime:
-        return max(self.now, utcnow())
-
-    def advance(self, seconds: float) -> None:
-        self.now = self() + timedelta(seconds=seconds)
 
 
 def done(sections: list[dict[str, Any]], **extra: Any) -> Reply:
@@ -101,13 +87,13 @@ def server(script: Script) -> Iterator[FakeServer]:
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
+def clock() -> FakeClock:
+    return FakeClock()
 
 
 @pytest.fixture
 def make_bank(
-    llm_settings: Settings, embedder: MiniLMEmbedder, server: FakeServer, clock: Clock
+    llm_settings: Settings, embedder: MiniLMEmbedder, server: FakeServer, clock: FakeClock
 ) -> Iterator[Callable[..., MindBank]]:
     opened: list[MindBank] = []
 
@@ -266,7 +252,7 @@ def test_a_fact_whose_operation_fails_is_carried_over_not_dropped(
 
 # ---------------------------------------------------------------- 4. stuck stale
 def test_all_operations_rejected_reanchors_the_next_automatic_refresh_as_full(
-    make_bank: Callable[..., MindBank], script: Script, clock: Clock
+    make_bank: Callable[..., MindBank], script: Script, clock: FakeClock
 ) -> None:
     mb = make_bank(enable_auto_consolidation=True)
     before = create(mb, trigger={"mode": "delta", "refresh_after_consolidation": True})
@@ -300,7 +286,7 @@ def test_all_operations_rejected_reanchors_the_next_automatic_refresh_as_full(
 
 # ---------------------------------------------------------------- 5. unbounded spend
 def test_a_provider_that_always_times_out_costs_three_recorded_failures_then_nothing(
-    make_bank: Callable[..., MindBank], script: Script, clock: Clock
+    make_bank: Callable[..., MindBank], script: Script, clock: FakeClock
 ) -> None:
     mb = make_bank(timeout=0.2, max_retries=1, enable_auto_consolidation=True, worker_max_retries=1)
     before = create(mb, trigger={"refresh_after_consolidation": True})

@@ -67,6 +67,11 @@ class SharedQueries:
         """Create the bank in the open transaction if it does not exist (the backend's)."""
         raise NotImplementedError
 
+    def _bind_ids(self, statement: str, ids: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
+        """A statement taking a list of ids, ready to run, and the parameters standing for the list (the backend's:
+        one placeholder per id in SQLite, one array parameter in PostgreSQL)."""
+        raise NotImplementedError
+
     # ---------------------------------------------------------------- banks
 
     def ensure_bank(self, bank_id: str) -> None:
@@ -138,6 +143,20 @@ class SharedQueries:
         with self._tx() as conn:
             self._ensure_bank(conn, spend.bank_id)
             conn.execute(self._q["add_refresh_spend"], spend.params())
+
+    def refresh_spend_by_model(self, bank_id: str, model_ids: Sequence[str], day: str) -> dict[str, Spend]:
+        """Each listed model's refresh spend on ``day`` (UTC ``YYYY-MM-DD``) and over all days (models that never
+        spent are absent). One statement for the whole list."""
+        ids = list(dict.fromkeys(model_ids))
+        if not ids:
+            return {}
+        statement, id_params = self._bind_ids(self._q["refresh_spend_models"], ids)
+        with self._read() as conn:
+            rows = conn.execute(statement, (day, bank_id, *id_params)).fetchall()
+        by_model: dict[str, list[Any]] = {}
+        for r in rows:
+            by_model.setdefault(r["mental_model_id"], []).append(r)
+        return {model_id: fold_spend(group) for model_id, group in by_model.items()}
 
     def bank_refresh_spend(self, bank_id: str, day: str) -> Spend:
         """The bank's refresh spend on ``day`` (UTC ``YYYY-MM-DD``) and over all days."""

@@ -14,6 +14,11 @@ Refresh"; reference facts §4.3, §4.6, §4.7, §4.10, §4.11. The rules it keep
   left the scope are removed by the next refresh, delta or full.
 * Nothing is lost: a failed refresh changes neither content, document, watermark nor ``last_refreshed_at``; it
   stamps ``last_refresh_failed_at``, writes a failure history row, and the trace when ``keep_trace`` is on.
+* Trust (issue 14; ``guards.py``): a refusal or an uncited candidate never replaces a populated document
+  (``refresh_failed_empty_candidate``); a retraction leaving no cited block with nothing new in scope is refused
+  without any synthesis (``refresh_failed_empty_scope``, the retraction kept on record); facts whose delta
+  operations failed are carried over to the next delta; a delta whose edits failed before re-anchors as full
+  (``delta_reanchored``); ``max_tokens`` is a hard cap (the least related blocks are trimmed).
 * A dry run is this same pipeline with the writes skipped.
 """
 

@@ -15,7 +15,6 @@ from mindbank.domain.records import MentalModel
 from mindbank.domain.tags import TagsMatch
 from mindbank.store.base import (
     AlreadyExists,
-    Spend,
     SpendRecord,
     StalenessProbe,
     StalenessReads,
@@ -25,7 +24,7 @@ from mindbank.store.base import (
 from mindbank.store.postgres.queries import HISTORY_KIND, Q, filter_sql, tag_list
 from mindbank.store.postgres.rows import COLUMNS
 from mindbank.store.postgres.search import SearchMixin
-from mindbank.store.shared import fold_spend, oldest_since
+from mindbank.store.shared import oldest_since
 
 _MAX_SCOPES_PER_STATEMENT = 4000  # keeps a staleness_reads statement far below PostgreSQL's 65535 bind parameters
 
@@ -99,18 +98,9 @@ class MentalModelsMixin(SearchMixin):
                         (model.bank_id, model.id, model.bank_id, model.id, history_cap),
                     )
 
-    def refresh_spend_by_model(self, bank_id: str, model_ids: Sequence[str], day: str) -> dict[str, Spend]:
-        """Each listed model's refresh spend on ``day`` (UTC ``YYYY-MM-DD``) and over all days (models that never
-        spent are absent)."""
-        ids = list(dict.fromkeys(model_ids))
-        if not ids:
-            return {}
-        with self._read() as conn:
-            rows = conn.execute(Q["refresh_spend_models"], (day, bank_id, ids)).fetchall()
-        by_model: dict[str, list[Any]] = {}
-        for r in rows:
-            by_model.setdefault(r["mental_model_id"], []).append(r)
-        return {model_id: fold_spend(group) for model_id, group in by_model.items()}
+    def _bind_ids(self, statement: str, ids: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
+        """``statement`` as is, with the ids as one ``text[]`` parameter."""
+        return statement, (list(ids),)
 
     def staleness_reads(self, bank_id: str, probes: Sequence[StalenessProbe]) -> StalenessReads:
         """Read what the staleness rule needs for a page of probes in ONE statement (up to 4000 distinct scopes per

@@ -13,14 +13,13 @@ from mindbank.domain.tags import TagsMatch
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.base import (
     AlreadyExists,
-    Spend,
     SpendRecord,
     StalenessProbe,
     StalenessReads,
     cited_ids,
     mental_model_columns,
 )
-from mindbank.store.shared import fold_spend, oldest_since
+from mindbank.store.shared import oldest_since
 from mindbank.store.sqlite.queries import (
     HISTORY_KIND,
     MAX_COMPOUND,
@@ -99,20 +98,9 @@ class MentalModelsMixin(SearchMixin):
                         (model.bank_id, model.id, model.bank_id, model.id, history_cap),
                     )
 
-    def refresh_spend_by_model(self, bank_id: str, model_ids: Sequence[str], day: str) -> dict[str, Spend]:
-        """Each listed model's refresh spend on ``day`` (UTC ``YYYY-MM-DD``) and over all days (models that never
-        spent are absent)."""
-        ids = list(dict.fromkeys(model_ids))
-        if not ids:
-            return {}
-        with self._read() as conn:
-            rows = conn.execute(
-                Q["refresh_spend_models"].format(marks=marks(len(ids))), (day, bank_id, *ids)
-            ).fetchall()
-        by_model: dict[str, list[Any]] = {}
-        for r in rows:
-            by_model.setdefault(r["mental_model_id"], []).append(r)
-        return {model_id: fold_spend(group) for model_id, group in by_model.items()}
+    def _bind_ids(self, statement: str, ids: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
+        """``statement`` with one placeholder per id (its ``{marks}``), and the ids."""
+        return statement.format(marks=marks(len(ids))), tuple(ids)
 
     def staleness_reads(self, bank_id: str, probes: Sequence[StalenessProbe]) -> StalenessReads:
         """Read what the staleness rule needs for a page of probes in ONE statement, whatever the page size.
