@@ -16,9 +16,10 @@ Reference facts §5; spec "Reflect". Rules kept here:
   each block's ids are validated against the evidence and rendered as ``[mem:<id>]`` citations, so every block's
   provenance is exactly the memories it rests on. Issue 14: a ``done`` with blocks citing nothing is refused once,
   then those blocks are dropped (an answer left with no cited block is a refusal, ``answer_found`` false); a
-  document over ``max_tokens`` is refused once to shorten; the loop grants each such re-ask its answer turn. The refresh pipeline's own scoped recall is handed in as
-  ``seed`` evidence (already retrieved, citable), with the source chunks of those facts (``seed_chunks``, when the
-  trigger's ``include_chunks`` is on) as uncitable context, so only the mental-model level is forced.
+  document over ``max_tokens`` is refused once to shorten; the loop grants each such re-ask its answer turn. The
+  refresh pipeline's own scoped recall is handed in as ``seed`` evidence (already retrieved, citable), with the
+  source chunks of those facts (``seed_chunks``, when the trigger's ``include_chunks`` is on) as uncitable context,
+  so only the mental-model level is forced.
 """
 
 from __future__ import annotations
