@@ -250,6 +250,36 @@ def test_a_fact_whose_operation_fails_is_carried_over_not_dropped(
     assert final.last_memory_seen_at == after.last_memory_seen_at  # nothing new was written: the watermark holds
 
 
+def test_carried_over_facts_failing_again_reanchor_the_next_refresh(
+    make_bank: Callable[..., MindBank], script: Script
+) -> None:
+    mb = make_bank()
+    before = create(mb, trigger={"mode": "delta"})
+    mast, sail = retain(mb, "Dana: The boat got a new mast today.", "Dana: I ordered a red mainsail.")
+    script.delta = lambda seen: operations(
+        *({"op": "append_block", "section_id": "rigging" if i == sail else "projects", "text": f"About {i}.",
+           "memory_ids": [i]} for i in new_memories(seen))
+    )  # fmt: skip
+    _, first = refresh(mb)
+    assert first.refresh_state.carried_over == (sail,) and first.refresh_state.reanchor is None
+    (varnish,) = retain(mb, "Dana: The mast is varnished.")
+    script.calls.clear()
+    op, second = refresh(mb)  # the new fact lands, the carried one fails again (after its repair re-ask)
+    assert op.status == "completed" and script.calls == ["delta", "delta"]
+    assert second.refresh_state.carried_over == (sail,) and second.refresh_state.reanchor == "carried_over_failed_again"
+    assert f"[mem:{varnish}]" in second.content and second.is_stale is True
+    script.agent = lambda seen: done([{"heading": "Projects", "blocks": [
+        {"text": "Dana restores a boat with a new mast and a red mainsail.", "memory_ids": evidence(seen)}]}])  # fmt: skip
+    script.calls.clear()
+    op, third = refresh(mb)
+    assert script.calls == ["agent"] and op.result["mode_fallback_reason"] == "delta_reanchored"
+    assert f"[mem:{sail}]" in third.content and third.refresh_state == type(third.refresh_state)()
+    assert (
+        third.is_stale is False and third.last_memory_seen_at == second.last_memory_seen_at > before.last_memory_seen_at
+    )
+    assert history_kinds(mb) == ["version", "version", "version", "version"]
+
+
 # ---------------------------------------------------------------- 4. stuck stale
 def test_all_operations_rejected_reanchors_the_next_automatic_refresh_as_full(
     make_bank: Callable[..., MindBank], script: Script, clock: FakeClock
