@@ -255,7 +255,7 @@ def test_carried_over_facts_failing_again_reanchor_the_next_refresh(
 ) -> None:
     mb = make_bank()
     before = create(mb, trigger={"mode": "delta"})
-    mast, sail = retain(mb, "Dana: The boat got a new mast today.", "Dana: I ordered a red mainsail.")
+    _, sail = retain(mb, "Dana: The boat got a new mast today.", "Dana: I ordered a red mainsail.")
     script.delta = lambda seen: operations(
         *({"op": "append_block", "section_id": "rigging" if i == sail else "projects", "text": f"About {i}.",
            "memory_ids": [i]} for i in new_memories(seen))
