@@ -34,6 +34,7 @@ def persist_plan(
             "refresh_skipped": plan.failure_reason,
             "outcome": plan.outcome,
         }
+        response.pop("pending_retraction", None)  # only the latest failure's
         if plan.retraction is not None and plan.failure_reason == "empty_scope":
             response["pending_retraction"] = plan.retraction  # what the refresh would have removed (issue 14)
         if keep_trace:
