@@ -80,9 +80,10 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "refresh_relevance_threshold",
         float,
-        0.15,
-        "Relevance gate: an automatic refresh whose new in-scope memories all score below this cosine similarity "
-        "to the source query and to every fact the document cites runs no synthesis and keeps the document.",
+        0.04,
+        "Relevance gate: an automatic refresh whose new in-scope memories all score below this (cosine similarity "
+        "to the source query plus the share of its content words they contain) runs no synthesis and keeps the "
+        "document. Calibrated on LoCoMo (python -m bench gate-calibration).",
     ),
     Option(
         "mental_model_min_refresh_interval_seconds",
@@ -90,6 +91,45 @@ OPTIONS: tuple[Option, ...] = (
         0,
         "Minimum seconds between two automatic refreshes of one model (0: no floor).",
     ),
+    Option(
+        "refresh_failure_backoff_seconds",
+        float,
+        300.0,
+        "After a recorded refresh failure, automatic refreshes of the model wait this long; doubles per further "
+        "consecutive failure.",
+    ),
+    Option(
+        "refresh_failure_backoff_max_seconds", float, 21600.0, "Longest wait of that backoff (seconds; default 6 h)."
+    ),
+    Option(
+        "refresh_breaker_failures",
+        int,
+        3,
+        "Consecutive failures after which a model's automatic refreshes stop until a manual refresh succeeds or the "
+        "model is cleared (0: never).",
+    ),
+    Option(
+        "refresh_bank_breaker_models",
+        int,
+        10,
+        "Failing models after which every automatic refresh of the bank stops (0: never).",
+    ),
+    Option(
+        "refresh_model_daily_token_budget",
+        int,
+        None,
+        "LLM tokens (input + output) a model's refreshes may spend per UTC day before automatic refreshes are "
+        "refused (budget_exhausted); unset: no budget.",
+    ),
+    Option(
+        "refresh_bank_daily_token_budget",
+        int,
+        None,
+        "LLM tokens all refreshes of a bank may spend per UTC day before automatic refreshes are refused; unset: "
+        "no budget.",
+    ),
+    Option("llm_price_input_per_million", float, None, "Price of one million input tokens (cost = tokens × price)."),
+    Option("llm_price_output_per_million", float, None, "Price of one million output tokens (unset: cost is null)."),
     Option(
         "api_key",
         str,
@@ -120,6 +160,13 @@ BANK_OVERRIDABLE: dict[str, type] = {
     "recall_max_tokens": int,
     "recall_chunks_max_tokens": int,
     "refresh_relevance_threshold": float,
+    "refresh_model_daily_token_budget": int,
+    "refresh_bank_daily_token_budget": int,
+}
+# The trigger field that overrides a bank-overridable setting, where its name differs from the setting's.
+TRIGGER_KEYS: dict[str, str] = {
+    "mental_model_min_refresh_interval_seconds": "min_refresh_interval_seconds",
+    "refresh_model_daily_token_budget": "daily_token_budget",
 }
 
 
@@ -158,8 +205,16 @@ class Settings:
     enable_auto_consolidation: bool = True
     observation_scopes: str = "combined"
     scheduler_tick_seconds: float = 60.0
-    refresh_relevance_threshold: float = 0.15
+    refresh_relevance_threshold: float = 0.04
     mental_model_min_refresh_interval_seconds: int = 0
+    refresh_failure_backoff_seconds: float = 300.0
+    refresh_failure_backoff_max_seconds: float = 21600.0
+    refresh_breaker_failures: int = 3
+    refresh_bank_breaker_models: int = 10
+    refresh_model_daily_token_budget: int | None = None
+    refresh_bank_daily_token_budget: int | None = None
+    llm_price_input_per_million: float | None = None
+    llm_price_output_per_million: float | None = None
     api_key: str | None = field(default=None, repr=False)  # repr=False: a logged Settings never shows the key
     mcp_enabled: bool = True
     mcp_enabled_tools: str = ""

@@ -94,6 +94,8 @@ def test_mm_list(cli: Cli, model: str) -> None:
 def test_mm_get(cli: Cli, model: str) -> None:
     code, out, _ = cli("mm", "get", "alice")
     assert code == 0 and "Alice" in out and "fresh" in out and "marathon" in out and "[mem:" in out
+    assert "refresh: ok" in out and "spend today: 0 tokens (0 in, 0 out), 0 LLM calls" in out  # extractive: free
+    assert cli.json("mm", "get", "alice")["refresh_status"]["spend"]["total"]["refreshes"] == 1
     assert cli.json("mm", "get", "alice", "--detail", "metadata")["content"] is None
 
 
@@ -220,10 +222,20 @@ def test_ops(cli: Cli, model: str) -> None:
     op_id = ops["operations"][0]["id"]
     code, out, _ = cli("ops", "get", op_id)
     assert code == 0 and "completed" in out and "mental model: alice" in out
+    assert "outcome: content_written" in out and "spend: 0 tokens" in out
     code, out, _ = cli("ops", "wait", op_id)
     assert code == 0 and f"operation {op_id}: completed" in out
     code, _, err = cli("ops", "cancel", op_id)
     assert code == 1 and "only pending operations can be cancelled" in err and "HTTP 409" in err
+
+
+def test_stats(cli: Cli, model: str) -> None:
+    code, out, _ = cli("stats")
+    assert code == 0 and "bank b: " in out and "refresh spend today" in out and "refresh spend total: 0 tokens" in out
+    assert "failing models: 0 (bank breaker closed)" in out
+    assert cli("config", "--set", "refresh_bank_daily_token_budget=5000")[0] == 0
+    data = cli.json("stats")
+    assert data["refresh_budget"]["bank_daily_tokens"] == 5000 and data["refresh_spend"]["total"]["refreshes"] == 1
 
 
 def test_ops_cancel_pending(idle_server: str, capsys: pytest.CaptureFixture[str]) -> None:

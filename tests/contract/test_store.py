@@ -17,6 +17,8 @@ from mindbank.domain.timeutil import utcnow
 from mindbank.domain.trigger import default_trigger
 from mindbank.engine.refresh.staleness import stale_flags
 from mindbank.store.base import AlreadyExists, DocumentWrite, MemoryFilter, StalenessProbe, Store
+from mindbank.store.postgres import migrate as postgres_migrate
+from mindbank.store.sqlite import migrate as sqlite_migrate
 
 DIM = 4
 
@@ -321,9 +323,9 @@ def test_migrated_database_has_the_schema(store: Store) -> None:
         "schema_version",
     } <= tables
     versions = [row[0] for row in store.dump()["schema_version"]]  # type: ignore[attr-defined]
-    # every shipped migration applied, in order (engineers number theirs from assigned ranges, so gaps are fine)
-    assert versions and versions == sorted(set(versions)) and versions[0] == 1
-    assert versions[-1] == store.schema_status()[1]
+    # every shipped migration applied, in order (numbers are ranges reserved per change, so they may skip)
+    backend = postgres_migrate if type(store).__name__ == "PostgresStore" else sqlite_migrate
+    assert versions and versions == [number for number, _, _ in backend.migrations()]
 
 
 def test_consolidation_round_trip(store: Store) -> None:

@@ -28,6 +28,7 @@ from mindbank.cli import (
     monitoring,
     operations,
     server,
+    stats,
     webhooks,
 )
 from mindbank.cli.common import Subparsers, UsageError
@@ -46,6 +47,7 @@ COMMAND_GROUPS: tuple[Callable[[Subparsers], None], ...] = (
     directives.register,
     webhooks.register,
     monitoring.register,
+    stats.register,
 )
 
 

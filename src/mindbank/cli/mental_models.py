@@ -16,7 +16,7 @@ from mindbank.cli.common import (
     json_arg,
     wait_and_report,
 )
-from mindbank.cli.output import Output, when
+from mindbank.cli.output import Output, spend_line, when
 
 if TYPE_CHECKING:
     from mindbank.client import Client, DryRunResult, HistoryEntry, MentalModelList
@@ -143,12 +143,47 @@ def _get(client: Client, args: argparse.Namespace, out: Output) -> int:
     out.console.print(f"{model.name}", style="bold", markup=False)
     out.text(f"id: {model.id}   tags: {', '.join(model.tags) or '-'}   {stale}")
     out.text(f"last refreshed: {when(model.last_refreshed_at)}")
+    for line in refresh_status_lines(model.refresh_status):
+        out.text(line)
     if model.source_query is not None:
         out.text(f"question: {model.source_query}")
     if model.content is not None:
         out.text("")
         out.text(model.content or "(empty: not refreshed yet, or cleared)")
     return 0
+
+
+def refresh_status_lines(status: dict[str, Any] | None) -> Iterator[str]:
+    """What ``mm get`` says about refresh governance and spend (issue 14)."""
+    if not status:
+        return
+    failures = status.get("consecutive_failures") or 0
+    state = "ok"
+    if status.get("breaker_open"):
+        state = f"breaker open after {failures} failures (a manual refresh that succeeds, or clear, closes it)"
+    elif status.get("next_automatic_refresh_at"):
+        state = f"{failures} failure(s), automatic refreshes back off until {status['next_automatic_refresh_at']}"
+    elif failures:
+        state = f"{failures} failure(s) ({status.get('last_failure_reason')})"
+    yield f"refresh: {state}"
+    if status.get("carried_over"):
+        yield f"carried over: {len(status['carried_over'])} fact(s) the last delta could not place"
+    if status.get("reanchor"):
+        yield f"next refresh re-anchors in full ({status['reanchor']})"
+    if status.get("waiting_for_scope_change"):
+        yield "automatic refreshes wait for the scope to change (nothing in it supports the document)"
+    refusal = status.get("last_refusal")
+    if refusal:
+        yield (
+            f"last automatic refusal: {refusal.get('reason')} ({refusal.get('limit')} budget "
+            f"{refusal.get('budget_tokens')} tokens, spent {refusal.get('spent_tokens')}, until {refusal.get('until')})"
+        )
+    spend = status.get("spend") or {}
+    budget = status.get("daily_token_budget")
+    yield (
+        "spend today: " + spend_line(spend.get("today") or {}) + (f" of {budget} budget" if budget is not None else "")
+    )
+    yield "spend total: " + spend_line(spend.get("total") or {})
 
 
 def _create(client: Client, args: argparse.Namespace, out: Output) -> int:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from mindbank.cli.common import Subparsers, add_timeout_flag, bank, client_command, wait_and_report
-from mindbank.cli.output import Output, when
+from mindbank.cli.output import Output, spend_line, when
 
 if TYPE_CHECKING:
     from mindbank.client import Client, Operation
@@ -55,8 +55,9 @@ def _operation_lines(op: Operation) -> Iterator[str]:
         ("mental model", op.mental_model_id),
         ("created", when(op.created_at)),
         ("completed", when(op.completed_at) if op.completed_at else None),
-        ("outcome", (op.details or {}).get("outcome")),
+        ("outcome", (op.result_metadata or {}).get("outcome") or (op.details or {}).get("outcome")),
         ("error", op.error_message),
+        ("spend", spend_line(spend) if (spend := (op.result_metadata or {}).get("spend")) else None),
     ):
         if value:
             yield f"  {label}: {value}"

@@ -99,3 +99,14 @@ def plain(data: Any) -> Any:
 def when(value: datetime | None) -> str:
     """A time for a table cell: ``YYYY-MM-DD HH:MM:SS``, or ``-`` when unset."""
     return "-" if value is None else value.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def spend_line(spend: dict[str, Any]) -> str:
+    """A spend figure for people: ``1,234 tokens (800 in, 434 out), 3 LLM calls, cost 0.0042`` (cost only when
+    prices are configured)."""
+    text = (
+        f"{spend.get('total_tokens', 0):,} tokens ({spend.get('input_tokens', 0):,} in, "
+        f"{spend.get('output_tokens', 0):,} out), {spend.get('llm_calls', 0)} LLM calls"
+    )
+    cost = spend.get("cost")
+    return text + (f", cost {cost:g}" if cost is not None else "")

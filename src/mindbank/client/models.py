@@ -90,6 +90,7 @@ class MentalModel(_Response):
     is_knowledge_page: bool = False
     reflect_response: dict[str, Any] | None = None
     is_stale: bool | None = None
+    refresh_status: dict[str, Any] | None = None  # governance and spend (failures, breaker, carried over, tokens)
     warnings: list[str] = Field(default_factory=list)
 
 
@@ -196,6 +197,10 @@ class BankStats(_Response):
     last_consolidated_at: datetime | None = None
     last_memory_write_at: datetime | None = None
     total_observations: int = 0
+    refresh_spend: dict[str, Any] | None = None  # {day, today: {...}, total: {...}}: tokens, LLM calls, cost
+    refresh_budget: dict[str, Any] | None = None
+    failing_models: int = 0
+    bank_breaker_open: bool = False
 
 
 class BankSummary(_Response):

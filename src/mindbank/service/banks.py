@@ -95,10 +95,10 @@ class BanksService(ServiceCore):
         return self.bank_config(bank_id)
 
     def bank_stats(self, bank_id: str) -> dict[str, Any]:
-        """Live bank statistics (``last_memory_write_at`` read from the database, never cached).
-        Raises :class:`NotFoundError`."""
+        """Live bank statistics (``last_memory_write_at`` read from the database, never cached), with the refresh
+        spend today and in total, the budgets and the failing models (issue 14). Raises :class:`NotFoundError`."""
         self._require_bank(bank_id)
-        return self.store.bank_stats(bank_id)
+        return {**self.store.bank_stats(bank_id), **self.governance.bank_view(bank_id, self.clock())}
 
     def last_memory_write_at(self, bank_id: str) -> datetime | None:
         """The bank's newest memory write stamp (stats' ``last_memory_write_at``)."""

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from mindbank.config import Settings
+from mindbank.config import TRIGGER_KEYS, Settings
 from mindbank.domain.records import Operation
 from mindbank.domain.timeutil import utcnow
 from mindbank.errors import NotFoundError
@@ -20,6 +20,7 @@ from mindbank.worker.runner import Worker
 
 if TYPE_CHECKING:
     from mindbank.service.events import EventHub
+    from mindbank.service.governance import Governance
     from mindbank.service.jobs import Jobs
 
 
@@ -36,6 +37,7 @@ class ServiceCore:
     worker: Worker
     jobs: Jobs
     events: EventHub
+    governance: Governance
 
     def _submit(self, bank_id: str, operation_type: str, payload: dict[str, Any], model_id: str | None = None) -> str:
         op = self._new_operation(bank_id, operation_type, payload, model_id)
@@ -78,7 +80,7 @@ class ServiceCore:
     ) -> Any:
         """Precedence for a bank-overridable setting: model trigger value > bank override > environment.
         ``bank_config``: the bank's overrides when the caller already read them (saves a query per key)."""
-        trigger_key = "min_refresh_interval_seconds" if key == "mental_model_min_refresh_interval_seconds" else key
+        trigger_key = TRIGGER_KEYS.get(key, key)
         if trigger is not None and trigger.get(trigger_key) is not None:
             return trigger[trigger_key]
         if bank_config is None:

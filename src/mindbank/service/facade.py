@@ -28,6 +28,7 @@ from mindbank.service.banks import BanksService
 from mindbank.service.documents import DocumentsService
 from mindbank.service.events import EventHub
 from mindbank.service.files import FilesService
+from mindbank.service.governance import Governance, SpendMeter
 from mindbank.service.health import HealthService, Heartbeat
 from mindbank.service.jobs import Jobs
 from mindbank.service.memories import MemoriesService
@@ -83,6 +84,13 @@ class MindBank(
             LLMConsolidator(consolidation_llm, embedder) if consolidation_llm else ExtractiveConsolidator()
         )
         self.refresher = RefreshRunner(store, embedder, self.synthesizer, clock=clock)
+        # spend governance (issue 14): every LLM attempt is metered (one meter per client: meters share the
+        # metering context, so a client shared by two MindBanks must not count twice)
+        for llm in {id(llm): llm for llm in self.llms.values() if llm is not None}.values():
+            observers = getattr(llm, "observers", None)
+            if isinstance(observers, list) and not any(isinstance(o, SpendMeter) for o in observers):
+                observers.append(SpendMeter())
+        self.governance = Governance(self)
         self.jobs = Jobs(self)
         self.worker = Worker(
             store,
@@ -94,6 +102,7 @@ class MindBank(
                 retry_backoff_seconds=self.settings.worker_retry_backoff_seconds,
             ),
             clock=clock,
+            on_exhausted=self.jobs.record_exhausted,
         )
         self.scheduler = Scheduler(self.jobs.scheduler_tick, self.settings.scheduler_tick_seconds, clock=clock)
         self.heartbeat = Heartbeat(self, self.worker.worker_id, self.settings.worker_heartbeat_seconds)

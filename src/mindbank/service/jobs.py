@@ -1,8 +1,11 @@
 """Jobs: the operation handlers (retain, consolidation, refresh), the cron tick, and the automatic-refresh policy.
 
 The worker calls :meth:`Jobs.handlers`; the scheduler calls :meth:`Jobs.scheduler_tick`. A refresh handler resolves
-settings (trigger > bank > environment), parks an automatic refresh inside its minimum interval, runs the engine's
-plan and persist, and shapes the operation result. Spec: "Automatic Refresh", "Rate-limiting automatic refreshes".
+settings (trigger > bank > environment), parks an automatic refresh inside its minimum interval or its failure
+backoff, refuses it when the policy says so (breakers, empty scope, budgets: ``service/governance.py``), runs the
+engine's plan and persist with what it spent, and shapes the operation result. Exhausted transient retries of a
+refresh become a recorded failure (:meth:`Jobs.record_exhausted`, the worker's hook). Spec: "Automatic Refresh",
+"Rate-limiting automatic refreshes"; issue 14.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 from mindbank.domain.records import MentalModel, Operation
 from mindbank.domain.timeutil import to_iso
 from mindbank.engine.consolidate.rounds import consolidate_round
-from mindbank.engine.refresh.plan import RefreshSettings, newer
+from mindbank.engine.refresh.plan import TRANSIENT, RefreshPlan, RefreshSettings, newer
 from mindbank.engine.refresh.staleness import mark_stale
-from mindbank.engine.refresh.triggers import automatic_paused, cron_due, park_until
+from mindbank.engine.refresh.triggers import cron_due, park_until
+from mindbank.service.governance import metering
 from mindbank.service.job_events import observed
 from mindbank.service.memories import item_from_json
 from mindbank.service.tracing import llm_call_context
@@ -32,7 +36,8 @@ MAX_CONSOLIDATION_ROUNDS = 10
 class Jobs:
     """What the worker and the scheduler run for one :class:`~mindbank.service.facade.MindBank`: the handlers of
     ``batch_retain``, ``consolidation`` and ``refresh_mental_model`` operations, the cron tick, and the
-    automatic-refresh policy (submit only stale models, park inside the minimum interval, pause after a failure)."""
+    automatic-refresh policy (submit only stale models the governance policy allows, park inside the minimum
+    interval and the failure backoff)."""
 
     def __init__(self, mb: MindBank) -> None:
         self.mb = mb
@@ -76,8 +81,12 @@ class Jobs:
         return [op for m in models if m.is_stale and (op := self.submit_automatic_refresh(m)) is not None]
 
     def submit_automatic_refresh(self, model: MentalModel) -> str | None:
-        """An automatic refresh (coalesced; parked by the worker inside the rate limit); None while paused."""
-        if automatic_paused(model):
+        """An automatic refresh (coalesced; parked by the worker inside the rate limit or the failure backoff); None
+        when the policy refuses it (a breaker open, an empty scope unchanged, a budget spent: the last recorded)."""
+        now = self.mb.clock()
+        verdict = self.mb.governance.verdict(model, now)
+        if verdict.action == "refuse":
+            self.mb.governance.record_refusal(model, verdict, now)
             return None
         return self.mb.refresh_mental_model(model.bank_id, model.id, automatic=True)
 
@@ -116,16 +125,36 @@ class Jobs:
         model = self.mb.store.get_mental_model(op.bank_id, model_id)
         if model is None:
             raise PermanentFailure(f"mental model '{model_id}' no longer exists")
+        governance = self.mb.governance
         if op.payload.get("automatic"):
+            now = self.mb.clock()
             interval = self.mb.resolved_setting(op.bank_id, "mental_model_min_refresh_interval_seconds", model.trigger)
-            due = park_until(model, interval, self.mb.clock())
+            due = park_until(model, interval, now)
             if due is not None:
                 raise Deferred(due, "inside the model's minimum refresh interval")
+            verdict = governance.verdict(model, now)
+            if verdict.action == "park" and verdict.until is not None:
+                raise Deferred(verdict.until, "backing off after a failed refresh")
+            if verdict.action == "refuse":
+                governance.record_refusal(model, verdict, now)
+                details = {"mental_model_id": model_id, "name": model.name, "outcome": verdict.reason, "refused": True}
+                raise PermanentFailure(
+                    f"{verdict.reason}: automatic refresh refused", {**details, **(verdict.detail or {})}
+                )
         settings = self.refresh_settings(op.bank_id)
-        plan = self.mb.refresher.plan(
-            model, settings, mode=op.payload.get("mode"), automatic=bool(op.payload.get("automatic"))
-        )
-        self.mb.refresher.persist(plan, settings)
+        with metering() as meter:
+            try:
+                plan = self.mb.refresher.plan(
+                    model, settings, mode=op.payload.get("mode"), automatic=bool(op.payload.get("automatic"))
+                )
+            except TRANSIENT:
+                # the worker retries; the calls this attempt made are spent all the same
+                spend = governance.spend_record(model, meter, None, self.mb.clock())
+                if spend.llm_calls:
+                    self.mb.store.add_refresh_spend(spend)
+                raise
+        spend = governance.spend_record(model, meter, plan, self.mb.clock())
+        self.mb.refresher.persist(plan, settings, spend=spend)
         result = {
             "mental_model_id": model_id,
             "name": model.name,
@@ -137,7 +166,10 @@ class Jobs:
             "facts_used": len(plan.used_ids),
             "delta_ops_applied": len(plan.applied),
             "delta_ops_skipped": len(plan.skipped),
+            "carried_over": len(plan.carried_over),
             "last_memory_seen_at": to_iso(newer(plan.watermark, model.last_memory_seen_at)),
+            "llm_model": meter.model,
+            "spend": governance.spend_view(spend),
         }
         if plan.failed:
             raise PermanentFailure(
@@ -145,6 +177,28 @@ class Jobs:
                 {**result, "failure_reason": plan.failure_reason},
             )
         return result
+
+    def record_exhausted(self, op: Operation, exc: BaseException) -> dict[str, Any] | None:
+        """The worker's hook when an operation's transient retries are spent. For a refresh it is a recorded failure
+        (issue 14): ``last_refresh_failed_at`` stamped, a failure history row, outcome ``refresh_failed_error`` with
+        reason ``provider_unavailable`` and the backoff and breaker counting it; content, watermark and
+        ``last_refreshed_at`` unchanged. Returns the operation result (None for other operation types)."""
+        if op.operation_type != "refresh_mental_model":
+            return None
+        model = self.mb.store.get_mental_model(op.bank_id, op.payload["mental_model_id"])
+        if model is None:
+            return None
+        mode = op.payload.get("mode") or model.trigger.get("mode") or "full"
+        plan = RefreshPlan(model=model, requested_mode=mode, effective_mode=mode, engine=self.mb.synthesizer.name)
+        plan.fail("refresh_failed_error", "provider_unavailable", f"transient failures outlasted the retries: {exc}")
+        self.mb.refresher.persist(plan, self.refresh_settings(op.bank_id))
+        return {
+            "mental_model_id": model.id,
+            "name": model.name,
+            "outcome": plan.outcome,
+            "failure_reason": plan.failure_reason,
+            "retries": op.retry_count,
+        }
 
     def in_llm_context(self, handler: Callable[[Operation], dict[str, Any]]) -> Callable[[Operation], dict[str, Any]]:
         """``handler`` with its LLM calls attributed to the operation it runs (LLM request tracing)."""

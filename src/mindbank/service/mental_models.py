@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from mindbank.domain.document import parse_markdown, render_markdown
+from mindbank.domain.governance import RefreshState
 from mindbank.domain.history import version_entry
 from mindbank.domain.limits import DEFAULT_MAX_TOKENS, MODEL_ID_PATTERN, check_max_tokens
 from mindbank.domain.records import FACT_TYPES, MentalModel
@@ -20,7 +21,7 @@ from mindbank.domain.tags import normalize_tags
 from mindbank.domain.timeutil import parse_timestamp, to_iso, utcnow
 from mindbank.domain.trigger import MentalModelTrigger, merge_trigger
 from mindbank.engine.refresh.dry_run import dry_run_result
-from mindbank.engine.refresh.plan import DRY_RUN_OUTCOMES
+from mindbank.engine.refresh.plan import DRY_RUN_OUTCOMES, reference_outcome
 from mindbank.engine.refresh.runner import RefreshRunner
 from mindbank.engine.refresh.staleness import mark_stale
 from mindbank.errors import ConflictError, InvalidInputError, NotFoundError, RefreshPreviewError
@@ -96,6 +97,7 @@ class MentalModelsService(ServiceCore):
             raise NotFoundError(f"Mental model '{model_id}' not found in bank '{bank_id}'")
         if with_staleness:
             mark_stale(self.store, bank_id, [model])
+            self.governance.annotate([model], self.clock())
         return model
 
     def list_mental_models(
@@ -115,6 +117,7 @@ class MentalModelsService(ServiceCore):
             bank_id, tags=normalize_tags(tags), tags_match=tags_match, limit=limit, offset=offset, detail=detail
         )
         mark_stale(self.store, bank_id, models)
+        self.governance.annotate(models, self.clock())
         return models, total
 
     def refresh_mental_model(
@@ -188,7 +191,8 @@ class MentalModelsService(ServiceCore):
     def clear_mental_model(self, bank_id: str, model_id: str) -> MentalModel:
         """Spec "Clear a Mental Model": content "" and structure reset synchronously (previous version kept in
         history); configuration kept; the next refresh is necessarily full, and the model counts as stale until it
-        runs. Raises :class:`NotFoundError`."""
+        runs. The refresh-governance record is reset too (issue 14: clearing is how a person accepts an empty
+        document and closes the model's circuit breaker). Raises :class:`NotFoundError`."""
         model = self.get_mental_model(bank_id, model_id, with_staleness=False)
         cleared = replace(
             model,
@@ -198,6 +202,7 @@ class MentalModelsService(ServiceCore):
             last_refreshed_source_query=None,
             last_refresh_failed_at=None,
             cleared_at=utcnow(),
+            refresh_state=RefreshState(),  # clearing accepts the empty document: failures, breaker and marks reset
         )
         self.store.save_refresh(
             cleared, history=self._version_history(model), history_cap=self.settings.mental_model_history_max_entries
@@ -293,7 +298,7 @@ class MentalModelsService(ServiceCore):
         dry-run outcomes names (no answer, retrieval or unexpected error)."""
         model = self.get_mental_model(bank_id, model_id, with_staleness=False)
         plan = self.refresher.plan(model, self.jobs.refresh_settings(bank_id), dry_run=True)
-        if plan.outcome not in DRY_RUN_OUTCOMES:
+        if reference_outcome(plan.outcome) not in DRY_RUN_OUTCOMES:
             reason = plan.failure_reason or "unexpected_error"
             raise RefreshPreviewError(plan.error_message or reason, reason=reason, upstream=reason == "no_answer")
         return dry_run_result(plan)

@@ -56,12 +56,14 @@ class DocumentWrite:
 @dataclass(frozen=True, slots=True)
 class StalenessProbe:
     """One model's staleness question: is anything in ``scope`` newer than ``since``, or has a memory the model
-    cites left ``read_scope`` (re-tagged or re-typed out of what the model reads) since then?"""
+    cites left ``read_scope`` (re-tagged or re-typed out of what the model reads) since then, or are facts it was
+    given still ``carried_over``?"""
 
     mental_model_id: str
     since: datetime | None
     scope: MemoryFilter
     read_scope: MemoryFilter | None = None
+    carried_over: bool = False  # facts an earlier delta could not place are pending (stale whatever was written)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +104,7 @@ def mental_model_columns(detail: str) -> str:
     return (
         f"bank_id, id, name, source_query, {content}, NULL AS structured_document, NULL AS reflect_response, tags, "
         "max_tokens, trigger, last_refreshed_at, last_memory_seen_at, last_refreshed_source_query, "
-        "last_refresh_failed_at, last_full_refreshed_at, created_at, cleared_at"
+        "last_refresh_failed_at, last_full_refreshed_at, created_at, cleared_at, refresh_state"
     )
 
 
@@ -119,6 +121,56 @@ def fold_into_pending(pending: Operation, incoming: Operation, *, full: bool) ->
         payload.pop("automatic", None)
         next_retry = None
     return replace(pending, payload=dict(sorted(payload.items())), next_retry_at=next_retry)
+
+
+@dataclass(frozen=True, slots=True)
+class SpendRecord:
+    """What one refresh spent, added to its model's row of ``day`` (UTC, ``YYYY-MM-DD``) in ``refresh_spend``:
+    ``refreshes`` recorded (0 for a transient attempt that recorded nothing), LLM attempts (failed ones included)
+    and the tokens the provider reported."""
+
+    bank_id: str
+    mental_model_id: str
+    day: str
+    refreshes: int = 1
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def params(self) -> tuple[Any, ...]:
+        """The ``add_refresh_spend`` parameters."""
+        return (self.bank_id, self.mental_model_id, self.day, self.refreshes, self.llm_calls, self.input_tokens,
+                self.output_tokens)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class SpendTotals:
+    """Spend summed over some refreshes: counts and tokens (``total_tokens`` = input + output)."""
+
+    refreshes: int = 0
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: SpendTotals) -> SpendTotals:
+        return SpendTotals(
+            self.refreshes + other.refreshes,
+            self.llm_calls + other.llm_calls,
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Spend:
+    """A model's (or a bank's) spend: on one UTC day (``today``) and over all days (``total``)."""
+
+    today: SpendTotals = SpendTotals()
+    total: SpendTotals = SpendTotals()
 
 
 class StoreError(Exception):
@@ -192,9 +244,17 @@ class Store(Protocol):
         offset: int,
         detail: str = "full",
     ) -> tuple[list[MentalModel], int]: ...
-    def save_refresh(self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int) -> None: ...
+    def save_refresh(
+        self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int, spend: SpendRecord | None = None
+    ) -> None: ...
     def list_history(self, bank_id: str, model_id: str) -> list[HistoryEntry]: ...
     def delete_mental_model(self, bank_id: str, model_id: str) -> bool: ...
+
+    # refresh spend and governance (issue 14)
+    def add_refresh_spend(self, spend: SpendRecord) -> None: ...
+    def refresh_spend_by_model(self, bank_id: str, model_ids: Sequence[str], day: str) -> dict[str, Spend]: ...
+    def bank_refresh_spend(self, bank_id: str, day: str) -> Spend: ...
+    def count_failing_models(self, bank_id: str) -> int: ...
 
     # operations
     def submit_operation(self, op: Operation) -> None: ...

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
+from mindbank.domain.governance import RefreshState
 from mindbank.domain.records import (
     Bank,
     HistoryEntry,
@@ -180,13 +181,14 @@ class Columns(ABC):
             self.time(m.last_full_refreshed_at),
             self.time(m.created_at),
             self.time(m.cleared_at),
+            self.json(m.refresh_state.to_dict()),
         )
 
     def model_update_params(self, m: MentalModel) -> tuple[Any, ...]:
         """The ``update_mental_model`` parameters: every insert column but the key and ``created_at``, then the
         key (``WHERE bank_id = … AND id = …``)."""
         params = self.model_params(m)
-        return (*params[2:15], params[16], m.bank_id, m.id)
+        return (*params[2:15], *params[16:18], m.bank_id, m.id)
 
     def model_row(self, r: Row) -> MentalModel:
         """A ``mental_models`` row (any ``mental_model_columns`` detail) as a :class:`MentalModel`."""
@@ -208,6 +210,7 @@ class Columns(ABC):
             last_full_refreshed_at=_maybe(self.load_time, r["last_full_refreshed_at"]),
             created_at=self.load_time(r["created_at"]),
             cleared_at=_maybe(self.load_time, r["cleared_at"]),
+            refresh_state=RefreshState.from_dict(_maybe(self.load_json, r["refresh_state"])),
         )
 
     def history_row(self, r: Row) -> HistoryEntry:

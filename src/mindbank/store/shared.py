@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from mindbank.domain.records import Bank, HistoryEntry, LLMRequestRecord, MemoryUnit, MentalModel, Operation
 from mindbank.domain.scope import MemoryFilter
-from mindbank.store.base import StalenessProbe
+from mindbank.store.base import Spend, SpendRecord, SpendTotals, StalenessProbe
 from mindbank.store.columns import Columns
 
 
@@ -29,6 +29,22 @@ def oldest_since(probes: Sequence[StalenessProbe]) -> dict[MemoryFilter, datetim
         if p.since is not None:
             oldest[p.scope] = p.since if p.scope not in oldest else min(oldest[p.scope], p.since)
     return oldest
+
+
+def fold_spend(rows: Sequence[Any]) -> Spend:
+    """Rows of ``refresh_spend_models``/``refresh_spend_bank`` (one per ``today`` group) folded into a
+    :class:`Spend`."""
+    today, other = SpendTotals(), SpendTotals()
+    for r in rows:
+        totals = SpendTotals(
+            int(r["refreshes"] or 0), int(r["llm_calls"] or 0), int(r["input_tokens"] or 0),
+            int(r["output_tokens"] or 0),
+        )  # fmt: skip
+        if r["today"]:
+            today = today + totals
+        else:
+            other = other + totals
+    return Spend(today=today, total=today + other)
 
 
 class SharedQueries:
@@ -49,6 +65,11 @@ class SharedQueries:
 
     def _ensure_bank(self, conn: Any, bank_id: str) -> None:
         """Create the bank in the open transaction if it does not exist (the backend's)."""
+        raise NotImplementedError
+
+    def _bind_ids(self, statement: str, ids: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
+        """A statement taking a list of ids, ready to run, and the parameters standing for the list (the backend's:
+        one placeholder per id in SQLite, one array parameter in PostgreSQL)."""
         raise NotImplementedError
 
     # ---------------------------------------------------------------- banks
@@ -113,6 +134,41 @@ class SharedQueries:
         with self._read() as conn:
             rows = conn.execute(self._q["list_models_with_trigger"], (key, key, bank_id, bank_id)).fetchall()
         return [self._columns.model_row(r) for r in rows]
+
+    # ---------------------------------------------------------------- refresh spend and governance
+
+    def add_refresh_spend(self, spend: SpendRecord) -> None:
+        """Add one refresh's spend to its model's row of the day (used when nothing else is written: a transient
+        attempt; a recorded refresh adds its spend inside ``save_refresh``)."""
+        with self._tx() as conn:
+            self._ensure_bank(conn, spend.bank_id)
+            conn.execute(self._q["add_refresh_spend"], spend.params())
+
+    def refresh_spend_by_model(self, bank_id: str, model_ids: Sequence[str], day: str) -> dict[str, Spend]:
+        """Each listed model's refresh spend on ``day`` (UTC ``YYYY-MM-DD``) and over all days (models that never
+        spent are absent). One statement for the whole list."""
+        ids = list(dict.fromkeys(model_ids))
+        if not ids:
+            return {}
+        statement, id_params = self._bind_ids(self._q["refresh_spend_models"], ids)
+        with self._read() as conn:
+            rows = conn.execute(statement, (day, bank_id, *id_params)).fetchall()
+        by_model: dict[str, list[Any]] = {}
+        for r in rows:
+            by_model.setdefault(r["mental_model_id"], []).append(r)
+        return {model_id: fold_spend(group) for model_id, group in by_model.items()}
+
+    def bank_refresh_spend(self, bank_id: str, day: str) -> Spend:
+        """The bank's refresh spend on ``day`` (UTC ``YYYY-MM-DD``) and over all days."""
+        with self._read() as conn:
+            rows = conn.execute(self._q["refresh_spend_bank"], (day, bank_id)).fetchall()
+        return fold_spend(rows)
+
+    def count_failing_models(self, bank_id: str) -> int:
+        """How many of the bank's models have failed since their last completed refresh (``refresh_state``)."""
+        with self._read() as conn:
+            row = conn.execute(self._q["count_failing_models"], (bank_id,)).fetchone()
+        return 0 if row is None else int(row["n"])
 
     # ---------------------------------------------------------------- operations and LLM tracing
 

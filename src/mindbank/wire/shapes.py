@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from mindbank.domain.records import Bank, MemoryUnit, MentalModel, Operation, ScoredMemory
 from mindbank.domain.timeutil import to_iso
+from mindbank.engine.refresh.plan import reference_failure_reason, reference_outcome
 
 Detail = Literal["metadata", "content", "full"]
 
@@ -70,8 +71,9 @@ def mental_model_response(model: MentalModel, detail: Detail) -> dict[str, Any]:
         "is_knowledge_page": False,
         "reflect_response": model.reflect_response,
         "is_stale": model.is_stale,
+        "refresh_status": model.refresh_status,
     }
-    keep = set(_METADATA_KEYS) | {"is_stale"}
+    keep = set(_METADATA_KEYS) | {"is_stale", "refresh_status"}
     if detail in ("content", "full"):
         keep |= set(_CONTENT_KEYS)
     if detail == "full":
@@ -103,12 +105,16 @@ def operation_response(op: Operation) -> dict[str, Any]:
 
 
 def operation_details(op: Operation) -> dict[str, Any] | None:
-    if op.operation_type != "refresh_mental_model" or not op.result:
+    """``RefreshMentalModelOperationDetails`` of a refresh operation (None for other types and for a refresh that
+    never ran, e.g. refused by budget). The reference's client validates both fields against its enums: outcomes
+    and reasons beyond them are reported as the nearest reference value (``result_metadata`` has the exact ones)."""
+    if op.operation_type != "refresh_mental_model" or not op.result or op.result.get("refused"):
         return None
+    outcome = op.result.get("outcome")
     return {
         "operation_type": op.operation_type,
-        "outcome": op.result.get("outcome"),
-        "failure_reason": op.result.get("failure_reason"),
+        "outcome": None if outcome is None else reference_outcome(outcome),
+        "failure_reason": reference_failure_reason(op.result.get("failure_reason")),
     }
 
 
@@ -208,6 +214,12 @@ def bank_stats_response(bank_id: str, stats: dict[str, Any]) -> dict[str, Any]:
         "pending_consolidation": stats["pending_consolidation"],
         "failed_consolidation": 0,
         "total_observations": stats["nodes_by_fact_type"].get("observation", 0),
+        # beyond the reference (issue 14): what refreshes spent, the budgets, the failing models
+        **{
+            k: stats[k]
+            for k in ("refresh_spend", "refresh_budget", "failing_models", "bank_breaker_open")
+            if k in stats
+        },
     }
 
 

@@ -175,8 +175,8 @@ Q: dict[str, str] = {
     "insert_mental_model": (
         "INSERT INTO mental_models (bank_id, id, name, source_query, content, structured_document, reflect_response, "
         "tags, max_tokens, trigger, last_refreshed_at, last_memory_seen_at, last_refreshed_source_query, "
-        "last_refresh_failed_at, last_full_refreshed_at, created_at, cleared_at) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s::text[], %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        "last_refresh_failed_at, last_full_refreshed_at, created_at, cleared_at, refresh_state) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s::text[], %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
     ),
     "get_mental_model": "SELECT * FROM mental_models WHERE bank_id = %s AND id = %s",
     "count_mental_models": "SELECT COUNT(*) FROM mental_models WHERE bank_id = %s{where}",
@@ -188,7 +188,7 @@ Q: dict[str, str] = {
         "UPDATE mental_models SET name = %s, source_query = %s, content = %s, structured_document = %s, "
         "reflect_response = %s, tags = %s::text[], max_tokens = %s, trigger = %s, last_refreshed_at = %s, "
         "last_memory_seen_at = %s, last_refreshed_source_query = %s, last_refresh_failed_at = %s, "
-        "last_full_refreshed_at = %s, cleared_at = %s WHERE bank_id = %s AND id = %s"
+        "last_full_refreshed_at = %s, cleared_at = %s, refresh_state = %s WHERE bank_id = %s AND id = %s"
     ),
     "delete_citations": "DELETE FROM mental_model_citations WHERE bank_id = %s AND mental_model_id = %s",
     "insert_citation": (
@@ -209,6 +209,32 @@ Q: dict[str, str] = {
     "list_history": (
         "SELECT id, mental_model_id, content, changed_at FROM mental_model_history "
         "WHERE bank_id = %s AND mental_model_id = %s ORDER BY changed_at DESC, id DESC"
+    ),
+    # ---------------------------------------------------------------- refresh spend and governance (issue 14)
+    "add_refresh_spend": (
+        "INSERT INTO refresh_spend (bank_id, mental_model_id, day, refreshes, llm_calls, input_tokens, output_tokens) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (bank_id, day, mental_model_id) DO UPDATE SET "
+        "refreshes = refresh_spend.refreshes + excluded.refreshes, "
+        "llm_calls = refresh_spend.llm_calls + excluded.llm_calls, "
+        "input_tokens = refresh_spend.input_tokens + excluded.input_tokens, "
+        "output_tokens = refresh_spend.output_tokens + excluded.output_tokens"
+    ),
+    # spend summed per model of a list, split into one UTC day (``today``: the first parameter) and the other days
+    "refresh_spend_models": (
+        "SELECT mental_model_id, day = %s AS today, SUM(refreshes) AS refreshes, SUM(llm_calls) AS llm_calls, "
+        "SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens "
+        "FROM refresh_spend WHERE bank_id = %s AND mental_model_id = ANY(%s::text[]) GROUP BY 1, 2"
+    ),
+    # the same for the whole bank (a deleted model's spend still counts)
+    "refresh_spend_bank": (
+        "SELECT day = %s AS today, SUM(refreshes) AS refreshes, SUM(llm_calls) AS llm_calls, "
+        "SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens "
+        "FROM refresh_spend WHERE bank_id = %s GROUP BY 1"
+    ),
+    # models whose last refreshes failed (the bank-level circuit breaker counts them)
+    "count_failing_models": (
+        "SELECT COUNT(*) AS n FROM mental_models "
+        "WHERE bank_id = %s AND COALESCE((refresh_state->>'failures')::int, 0) > 0"
     ),
     # ---------------------------------------------------------------- operations
     "insert_operation": (

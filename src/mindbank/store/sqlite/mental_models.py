@@ -13,6 +13,7 @@ from mindbank.domain.tags import TagsMatch
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.base import (
     AlreadyExists,
+    SpendRecord,
     StalenessProbe,
     StalenessReads,
     cited_ids,
@@ -69,8 +70,11 @@ class MentalModelsMixin(SearchMixin):
             ).fetchall()
         return [COLUMNS.model_row(r) for r in rows], int(total)
 
-    def save_refresh(self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int) -> None:
-        """Persist a model's refresh state and (optionally) one history row in one transaction.
+    def save_refresh(
+        self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int, spend: SpendRecord | None = None
+    ) -> None:
+        """Persist a model's refresh state, (optionally) one history row and the refresh's spend in one
+        transaction.
 
         ``history_cap`` > 0 keeps only that many rows of the same kind per model (oldest trimmed).
         Raises ``LookupError`` if the model was deleted meanwhile.
@@ -79,6 +83,8 @@ class MentalModelsMixin(SearchMixin):
             cur = conn.execute(Q["update_mental_model"], COLUMNS.model_update_params(model))
             if cur.rowcount == 0:
                 raise LookupError(f"mental model {model.id!r} no longer exists")
+            if spend is not None:
+                conn.execute(Q["add_refresh_spend"], spend.params())
             conn.execute(Q["delete_citations"], (model.bank_id, model.id))
             conn.executemany(
                 Q["insert_citation"], [(model.bank_id, model.id, mid) for mid in cited_ids(model.structured_document)]
@@ -91,6 +97,10 @@ class MentalModelsMixin(SearchMixin):
                         Q["trim_history"].format(kind=kind),
                         (model.bank_id, model.id, model.bank_id, model.id, history_cap),
                     )
+
+    def _bind_ids(self, statement: str, ids: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
+        """``statement`` with one placeholder per id (its ``{marks}``), and the ids."""
+        return statement.format(marks=marks(len(ids))), tuple(ids)
 
     def staleness_reads(self, bank_id: str, probes: Sequence[StalenessProbe]) -> StalenessReads:
         """Read what the staleness rule needs for a page of probes in ONE statement, whatever the page size.

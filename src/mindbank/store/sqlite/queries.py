@@ -180,7 +180,7 @@ Q: dict[str, str] = {
         "INSERT INTO mental_models (bank_id, id, name, source_query, content, structured_document, "
         "reflect_response, tags, max_tokens, trigger, last_refreshed_at, last_memory_seen_at, "
         "last_refreshed_source_query, last_refresh_failed_at, last_full_refreshed_at, created_at, "
-        "cleared_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        "cleared_at, refresh_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     ),
     "get_mental_model": "SELECT * FROM mental_models WHERE bank_id = ? AND id = ?",
     "count_mental_models": "SELECT COUNT(*) FROM mental_models WHERE bank_id = ?{where}",
@@ -192,7 +192,7 @@ Q: dict[str, str] = {
         "UPDATE mental_models SET name = ?, source_query = ?, content = ?, structured_document = ?, "
         "reflect_response = ?, tags = ?, max_tokens = ?, trigger = ?, last_refreshed_at = ?, "
         "last_memory_seen_at = ?, last_refreshed_source_query = ?, last_refresh_failed_at = ?, "
-        "last_full_refreshed_at = ?, cleared_at = ? WHERE bank_id = ? AND id = ?"
+        "last_full_refreshed_at = ?, cleared_at = ?, refresh_state = ? WHERE bank_id = ? AND id = ?"
     ),
     "delete_citations": "DELETE FROM mental_model_citations WHERE bank_id = ? AND mental_model_id = ?",
     "insert_citation": (
@@ -216,6 +216,32 @@ Q: dict[str, str] = {
     "list_models_with_trigger": (
         "SELECT * FROM mental_models WHERE json_extract(trigger, '$.' || ?) IS NOT NULL "
         "AND json_extract(trigger, '$.' || ?) NOT IN (0, '') AND (? IS NULL OR bank_id = ?)"
+    ),
+    # ---------------------------------------------------------------- refresh spend and governance (issue 14)
+    "add_refresh_spend": (
+        "INSERT INTO refresh_spend (bank_id, mental_model_id, day, refreshes, llm_calls, input_tokens, output_tokens) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (bank_id, day, mental_model_id) DO UPDATE SET "
+        "refreshes = refresh_spend.refreshes + excluded.refreshes, "
+        "llm_calls = refresh_spend.llm_calls + excluded.llm_calls, "
+        "input_tokens = refresh_spend.input_tokens + excluded.input_tokens, "
+        "output_tokens = refresh_spend.output_tokens + excluded.output_tokens"
+    ),
+    # spend summed per model of a list, split into one UTC day (``today``: the first parameter) and the other days
+    "refresh_spend_models": (
+        "SELECT mental_model_id, day = ? AS today, SUM(refreshes) AS refreshes, SUM(llm_calls) AS llm_calls, "
+        "SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens "
+        "FROM refresh_spend WHERE bank_id = ? AND mental_model_id IN ({marks}) GROUP BY 1, 2"
+    ),
+    # the same for the whole bank (a deleted model's spend still counts)
+    "refresh_spend_bank": (
+        "SELECT day = ? AS today, SUM(refreshes) AS refreshes, SUM(llm_calls) AS llm_calls, "
+        "SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens "
+        "FROM refresh_spend WHERE bank_id = ? GROUP BY 1"
+    ),
+    # models whose last refreshes failed (the bank-level circuit breaker counts them)
+    "count_failing_models": (
+        "SELECT COUNT(*) AS n FROM mental_models "
+        "WHERE bank_id = ? AND CAST(json_extract(refresh_state, '$.failures') AS INTEGER) > 0"
     ),
     # ---------------------------------------------------------------- operations
     "insert_operation": (
