@@ -45,8 +45,9 @@ def mindbank(settings: Settings, embedder: MiniLMEmbedder) -> Iterator[MindBank]
 
 @pytest.fixture
 def client(mindbank: MindBank) -> Iterator[TestClient]:
-    """HTTP client over the app with its in-process worker running."""
-    with TestClient(create_app(mindbank)) as c:
+    """HTTP client over the app with its in-process worker running. Its Host is ``localhost``: the app answers only
+    loopback host names on its default loopback bind (DNS rebinding protection; TestClient's own is ``testserver``)."""
+    with TestClient(create_app(mindbank), base_url="http://localhost") as c:
         yield c
 
 

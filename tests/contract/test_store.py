@@ -321,7 +321,8 @@ def test_migrated_database_has_the_schema(store: Store) -> None:
         "schema_version",
     } <= tables
     versions = [row[0] for row in store.dump()["schema_version"]]  # type: ignore[attr-defined]
-    assert versions and versions == list(range(1, len(versions) + 1))
+    # each engineer numbers migrations in an own range, so versions ascend with gaps between the ranges
+    assert versions and versions == sorted(set(versions)) and versions[0] == 1
 
 
 def test_consolidation_round_trip(store: Store) -> None:

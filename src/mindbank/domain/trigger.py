@@ -6,12 +6,15 @@ rules hold whether a model is created over HTTP or in-process.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
+from mindbank.domain.fields import IdRef, Seconds, TokenBudget
 from mindbank.domain.records import FactType
 from mindbank.domain.tags import TagsMatch, validate_tag_groups
+
+Cron = Annotated[str, Field(max_length=256)]
 
 
 class MentalModelTrigger(BaseModel):
@@ -22,18 +25,18 @@ class MentalModelTrigger(BaseModel):
     budget: Literal["low", "mid", "high"] | None = None
     mode: Literal["full", "delta"] = "full"
     refresh_after_consolidation: bool = False
-    refresh_cron: str | None = None
-    full_refresh_cron: str | None = None
-    min_refresh_interval_seconds: int | None = Field(default=None, ge=0)
+    refresh_cron: Cron | None = None
+    full_refresh_cron: Cron | None = None
+    min_refresh_interval_seconds: Seconds | None = None
     fact_types: list[FactType] | None = None
     exclude_mental_models: bool = False
-    exclude_mental_model_ids: list[str] | None = None
+    exclude_mental_model_ids: list[IdRef] | None = None
     tags_match: TagsMatch | None = None
     tag_groups: list[dict[str, Any]] | None = None
     include_chunks: bool | None = None
-    recall_max_tokens: int | None = Field(default=None, ge=1)
-    recall_chunks_max_tokens: int | None = Field(default=None, ge=1)
-    reflect_search_observations_max_tokens: int | None = Field(default=None, ge=1)
+    recall_max_tokens: TokenBudget | None = None
+    recall_chunks_max_tokens: TokenBudget | None = None
+    reflect_search_observations_max_tokens: TokenBudget | None = None
     reflect_search_observations_include_entities: bool | None = None
     response_schema: dict[str, Any] | None = None
     keep_trace: bool = False
@@ -137,7 +140,11 @@ def merge_trigger(stored: dict[str, Any], patch: dict[str, Any]) -> dict[str, An
 MentalModelTriggerPatch = create_model(  # type: ignore[call-overload]
     "MentalModelTriggerPatch",
     __config__=ConfigDict(extra="forbid"),
-    **{name: (field.annotation | None, None) for name, field in MentalModelTrigger.model_fields.items()},
+    **{
+        # a field's limits live in its annotation (Annotated inside the union), so they carry over to the patch
+        name: (field.annotation | None, None)
+        for name, field in MentalModelTrigger.model_fields.items()
+    },
 )
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 
 from mindbank.config import Settings
+from mindbank.domain import limits
 from mindbank.domain.timeutil import utcnow
 from mindbank.engine.consolidate.extractive import ExtractiveConsolidator
 from mindbank.engine.consolidate.llm import LLMConsolidator
@@ -23,6 +24,7 @@ from mindbank.engine.synthesis.port import Synthesizer
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.providers.llm.base import LLM
 from mindbank.providers.llm.factory import build_llms
+from mindbank.service.access import AccessService
 from mindbank.service.banks import BanksService
 from mindbank.service.jobs import Jobs
 from mindbank.service.memories import MemoriesService
@@ -36,7 +38,7 @@ from mindbank.worker.runner import Worker, WorkerSettings
 from mindbank.worker.scheduler import Scheduler
 
 
-class MindBank(BanksService, MemoriesService, MentalModelsService, OperationsService, ReflectService):
+class MindBank(BanksService, MemoriesService, MentalModelsService, OperationsService, ReflectService, AccessService):
     """The memory server's engine room, usable in-process: ``MindBank.open()``.
 
     Thread-safe. Asynchronous work (async retains, consolidations, mental-model refreshes) is queued in the store and
@@ -55,6 +57,9 @@ class MindBank(BanksService, MemoriesService, MentalModelsService, OperationsSer
         llms: Mapping[str, LLM | None] | None = None,
     ) -> None:
         self.settings = settings or Settings()
+        # the request limits of this server (ValueError for a bad MINDBANK_MAX_* value); process-wide default too
+        self.limits = limits.Limits.from_settings(self.settings)
+        limits.configure(self.limits)
         self.store = store
         self.embedder = embedder
         self.clock = clock

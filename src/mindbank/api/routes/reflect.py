@@ -12,8 +12,11 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import Field, field_validator, model_validator
 
+from mindbank.api.access import READ
 from mindbank.api.deps import Bank
+from mindbank.api.openapi import errors
 from mindbank.api.schemas import RequestBody
+from mindbank.domain.fields import IdRef, QueryText, TagList, Text, TokenBudget
 from mindbank.domain.records import FactType
 from mindbank.domain.tags import TagsMatch, validate_tag_groups
 from mindbank.domain.trigger import validate_response_schema
@@ -27,10 +30,14 @@ class ToolCallsInclude(RequestBody):
     output: bool = True
 
 
+class FactsInclude(RequestBody):
+    """``include.facts``: ``{}`` (the reference's ``FactsIncludeOptions`` has no field)."""
+
+
 class ReflectInclude(RequestBody):
     """``include``: ``facts: {}`` adds ``based_on``; ``tool_calls`` adds ``trace``. Null or absent: off."""
 
-    facts: dict[str, Any] | None = None
+    facts: FactsInclude | None = None
     tool_calls: ToolCallsInclude | None = None
 
 
@@ -39,28 +46,21 @@ class ReflectRequest(RequestBody):
     ``reflect_search_observations_include_entities`` are accepted and have no effect: mindbank has no directives
     and no entities)."""
 
-    query: str
+    query: QueryText
     budget: Literal["low", "mid", "high"] = "low"
-    context: str | None = None  # deprecated by the reference: appended to the query
-    max_tokens: int = Field(default=4096, ge=1)
+    context: Text | None = None  # deprecated by the reference: appended to the query
+    max_tokens: TokenBudget = 4096
     include: ReflectInclude = Field(default_factory=ReflectInclude)
     response_schema: dict[str, Any] | None = None
-    tags: list[str] | None = None
+    tags: TagList | None = None
     tags_match: TagsMatch = "any"
     tag_groups: list[dict[str, Any]] | None = None
     apply_all_directives: bool = False
     fact_types: list[FactType] | None = None
     exclude_mental_models: bool = False
-    exclude_mental_model_ids: list[str] | None = None
-    reflect_search_observations_max_tokens: int | None = Field(default=None, ge=1)
+    exclude_mental_model_ids: list[IdRef] | None = None
+    reflect_search_observations_max_tokens: TokenBudget | None = None
     reflect_search_observations_include_entities: bool | None = None
-
-    @field_validator("query")
-    @classmethod
-    def _query_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be blank")
-        return value
 
     @field_validator("fact_types")
     @classmethod
@@ -86,7 +86,7 @@ class ReflectRequest(RequestBody):
         return self
 
 
-@router.post("/reflect")
+@router.post("/reflect", openapi_extra=READ, responses=errors(404, 502, 503))
 def reflect(bank_id: str, body: ReflectRequest, mb: Bank) -> dict[str, Any]:
     """``ReflectResponse``: ``text``, ``based_on`` (with ``include.facts``), ``structured_output`` /
     ``structured_output_error`` (with ``response_schema``), ``usage``, ``trace`` (with ``include.tool_calls``)."""
