@@ -173,13 +173,17 @@ def check_parameters(request: Request) -> None:
         raise RequestValidationError(errors)
 
 
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+
+
 def allowed_methods(app: FastAPI, scope: Scope) -> list[str]:
-    """Every method some route of ``app`` accepts on ``scope``'s path (OPTIONS included when there is one)."""
-    methods: set[str] = set()
-    for route in app.router.routes:
-        match, _ = route.matches(scope)  # PARTIAL: the path matches, the method does not
-        if match != Match.NONE:
-            methods.update(getattr(route, "methods", None) or ())
+    """Every method some route of ``app`` fully matches on ``scope``'s path (OPTIONS included when there is one).
+    Asks each route with each method (routers nest, so a route's own method list is not always at hand)."""
+    methods = {
+        method
+        for method in HTTP_METHODS
+        if any(route.matches({**scope, "method": method})[0] == Match.FULL for route in app.router.routes)
+    }
     if methods:
         methods.add("OPTIONS")
     return sorted(methods)

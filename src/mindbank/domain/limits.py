@@ -20,6 +20,7 @@ those of the last :class:`~mindbank.service.MindBank` opened in the process (:fu
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -250,7 +251,8 @@ Path = tuple[str | int, ...]
 def scan_json(value: Any, limits: Limits | None = None) -> tuple[Path, str, str] | None:
     """The first problem of a decoded JSON document that no schema can be trusted to catch, as ``(path, error
     type, message)``, or None: nesting deeper than ``max_json_depth``, a NUL character in a string or key, an
-    integer outside the signed 64-bit range (no store column holds one)."""
+    integer outside the signed 64-bit range (no store column holds one), NaN or Infinity (Python's JSON reader
+    accepts them; JSON has no such numbers)."""
     limits = limits or current_limits()
     stack: list[tuple[Any, Path]] = [(value, ())]
     while stack:
@@ -265,6 +267,9 @@ def scan_json(value: Any, limits: Limits | None = None) -> tuple[Path, str, str]
         elif isinstance(node, int):
             if not INT64_MIN <= node <= INT64_MAX:
                 return path, "int_out_of_range", "integer out of the signed 64-bit range"
+        elif isinstance(node, float):
+            if not math.isfinite(node):
+                return path, "number_not_finite", "NaN and Infinity are not JSON numbers"
         elif isinstance(node, dict):
             for key, child in node.items():
                 if "\x00" in key:

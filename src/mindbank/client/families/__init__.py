@@ -5,13 +5,14 @@ A family is a class of :class:`~mindbank.client._wire.endpoint` methods, each re
 here and one more base of :class:`Families`; both clients then have its methods, sync and async.
 """
 
+from mindbank.client.families.api_keys import ApiKeyMethods
 from mindbank.client.families.banks import BankMethods
 from mindbank.client.families.memories import MemoryMethods
 from mindbank.client.families.mental_models import MentalModelMethods
 from mindbank.client.families.operations import OperationMethods
 
-__all__ = ["BankMethods", "Families", "MemoryMethods", "MentalModelMethods", "OperationMethods"]
+__all__ = ["ApiKeyMethods", "BankMethods", "Families", "MemoryMethods", "MentalModelMethods", "OperationMethods"]
 
 
-class Families(MemoryMethods, BankMethods, MentalModelMethods, OperationMethods):
+class Families(MemoryMethods, BankMethods, MentalModelMethods, OperationMethods, ApiKeyMethods):
     """Every method family of the client (one line each)."""
