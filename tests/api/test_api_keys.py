@@ -13,7 +13,6 @@ from conftest import Served
 from mcp.client import Client as McpClient
 from mcp.client.streamable_http import streamable_http_client
 
-from mindbank.cli import main
 from mindbank.client import Client, MindBankHTTPError
 from mindbank.service import MindBank
 
@@ -129,20 +128,16 @@ def test_mcp_honours_scoped_keys(server: str, mindbank: MindBank) -> None:
     asyncio.run(scenario())
 
 
-def test_client_and_cli_manage_keys(server: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_client_manages_keys(server: str) -> None:
     with Client(server, api_key=ADMIN) as admin:
         created = admin.create_api_key(["team-*"], read_only=True, name="ro")
         assert created.key.startswith("mbk_") and created.read_only and created.banks == ["team-*"]
         with Client(server, api_key=created.key) as scoped, pytest.raises(MindBankHTTPError) as denied:
             scoped.retain("team-x", "hello")
         assert denied.value.status_code == 403
-    assert (
-        main(["keys", "create", "team-*", "solo", "--name", "cli", "--url", server, "--api-key", ADMIN, "--json"]) == 0
-    )
-    made = json.loads(capsys.readouterr().out)
-    assert made["banks"] == ["team-*", "solo"] and made["key"].startswith("mbk_")
-    assert main(["keys", "list", "--url", server, "--api-key", ADMIN, "--json"]) == 0
-    assert {k["name"] for k in json.loads(capsys.readouterr().out)["items"]} == {"ro", "cli"}
-    assert main(["keys", "revoke", made["id"], "--url", server, "--api-key", ADMIN]) == 0
-    assert "revoked" in capsys.readouterr().out
-    assert main(["keys", "list", "--url", server, "--api-key", made["key"]]) == 1  # revoked: 401
+        listed = admin.list_api_keys()
+        assert [k.name for k in listed.items] == ["ro"] and not hasattr(listed.items[0], "key")
+        assert admin.revoke_api_key(created.id).revoked_at is not None
+        with Client(server, api_key=created.key) as revoked, pytest.raises(MindBankHTTPError) as gone:
+            revoked.list_banks()
+        assert gone.value.status_code == 401

@@ -7,8 +7,9 @@
   NUL character anywhere (``string_nul``) and integers outside 64 bits (``int_out_of_range``), each a 422 in
   FastAPI's validation shape with the JSON path in ``loc``. Other paths (MCP) get the size and depth limits, and
   their NUL characters are refused by the MCP tool layer as tool errors.
-* :func:`check_parameters` (an app-wide dependency): a NUL or other control character in any path or query
-  parameter is a 422 naming it, and a ``bank_id`` path parameter must be a valid bank id
+* :func:`check_parameters` (an app-wide dependency): a NUL in any query parameter, and a control character or
+  more than 256 characters in any path parameter, is a 422 naming it; a ``bank_id`` path parameter must be a valid
+  bank id
   (``limits.check_bank_id``), so a new route with ``{bank_id}`` in its path is covered without declaring it.
 * :func:`install_method_handlers`: a 405 lists every method the path accepts in ``Allow`` (Starlette lists only
   the first route's), and ``OPTIONS`` on an existing path answers 204 with ``Allow``.
@@ -17,14 +18,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mindbank.domain import limits as L
@@ -163,7 +163,7 @@ def check_parameters(request: Request) -> None:
             if name == "bank_id":
                 L.check_bank_id(value)
             else:
-                L.check_identifier(value, name, L.current_limits().max_text_chars)
+                L.check_identifier(value, name, L.MAX_ID_CHARS)
         except InvalidInputError as exc:
             errors.append({"type": "value_error", "loc": ["path", name], "msg": exc.message, "input": value})
     for name, value in request.query_params.multi_items():
@@ -173,20 +173,26 @@ def check_parameters(request: Request) -> None:
         raise RequestValidationError(errors)
 
 
-HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+def _flat_routes(routes: Iterable[Any]) -> Iterator[Any]:
+    """Every route with a path template and methods, included routers opened up (in routing order)."""
+    for route in routes:
+        nested = getattr(route, "effective_route_contexts", None)  # FastAPI's included routers
+        if callable(nested):
+            yield from _flat_routes(nested())
+        elif getattr(route, "path_regex", None) is not None:
+            yield route
 
 
-def allowed_methods(app: FastAPI, scope: Scope) -> list[str]:
-    """Every method some route of ``app`` fully matches on ``scope``'s path (OPTIONS included when there is one).
-    Asks each route with each method (routers nest, so a route's own method list is not always at hand)."""
-    methods = {
-        method
-        for method in HTTP_METHODS
-        if any(route.matches({**scope, "method": method})[0] == Match.FULL for route in app.router.routes)
-    }
-    if methods:
-        methods.add("OPTIONS")
-    return sorted(methods)
+def allowed_methods(app: FastAPI, path: str) -> list[str]:
+    """The methods of the resource at ``path``: those of every route sharing the path template of the first route
+    whose template matches (e.g. ``/banks/{bank_id}``), OPTIONS included; none for an unknown path. A URL a later
+    template also matches (``/memories/list`` is a ``/memories/{memory_id}`` too) lists only its own template's."""
+    routes = [r for r in _flat_routes(app.router.routes) if r.path_regex.match(path)]
+    if not routes:
+        return []
+    template = routes[0].path
+    methods = {m for r in routes if r.path == template for m in (getattr(r, "methods", None) or ())}
+    return sorted(methods | {"OPTIONS"}) if methods else []
 
 
 def install_method_handlers(app: FastAPI) -> None:
@@ -197,7 +203,7 @@ def install_method_handlers(app: FastAPI) -> None:
     async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
         if exc.status_code != 405:
             return await http_exception_handler(request, exc)
-        allow = ", ".join(allowed_methods(app, request.scope))
+        allow = ", ".join(allowed_methods(app, request.url.path))
         if request.method == "OPTIONS":
             return Response(status_code=204, headers={"Allow": allow})
         return JSONResponse({"detail": "Method Not Allowed"}, status_code=405, headers={"Allow": allow})

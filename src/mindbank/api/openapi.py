@@ -66,7 +66,7 @@ def _path_parameter_schema(name: str) -> dict[str, Any]:
     limits = L.current_limits()
     if name == "bank_id":
         return {"minLength": 1, "maxLength": limits.max_bank_id_chars, "pattern": limits.bank_id_pattern}
-    return {"minLength": 1, "maxLength": limits.max_text_chars, "pattern": L.NO_CONTROL_PATTERN}
+    return {"minLength": 1, "maxLength": L.MAX_ID_CHARS, "pattern": L.NO_CONTROL_PATTERN}
 
 
 def complete(document: dict[str, Any]) -> dict[str, Any]:

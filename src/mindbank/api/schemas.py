@@ -9,29 +9,33 @@ accepted with its documented no-effect (hints such as ``entities``) or, where ig
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, model_validator
 from pydantic_core import PydanticCustomError
 
+from mindbank.config import BANK_OVERRIDABLE
 from mindbank.domain.fields import (
     RETAIN_ITEMS,
     ContentText,
     DocumentId,
     IdRef,
+    IsoTime,
     Metadata,
     ModelId,
     NameText,
     PositiveId,
     QueryText,
+    Seconds,
+    TagGroups,
     TagList,
     Text,
     TokenBudget,
+    nullable_optionals,
 )
 from mindbank.domain.limits import DEFAULT_MAX_TOKENS, MaxTokens
 from mindbank.domain.records import FactType
-from mindbank.domain.tags import TagsMatch, validate_tag_groups
+from mindbank.domain.tags import TagsMatch
 from mindbank.domain.trigger import MentalModelTrigger, MentalModelTriggerPatch
 
 Budget = Literal["low", "mid", "high"]
@@ -42,7 +46,7 @@ class RequestBody(BaseModel):
     """Base of request bodies: unknown keys are refused (422 naming them), and an explicit ``null`` for a known
     field means "use the default", as the reference's clients send ``null`` for every field they were not given."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True, json_schema_extra=nullable_optionals)
 
     @model_validator(mode="before")
     @classmethod
@@ -79,7 +83,7 @@ class MemoryItem(RequestBody):
     """One retained item: a document whose content is split into chunks and facts."""
 
     content: ContentText
-    timestamp: datetime | Literal["unset"] | None = None
+    timestamp: IsoTime | Literal["unset"] | None = None
     context: Text | None = None
     metadata: Metadata | None = None
     document_id: DocumentId | None = None
@@ -154,8 +158,8 @@ class MinScores(RequestBody):
 class TemporalWindow(RequestBody):
     """Memories whose own dates fall inside ``[start, end]`` rank higher (a boost, not a filter)."""
 
-    start: datetime
-    end: datetime
+    start: IsoTime
+    end: IsoTime
 
     @model_validator(mode="after")
     def _ordered(self) -> TemporalWindow:
@@ -173,20 +177,15 @@ class RecallRequest(RequestBody):
     budget: Budget = "mid"
     max_tokens: TokenBudget = 4096
     trace: bool = False
-    query_timestamp: datetime | None = Field(
+    query_timestamp: IsoTime | None = Field(
         default=None, description="Accepted; mindbank applies no recency scoring and parses no relative dates."
     )
     include: RecallInclude = Field(default_factory=RecallInclude)
     tags: TagList | None = None
     tags_match: TagsMatch = "any"
-    tag_groups: list[dict[str, Any]] | None = None
+    tag_groups: TagGroups | None = None
     min_scores: MinScores | None = None
     temporal_window: TemporalWindow | None = None
-
-    @field_validator("tag_groups")
-    @classmethod
-    def _tag_groups_valid(cls, value: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
-        return None if value is None else validate_tag_groups(value)
 
 
 # ---------------------------------------------------------------- mental models
@@ -210,7 +209,7 @@ class RefreshRequest(RequestBody):
 class UpdateMentalModelRequest(BaseModel):
     """``PATCH /mental-models/{id}``: only the given fields change; ``trigger`` is merged over the stored one."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     name: NameText | None = None
     source_query: QueryText | None = None
@@ -274,7 +273,23 @@ class BankRequest(RequestBody):
     enable_reranking: Refused
 
 
+def _override_type(key: str, kind: type) -> Any:
+    if kind is bool:
+        return bool
+    if kind is float:
+        return Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+    return Seconds if key.endswith("_seconds") else TokenBudget
+
+
+# one optional field per bank-overridable setting (config.BANK_OVERRIDABLE), unknown keys refused; null removes one
+BankConfigOverrides = create_model(  # type: ignore[call-overload]
+    "BankConfigOverrides",
+    __config__=ConfigDict(extra="forbid", strict=True),
+    **{key: (_override_type(key, kind) | None, None) for key, kind in BANK_OVERRIDABLE.items()},
+)
+
+
 class BankConfigUpdate(RequestBody):
     """``PATCH /config``: ``updates`` maps a bank-overridable setting to its value (null removes the override)."""
 
-    updates: dict[Annotated[str, Field(max_length=128)], Any]
+    updates: BankConfigOverrides  # type: ignore[valid-type]

@@ -15,13 +15,24 @@ Use them for every new field: ``Text`` (any free text), ``NotBlankText`` (free t
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    PlainSerializer,
+)
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
 from mindbank.domain import limits as L
+from mindbank.domain.tags import TagsMatch, validate_tag_groups
 from mindbank.errors import InvalidInputError
 
 Check = Callable[[Any, L.Limits], object]
@@ -46,9 +57,12 @@ class Rule:
     ``schema(limits)`` into the JSON Schema. ``check`` raises :class:`InvalidInputError`; its message becomes the
     pydantic error message (the field is named by pydantic's ``loc``)."""
 
-    def __init__(self, check: Check, schema: Schema) -> None:
+    def __init__(self, check: Check, schema: Schema, *, keys_rule: bool = False) -> None:
         self.check = check
         self.schema = schema
+        # pydantic publishes a dict's key constraints as patternProperties, which only constrains the values of
+        # matching keys; keys_rule publishes them as propertyNames (what the validation does) instead
+        self.keys_rule = keys_rule
 
     def _validate(self, value: Any) -> Any:
         try:
@@ -66,6 +80,11 @@ class Rule:
         result = handler(schema)
         target = handler.resolve_ref_schema(result)
         target.update(self.schema(L.current_limits()))
+        patterns = target.pop("patternProperties", None) if self.keys_rule else None
+        if patterns:
+            (pattern, values), *_ = patterns.items()
+            target["propertyNames"] = {**target.get("propertyNames", {}), "pattern": pattern}
+            target["additionalProperties"] = values
         return result
 
 
@@ -113,6 +132,7 @@ Metadata = Annotated[
             else _raise(f"must have at most {lim.max_metadata_entries} keys (got {len(v)})")
         ),
         lambda lim: {"maxProperties": lim.max_metadata_entries},
+        keys_rule=True,
     ),
 ]
 """String-to-string metadata: at most ``max_metadata_entries`` keys."""
@@ -156,9 +176,83 @@ Seconds = Annotated[int, Field(ge=0, le=L.MAX_INTERVAL_SECONDS)]
 """A duration in seconds: 0 to ten years."""
 Int64 = Annotated[int, Field(ge=L.INT64_MIN, le=L.INT64_MAX)]
 """An integer a 64-bit column holds."""
-PositiveId = Annotated[int, Field(ge=1, le=L.INT64_MAX)]
-"""A row number: 1 to 2^63 - 1."""
+PositiveId = Annotated[int, Field(ge=1, le=2**53 - 1)]
+"""A row number: 1 to 2^53 - 1 (the integers every JSON reader holds exactly)."""
+
+
+def _iso_only(value: Any) -> Any:
+    if isinstance(value, bool | int | float):
+        raise PydanticCustomError("datetime_type", "Input should be an ISO-8601 date-time string")
+    return value
+
+
+IsoTime = Annotated[datetime, BeforeValidator(_iso_only), Field(strict=False)]
+"""A date-time sent as ISO-8601 text (a strict model still parses it; a bare number is refused)."""
+QueryParamText = Annotated[str, Field(max_length=1000), _text(lambda lim: 1000, blank_ok=True)]
+"""Free text in a URL query (a filter): at most 1,000 characters, so a URL stays within the server's limit."""
+
+
+def nullable_optionals(schema: dict[str, Any]) -> None:
+    """JSON Schema hook: an optional field also takes ``null`` (it means the default), so say so."""
+    required = set(schema.get("required", ()))
+    for name, prop in schema.get("properties", {}).items():
+        if name in required or prop.get("type") == "null" or _allows_null(prop):
+            continue
+        kept = {k: prop.pop(k) for k in ("title", "description", "default", "deprecated") if k in prop}
+        schema["properties"][name] = {"anyOf": [prop, {"type": "null"}], **kept}
+
+
+def _allows_null(prop: dict[str, Any]) -> bool:
+    return any(option.get("type") == "null" for option in prop.get("anyOf", ()))
 
 
 def _raise(message: str) -> None:
     raise InvalidInputError("value", message)
+
+
+# ---------------------------------------------------------------- tag groups (the reference's TagGroup* schemas)
+class _Group(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True)
+
+
+class TagGroupLeaf(_Group):
+    """A leaf: rows whose tags match ``tags`` in ``match`` mode (``resolve: fuzzy`` is not supported)."""
+
+    tags: TagList
+    match: TagsMatch = "any_strict"
+    resolve: Literal["exact"] = "exact"
+
+
+class TagGroupAnd(_Group):
+    """Every child group matches."""
+
+    and_: list[TagGroup] = Field(alias="and", min_length=1)
+
+
+class TagGroupOr(_Group):
+    """At least one child group matches."""
+
+    or_: list[TagGroup] = Field(alias="or", min_length=1)
+
+
+class TagGroupNot(_Group):
+    """The child group does not match."""
+
+    not_: TagGroup = Field(alias="not")
+
+
+TagGroup = TagGroupLeaf | TagGroupAnd | TagGroupOr | TagGroupNot
+for _model in (TagGroupAnd, TagGroupOr, TagGroupNot):
+    _model.model_rebuild()
+
+
+def _canonical_groups(groups: list[TagGroup]) -> list[dict[str, Any]]:
+    return validate_tag_groups([g.model_dump(by_alias=True) for g in groups])
+
+
+TagGroups = Annotated[
+    list[TagGroup],
+    AfterValidator(_canonical_groups),
+    PlainSerializer(lambda groups: groups, return_type=list[dict[str, Any]]),
+]
+"""A list of tag groups (AND-ed), typed for the schema and kept as canonical dicts (``domain.tags``) once valid."""

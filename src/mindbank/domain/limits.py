@@ -41,6 +41,7 @@ MIN_MAX_TOKENS, MAX_MAX_TOKENS, DEFAULT_MAX_TOKENS = 256, 8192, 2048
 MODEL_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 MAX_MODEL_ID_CHARS = 128
 MAX_NAME_CHARS = 256
+MAX_ID_CHARS = 256  # an id in a URL path (memory, model, operation, key): ours are far shorter
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 MAX_INTERVAL_SECONDS = 10 * 365 * 24 * 3600  # a refresh floor of ten years is already "never"
 

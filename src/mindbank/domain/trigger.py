@@ -10,9 +10,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
-from mindbank.domain.fields import IdRef, Seconds, TokenBudget
+from mindbank.domain.fields import IdRef, Seconds, TagGroups, TokenBudget, nullable_optionals
 from mindbank.domain.records import FactType
-from mindbank.domain.tags import TagsMatch, validate_tag_groups
+from mindbank.domain.tags import TagsMatch
 
 Cron = Annotated[str, Field(max_length=256)]
 
@@ -20,7 +20,8 @@ Cron = Annotated[str, Field(max_length=256)]
 class MentalModelTrigger(BaseModel):
     """When and how a mental model refreshes, and what its refresh reads. Unknown keys are rejected."""
 
-    model_config = ConfigDict(extra="forbid")
+    # strict: JSON types as the schema says (no "1" for 1, no 0 for false); null means the default
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=nullable_optionals)
 
     budget: Literal["low", "mid", "high"] | None = None
     mode: Literal["full", "delta"] = "full"
@@ -28,11 +29,11 @@ class MentalModelTrigger(BaseModel):
     refresh_cron: Cron | None = None
     full_refresh_cron: Cron | None = None
     min_refresh_interval_seconds: Seconds | None = None
-    fact_types: list[FactType] | None = None
+    fact_types: list[FactType] | None = Field(default=None, json_schema_extra={"minItems": 1})
     exclude_mental_models: bool = False
     exclude_mental_model_ids: list[IdRef] | None = None
     tags_match: TagsMatch | None = None
-    tag_groups: list[dict[str, Any]] | None = None
+    tag_groups: TagGroups | None = None
     include_chunks: bool | None = None
     recall_max_tokens: TokenBudget | None = None
     recall_chunks_max_tokens: TokenBudget | None = None
@@ -62,11 +63,6 @@ class MentalModelTrigger(BaseModel):
         if value is None or not value.strip():
             return None
         return validate_cron(value)
-
-    @field_validator("tag_groups")
-    @classmethod
-    def _tag_groups_valid(cls, value: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
-        return None if value is None else validate_tag_groups(value, allow_fuzzy=False)
 
     @field_validator("response_schema")
     @classmethod
@@ -139,7 +135,7 @@ def merge_trigger(stored: dict[str, Any], patch: dict[str, Any]) -> dict[str, An
 # PATCH body for a trigger: every field optional, unknown keys rejected; the merged result is validated in full.
 MentalModelTriggerPatch = create_model(  # type: ignore[call-overload]
     "MentalModelTriggerPatch",
-    __config__=ConfigDict(extra="forbid"),
+    __config__=ConfigDict(extra="forbid", strict=True),
     **{
         # a field's limits live in its annotation (Annotated inside the union), so they carry over to the patch
         name: (field.annotation | None, None)

@@ -20,9 +20,9 @@ def _config_value_problem(key: str, kind: type, value: Any, limits: Limits) -> s
     if isinstance(value, bool) or not isinstance(value, int | float):
         return f"must be a{'n integer' if kind is int else ' number'}"
     if kind is int:
-        top = MAX_INTERVAL_SECONDS if key.endswith("_seconds") else limits.max_token_budget
-        if not isinstance(value, int) or not 0 <= value <= top:
-            return f"must be an integer between 0 and {top}"
+        low, top = (0, MAX_INTERVAL_SECONDS) if key.endswith("_seconds") else (1, limits.max_token_budget)
+        if not isinstance(value, int) or not low <= value <= top:
+            return f"must be an integer between {low} and {top}"
     if kind is float and not 0 <= value <= 1:
         return "must be between 0 and 1"
     return None

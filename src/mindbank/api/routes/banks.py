@@ -67,7 +67,7 @@ def get_config(bank_id: str, mb: Bank) -> dict[str, Any]:
 @router.patch("/{bank_id}/config", responses=errors(404))
 def patch_config(bank_id: str, body: BankConfigUpdate, mb: Bank) -> dict[str, Any]:
     """Set (or, with null, remove) per-bank overrides."""
-    config, overrides = mb.update_bank_config(bank_id, body.updates)
+    config, overrides = mb.update_bank_config(bank_id, body.updates.model_dump(exclude_unset=True))
     return {"bank_id": bank_id, "config": config, "overrides": overrides}
 
 

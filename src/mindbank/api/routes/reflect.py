@@ -16,9 +16,9 @@ from mindbank.api.access import READ
 from mindbank.api.deps import Bank
 from mindbank.api.openapi import errors
 from mindbank.api.schemas import RequestBody
-from mindbank.domain.fields import IdRef, QueryText, TagList, Text, TokenBudget
+from mindbank.domain.fields import IdRef, QueryText, TagGroups, TagList, Text, TokenBudget
 from mindbank.domain.records import FactType
-from mindbank.domain.tags import TagsMatch, validate_tag_groups
+from mindbank.domain.tags import TagsMatch
 from mindbank.domain.trigger import validate_response_schema
 
 router = APIRouter(prefix="/v1/default/banks/{bank_id}", tags=["reflect"])
@@ -54,9 +54,9 @@ class ReflectRequest(RequestBody):
     response_schema: dict[str, Any] | None = None
     tags: TagList | None = None
     tags_match: TagsMatch = "any"
-    tag_groups: list[dict[str, Any]] | None = None
+    tag_groups: TagGroups | None = None
     apply_all_directives: bool = False
-    fact_types: list[FactType] | None = None
+    fact_types: list[FactType] | None = Field(default=None, json_schema_extra={"minItems": 1})
     exclude_mental_models: bool = False
     exclude_mental_model_ids: list[IdRef] | None = None
     reflect_search_observations_max_tokens: TokenBudget | None = None
@@ -68,11 +68,6 @@ class ReflectRequest(RequestBody):
         if value is not None and not value:
             raise ValueError("must not be an empty list (use null for all types)")
         return value
-
-    @field_validator("tag_groups")
-    @classmethod
-    def _tag_groups_valid(cls, value: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
-        return None if value is None else validate_tag_groups(value)
 
     @field_validator("response_schema")
     @classmethod
