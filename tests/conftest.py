@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 
 from mindbank.config import Settings
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
-from mindbank.server import create_app
+from mindbank.server import UVICORN_OPTIONS, create_app
 from mindbank.service import MindBank
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -66,7 +66,8 @@ def live_server(mb: MindBank, *, run_worker: bool = True) -> Iterator[str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
-    config = uvicorn.Config(create_app(mb, run_worker=run_worker), host="127.0.0.1", port=port, log_level="warning")
+    app = create_app(mb, run_worker=run_worker)
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **UVICORN_OPTIONS)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, nullcontext
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -21,6 +22,10 @@ from mindbank.api.origin import HostOriginGuard, HostPolicy, warn_if_open
 from mindbank.mcp.http import McpHttp
 from mindbank.mcp.tools import parse_enabled_tools
 from mindbank.service import MindBank
+
+# uvicorn options of every mindbank server: a request head (URL and headers) may be up to 64 KiB, room for every
+# query parameter at its documented limit (h11's default, 16 KiB, refuses some with a bare 400)
+UVICORN_OPTIONS: dict[str, Any] = {"h11_max_incomplete_event_size": 65_536}
 
 
 def create_app(mb: MindBank, *, run_worker: bool = True) -> FastAPI:

@@ -39,7 +39,7 @@ def create_api(
     app.state.mindbank = mb
     install_error_handlers(app)
     install_method_handlers(app)
-    install_openapi(app)
+    install_openapi(app, auth=bool(mb.settings.api_key))
     for module in ROUTERS:
         app.include_router(module.router)
 

@@ -33,7 +33,7 @@ class ErrorResponse(BaseModel):
 
 
 DESCRIPTIONS: dict[int, str] = {
-    400: "Bad request",
+    400: "Malformed request, or a request head (URL and headers) over the HTTP server's 64 KiB",
     401: "Missing or invalid API key (MINDBANK_API_KEY is set)",
     403: "Origin not allowed, read-only API key on a write, or a route the key may not use",
     404: "Not found (or a bank outside the API key's scope)",
@@ -69,8 +69,11 @@ def _path_parameter_schema(name: str) -> dict[str, Any]:
     return {"minLength": 1, "maxLength": L.MAX_ID_CHARS, "pattern": L.NO_CONTROL_PATTERN}
 
 
-def complete(document: dict[str, Any]) -> dict[str, Any]:
-    """Add the app-wide errors and path parameter rules to a generated OpenAPI ``document`` (in place)."""
+def complete(document: dict[str, Any], *, auth: bool = False) -> dict[str, Any]:
+    """Add the app-wide errors and path parameter rules to a generated OpenAPI ``document`` (in place); with
+    ``auth`` (``MINDBANK_API_KEY`` set) also the bearer security scheme every route but ``/health`` requires."""
+    if auth:
+        document.setdefault("components", {})["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
     components = document.setdefault("components", {}).setdefault("schemas", {})
     components.setdefault("ErrorResponse", ErrorResponse.model_json_schema())
     for path, item in document.get("paths", {}).items():
@@ -81,8 +84,12 @@ def complete(document: dict[str, Any]) -> dict[str, Any]:
             codes: set[int] = set()
             if path != "/health":
                 codes |= {401, 403, 421}
+                if auth:
+                    operation["security"] = [{"bearer": []}]
             if operation.get("parameters") or operation.get("requestBody"):
                 codes.add(422)
+            if any(p.get("in") == "query" for p in operation.get("parameters", [])):
+                codes.add(400)  # a request head over the HTTP server's limit (UVICORN_OPTIONS)
             if operation.get("requestBody"):
                 codes.add(413)
             if "{bank_id}" in path:
@@ -101,13 +108,14 @@ def complete(document: dict[str, Any]) -> dict[str, Any]:
     return document
 
 
-def install_openapi(app: FastAPI) -> None:
-    """Make ``app.openapi()`` return the completed document (generated once, on first use)."""
+def install_openapi(app: FastAPI, *, auth: bool = False) -> None:
+    """Make ``app.openapi()`` return the completed document (generated once, on first use); ``auth``: the server
+    requires an API key."""
     generate = app.openapi
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            app.openapi_schema = complete(generate())
+            app.openapi_schema = complete(generate(), auth=auth)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

@@ -10,7 +10,7 @@ from mindbank.api.access import SCOPED, Caller
 from mindbank.api.deps import Bank
 from mindbank.api.openapi import errors
 from mindbank.api.schemas import BankConfigUpdate, BankRequest, RequestBody
-from mindbank.domain.fields import Offset, Text
+from mindbank.domain.fields import Offset, QueryParamText
 from mindbank.wire.shapes import bank_list_item, bank_profile, bank_stats_response, tag_page
 
 router = APIRouter(prefix="/v1/default/banks", tags=["banks"])
@@ -81,7 +81,7 @@ def stats(bank_id: str, mb: Bank) -> dict[str, Any]:
 def list_tags(
     bank_id: str,
     mb: Bank,
-    q: Text | None = None,
+    q: QueryParamText | None = None,
     source: Literal["memories", "mental_models"] = "memories",
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     offset: Annotated[Offset, Query()] = 0,

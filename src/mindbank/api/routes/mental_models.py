@@ -49,7 +49,7 @@ def scope_preview(bank_id: str, body: ScopePreviewRequest, mb: Bank) -> dict[str
 def list_mental_models(
     bank_id: str,
     mb: Bank,
-    tags: Annotated[list[Tag] | None, Query(max_length=100)] = None,
+    tags: Annotated[list[Tag] | None, Query(max_length=10)] = None,
     tags_match: Literal["any", "all", "exact"] = "any",
     detail: Detail = "metadata",
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,

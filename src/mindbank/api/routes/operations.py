@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
+from pydantic import Field
 
 from mindbank.api.deps import Bank
 from mindbank.api.openapi import errors
-from mindbank.domain.fields import Offset, Text
+from mindbank.domain.fields import Offset
+from mindbank.domain.limits import NO_CONTROL_PATTERN
 from mindbank.wire.shapes import operation_response, operation_summary
 
 router = APIRouter(prefix="/v1/default/banks/{bank_id}/operations", tags=["operations"])
@@ -25,7 +27,7 @@ def list_operations(
     bank_id: str,
     mb: Bank,
     status: Literal["pending", "processing", "completed", "failed", "cancelled"] | None = None,
-    type: Text | None = None,
+    type: Annotated[str, Field(max_length=100, pattern=NO_CONTROL_PATTERN)] | None = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     offset: Annotated[Offset, Query()] = 0,
 ) -> dict[str, Any]:
