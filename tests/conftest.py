@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 
 from mindbank.config import Settings
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
-from mindbank.server import create_app
+from mindbank.server import UVICORN_OPTIONS, create_app
 from mindbank.service import MindBank
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -45,8 +45,9 @@ def mindbank(settings: Settings, embedder: MiniLMEmbedder) -> Iterator[MindBank]
 
 @pytest.fixture
 def client(mindbank: MindBank) -> Iterator[TestClient]:
-    """HTTP client over the app with its in-process worker running."""
-    with TestClient(create_app(mindbank)) as c:
+    """HTTP client over the app with its in-process worker running. Its Host is ``localhost``: the app answers only
+    loopback host names on its default loopback bind (DNS rebinding protection; TestClient's own is ``testserver``)."""
+    with TestClient(create_app(mindbank), base_url="http://localhost") as c:
         yield c
 
 
@@ -65,7 +66,8 @@ def live_server(mb: MindBank, *, run_worker: bool = True) -> Iterator[str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
-    config = uvicorn.Config(create_app(mb, run_worker=run_worker), host="127.0.0.1", port=port, log_level="warning")
+    app = create_app(mb, run_worker=run_worker)
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **UVICORN_OPTIONS)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

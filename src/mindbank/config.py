@@ -54,6 +54,37 @@ LLM_OPTIONS: tuple[Option, ...] = (
     Option("llm_trace_retention_hours", float, 168.0, "Hours stored LLM prompts and responses are kept."),
 )
 
+# Request limits (docs/configuration.md "Limits", docs/security.md): enforced once, by mindbank.domain.limits, for
+# every surface (HTTP, MCP, in-process); a value past one is a 422 (413 for the body) naming the field.
+LIMIT_OPTIONS: tuple[Option, ...] = (
+    Option("max_body_bytes", int, 16_777_216, "Largest HTTP request body in bytes (413 above it)."),
+    Option("max_json_depth", int, 64, "Deepest nesting of arrays and objects in a JSON request body."),
+    Option("max_items_per_request", int, 10_000, "Items in one retain request."),
+    Option("max_content_chars", int, 2_000_000, "Characters of one retained item's content (or an edited fact)."),
+    Option("max_query_chars", int, 20_000, "Characters of a recall / reflect query or a mental model's source_query."),
+    Option(
+        "max_text_chars", int, 65_536, "Characters of any other text field (context, name, mission, metadata value)."
+    ),
+    Option("max_tags_per_item", int, 100, "Tags on one item, model or filter."),
+    Option("max_tag_chars", int, 256, "Characters of one tag (and of a metadata key); control characters are refused."),
+    Option("max_document_id_chars", int, 512, "Characters of a document_id; control characters are refused."),
+    Option("max_bank_id_chars", int, 128, "Characters of a bank id."),
+    Option(
+        "bank_id_pattern",
+        str,
+        r"^[A-Za-z0-9_][A-Za-z0-9_.:@+=~-]*$",
+        "Regular expression a bank id must match ('*', '/' and control characters are refused whatever it says).",
+    ),
+    Option("max_metadata_entries", int, 100, "Keys in one metadata object."),
+    Option(
+        "max_token_budget",
+        int,
+        65_536,
+        "Largest token budget a request may ask for: recall / reflect max_tokens, trigger and bank recall budgets.",
+    ),
+    Option("max_offset", int, 1_000_000_000, "Largest offset of a paged listing."),
+)
+
 OPTIONS: tuple[Option, ...] = (
     Option("database_url", str, None, "SQLite file path (or sqlite:///path). Default ~/.mindbank/mindbank.db."),
     Option("host", str, "127.0.0.1", "Address `mindbank serve` binds to."),
@@ -150,6 +181,21 @@ OPTIONS: tuple[Option, ...] = (
     Option("webhook_retry_backoff_seconds", float, 2.0, "First webhook retry delay; doubles on each further retry."),
     Option("file_retain_max_bytes", int, 20_000_000, "Largest file POST /files/retain accepts (bytes; 413 above)."),
     Option("worker_heartbeat_seconds", float, 10.0, "How often a running worker reports itself (GET /health/ready)."),
+    Option(
+        "allowed_hosts",
+        str,
+        "",
+        "Comma-separated Host names (optionally host:port, '*' for any) the HTTP server answers. Empty: loopback "
+        "names on a loopback bind, any host otherwise (with a warning at start-up).",
+    ),
+    Option(
+        "allowed_origins",
+        str,
+        "",
+        "Comma-separated browser origins (scheme://host[:port], '*' for any) allowed to call the API cross-origin "
+        "(CORS). Loopback origins are always allowed on a loopback bind.",
+    ),
+    *LIMIT_OPTIONS,
     *LLM_OPTIONS,
 )
 
@@ -223,6 +269,24 @@ class Settings:
     webhook_retry_backoff_seconds: float = 2.0
     file_retain_max_bytes: int = 20_000_000
     worker_heartbeat_seconds: float = 10.0
+    allowed_hosts: str = ""
+    allowed_origins: str = ""
+
+    # request limits (see LIMIT_OPTIONS)
+    max_body_bytes: int = 16_777_216
+    max_json_depth: int = 64
+    max_items_per_request: int = 10_000
+    max_content_chars: int = 2_000_000
+    max_query_chars: int = 20_000
+    max_text_chars: int = 65_536
+    max_tags_per_item: int = 100
+    max_tag_chars: int = 256
+    max_document_id_chars: int = 512
+    max_bank_id_chars: int = 128
+    bank_id_pattern: str = r"^[A-Za-z0-9_][A-Za-z0-9_.:@+=~-]*$"
+    max_metadata_entries: int = 100
+    max_token_budget: int = 65_536
+    max_offset: int = 1_000_000_000
 
     # LLM (see LLM_OPTIONS); api keys stay out of repr() so a logged Settings never shows one
     llm_provider: str = "extractive"

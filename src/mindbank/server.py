@@ -1,29 +1,40 @@
-"""The server application: the HTTP API, the MCP endpoint and the API-key guard around them, with the in-process
-worker's lifetime. The composition root of the surfaces (none of them imports another)."""
+"""The server application: the HTTP API, the MCP endpoint and the guards around them, with the in-process worker's
+lifetime. The composition root of the surfaces (none of them imports another).
+
+Every request meets, outermost first: the Host and Origin checks with CORS (``api/origin.py``), the API key
+(``api/auth.py``: admin or scoped key, when ``MINDBANK_API_KEY`` is set), and the request limits
+(``api/guard.py``: body size, UTF-8, JSON depth, NUL characters); then the API's app-wide dependencies (parameter
+hygiene, scoped-key authorization) or the MCP endpoint. Anything mounted on the app later gets the same.
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, nullcontext
+from typing import Any
 
 from fastapi import FastAPI
 
 from mindbank.api.app import create_api
 from mindbank.api.auth import ApiKeyMiddleware
+from mindbank.api.guard import BodyGuard
+from mindbank.api.origin import HostOriginGuard, HostPolicy, warn_if_open
 from mindbank.mcp.http import McpHttp
 from mindbank.mcp.tools import parse_enabled_tools
 from mindbank.service import MindBank
+
+# uvicorn options of every mindbank server: a request head (URL and headers) may be up to 64 KiB, room for every
+# query parameter at its documented limit (h11's default, 16 KiB, refuses some with a bare 400)
+UVICORN_OPTIONS: dict[str, Any] = {"h11_max_incomplete_event_size": 65_536}
 
 
 def create_app(mb: MindBank, *, run_worker: bool = True) -> FastAPI:
     """A FastAPI app serving ``mb`` over HTTP and (``MINDBANK_MCP_ENABLED``) MCP. With ``run_worker`` the in-process
     worker and scheduler run while the app is up. Raises ``ValueError`` for an unknown tool in
     ``MINDBANK_MCP_ENABLED_TOOLS``."""
-    mcp = (
-        McpHttp(mb, host=mb.settings.host, enabled_tools=parse_enabled_tools(mb.settings.mcp_enabled_tools))
-        if mb.settings.mcp_enabled
-        else None
-    )
+    settings = mb.settings
+    policy = HostPolicy.for_bind(settings.host, settings.allowed_hosts, settings.allowed_origins)
+    mcp = McpHttp(mb, enabled_tools=parse_enabled_tools(settings.mcp_enabled_tools)) if settings.mcp_enabled else None
 
     @asynccontextmanager
     async def lifespan(application: FastAPI) -> AsyncIterator[None]:
@@ -39,6 +50,10 @@ def create_app(mb: MindBank, *, run_worker: bool = True) -> FastAPI:
     app.state.mcp = mcp
     if mcp is not None:
         app.router.routes.extend(mcp.routes())
-    if mb.settings.api_key:  # outermost, so it guards every route, MCP included (/health stays open)
-        app.add_middleware(ApiKeyMiddleware, api_key=mb.settings.api_key)
+    # added innermost first: the last one added runs first
+    app.add_middleware(BodyGuard, limits=mb.limits)
+    if settings.api_key:  # guards every route, MCP included (/health stays open)
+        app.add_middleware(ApiKeyMiddleware, authenticate=mb.authenticate)
+    app.add_middleware(HostOriginGuard, policy=policy)
+    warn_if_open(policy, settings.host)
     return app

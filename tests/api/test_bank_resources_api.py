@@ -115,7 +115,7 @@ def test_files_retain_refuses_what_it_cannot_read(client: TestClient, mindbank: 
 def test_files_retain_size_limit(mindbank: MindBank, settings: Settings) -> None:
     small = MindBank(store=mindbank.store, embedder=mindbank.embedder,
                      settings=replace(settings, file_retain_max_bytes=10))  # fmt: skip
-    with TestClient(create_app(small, run_worker=False)) as c:
+    with TestClient(create_app(small, run_worker=False), base_url="http://localhost") as c:
         r = c.post(f"{BASE}/files/retain", files=[("files", ("a.txt", b"x" * 11, "text/plain"))])
     assert r.status_code == 413 and "files[0]" in r.json()["detail"]
 

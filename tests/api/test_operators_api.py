@@ -75,7 +75,7 @@ def test_queue_gauges_read_the_database(mindbank: MindBank) -> None:
     mindbank.stop_worker()
     for _ in range(3):
         mindbank.retain("b", [RetainItem(content="Bob bakes bread.")], async_=True)
-    with TestClient(create_app(mindbank, run_worker=False)) as c:
+    with TestClient(create_app(mindbank, run_worker=False), base_url="http://localhost") as c:
         samples = scrape(c)
     assert value(samples, "mindbank_queue_depth") == 3
     assert value(samples, "mindbank_operations", type="batch_retain", status="pending") == 3
@@ -96,7 +96,7 @@ def test_liveness_and_readiness(client: TestClient, mindbank: MindBank) -> None:
 @pytest.fixture
 def api_only(mindbank: MindBank) -> Iterator[TestClient]:
     """An API-only process over ``mindbank`` (no worker: readiness must not depend on one)."""
-    with TestClient(create_app(mindbank, run_worker=False)) as c:
+    with TestClient(create_app(mindbank, run_worker=False), base_url="http://localhost") as c:
         yield c
 
 
@@ -129,7 +129,7 @@ def test_readiness_fails_when_postgres_is_gone(embedder: MiniLMEmbedder, tmp_pat
     mb = MindBank(store=open_store(url, dimension=embedder.dimension), embedder=embedder,
                   settings=Settings(database_url=url))  # fmt: skip
     try:
-        with TestClient(create_app(mb, run_worker=False)) as c:
+        with TestClient(create_app(mb, run_worker=False), base_url="http://localhost") as c:
             assert c.get("/health/ready").status_code == 200
             factory.drop(url)  # terminates the pool's connections; reconnecting finds no database
             factory.close()
@@ -143,7 +143,7 @@ def test_readiness_fails_when_postgres_is_gone(embedder: MiniLMEmbedder, tmp_pat
 
 def test_probes_are_open_and_metrics_guarded_by_the_api_key(mindbank: MindBank, settings: Settings) -> None:
     guarded = MindBank(store=mindbank.store, embedder=mindbank.embedder, settings=replace(settings, api_key="k"))
-    with TestClient(create_app(guarded, run_worker=False)) as c:
+    with TestClient(create_app(guarded, run_worker=False), base_url="http://localhost") as c:
         assert c.get("/health/live").status_code == 200 and c.get("/health/ready").status_code == 200
         assert c.get("/metrics").status_code == 401
         assert c.get("/metrics", headers={"Authorization": "Bearer k"}).status_code == 200

@@ -170,7 +170,7 @@ def test_webhook_crud_and_validation(client: TestClient) -> None:
 def test_private_targets_are_refused_by_default(url: str, mindbank: MindBank, settings: Settings) -> None:
     strict = MindBank(store=mindbank.store, embedder=mindbank.embedder,
                       settings=replace(settings, webhook_allow_private_targets=False))  # fmt: skip
-    with TestClient(create_app(strict, run_worker=False)) as c:
+    with TestClient(create_app(strict, run_worker=False), base_url="http://localhost") as c:
         r = c.post(f"{BASE}/webhooks", json={"url": url})
         assert r.status_code == 422 and r.json()["detail"][0]["loc"][-1] == "url", r.text
         assert c.get(f"{BASE}/webhooks").json()["total"] == 0

@@ -260,6 +260,31 @@ def test_errors_exit_non_zero(cli: Cli, capsys: pytest.CaptureFixture[str], monk
     assert code == 1 and "cannot reach" in err
 
 
+def test_keys(live: Any, tmp_path: Any, embedder: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from mindbank.config import Settings
+
+    admin = "admin-key-for-cli"
+    settings = Settings(database_url=str(tmp_path / "keys.db"), worker_poll_seconds=0.02, api_key=admin)
+    mb = MindBank.open(settings, embedder=embedder)
+    try:
+        with live(mb, run_worker=False) as url:
+            run = Cli(url, capsys)
+            made = run.json("keys", "create", "team-*", "solo", "--name", "cli", "--api-key", admin, bank=None)
+            assert made["banks"] == ["team-*", "solo"] and made["key"].startswith("mbk_") and not made["read_only"]
+            code, out, _ = run("keys", "create", "team-*", "--read-only", "--api-key", admin, bank=None)
+            assert code == 0 and "read-only" in out and "shown only once" in out
+            code, out, _ = run("keys", "list", "--api-key", admin, bank=None)
+            assert code == 0 and "cli" in out and "read-only" in out and made["key"] not in out
+            code, out, _ = run("keys", "revoke", made["id"], "--api-key", admin, bank=None)
+            assert code == 0 and f"revoked key {made['id']}" in out
+            code, _, err = run("keys", "list", "--api-key", made["key"], bank=None)
+            assert code == 1 and "401" in err  # the revoked key no longer authenticates
+            code, _, err = run("keys", "list", bank=None)  # no key at all
+            assert code == 1 and "401" in err
+    finally:
+        mb.close()
+
+
 def test_every_command_has_a_test() -> None:
     """A guard: each client command and the subcommands of its groups are covered by a test in tests/cli."""
     sub = next(a for a in build_parser()._actions if a.dest == "command")

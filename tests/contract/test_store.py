@@ -397,11 +397,13 @@ def test_memory_sources_give_chunk_and_document_text(store: Store) -> None:
     write = doc("Alice moved to Lisbon.", document_id="d1")
     (ids,) = store.write_documents("b", [write])
     (source,) = store.memory_sources("b", [*ids, "missing"])
-    assert source == MemorySource(ids[0], "d1", write.chunks[0].id, "Alice moved to Lisbon.", "Alice moved to Lisbon.")
+    assert source == MemorySource(
+        ids[0], "d1", write.chunks[0].id, "Alice moved to Lisbon.", "Alice moved to Lisbon.", chunk_index=0
+    )
     assert store.memory_sources("other-bank", ids) == []
     # a refresh reading source chunks never pulls whole documents
     (chunk_only,) = store.memory_sources("b", ids, documents=False)
-    assert chunk_only == MemorySource(ids[0], "d1", write.chunks[0].id, "Alice moved to Lisbon.", None)
+    assert chunk_only == MemorySource(ids[0], "d1", write.chunks[0].id, "Alice moved to Lisbon.", None, chunk_index=0)
 
 
 def test_llm_requests_are_recorded_listed_per_operation_and_purged(store: Store) -> None:

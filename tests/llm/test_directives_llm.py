@@ -113,7 +113,7 @@ def test_llm_request_log_and_metrics(llm_settings: Settings, embedder: MiniLMEmb
         try:
             retain(mb, "Dana: I am restoring a sailing boat.")
             mb.reflect("b", QUERY)
-            with TestClient(create_app(mb, run_worker=False)) as c:
+            with TestClient(create_app(mb, run_worker=False), base_url="http://localhost") as c:
                 log = c.get("/v1/default/banks/b/llm-requests").json()
                 reflects = c.get("/v1/default/banks/b/llm-requests", params={"operation": "reflect"}).json()
                 refreshes = c.get("/v1/default/banks/b/llm-requests", params={"operation": "refresh"}).json()

@@ -74,7 +74,7 @@ def test_burst_of_retains_parks_one_refresh_that_reads_them_all(mb: MindBank, cl
     assert len(parked) == 1
     assert parked[0].next_retry_at == first.last_refreshed_at + timedelta(seconds=1800)
     assert mb.get_mental_model("b", "eve").content == first.content  # nothing ran inside the window
-    with TestClient(create_app(mb, run_worker=False)) as http:
+    with TestClient(create_app(mb, run_worker=False), base_url="http://localhost") as http:
         listed = http.get("/v1/default/banks/b/operations", params={"status": "pending"}).json()["operations"]
         assert [o["next_retry_at"] for o in listed if o["operation_type"] == "refresh_mental_model"] == [
             parked[0].next_retry_at.isoformat(timespec="microseconds")

@@ -5,9 +5,9 @@ Local commands open the database themselves: ``serve``, ``worker``, ``mcp`` (std
 ``MINDBANK_URL``, ``--api-key`` / ``MINDBANK_API_KEY``): ``retain``, ``recall``, ``reflect`` (:mod:`.memories`),
 ``mm ...`` (:mod:`.mental_models`), ``config`` and ``profile`` (:mod:`.bank_config`), ``ops ...``
 (:mod:`.operations`), ``docs ...`` (:mod:`.documents`), ``directives ...`` (:mod:`.directives`), ``webhooks ...``
-(:mod:`.webhooks`), ``health``, ``metrics``, ``llm-requests`` (:mod:`.monitoring`). They print
-for people by default (rich, :mod:`.output`) and JSON with ``--json``; an error answer exits 1 with the server's
-message on stderr, a usage error exits 2 (:mod:`.common`).
+(:mod:`.webhooks`), ``health``, ``metrics``, ``llm-requests`` (:mod:`.monitoring`), ``keys ...``
+(:mod:`.api_keys`), ``stats`` (:mod:`.stats`). They print for people by default (rich, :mod:`.output`) and JSON with
+``--json``; an error answer exits 1 with the server's message on stderr, a usage error exits 2 (:mod:`.common`).
 
 A command group is one module with ``register(subparsers)``, listed once in :data:`COMMAND_GROUPS`.
 """
@@ -20,6 +20,7 @@ import sys
 from collections.abc import Callable
 
 from mindbank.cli import (
+    api_keys,
     bank_config,
     directives,
     documents,
@@ -48,6 +49,7 @@ COMMAND_GROUPS: tuple[Callable[[Subparsers], None], ...] = (
     webhooks.register,
     monitoring.register,
     stats.register,
+    api_keys.register,
 )
 
 

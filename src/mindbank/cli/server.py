@@ -62,7 +62,7 @@ def _local_settings(args: argparse.Namespace) -> Settings:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from mindbank.server import create_app
+    from mindbank.server import UVICORN_OPTIONS, create_app
     from mindbank.service import MindBank
 
     settings = _local_settings(args)
@@ -70,7 +70,7 @@ def _serve(args: argparse.Namespace) -> int:
         settings = replace(settings, host=args.host)
     mb = MindBank.open(settings)
     app = create_app(mb, run_worker=settings.worker_enabled and not args.no_worker)
-    uvicorn.run(app, host=settings.host, port=args.port or settings.port, log_level="info")
+    uvicorn.run(app, host=settings.host, port=args.port or settings.port, log_level="info", **UVICORN_OPTIONS)
     return 0
 
 

@@ -282,3 +282,26 @@ class CancelResponse(_Response):
     success: bool
     message: str
     operation_id: str
+
+
+# ---------------------------------------------------------------- scoped API keys
+class ApiKeyInfo(_Response):
+    """A scoped API key as listed (never its secret): the banks (ids, ``prefix*``, ``*``) it may use."""
+
+    id: str
+    name: str | None = None
+    banks: list[str]
+    read_only: bool
+    created_at: datetime | None = None
+    revoked_at: datetime | None = None
+
+
+class CreatedApiKey(ApiKeyInfo):
+    """``POST /v1/default/api-keys``: ``key`` is the secret bearer token, returned this once."""
+
+    key: str
+
+
+class ApiKeyList(_Response):
+    items: list[ApiKeyInfo]
+    total: int

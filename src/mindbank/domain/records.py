@@ -178,6 +178,7 @@ class MemorySource:
     chunk_id: str | None
     chunk_text: str | None
     document_text: str | None
+    chunk_index: int | None = None  # the chunk's position in its document
 
 
 @dataclass(frozen=True, slots=True)

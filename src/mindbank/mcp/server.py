@@ -56,7 +56,7 @@ def build_server(
                 continue
             if name == "reflect" and not reflect_available(mb):
                 continue
-            fn = as_tool(getattr(tools, name), resolve)
+            fn = as_tool(getattr(tools, name), resolve, reads=name in family.READS)
             server.add_tool(fn, name=name, description=fn.__doc__, structured_output=True)
     return server
 

@@ -1,5 +1,7 @@
-"""Turning a tool method into what the MCP SDK registers: domain and validation errors become MCP tool errors, and
-a single-bank server's tools lose their ``bank_id`` argument."""
+"""Turning a tool method into what the MCP SDK registers: domain and validation errors become MCP tool errors, a
+single-bank server's tools lose their ``bank_id`` argument, and every call is checked the same way whatever the tool:
+a NUL character in any argument is refused (naming it), and a scoped API key (``mcp/caller.py``) reaches only the
+banks of its scopes (another bank is "not found") and, when read-only, only the tools of its family's ``READS``."""
 
 from __future__ import annotations
 
@@ -9,8 +11,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mindbank.errors import MindBankError
-from mindbank.mcp.tools.common import validation_message
+from mindbank.domain.limits import scan_json
+from mindbank.errors import MindBankError, NotFoundError
+from mindbank.mcp.caller import current_principal
+from mindbank.mcp.tools.common import ToolInputError, validation_message
 from mindbank.service import MindBank
 
 
@@ -28,9 +32,28 @@ def reflect_available(mb: MindBank) -> bool:
     return callable(getattr(mb, "reflect", None))
 
 
-def as_tool(fn: Callable[..., dict[str, Any]], bank: Callable[[], str] | None) -> Callable[..., dict[str, Any]]:
+def check_call(kwargs: dict[str, Any], *, reads: bool) -> None:
+    """Refuse a call with a NUL character in an argument, or one a scoped API key may not make. Raises
+    :class:`ToolInputError` (NUL, read-only key) or :class:`NotFoundError` (a bank outside the key's scopes)."""
+    problem = scan_json(kwargs)
+    if problem is not None:
+        raise ToolInputError(f"{'.'.join(map(str, problem[0]))}: {problem[2]}")
+    caller = current_principal()
+    if caller is None or caller.admin:
+        return
+    bank_id = kwargs.get("bank_id")
+    if bank_id is not None and not caller.covers(bank_id):
+        raise NotFoundError(f"Bank '{bank_id}' not found")
+    if not reads and caller.read_only:
+        raise ToolInputError("this API key is read-only")
+
+
+def as_tool(
+    fn: Callable[..., dict[str, Any]], bank: Callable[[], str] | None, *, reads: bool = False
+) -> Callable[..., dict[str, Any]]:
     """A tool function for ``fn``: domain and validation errors become MCP tool errors (message kept); with
-    ``bank`` the ``bank_id`` parameter disappears from the signature and is filled from ``bank()`` on each call.
+    ``bank`` the ``bank_id`` parameter disappears from the signature and is filled from ``bank()`` on each call;
+    ``reads``: the tool writes nothing (read-only keys may call it); every call goes through :func:`check_call`.
 
     The SDK builds the input schema from ``__signature__``, so the wrapper carries an evaluated copy of ``fn``'s.
     """
@@ -41,9 +64,10 @@ def as_tool(fn: Callable[..., dict[str, Any]], bank: Callable[[], str] | None) -
     params = [p for p in sig.parameters.values() if not (bank is not None and p.name == "bank_id")]
 
     def tool(*args: Any, **kwargs: Any) -> dict[str, Any]:
-        if bank is not None and takes_bank:
-            kwargs["bank_id"] = bank()
         try:
+            if bank is not None and takes_bank:
+                kwargs["bank_id"] = bank()
+            check_call(kwargs, reads=reads)
             return fn(*args, **kwargs)
         except ValidationError as exc:  # a trigger breaking a rule: report every offending field
             raise ToolError(validation_message(exc)) from exc

@@ -6,19 +6,23 @@ from datetime import datetime
 from typing import Any
 
 from mindbank.config import BANK_OVERRIDABLE
+from mindbank.domain.limits import MAX_INTERVAL_SECONDS, MAX_NAME_CHARS, Limits, check_text
 from mindbank.domain.records import Bank
 from mindbank.errors import InvalidInputError, NotFoundError
 from mindbank.service.core import ServiceCore
 
 
-def _config_value_problem(kind: type, value: Any) -> str | None:
-    """Why ``value`` is not acceptable for a bank override of type ``kind`` (None when it is)."""
+def _config_value_problem(key: str, kind: type, value: Any, limits: Limits) -> str | None:
+    """Why ``value`` is not acceptable for the bank override ``key`` of type ``kind`` (None when it is): integers
+    are token budgets (``max_token_budget``) or, for the refresh interval, seconds up to ten years."""
     if kind is bool:
         return None if isinstance(value, bool) else "must be a boolean"
     if isinstance(value, bool) or not isinstance(value, int | float):
         return f"must be a{'n integer' if kind is int else ' number'}"
-    if kind is int and (not isinstance(value, int) or value < 0):
-        return "must be an integer >= 0"
+    if kind is int:
+        low, top = (0, MAX_INTERVAL_SECONDS) if key.endswith("_seconds") else (1, limits.max_token_budget)
+        if not isinstance(value, int) or not low <= value <= top:
+            return f"must be an integer between {low} and {top}"
     if kind is float and not 0 <= value <= 1:
         return "must be between 0 and 1"
     return None
@@ -42,7 +46,18 @@ class BanksService(ServiceCore):
         self, bank_id: str, *, name: str | None = None, mission: str | None = None,
         disposition: dict[str, int] | None = None,
     ) -> Bank:  # fmt: skip
-        """Create a bank or update its profile (None = keep)."""
+        """Create a bank or update its profile (None = keep). Raises :class:`InvalidInputError` for a bank id, name
+        or mission past the limits, or a disposition trait outside 1-5."""
+        self._check_bank_id(bank_id)
+        if name is not None:
+            check_text(name, "name", MAX_NAME_CHARS)
+        if mission is not None:
+            check_text(mission, "mission", self.limits.max_text_chars)
+        for trait, level in (disposition or {}).items():
+            if trait not in ("skepticism", "literalism", "empathy"):
+                raise InvalidInputError(f"disposition.{trait}", "unknown trait (skepticism, literalism, empathy)")
+            if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= 5:
+                raise InvalidInputError(f"disposition.{trait}", "must be an integer between 1 and 5")
         return self.store.upsert_bank(bank_id, name=name, mission=mission, disposition=disposition)
 
     def delete_bank(self, bank_id: str) -> int:
@@ -80,7 +95,7 @@ class BanksService(ServiceCore):
                 raise InvalidInputError(f"updates.{key}", f"unknown setting; allowed: {', '.join(BANK_OVERRIDABLE)}")
             if value is None:
                 continue
-            problem = _config_value_problem(kind, value)
+            problem = _config_value_problem(key, kind, value, self.limits)
             if problem:
                 raise InvalidInputError(f"updates.{key}", problem)
         self.store.update_bank_config(bank_id, updates)

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from mindbank.config import TRIGGER_KEYS, Settings
+from mindbank.domain.limits import Limits, check_bank_id
 from mindbank.domain.records import Operation
 from mindbank.domain.timeutil import utcnow
 from mindbank.errors import NotFoundError
@@ -30,6 +31,7 @@ class ServiceCore:
     setting. Not used on its own: :class:`~mindbank.service.facade.MindBank` builds it."""
 
     settings: Settings
+    limits: Limits
     store: Store
     embedder: Embedder
     clock: Callable[[], datetime]
@@ -66,7 +68,12 @@ class ServiceCore:
             completed_at=None,
         )
 
+    def _check_bank_id(self, bank_id: str) -> None:
+        """Raises :class:`InvalidInputError` for a bank id the limits refuse (before any store call sees it)."""
+        check_bank_id(bank_id, self.limits)
+
     def _require_bank(self, bank_id: str) -> None:
+        self._check_bank_id(bank_id)
         if not self.store.bank_exists(bank_id):
             raise NotFoundError(f"Bank '{bank_id}' not found")
 

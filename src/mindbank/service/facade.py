@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 
 from mindbank.config import Settings
+from mindbank.domain import limits
 from mindbank.domain.timeutil import utcnow
 from mindbank.engine.consolidate.extractive import ExtractiveConsolidator
 from mindbank.engine.consolidate.llm import LLMConsolidator
@@ -24,6 +25,7 @@ from mindbank.engine.synthesis.port import Synthesizer
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.providers.llm.base import LLM, ManagedLLM
 from mindbank.providers.llm.factory import build_llms
+from mindbank.service.access import AccessService
 from mindbank.service.banks import BanksService
 from mindbank.service.documents import DocumentsService
 from mindbank.service.events import EventHub
@@ -47,7 +49,7 @@ from mindbank.worker.scheduler import Scheduler
 
 class MindBank(
     BanksService, DocumentsService, FilesService, MemoriesService, MentalModelsService, OperationsAdminService,
-    OperationsService, ReflectService, WebhooksService, HealthService,
+    OperationsService, ReflectService, WebhooksService, HealthService, AccessService,
 ):  # fmt: skip
     """The memory server's engine room, usable in-process: ``MindBank.open()``.
 
@@ -67,6 +69,9 @@ class MindBank(
         llms: Mapping[str, LLM | None] | None = None,
     ) -> None:
         self.settings = settings or Settings()
+        # the request limits of this server (ValueError for a bad MINDBANK_MAX_* value); process-wide default too
+        self.limits = limits.Limits.from_settings(self.settings)
+        limits.configure(self.limits)
         self.store = store
         # service events (retains, consolidations, refreshes) told to the webhook dispatcher and the metrics
         self.events = EventHub()

@@ -14,7 +14,17 @@ from pydantic import ValidationError
 from mindbank.domain.document import parse_markdown, render_markdown
 from mindbank.domain.governance import RefreshState
 from mindbank.domain.history import version_entry
-from mindbank.domain.limits import DEFAULT_MAX_TOKENS, MODEL_ID_PATTERN, check_max_tokens
+from mindbank.domain.limits import (
+    DEFAULT_MAX_TOKENS,
+    MAX_MODEL_ID_CHARS,
+    MAX_NAME_CHARS,
+    MODEL_ID_PATTERN,
+    check_max_tokens,
+    check_offset,
+    check_tags,
+    check_text,
+    scan_json,
+)
 from mindbank.domain.records import FACT_TYPES, MentalModel
 from mindbank.domain.scope import model_scope
 from mindbank.domain.tags import normalize_tags
@@ -33,6 +43,18 @@ def _first_error(exc: ValidationError) -> str:
     err = exc.errors()[0]
     where = ".".join(str(p) for p in err["loc"])
     return f"{where}: {err['msg']}" if where else err["msg"]
+
+
+def _trigger(data: dict[str, Any]) -> MentalModelTrigger:
+    """A trigger from a dict: NUL characters and 64-bit overflow anywhere in it (tag groups, a response schema) are
+    refused before pydantic reads it, as the HTTP body guard refuses them. Raises :class:`InvalidInputError`."""
+    problem = scan_json(data)
+    if problem is not None:
+        raise InvalidInputError(".".join(["trigger", *map(str, problem[0])]), problem[2])
+    try:
+        return MentalModelTrigger.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidInputError("trigger", _first_error(exc)) from exc
 
 
 class MentalModelsService(ServiceCore):
@@ -56,14 +78,14 @@ class MentalModelsService(ServiceCore):
         Raises :class:`InvalidInputError` (blank name/query, bad id, max_tokens outside 256–8192) and
         :class:`ConflictError` when ``id`` is taken.
         """
-        if not name.strip():
-            raise InvalidInputError("name", "must not be blank")
-        if not source_query.strip():
-            raise InvalidInputError("source_query", "must not be blank")
-        if id is not None and not MODEL_ID_PATTERN.match(id):
+        self._check_bank_id(bank_id)
+        check_text(name, "name", MAX_NAME_CHARS, blank_ok=False)
+        check_text(source_query, "source_query", self.limits.max_query_chars, blank_ok=False)
+        check_tags(tags, self.limits)
+        if id is not None and (len(id) > MAX_MODEL_ID_CHARS or not MODEL_ID_PATTERN.match(id)):
             raise InvalidInputError("id", "must match ^[a-z0-9][a-z0-9-]*$ (lowercase letters, digits, hyphens)")
         check_max_tokens(max_tokens)
-        trig = trigger if isinstance(trigger, MentalModelTrigger) else MentalModelTrigger.model_validate(trigger or {})
+        trig = trigger if isinstance(trigger, MentalModelTrigger) else _trigger(trigger or {})
         now = utcnow()
         model = MentalModel(
             id=id or f"mm-{uuid.uuid4().hex}",
@@ -114,7 +136,12 @@ class MentalModelsService(ServiceCore):
         ``full`` detail, fields outside the level are not loaded (``structured_document``/``reflect_response``
         None; at ``metadata`` also ``content`` empty)."""
         models, total = self.store.list_mental_models(
-            bank_id, tags=normalize_tags(tags), tags_match=tags_match, limit=limit, offset=offset, detail=detail
+            bank_id,
+            tags=normalize_tags(check_tags(tags, self.limits)),
+            tags_match=tags_match,
+            limit=limit,
+            offset=check_offset(offset, limits=self.limits),
+            detail=detail,
         )
         mark_stale(self.store, bank_id, models)
         self.governance.annotate(models, self.clock())
@@ -160,10 +187,14 @@ class MentalModelsService(ServiceCore):
         trigger that breaks a rule).
         """
         model = self.get_mental_model(bank_id, model_id, with_staleness=False)
-        if name is not None and not name.strip():
-            raise InvalidInputError("name", "must not be blank")
-        if source_query is not None and not source_query.strip():
-            raise InvalidInputError("source_query", "must not be blank")
+        if name is not None:
+            check_text(name, "name", MAX_NAME_CHARS, blank_ok=False)
+        if source_query is not None:
+            check_text(source_query, "source_query", self.limits.max_query_chars, blank_ok=False)
+        if tags is not None:
+            check_tags(tags, self.limits)
+        if trigger is not None and (problem := scan_json(trigger, self.limits)) is not None:
+            raise InvalidInputError(".".join(["trigger", *map(str, problem[0])]), problem[2])
         if max_tokens is not None:
             check_max_tokens(max_tokens)
         merged = model.trigger
@@ -250,7 +281,9 @@ class MentalModelsService(ServiceCore):
     ) -> dict[str, Any]:
         """How many memories a model with ``tags`` and ``trigger`` would read now, by fact type, and the resolved
         match mode (beyond the reference: the strict-tag default silently matching nothing is its top pitfall)."""
-        trig = trigger if isinstance(trigger, MentalModelTrigger) else MentalModelTrigger.model_validate(trigger or {})
+        self._check_bank_id(bank_id)
+        check_tags(tags, self.limits)
+        trig = trigger if isinstance(trigger, MentalModelTrigger) else _trigger(trigger or {})
         scope = model_scope(normalize_tags(tags), trig.model_dump())
         counts = self.store.count_in_scope(bank_id, scope) if self.store.bank_exists(bank_id) else {}
         by_type = {t: counts.get(t, 0) for t in FACT_TYPES}

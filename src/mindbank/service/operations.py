@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from mindbank.domain.limits import check_offset
 from mindbank.domain.records import LLMRequestRecord, Operation
 from mindbank.errors import ConflictError, NotFoundError
 from mindbank.service.core import ServiceCore
@@ -23,7 +24,10 @@ class OperationsService(ServiceCore):
         self, bank_id: str, *, status: str | None = None, operation_type: str | None = None, limit: int = 20,
         offset: int = 0,
     ) -> tuple[list[Operation], int]:  # fmt: skip
-        """A page of the bank's operations, newest first, and the total."""
+        """A page of the bank's operations, newest first, and the total. Raises :class:`InvalidInputError` for an
+        offset past ``max_offset``."""
+        self._check_bank_id(bank_id)
+        check_offset(offset, limits=self.limits)
         return self.store.list_operations(
             bank_id, status=status, operation_type=operation_type, limit=limit, offset=offset
         )

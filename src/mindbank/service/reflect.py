@@ -6,6 +6,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from mindbank.domain.limits import check_tags, check_text, check_token_budget
 from mindbank.domain.records import FACT_TYPES, FactType
 from mindbank.domain.tags import TagsMatch, freeze_groups, normalize_tags, validate_tag_groups
 from mindbank.domain.trigger import validate_response_schema
@@ -60,8 +61,11 @@ class ReflectService(DirectivesService):
 
         Raises :class:`InvalidInputError` (blank query, tags with tag_groups, bad tag groups / response_schema / fact
         types), :class:`NotFoundError` for the bank, ``LLMError`` / ``LLMTransientError`` from the provider."""
-        if not query.strip():
-            raise InvalidInputError("query", "must not be blank")
+        check_text(query, "query", self.limits.max_query_chars, blank_ok=False)
+        check_tags(tags or (), self.limits)
+        check_token_budget(max_tokens, "max_tokens", self.limits)
+        if observations_max_tokens is not None:
+            check_token_budget(observations_max_tokens, "reflect_search_observations_max_tokens", self.limits)
         if tags and tag_groups:
             raise InvalidInputError("tag_groups", "tags and tag_groups are mutually exclusive")
         if fact_types is not None and not fact_types:

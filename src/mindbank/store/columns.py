@@ -46,7 +46,7 @@ def _maybe(convert: Callable[[_In], _Out], value: _In | None) -> _Out | None:
 
 def memory_source(r: Row) -> MemorySource:
     """A ``memory_sources`` / ``memory_chunk_sources`` row as a :class:`MemorySource` (plain text columns only)."""
-    return MemorySource(r["id"], r["document_id"], r["chunk_id"], r["chunk_text"], r["original_text"])
+    return MemorySource(r["id"], r["document_id"], r["chunk_id"], r["chunk_text"], r["original_text"], r["chunk_index"])
 
 
 class Columns(ABC):

@@ -7,17 +7,20 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Body, Query
 from pydantic import Field
 
+from mindbank.api.access import SCOPED, Caller
 from mindbank.api.deps import Bank
+from mindbank.api.openapi import errors
 from mindbank.api.schemas import BankConfigUpdate, BankRequest, RequestBody
+from mindbank.domain.fields import Offset, QueryParamText
 from mindbank.wire.shapes import bank_list_item, bank_profile, bank_stats_response, tag_page
 
 router = APIRouter(prefix="/v1/default/banks", tags=["banks"])
 
 
-@router.get("")
-def list_banks(mb: Bank) -> dict[str, Any]:
-    """Every bank with its memory count."""
-    banks = mb.list_banks()
+@router.get("", openapi_extra=SCOPED)
+def list_banks(mb: Bank, caller: Caller) -> dict[str, Any]:
+    """Every bank with its memory count (with a scoped API key: the banks inside its scopes)."""
+    banks = [(b, n) for b, n in mb.list_banks() if caller is None or caller.covers(b.bank_id)]
     return {"banks": [bank_list_item(b, n) for b, n in banks], "total": len(banks), "limit": len(banks), "offset": 0}
 
 
@@ -27,9 +30,10 @@ def _disposition(body: BankRequest) -> dict[str, int] | None:
         "literalism": body.disposition_literalism,
         "empathy": body.disposition_empathy,
     }
+    nested = {} if body.disposition is None else body.disposition.model_dump(exclude_none=True)
     if body.disposition is None and all(v is None for v in parts.values()):
         return None
-    merged = {"skepticism": 3, "literalism": 3, "empathy": 3, **(body.disposition or {})}
+    merged = {"skepticism": 3, "literalism": 3, "empathy": 3, **nested}
     merged.update({k: v for k, v in parts.items() if v is not None})
     return merged
 
@@ -42,7 +46,7 @@ def put_bank(bank_id: str, body: BankRequest, mb: Bank) -> dict[str, Any]:
     )
 
 
-@router.patch("/{bank_id}")
+@router.patch("/{bank_id}", responses=errors(404))
 def patch_bank(bank_id: str, body: BankRequest, mb: Bank) -> dict[str, Any]:
     """Update an existing bank's profile."""
     mb.get_bank(bank_id)
@@ -95,35 +99,35 @@ def add_background(bank_id: str, body: AddBackgroundRequest, mb: Bank) -> dict[s
     return {"mission": profile["mission"], "background": profile["mission"], "disposition": profile["disposition"]}
 
 
-@router.delete("/{bank_id}")
+@router.delete("/{bank_id}", responses=errors(404))
 def delete_bank(bank_id: str, mb: Bank) -> dict[str, Any]:
     """Delete the bank and everything in it, atomically."""
     removed = mb.delete_bank(bank_id)
     return {"success": True, "message": f"Bank '{bank_id}' deleted", "deleted_count": removed}
 
 
-@router.get("/{bank_id}/config")
+@router.get("/{bank_id}/config", responses=errors(404))
 def get_config(bank_id: str, mb: Bank) -> dict[str, Any]:
     """Resolved settings for the bank and its own overrides."""
     config, overrides = mb.bank_config(bank_id)
     return {"bank_id": bank_id, "config": config, "overrides": overrides}
 
 
-@router.patch("/{bank_id}/config")
+@router.patch("/{bank_id}/config", responses=errors(404))
 def patch_config(bank_id: str, body: BankConfigUpdate, mb: Bank) -> dict[str, Any]:
     """Set (or, with null, remove) per-bank overrides."""
-    config, overrides = mb.update_bank_config(bank_id, body.updates)
+    config, overrides = mb.update_bank_config(bank_id, body.updates.model_dump(exclude_unset=True))
     return {"bank_id": bank_id, "config": config, "overrides": overrides}
 
 
-@router.delete("/{bank_id}/config")
+@router.delete("/{bank_id}/config", responses=errors(404))
 def reset_config(bank_id: str, mb: Bank) -> dict[str, Any]:
     """Remove every per-bank override (the bank follows the server's settings again)."""
     config, overrides = mb.reset_bank_config(bank_id)
     return {"bank_id": bank_id, "config": config, "overrides": overrides}
 
 
-@router.get("/{bank_id}/stats")
+@router.get("/{bank_id}/stats", responses=errors(404))
 def stats(bank_id: str, mb: Bank) -> dict[str, Any]:
     """Live statistics; ``last_memory_write_at`` is read from the database on every call."""
     return bank_stats_response(bank_id, mb.bank_stats(bank_id))
@@ -133,10 +137,10 @@ def stats(bank_id: str, mb: Bank) -> dict[str, Any]:
 def list_tags(
     bank_id: str,
     mb: Bank,
-    q: str | None = None,
+    q: QueryParamText | None = None,
     source: Literal["memories", "mental_models"] = "memories",
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[Offset, Query()] = 0,
 ) -> dict[str, Any]:
     """Tags in use with their counts; ``q`` matches case-insensitively with ``*`` wildcards."""
     items, total = mb.list_tags(bank_id, source=source, pattern=q, limit=limit, offset=offset)
@@ -149,7 +153,7 @@ class ConsolidateRequest(RequestBody):
     observation_scopes: Literal["combined", "per_tag"] | None = None
 
 
-@router.post("/{bank_id}/consolidate")
+@router.post("/{bank_id}/consolidate", responses=errors(404))
 def consolidate(bank_id: str, mb: Bank, body: Annotated[ConsolidateRequest | None, Body()] = None) -> dict[str, Any]:
     """Queue a consolidation of the bank's pending facts (one pending per bank: a repeat returns the same one)."""
     mb.get_bank(bank_id)

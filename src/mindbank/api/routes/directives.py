@@ -10,6 +10,7 @@ from pydantic import Field
 
 from mindbank.api.deps import Bank
 from mindbank.api.schemas import RequestBody
+from mindbank.domain.fields import Offset
 from mindbank.wire.resources import directive_response
 
 router = APIRouter(prefix="/v1/default/banks/{bank_id}/directives", tags=["directives"])
@@ -43,7 +44,7 @@ def list_directives(
     tags_match: Literal["any", "all", "exact"] = "any",
     active_only: bool = True,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[Offset, Query()] = 0,
 ) -> dict[str, Any]:
     """Directives, highest priority first; with ``tags``, the matching ones plus the global (untagged) ones."""
     items, total = mb.list_directives(

@@ -11,7 +11,9 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from mindbank.api.deps import Bank
+from mindbank.api.openapi import errors
 from mindbank.api.schemas import RequestBody
+from mindbank.domain.fields import Offset
 from mindbank.domain.tags import TagsMatch
 from mindbank.wire.resources import chunk_response, document_event, document_list_item, document_response
 
@@ -30,7 +32,7 @@ def list_documents(
     start_date: datetime | None = None,
     end_date: datetime | None = None,
     limit: Annotated[int, Query(ge=0, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[Offset, Query()] = 0,
 ) -> dict[str, Any]:
     """A page of the bank's documents (no text), newest first; ``q`` matches the id or the text."""
     items, total = mb.list_documents(
@@ -84,7 +86,7 @@ def list_document_chunks(
     document_id: str,
     mb: Bank,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[Offset, Query()] = 0,
 ) -> dict[str, Any]:
     """A page of the document's chunks, in document order."""
     items, total = mb.list_document_chunks(bank_id, document_id, limit=limit, offset=offset)
@@ -97,7 +99,7 @@ def document_history(
     document_id: str,
     mb: Bank,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[Offset, Query()] = 0,
 ) -> dict[str, Any]:
     """The document's changes, newest first."""
     items, total = mb.document_history(bank_id, document_id, limit=limit, offset=offset)
@@ -116,7 +118,7 @@ def reprocess_document(bank_id: str, document_id: str, mb: Bank) -> dict[str, An
     return {"success": True, "operation_id": mb.reprocess_document(bank_id, document_id), "items_count": 1}
 
 
-@router.get("/chunks/{chunk_id}")
+@router.get("/chunks/{chunk_id}", responses=errors(404))
 def get_chunk(chunk_id: str, mb: Bank) -> dict[str, Any]:
     """One chunk by id."""
     return chunk_response(mb.get_chunk(chunk_id))

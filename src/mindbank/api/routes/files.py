@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, File, Form, UploadFile
 
 from mindbank.api.deps import Bank
+from mindbank.api.openapi import errors
 from mindbank.errors import InvalidInputError
 from mindbank.service.files import UploadedFile
 
@@ -32,7 +33,7 @@ def _request(raw: str | None) -> dict[str, Any]:
     return value
 
 
-@router.post("/retain")
+@router.post("/retain", responses=errors(413, 415))
 def retain_files(
     bank_id: str,
     mb: Bank,

@@ -28,7 +28,11 @@ def readiness(mb: Bank) -> JSONResponse:
     return JSONResponse(status_code=200 if ready else 503, content=report)
 
 
-@router.get("/metrics")
+@router.get(
+    "/metrics",
+    response_class=Response,
+    responses={200: {"content": {CONTENT_TYPE.split(";")[0]: {"schema": {"type": "string"}}}}},
+)
 def metrics(mb: Bank) -> Response:
     """Every metric in the Prometheus text exposition format."""
     return Response(content=mb.metrics.render(), media_type=CONTENT_TYPE)

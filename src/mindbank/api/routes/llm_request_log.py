@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from mindbank.api.deps import Bank
+from mindbank.domain.fields import Offset
 from mindbank.errors import InvalidInputError
 from mindbank.wire.resources import llm_request_entry
 
@@ -33,7 +34,7 @@ def list_llm_requests(
     start_date: datetime | None = None,
     end_date: datetime | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[Offset, Query()] = 0,
 ) -> dict[str, Any]:
     """``LLMRequestListResponse``, newest first. ``group`` is accepted and pages by call (mindbank records no
     spans); ``document_id`` / ``memory_id`` answer 422: mindbank does not link calls to documents or memories."""

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from mindbank.api.deps import Bank
 from mindbank.api.schemas import RequestBody
+from mindbank.domain.fields import Offset
 from mindbank.domain.timeutil import parse_timestamp, to_iso
 from mindbank.errors import InvalidInputError
 from mindbank.service.webhooks import KEEP
@@ -64,7 +65,7 @@ def list_webhooks(
     bank_id: str,
     mb: Bank,
     limit: Annotated[int, Query(ge=0, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[Offset, Query()] = 0,
 ) -> dict[str, Any]:
     """The bank's webhooks, oldest first (secrets redacted)."""
     items, total = mb.list_webhooks(bank_id, limit=limit, offset=offset)

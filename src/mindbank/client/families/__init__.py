@@ -5,6 +5,7 @@ A family is a class of :class:`~mindbank.client._wire.endpoint` methods, each re
 here and one more base of :class:`Families`; both clients then have its methods, sync and async.
 """
 
+from mindbank.client.families.api_keys import ApiKeyMethods
 from mindbank.client.families.banks import BankMethods
 from mindbank.client.families.directives import DirectiveMethods
 from mindbank.client.families.documents import DocumentMethods
@@ -15,13 +16,13 @@ from mindbank.client.families.operations import OperationMethods
 from mindbank.client.families.webhooks import WebhookMethods
 
 __all__ = [
-    "BankMethods", "DirectiveMethods", "DocumentMethods", "Families", "MemoryMethods", "MentalModelMethods",
-    "MonitoringMethods", "OperationMethods", "WebhookMethods",
+    "ApiKeyMethods", "BankMethods", "DirectiveMethods", "DocumentMethods", "Families", "MemoryMethods",
+    "MentalModelMethods", "MonitoringMethods", "OperationMethods", "WebhookMethods",
 ]  # fmt: skip
 
 
 class Families(
     MemoryMethods, BankMethods, MentalModelMethods, OperationMethods, DocumentMethods, DirectiveMethods,
-    WebhookMethods, MonitoringMethods,
+    WebhookMethods, MonitoringMethods, ApiKeyMethods,
 ):  # fmt: skip
     """Every method family of the client (one line each)."""

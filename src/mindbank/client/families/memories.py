@@ -61,8 +61,16 @@ class MemoryMethods:
         tags_match: str | None = None,
         max_tokens: int | None = None,
         budget: Budget | None = None,
+        tag_groups: Sequence[Mapping[str, Any]] | None = None,
+        min_scores: Mapping[str, float] | None = None,
+        temporal_window: tuple[str | datetime, str | datetime] | None = None,
+        prefer_observations: bool | None = None,
     ) -> Request[RecallResponse]:
-        """Search memories (semantic + keyword); ``results`` best first."""
+        """Search memories (semantic + keyword); ``results`` best first. ``min_scores``: floors on ``semantic``,
+        ``keyword`` and ``final``; ``temporal_window``: ``(start, end)``, memories dated inside rank higher."""
+        window = None
+        if temporal_window is not None:
+            window = {"start": iso_time(temporal_window[0]), "end": iso_time(temporal_window[1])}
         body = clean(
             {
                 "query": query,
@@ -71,6 +79,10 @@ class MemoryMethods:
                 "tags_match": tags_match,
                 "max_tokens": max_tokens,
                 "budget": budget,
+                "tag_groups": None if tag_groups is None else [dict(g) for g in tag_groups],
+                "min_scores": None if min_scores is None else dict(min_scores),
+                "temporal_window": window,
+                "prefer_observations": prefer_observations,
             }
         )
         return Request("POST", f"{bank_path(bank_id)}/memories/recall", RecallResponse.model_validate, json=body)

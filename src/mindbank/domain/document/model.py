@@ -50,6 +50,16 @@ def count_tokens(text: str) -> int:
     return len(_TOKEN_RE.findall(text))
 
 
+def clip_tokens(text: str, budget: int) -> tuple[str, bool]:
+    """``text`` cut after its first ``budget`` tokens (as :func:`count_tokens` counts them), and whether it was
+    cut."""
+    for n, match in enumerate(_TOKEN_RE.finditer(text), start=1):
+        if n == budget:
+            rest = text[match.end() :]
+            return (text, False) if _TOKEN_RE.search(rest) is None else (text[: match.end()], True)
+    return (text, False) if budget > 0 or not _TOKEN_RE.search(text) else ("", True)
+
+
 def slugify(heading: str) -> str:
     """Return the id slug of a heading: lower-case, non-alphanumeric runs to ``-``; ``"section"`` if empty."""
     return _SLUG_RE.sub("-", heading.lower()).strip("-") or "section"

@@ -6,7 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from mindbank.mcp.tools.common import BankId, ToolFamily
+from mindbank.mcp.caller import current_principal
+from mindbank.mcp.tools.common import BankId, Offset, ToolFamily
 from mindbank.wire.shapes import bank_list_item, bank_stats_response, tag_page
 
 
@@ -14,13 +15,15 @@ class BankTools(ToolFamily):
     """Bank tools: list banks, bank statistics, tags in use."""
 
     TOOLS = ("list_banks", "list_tags", "get_bank_stats")
+    READS = frozenset(TOOLS)
 
     def list_banks(self) -> dict[str, Any]:
-        """List every memory bank with its memory count.
+        """List every memory bank with its memory count (with a scoped API key: the banks it may use).
 
         Returns {banks: [{bank_id, name, mission, fact_count, created_at, last_write_at, ...}], total}.
         """
-        banks = self.mb.list_banks()
+        caller = current_principal()
+        banks = [(b, n) for b, n in self.mb.list_banks() if caller is None or caller.covers(b.bank_id)]
         return {"banks": [bank_list_item(b, n) for b, n in banks], "total": len(banks)}
 
     def list_tags(
@@ -30,7 +33,7 @@ class BankTools(ToolFamily):
             Literal["memories", "mental_models"], Field(description="Count tags of memories or of mental models.")
         ] = "memories",
         limit: Annotated[int, Field(ge=1, le=1000)] = 100,
-        offset: Annotated[int, Field(ge=0)] = 0,
+        offset: Offset = 0,
         *,
         bank_id: BankId,
     ) -> dict[str, Any]:

@@ -8,14 +8,16 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, ValidationError
 
+from mindbank.domain import fields
 from mindbank.domain.tags import TagsMatch
 from mindbank.domain.trigger import MentalModelTriggerPatch
 from mindbank.service import MindBank
 
 Detail = Literal["metadata", "content", "full"]
-BankId = Annotated[str, Field(description="Id of the memory bank to use.", min_length=1)]
-ModelId = Annotated[str, Field(description="Id of the mental model.", min_length=1)]
-TagList = Annotated[list[str] | None, Field(description="Tags (e.g. 'user:alice').")]
+BankId = Annotated[fields.BankId, Field(description="Id of the memory bank to use.")]
+ModelId = Annotated[str, Field(description="Id of the mental model.", min_length=1, max_length=128)]
+TagList = Annotated[fields.TagList | None, Field(description="Tags (e.g. 'user:alice').")]
+Offset = Annotated[fields.Offset, Field(description="How many items to skip.")]
 # The trigger input mirrors every field of the HTTP MentalModelTrigger, all optional, unknown keys rejected; tag_groups
 # are plain objects (recursive schemas break some providers) and are validated like HTTP ones after the merge.
 TriggerInput = Annotated[
@@ -75,6 +77,8 @@ class ToolFamily:
     subclasses this in its own module and is added to ``FAMILIES`` in ``tools/__init__.py``."""
 
     TOOLS: ClassVar[tuple[str, ...]] = ()
+    READS: ClassVar[frozenset[str]] = frozenset()
+    """The tools that write nothing (open to read-only API keys); every other tool is a write."""
 
     def __init__(self, mb: MindBank) -> None:
         self.mb = mb

@@ -17,6 +17,7 @@ class MemoryTools(ToolFamily):
     """Memory tools: retain, recall, reflect."""
 
     TOOLS = ("retain", "recall", "reflect")
+    READS = frozenset({"recall", "reflect"})
 
     def retain(
         self,

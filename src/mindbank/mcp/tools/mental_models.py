@@ -12,6 +12,7 @@ from mindbank.mcp.tools.common import (
     BankId,
     Detail,
     ModelId,
+    Offset,
     ShorthandAfterConsolidation,
     ShorthandTagsMatch,
     TagList,
@@ -36,6 +37,9 @@ class MentalModelTools(ToolFamily):
         "dry_run_refresh_mental_model",
         "get_mental_model_history",
     )
+    READS = frozenset(
+        {"list_mental_models", "get_mental_model", "dry_run_refresh_mental_model", "get_mental_model_history"}
+    )
 
     def list_mental_models(
         self,
@@ -43,7 +47,7 @@ class MentalModelTools(ToolFamily):
         tags_match: Annotated[Literal["any", "all", "exact"], Field(description="How `tags` filter models.")] = "any",
         detail: Annotated[Detail, Field(description="metadata (default), content, or full.")] = "metadata",
         limit: Annotated[int, Field(ge=1, le=1000)] = 100,
-        offset: Annotated[int, Field(ge=0)] = 0,
+        offset: Offset = 0,
         *,
         bank_id: BankId,
     ) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from mindbank.mcp.tools.common import BankId, ToolFamily
+from mindbank.mcp.tools.common import BankId, Offset, ToolFamily
 from mindbank.wire.shapes import operation_response, operation_summary
 
 
@@ -14,13 +14,14 @@ class OperationTools(ToolFamily):
     """Operation tools: list, read and cancel background operations."""
 
     TOOLS = ("list_operations", "get_operation", "cancel_operation")
+    READS = frozenset({"list_operations", "get_operation"})
 
     def list_operations(
         self,
         status: Literal["pending", "processing", "completed", "failed", "cancelled"] | None = None,
         operation_type: Annotated[str | None, Field(description="e.g. refresh_mental_model, batch_retain.")] = None,
         limit: Annotated[int, Field(ge=1, le=100)] = 20,
-        offset: Annotated[int, Field(ge=0)] = 0,
+        offset: Offset = 0,
         *,
         bank_id: BankId,
     ) -> dict[str, Any]:

@@ -153,6 +153,13 @@ Q: dict[str, str] = {
         "SELECT COUNT(DISTINCT j.tag) FROM {table} t CROSS JOIN LATERAL unnest(t.tags) AS j(tag) "
         "WHERE t.bank_id = %s{where}"
     ),
+    # recall's temporal arm: memories whose own dates fall inside a window, latest first
+    "memories_in_window": (
+        "SELECT m.id FROM memory_units m WHERE m.bank_id = %s AND {where} AND ("
+        "(m.occurred_start >= %s AND m.occurred_start <= %s) OR (m.occurred_end >= %s AND m.occurred_end <= %s) "
+        "OR (m.mentioned_at >= %s AND m.mentioned_at <= %s)) "
+        "ORDER BY COALESCE(m.occurred_start, m.mentioned_at) DESC, m.id LIMIT %s"
+    ),
     "scope_watermark": (
         "SELECT m.updated_at FROM memory_units m WHERE m.bank_id = %s AND {where} ORDER BY m.updated_at DESC LIMIT 1"
     ),
@@ -303,13 +310,15 @@ Q: dict[str, str] = {
     ),
     # ---------------------------------------------------------------- reflect expand / LLM tracing
     "memory_sources": (
-        "SELECT m.id, m.document_id, m.chunk_id, c.text AS chunk_text, d.original_text FROM memory_units m "
+        "SELECT m.id, m.document_id, m.chunk_id, c.text AS chunk_text, c.chunk_index, d.original_text "
+        "FROM memory_units m "
         "LEFT JOIN chunks c ON c.id = m.chunk_id AND c.bank_id = m.bank_id "
         "LEFT JOIN documents d ON d.bank_id = m.bank_id AND d.id = m.document_id "
         "WHERE m.bank_id = %s AND m.id = ANY(%s::text[])"
     ),
     "memory_chunk_sources": (
-        "SELECT m.id, m.document_id, m.chunk_id, c.text AS chunk_text, NULL AS original_text FROM memory_units m "
+        "SELECT m.id, m.document_id, m.chunk_id, c.text AS chunk_text, c.chunk_index, NULL AS original_text "
+        "FROM memory_units m "
         "LEFT JOIN chunks c ON c.id = m.chunk_id AND c.bank_id = m.bank_id "
         "WHERE m.bank_id = %s AND m.id = ANY(%s::text[])"
     ),
@@ -323,6 +332,13 @@ Q: dict[str, str] = {
         'ORDER BY created_at, id COLLATE "C" LIMIT %s'
     ),
     "purge_llm_requests": "DELETE FROM llm_requests WHERE created_at < %s",
+    # ---------------------------------------------------------------- scoped API keys (store/api_keys.py)
+    "insert_api_key": (
+        "INSERT INTO api_keys (id, name, banks, read_only, secret_hash, created_at) VALUES (%s, %s, %s, %s, %s, %s)"
+    ),
+    "get_api_key": "SELECT * FROM api_keys WHERE id = %s",
+    "list_api_keys": "SELECT * FROM api_keys ORDER BY created_at, id",
+    "revoke_api_key": "UPDATE api_keys SET revoked_at = %s WHERE id = %s AND revoked_at IS NULL",
     # ---------------------------------------------------------------- introspection
     # worker heartbeats are process liveness, not data: a running worker writes them whatever a request does
     "list_tables": (

@@ -125,6 +125,17 @@ class SearchMixin(PostgresBase):
             row = conn.execute(Q["count_memories"], (bank_id,)).fetchone()
         return int(row["count"]) if row else 0
 
+    def memories_in_window(self, bank_id: str, start: datetime, end: datetime, k: int, flt: MemoryFilter) -> list[str]:
+        """Ids of at most ``k`` memories passing ``flt`` whose ``occurred_start``, ``occurred_end`` or
+        ``mentioned_at`` lies in ``[start, end]``, latest first (recall's temporal arm)."""
+        where, params = filter_sql(flt)
+        lo, hi = start, end
+        with self._read() as conn:
+            rows = conn.execute(
+                Q["memories_in_window"].format(where=where), (bank_id, *params, lo, hi, lo, hi, lo, hi, k)
+            ).fetchall()
+        return [r["id"] for r in rows]
+
     def scope_watermark(self, bank_id: str, flt: MemoryFilter) -> datetime | None:
         """Newest ``updated_at`` among memories passing ``flt`` (None when none do)."""
         where, params = filter_sql(flt)

@@ -27,6 +27,7 @@ run alike (one named statement, rows mapped by :mod:`mindbank.store.columns`) co
 
 from __future__ import annotations
 
+from mindbank.store.api_keys import ApiKeysQueries
 from mindbank.store.postgres.banks import BanksMixin
 from mindbank.store.postgres.documents import DocumentsMixin
 from mindbank.store.postgres.memories import MemoriesMixin
@@ -37,7 +38,9 @@ from mindbank.store.postgres.search import SearchMixin
 __all__ = ["PostgresStore"]
 
 
-class PostgresStore(BanksMixin, MemoriesMixin, MentalModelsMixin, SearchMixin, OperationsMixin, DocumentsMixin):
+class PostgresStore(
+    BanksMixin, MemoriesMixin, MentalModelsMixin, SearchMixin, OperationsMixin, DocumentsMixin, ApiKeysQueries
+):
     """The scale-out store over one PostgreSQL database with the ``vector`` extension.
 
     ``url`` is a libpq URL (``postgresql://user@host:port/db``); ``dimension`` is the embedding width, fixed when the

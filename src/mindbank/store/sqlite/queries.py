@@ -160,6 +160,13 @@ Q: dict[str, str] = {
         "WHERE t.bank_id = ?{where} GROUP BY j.value ORDER BY n DESC, tag LIMIT ? OFFSET ?"
     ),
     "count_tags": "SELECT COUNT(DISTINCT j.value) FROM {table} t, json_each(t.tags) j WHERE t.bank_id = ?{where}",
+    # recall's temporal arm: memories whose own dates fall inside a window, latest first
+    "memories_in_window": (
+        "SELECT m.id FROM memory_units m WHERE m.bank_id = ? AND {where} AND ("
+        "(m.occurred_start >= ? AND m.occurred_start <= ?) OR (m.occurred_end >= ? AND m.occurred_end <= ?) "
+        "OR (m.mentioned_at >= ? AND m.mentioned_at <= ?)) "
+        "ORDER BY COALESCE(m.occurred_start, m.mentioned_at) DESC, m.id LIMIT ?"
+    ),
     "scope_watermark": (
         "SELECT m.updated_at FROM memory_units m WHERE m.bank_id = ? AND {where} ORDER BY m.updated_at DESC LIMIT 1"
     ),
@@ -295,13 +302,15 @@ Q: dict[str, str] = {
     ),
     # ---------------------------------------------------------------- reflect expand / LLM tracing
     "memory_sources": (
-        "SELECT m.id, m.document_id, m.chunk_id, c.text AS chunk_text, d.original_text FROM memory_units m "
+        "SELECT m.id, m.document_id, m.chunk_id, c.text AS chunk_text, c.chunk_index, d.original_text "
+        "FROM memory_units m "
         "LEFT JOIN documents d ON d.bank_id = m.bank_id AND d.id = m.document_id "
         "LEFT JOIN chunks c ON c.id = m.chunk_id AND c.bank_id = m.bank_id "
         "WHERE m.bank_id = ? AND m.id IN ({marks})"
     ),
     "memory_chunk_sources": (
-        "SELECT m.id, m.document_id, m.chunk_id, c.text AS chunk_text, NULL AS original_text FROM memory_units m "
+        "SELECT m.id, m.document_id, m.chunk_id, c.text AS chunk_text, c.chunk_index, NULL AS original_text "
+        "FROM memory_units m "
         "LEFT JOIN chunks c ON c.id = m.chunk_id AND c.bank_id = m.bank_id "
         "WHERE m.bank_id = ? AND m.id IN ({marks})"
     ),
@@ -314,6 +323,13 @@ Q: dict[str, str] = {
         "SELECT * FROM llm_requests WHERE bank_id = ? AND operation_id = ? ORDER BY created_at, id LIMIT ?"
     ),
     "purge_llm_requests": "DELETE FROM llm_requests WHERE created_at < ?",
+    # ---------------------------------------------------------------- scoped API keys (store/api_keys.py)
+    "insert_api_key": (
+        "INSERT INTO api_keys (id, name, banks, read_only, secret_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+    ),
+    "get_api_key": "SELECT * FROM api_keys WHERE id = ?",
+    "list_api_keys": "SELECT * FROM api_keys ORDER BY created_at, id",
+    "revoke_api_key": "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
     # ---------------------------------------------------------------- introspection (the dump test helper)
     # worker heartbeats are process liveness, not data: a running worker writes them whatever a request does
     "list_tables": (

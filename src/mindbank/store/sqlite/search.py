@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mindbank.domain.records import MemorySource, MemoryUnit
+from mindbank.domain.timeutil import to_iso
 from mindbank.store.base import MemoryFilter
 from mindbank.store.columns import memory_source
 from mindbank.store.sqlite.connection import SQLiteBase
@@ -156,6 +157,17 @@ class SearchMixin(SQLiteBase):
         """Number of memory units in the bank."""
         with self._read() as conn:
             return int(conn.execute(Q["count_memories"], (bank_id,)).fetchone()[0])
+
+    def memories_in_window(self, bank_id: str, start: datetime, end: datetime, k: int, flt: MemoryFilter) -> list[str]:
+        """Ids of at most ``k`` memories passing ``flt`` whose ``occurred_start``, ``occurred_end`` or
+        ``mentioned_at`` lies in ``[start, end]``, latest first (recall's temporal arm)."""
+        where, params = filter_sql(flt)
+        lo, hi = to_iso(start), to_iso(end)
+        with self._read() as conn:
+            rows = conn.execute(
+                Q["memories_in_window"].format(where=where), (bank_id, *params, lo, hi, lo, hi, lo, hi, k)
+            ).fetchall()
+        return [r["id"] for r in rows]
 
     def scope_watermark(self, bank_id: str, flt: MemoryFilter) -> datetime | None:
         """Newest ``updated_at`` among memories passing ``flt`` (None when none do)."""

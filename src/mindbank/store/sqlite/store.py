@@ -16,6 +16,7 @@ methods both backends run alike (one named statement, rows mapped by :mod:`mindb
 
 from __future__ import annotations
 
+from mindbank.store.api_keys import ApiKeysQueries
 from mindbank.store.sqlite.banks import BanksMixin
 from mindbank.store.sqlite.documents import DocumentsMixin
 from mindbank.store.sqlite.memories import MemoriesMixin
@@ -26,5 +27,7 @@ from mindbank.store.sqlite.search import SearchMixin
 __all__ = ["SQLiteStore"]
 
 
-class SQLiteStore(BanksMixin, MemoriesMixin, MentalModelsMixin, SearchMixin, OperationsMixin, DocumentsMixin):
+class SQLiteStore(
+    BanksMixin, MemoriesMixin, MentalModelsMixin, SearchMixin, OperationsMixin, DocumentsMixin, ApiKeysQueries
+):
     """The embedded store. ``path`` is a file path or ``":memory:"`` (one shared connection)."""
