@@ -8,6 +8,7 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
+from mindbank.api.auth import OPEN_PATHS
 from mindbank.api.origin import HostPolicy, is_loopback
 from mindbank.config import Settings
 from mindbank.server import create_app
@@ -119,7 +120,9 @@ def test_openapi_declares_what_routes_answer(client: TestClient) -> None:
                 assert bank["schema"]["maxLength"] == 128 and bank["schema"]["pattern"], (method, path)
             if "requestBody" in op:
                 assert {"413", "422"} <= codes, (method, path)
-            if path != "/health":
+            if path in OPEN_PATHS:
+                assert "401" not in codes and {"403", "421"} <= codes, (method, path)
+            else:
                 assert {"401", "403", "421"} <= codes, (method, path)
             for p in op.get("parameters", []):
                 schema = p["schema"].get("anyOf", [p["schema"]])[0]
