@@ -5,12 +5,20 @@ from __future__ import annotations
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from mindbank.errors import ConflictError, InvalidInputError, NotFoundError, RefreshPreviewError, TransientError
+from mindbank.errors import (
+    ConflictError,
+    InvalidInputError,
+    NotFoundError,
+    PayloadTooLargeError,
+    RefreshPreviewError,
+    TransientError,
+)
 from mindbank.providers.llm.base import LLMError
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    """404 for missing things, 409 for conflicts, 422 (FastAPI's validation shape, field in ``loc``) for rules;
+    """404 for missing things, 409 for conflicts, 422 (FastAPI's validation shape, field in ``loc``) for rules, 413
+    (the same shape) for a request over a size limit;
     LLM provider failures 502 (permanent) or 503 (transient: retry later); a dry run whose engine failed 502 / 500."""
 
     @app.exception_handler(NotFoundError)
@@ -25,6 +33,11 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _invalid(_: Request, exc: InvalidInputError) -> JSONResponse:
         detail = [{"type": "value_error", "loc": ["body", exc.field], "msg": exc.message, "input": None}]
         return JSONResponse(status_code=422, content={"detail": detail})
+
+    @app.exception_handler(PayloadTooLargeError)
+    async def _too_large(_: Request, exc: PayloadTooLargeError) -> JSONResponse:
+        detail = [{"type": "too_large", "loc": ["body", exc.field], "msg": exc.message, "input": None}]
+        return JSONResponse(status_code=413, content={"detail": detail})
 
     @app.exception_handler(LLMError)
     async def _llm(_: Request, exc: LLMError) -> JSONResponse:

@@ -79,6 +79,7 @@ class MindBank(BanksService, MemoriesService, MentalModelsService, OperationsSer
                 lease_seconds=self.settings.worker_lease_seconds,
                 max_retries=self.settings.worker_max_retries,
                 retry_backoff_seconds=self.settings.worker_retry_backoff_seconds,
+                slots=self.settings.worker_slots,
             ),
             clock=clock,
         )

@@ -17,7 +17,6 @@ from mindbank.engine.consolidate.rounds import consolidate_round
 from mindbank.engine.refresh.plan import RefreshSettings, newer
 from mindbank.engine.refresh.staleness import mark_stale
 from mindbank.engine.refresh.triggers import automatic_paused, cron_due, park_until
-from mindbank.service.memories import item_from_json
 from mindbank.service.tracing import llm_call_context
 from mindbank.worker.runner import Deferred, PermanentFailure
 
@@ -46,9 +45,7 @@ class Jobs:
         return {kind: self.in_llm_context(handler) for kind, handler in raw.items()}
 
     def run_retain(self, op: Operation) -> dict[str, Any]:
-        items = [item_from_json(d) for d in op.payload["items"]]
-        result = self.mb.retain(op.bank_id, items)
-        return {"items_count": len(items), "unit_ids_count": len(result.memory_ids)}
+        return self.mb.run_retain_operation(op)
 
     def run_consolidation(self, op: Operation) -> dict[str, Any]:
         scopes = op.payload.get("observation_scopes") or self.mb.settings.observation_scopes

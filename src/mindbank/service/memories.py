@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import time
+import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from mindbank.domain.records import FactType, MemoryUnit, RetainItem, ScoredMemory
+from mindbank.domain.records import FactType, MemoryUnit, Operation, RetainItem, ScoredMemory
 from mindbank.domain.tags import TagsMatch, normalize_tags
 from mindbank.domain.timeutil import parse_timestamp, to_iso, utcnow
 from mindbank.engine.consolidate.plan import ObservationScopes
 from mindbank.engine.recall import RecallRequest, Retriever, recall
 from mindbank.engine.retain.extractive import prepare_documents
-from mindbank.errors import InvalidInputError, NotFoundError
+from mindbank.engine.retain.parts import RetainCursor, retain_parts
+from mindbank.errors import ConflictError, InvalidInputError, NotFoundError, PayloadTooLargeError
 from mindbank.service.core import ServiceCore
 from mindbank.store.base import MemoryFilter
+from mindbank.store.fence import current_fence
+from mindbank.worker.runner import Requeue
+
+RETAIN_SLICE_SECONDS = 5.0  # a queued retain steps aside after this long when it has parts left (fair scheduling)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,12 +63,23 @@ class MemoriesService(ServiceCore):
 
     _extract_facts: Callable[..., Any] | None
 
-    def retain(self, bank_id: str, items: Sequence[RetainItem], *, async_: bool = False) -> RetainResult:
+    def retain(
+        self,
+        bank_id: str,
+        items: Sequence[RetainItem],
+        *,
+        async_: bool = False,
+        operation_id: str | None = None,
+    ) -> RetainResult:
         """Store ``items`` in the bank (created if missing).
 
-        Synchronous retains extract, embed and commit all items in one transaction before returning; ``async_``
-        queues a ``batch_retain`` operation and returns its id at once. Raises :class:`InvalidInputError` for an
-        empty list or blank content (nothing is written).
+        Synchronous retains extract, embed and commit all items in one transaction before returning, up to
+        ``retain_sync_max_chars`` characters of content. ``async_`` queues a ``batch_retain`` operation and returns
+        its id at once; the worker writes it in bounded parts (:meth:`run_retain_operation`). ``operation_id``
+        (async only, as in the reference: a client-chosen UUID) makes a resubmission return the original operation
+        without queuing new work. Raises :class:`InvalidInputError` for an empty list, blank content or an
+        ``operation_id`` that is not a UUID, :class:`PayloadTooLargeError` for a sync retain over the limit, and
+        :class:`ConflictError` for an ``operation_id`` that names a different operation (nothing is written).
         """
         if not items:
             raise InvalidInputError("items", "must not be empty")
@@ -69,13 +87,65 @@ class MemoriesService(ServiceCore):
             if not item.content.strip():
                 raise InvalidInputError(f"items[{i}].content", "must not be blank")
         if async_:
-            op_id = self._submit(bank_id, "batch_retain", {"items": [item_to_json(i) for i in items]})
-            return RetainResult(bank_id, len(items), op_id, [])
+            payload = {"items": [item_to_json(i) for i in items]}
+            if operation_id is None:
+                return RetainResult(bank_id, len(items), self._submit(bank_id, "batch_retain", payload), [])
+            return RetainResult(bank_id, len(items), self._submit_once(bank_id, operation_id, payload), [])
+        size = sum(len(item.content) for item in items)
+        if size > self.settings.retain_sync_max_chars:
+            raise PayloadTooLargeError(
+                "items",
+                f"a synchronous retain takes at most {self.settings.retain_sync_max_chars} characters of content "
+                f'(MINDBANK_RETAIN_SYNC_MAX_CHARS); this one has {size}. Send it with "async": true: it is queued, '
+                "written in parts that survive a restart, and GET /operations/{operation_id} reports when it is done",
+            )
         documents = prepare_documents(items, self.embedder, now=utcnow(), extract=self._extract_facts)
         ids = self.store.write_documents(bank_id, documents)
         if self.settings.enable_auto_consolidation:
             self.consolidate(bank_id)
         return RetainResult(bank_id, len(items), None, [i for doc in ids for i in doc])
+
+    def _submit_once(self, bank_id: str, operation_id: str, payload: dict[str, Any]) -> str:
+        """Queue a retain under the client's ``operation_id``, or return it when the same retain is queued already."""
+        try:
+            canonical = str(uuid.UUID(operation_id))
+        except ValueError:
+            raise InvalidInputError("operation_id", "must be a UUID") from None
+        op = replace(self._new_operation(bank_id, "batch_retain", payload), id=canonical)
+        try:
+            stored, created = self.store.submit_operation_once(op)
+        except KeyError:
+            raise ConflictError(f"operation_id '{canonical}' belongs to another operation") from None
+        if created:
+            self.worker.wake()
+        elif stored.operation_type != "batch_retain" or stored.payload != op.payload:
+            raise ConflictError(f"operation_id '{canonical}' belongs to another operation")
+        return stored.id
+
+    def run_retain_operation(self, op: Operation) -> dict[str, Any]:
+        """The ``batch_retain`` handler: write the operation's items in parts of bounded size, each in one
+        transaction that also checkpoints the cursor after it (:mod:`mindbank.engine.retain.parts`), resuming at the
+        stored cursor. Inside a worker's claim fence, a part commits only while the claim holds; after
+        ``RETAIN_SLICE_SECONDS`` with parts still to write it raises ``Requeue`` so other work gets a turn. Returns
+        ``{"items_count", "unit_ids_count"}``."""
+        items = [item_from_json(d) for d in op.payload["items"]]
+        fence = current_fence()
+        cursor = RetainCursor.from_json(op.progress)
+        began = time.monotonic()
+        parts = retain_parts(
+            items, self.embedder, operation_id=op.id, cursor=cursor, now=op.created_at, extract=self._extract_facts
+        )
+        for part in parts:
+            if fence is not None:
+                fence.check()
+                fence.stage(part.after.to_json())
+            self.store.write_documents(op.bank_id, part.documents)
+            cursor = part.after
+            if cursor.item < len(items) and time.monotonic() - began > RETAIN_SLICE_SECONDS and fence is not None:
+                raise Requeue(f"retain at item {cursor.item} of {len(items)}: stepping aside for waiting work")
+        if self.settings.enable_auto_consolidation:
+            self.consolidate(op.bank_id)
+        return {"items_count": len(items), "unit_ids_count": cursor.memories}
 
     def recall(
         self,
