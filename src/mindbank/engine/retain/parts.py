@@ -130,11 +130,12 @@ def retain_parts(
     cursor: RetainCursor,
     now: datetime,
     extract: Extractor | None = None,
-    part_facts: int = PART_FACTS,
+    part_facts: int | None = None,
 ) -> Iterator[RetainPart]:
     """The parts of a queued retain from ``cursor`` on, each embedded just before it is yielded (write one before
     asking for the next). ``now``: the mention time of items without a timestamp (pass the operation's creation
-    time, so a resumed operation stamps its facts alike)."""
+    time, so a resumed operation stamps its facts alike). ``part_facts`` defaults to :data:`PART_FACTS`."""
+    part_facts = part_facts or PART_FACTS
     segments: list[_Segment] = []
     pending = 0  # facts in segments
     written = cursor.memories
