@@ -215,3 +215,19 @@ def test_a_requeued_operation_keeps_its_progress_and_queues_behind_waiting_work(
     assert seen == [("bulk", 1), ("quick", 1), ("bulk", 2), ("bulk", 3)]
     done = store.get_operation("bulk", long_op.id)
     assert done is not None and done.status == "completed" and done.progress == {"done": 3} and done.retry_count == 0
+
+
+def test_one_consolidation_per_bank_runs_at_a_time(store: Store) -> None:
+    def consolidation(bank: str, offset: float) -> Operation:
+        queued = replace(op(bank=bank, created_offset=offset), operation_type="consolidation")
+        store.submit_operation(queued)
+        return queued
+
+    first, second = consolidation("b", 0), consolidation("b", 1)
+    elsewhere = consolidation("c", 2)
+    running = store.claim_operation("w1", 60)
+    assert running is not None and running.id == first.id
+    assert store.claim_operation("w2", 60).id == elsewhere.id  # type: ignore[union-attr]  # another bank's runs
+    assert store.claim_operation("w2", 60) is None  # b's second consolidation waits for the first
+    store.finish_operation(first.id, status="completed", result={}, error=None, token=running.claim_token)
+    assert store.claim_operation("w2", 60).id == second.id  # type: ignore[union-attr]

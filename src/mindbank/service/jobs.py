@@ -18,6 +18,7 @@ from mindbank.engine.refresh.plan import RefreshSettings, newer
 from mindbank.engine.refresh.staleness import mark_stale
 from mindbank.engine.refresh.triggers import automatic_paused, cron_due, park_until
 from mindbank.service.tracing import llm_call_context
+from mindbank.store.fence import current_fence
 from mindbank.worker.runner import Deferred, PermanentFailure
 
 if TYPE_CHECKING:
@@ -25,6 +26,14 @@ if TYPE_CHECKING:
 
 
 MAX_CONSOLIDATION_ROUNDS = 10
+
+
+def settle_refresh(outcome: dict[str, Any]) -> dict[str, Any]:
+    """The operation result of a persisted refresh (``{"result", "error"?}``): returned, or raised as the
+    :class:`PermanentFailure` of a failed refresh."""
+    if "error" in outcome:
+        raise PermanentFailure(outcome["error"], outcome["result"])
+    return dict(outcome["result"])
 
 
 class Jobs:
@@ -105,6 +114,8 @@ class Jobs:
         )
 
     def run_refresh(self, op: Operation) -> dict[str, Any]:
+        if op.progress and "refresh" in op.progress:  # persisted by a worker that died before settling it
+            return settle_refresh(op.progress["refresh"])
         model_id = op.payload["mental_model_id"]
         model = self.mb.store.get_mental_model(op.bank_id, model_id)
         if model is None:
@@ -118,7 +129,6 @@ class Jobs:
         plan = self.mb.refresher.plan(
             model, settings, mode=op.payload.get("mode"), automatic=bool(op.payload.get("automatic"))
         )
-        self.mb.refresher.persist(plan, settings)
         result = {
             "mental_model_id": model_id,
             "name": model.name,
@@ -132,12 +142,14 @@ class Jobs:
             "delta_ops_skipped": len(plan.skipped),
             "last_memory_seen_at": to_iso(newer(plan.watermark, model.last_memory_seen_at)),
         }
+        outcome: dict[str, Any] = {"result": result}
         if plan.failed:
-            raise PermanentFailure(
-                plan.error_message or plan.failure_reason or "refresh failed",
-                {**result, "failure_reason": plan.failure_reason},
-            )
-        return result
+            outcome["error"] = plan.error_message or plan.failure_reason or "refresh failed"
+            result["failure_reason"] = plan.failure_reason
+        if (fence := current_fence()) is not None:
+            fence.stage({"refresh": outcome})  # committed by persist's transaction: a rerun settles, never redoes
+        self.mb.refresher.persist(plan, settings)
+        return settle_refresh(outcome)
 
     def in_llm_context(self, handler: Callable[[Operation], dict[str, Any]]) -> Callable[[Operation], dict[str, Any]]:
         """``handler`` with its LLM calls attributed to the operation it runs (LLM request tracing)."""

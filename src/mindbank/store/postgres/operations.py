@@ -80,8 +80,9 @@ class OperationsMixin(PostgresBase):
 
         One statement with ``FOR UPDATE SKIP LOCKED``, so concurrent workers never claim the same row and never wait
         on each other's candidates. At most one operation per mental model runs at a time: a model with a row in
-        ``processing`` is skipped unless that row is the expired one being reclaimed. Raises ``RuntimeError`` only
-        if the per-model race is lost repeatedly (not expected in practice).
+        ``processing`` is skipped unless that row is the expired one being reclaimed, and so is a consolidation of a
+        bank with one in ``processing``. Raises ``RuntimeError`` only if that race is lost repeatedly (not expected
+        in practice).
         """
         for _ in range(_CLAIM_ATTEMPTS):
             params = {"now": now, "worker": worker_id, "token": uuid.uuid4().hex, "lease": float(lease_seconds)}
@@ -89,7 +90,8 @@ class OperationsMixin(PostgresBase):
                 with self._tx() as conn:
                     row = conn.execute(Q["claim_operation"], params).fetchone()
             except psycopg.errors.UniqueViolation:
-                # another worker committed a claim for the same mental model first; the next attempt sees it
+                # another worker committed a claim for the same mental model (or the bank's consolidation) first;
+                # the next attempt sees it
                 continue
             return None if row is None else COLUMNS.operation_row(row)
         raise RuntimeError("claim_operation kept losing the per-model race; giving up this round")

@@ -244,9 +244,11 @@ Q: dict[str, str] = {
     # One statement: pick a runnable row, lock it (skipping rows other claimers hold), mark it ours under a fresh
     # claim token. "now" is the caller's clock when given (workers pass theirs, so next_retry_at and leases they
     # computed compare on one clock), else the database's. A model with ANY processing row is skipped: a live one is
-    # running, an expired one is itself runnable and is reclaimed first. The partial unique index
-    # uq_operations_one_running_per_model settles the remaining race (two claimers picking two rows of one model
-    # from snapshots that predate each other's commit): the loser gets a unique violation and the store retries.
+    # running, an expired one is itself runnable and is reclaimed first; likewise a bank with a processing
+    # consolidation (two would both fold the same facts). The partial unique indexes
+    # uq_operations_one_running_per_model and uq_operations_one_consolidation_per_bank settle the remaining race
+    # (two claimers picking two rows from snapshots that predate each other's commit): the loser gets a unique
+    # violation and the store retries.
     # Fair order: banks with fewer live claims first, then operation types with fewer live claims, then the time
     # the row became runnable (a parked, retried or yielding row queues behind rows that were ready before it; a
     # crashed worker's row became runnable when its lease expired).
@@ -258,6 +260,9 @@ Q: dict[str, str] = {
         "OR (o.status = 'processing' AND o.lease_expires_at < clock.at)) "
         "AND (o.mental_model_id IS NULL OR NOT EXISTS (SELECT 1 FROM operations p WHERE p.bank_id = o.bank_id "
         "AND p.mental_model_id = o.mental_model_id AND p.status = 'processing' AND p.id <> o.id)) "
+        "AND (o.operation_type <> 'consolidation' OR NOT EXISTS (SELECT 1 FROM operations p "
+        "WHERE p.bank_id = o.bank_id AND p.operation_type = 'consolidation' AND p.status = 'processing' "
+        "AND p.id <> o.id)) "
         "ORDER BY (SELECT COUNT(*) FROM operations r WHERE r.status = 'processing' AND r.bank_id = o.bank_id "
         "AND r.lease_expires_at >= clock.at), "
         "(SELECT COUNT(*) FROM operations r WHERE r.status = 'processing' AND r.operation_type = o.operation_type "

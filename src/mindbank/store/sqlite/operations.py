@@ -70,8 +70,9 @@ class OperationsMixin(SQLiteBase):
 
     def claim_operation(self, worker_id: str, lease_seconds: float, *, now: datetime | None = None) -> Operation | None:
         """Claim a runnable operation under a fresh claim token: pending and due (``next_retry_at`` at or before
-        ``now``), or processing with an expired lease. At most one refresh per mental model runs at a time: a model
-        with a live claimed refresh is skipped. Fair order: banks with fewer live claims first, then operation types
+        ``now``), or processing with an expired lease. At most one refresh per mental model and one consolidation per
+        bank run at a time: a model with a live claimed refresh, or a bank with a live claimed consolidation, is
+        skipped. Fair order: banks with fewer live claims first, then operation types
         with fewer live claims, then the time the row became runnable. ``now`` defaults to the clock (tests inject
         one)."""
         now = now or utcnow()

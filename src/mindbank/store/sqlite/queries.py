@@ -247,7 +247,8 @@ Q: dict[str, str] = {
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"
     ),
     # claiming is two statements inside one write transaction (the single writer makes the pair atomic): pick a
-    # runnable row, skipping models with a live claimed operation, then mark it ours under a fresh claim token.
+    # runnable row, skipping models with a live claimed operation and banks with a live claimed consolidation (two
+    # consolidations of one bank would both fold the same facts), then mark it ours under a fresh claim token.
     # Fair order: banks with fewer live claims first, then operation types with fewer live claims, then the time
     # the row became runnable (a parked, retried or yielding row queues behind rows that were ready before it; a
     # crashed worker's row became runnable when its lease expired)
@@ -256,6 +257,9 @@ Q: dict[str, str] = {
         "o.next_retry_at <= :now)) OR (o.status = 'processing' AND o.lease_expires_at < :now)) "
         "AND (o.mental_model_id IS NULL OR NOT EXISTS (SELECT 1 FROM operations p WHERE "
         "p.bank_id = o.bank_id AND p.mental_model_id = o.mental_model_id AND p.status = 'processing' "
+        "AND p.lease_expires_at >= :now AND p.id != o.id)) "
+        "AND (o.operation_type != 'consolidation' OR NOT EXISTS (SELECT 1 FROM operations p WHERE "
+        "p.bank_id = o.bank_id AND p.operation_type = 'consolidation' AND p.status = 'processing' "
         "AND p.lease_expires_at >= :now AND p.id != o.id)) ORDER BY "
         "(SELECT COUNT(*) FROM operations r WHERE r.status = 'processing' AND r.bank_id = o.bank_id "
         "AND r.lease_expires_at >= :now), "

@@ -8,3 +8,7 @@ ALTER TABLE operations ADD COLUMN claim_token text;
 ALTER TABLE operations ADD COLUMN progress jsonb;
 -- the fair claim counts live claims per bank and per operation type
 CREATE INDEX idx_operations_running ON operations(bank_id, operation_type) WHERE status = 'processing';
+-- at most one running consolidation per bank (two would both fold the same facts into observations), even when
+-- claimers race past each other's uncommitted claims: the loser of the race gets a unique violation and retries
+CREATE UNIQUE INDEX uq_operations_one_consolidation_per_bank ON operations(bank_id)
+    WHERE status = 'processing' AND operation_type = 'consolidation';
