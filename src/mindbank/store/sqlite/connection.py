@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -24,6 +25,8 @@ from mindbank.store.sqlite.migrate import migrate
 from mindbank.store.sqlite.queries import Q
 from mindbank.store.sqlite.rows import COLUMNS, ts
 from mindbank.store.sqlite.vector_index import IndexRow, VectorIndex
+
+INDEX_CACHE_BYTES = 512 * 1024 * 1024  # vector memory the per-bank index cache keeps before evicting banks
 
 
 class SQLiteBase(SharedQueries):
@@ -39,7 +42,7 @@ class SQLiteBase(SharedQueries):
         self._memory = path == ":memory:"
         self._write_lock = threading.RLock()
         self._local = threading.local()
-        self._indexes: dict[str, tuple[int, VectorIndex]] = {}
+        self._indexes: OrderedDict[str, tuple[int, VectorIndex]] = OrderedDict()  # least recently used first
         self._index_lock = threading.Lock()
         self._build_locks: dict[str, threading.Lock] = {}
         self._advanced: set[str] = set()  # banks whose cached index the open write transaction advanced
@@ -141,7 +144,7 @@ class SQLiteBase(SharedQueries):
         """Swap in the index of the write in progress (caller holds ``_index_lock`` and the writer lock). It is
         cached before the commit, and until the commit readers accept it one version ahead of what they read, so a
         write of this process never sends a reader into a rebuild; a rollback drops it (:meth:`_forget_advanced`)."""
-        self._indexes[bank_id] = (version, index)
+        self._store_index(bank_id, version, index)
         self._advanced.add(bank_id)
 
     def _forget_advanced(self) -> None:
@@ -183,7 +186,7 @@ class SQLiteBase(SharedQueries):
                     # a write of this process may have cached a newer index meanwhile: keep it (one version ahead
                     # is that race; further ahead can only be a deleted and re-created bank, which is replaced)
                     if bank_id not in self._advanced and (current is None or not 0 < current[0] - version <= 1):
-                        self._indexes[bank_id] = (version, index)
+                        self._store_index(bank_id, version, index)
         return index
 
     @staticmethod
@@ -198,8 +201,24 @@ class SQLiteBase(SharedQueries):
             if cached is None:
                 return None
             if cached[0] == version or (cached[0] == version + 1 and bank_id in self._advanced):
+                self._indexes.move_to_end(bank_id)
                 return cached[1]
         return None
+
+    def _store_index(self, bank_id: str, version: int, index: VectorIndex) -> None:
+        """Cache a bank's index (caller holds ``_index_lock``), then evict the least recently used other banks'
+        indexes while the cache holds more than ``INDEX_CACHE_BYTES`` of vectors: memory stays bounded however
+        many banks one process serves (an evicted bank is rebuilt from the database on its next search)."""
+        self._indexes[bank_id] = (version, index)
+        self._indexes.move_to_end(bank_id)
+        total = sum(i.nbytes for _, i in self._indexes.values())
+        for other in list(self._indexes):
+            if total <= INDEX_CACHE_BYTES or other == bank_id:
+                break
+            if other in self._advanced:
+                continue
+            total -= self._indexes.pop(other)[1].nbytes
+            self._build_locks.pop(other, None)
 
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every row of every table (test helper for "a rejected request writes nothing")."""
