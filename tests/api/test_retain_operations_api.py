@@ -80,3 +80,17 @@ def test_a_sync_retain_over_the_limit_gets_413_pointing_to_async(tmp_path: Path,
             assert ok.status_code == 200 and ok.json()["operation_id"]
     finally:
         mb.close()
+
+
+def test_the_client_retries_an_async_retain_idempotently(idle_server: str, mindbank: MindBank) -> None:
+    from mindbank.client import Client, MindBankHTTPError
+
+    op_id = str(uuid.uuid4())
+    with Client(idle_server) as c:
+        first = c.retain("b", "Ada restores a boat.", async_=True, operation_id=op_id)
+        again = c.retain("b", "Ada restores a boat.", async_=True, operation_id=op_id)
+        assert first.operation_id == again.operation_id == op_id
+        with pytest.raises(MindBankHTTPError) as err:
+            c.retain("b", "Something else.", async_=True, operation_id=op_id)
+        assert err.value.status_code == 409
+    assert mindbank.list_operations("b")[1] == 1
