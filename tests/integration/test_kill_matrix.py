@@ -201,6 +201,8 @@ def run_matrix(db: str, tmp_path: Path) -> None:
         cluster.kill("worker")
         mid = store.get_operation("b", op_id)
         assert mid is not None and mid.status == "processing" and 0 < mid.progress["memories"] < 100  # type: ignore[index]
+        progress = http.get(f"{cluster.base}/operations/{op_id}").json()["progress"]
+        assert progress["total"] == 100 and progress["detail"]["memories_written"] == mid.progress["memories"]  # type: ignore[index]
         cluster.start_worker("consolidation")
         wait_until(lambda: settled(store, op_id) is not None, 120, "queued retain settled")
         done = settled(store, op_id)
