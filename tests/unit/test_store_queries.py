@@ -25,6 +25,8 @@ SQLITE_ONLY = {
     "pragma_busy_timeout",
     "pragma_journal_wal",
     "pragma_synchronous",
+    "pragma_reader_cache",
+    "pragma_mmap",
     "begin",
     "commit",
     "rollback",

@@ -66,6 +66,9 @@ class SQLiteBase(SharedQueries):
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = self._local.conn = self._connect()
+            # bounded memory: every request thread has one of these, so each keeps a small private page cache
+            conn.execute(Q["pragma_reader_cache"])
+            conn.execute(Q["pragma_mmap"])
         return conn
 
     @contextmanager
