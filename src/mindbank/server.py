@@ -3,7 +3,6 @@ worker's lifetime. The composition root of the surfaces (none of them imports an
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, nullcontext
 
@@ -16,22 +15,13 @@ from mindbank.mcp.http import McpHttp
 from mindbank.mcp.tools import parse_enabled_tools
 from mindbank.service import MindBank
 
-SWITCH_INTERVAL_S = 0.0005
-
 
 def serving_threads() -> None:
-    """Tune the process for serving many requests at once (process-wide; called by :func:`create_app` and
-    ``mindbank worker``):
-
-    * one BLAS thread per call: the parallelism of a server is its concurrent requests; a multi-threaded OpenBLAS
-      call from each of them (the vector search's matrix product) contends for the same cores, and on a busy 2-core
-      machine one 2,000-row product took 24 ms instead of 0.2 ms;
-    * a 0.5 ms GIL switch interval instead of 5 ms: a request thread gives the GIL up around every SQLite statement
-      and every onnxruntime call, each of them short, and then waits up to a whole interval behind a busy thread to
-      get it back (the convoy effect); in paired load runs this cut the readers' p99 during retains by about a third.
-    """
+    """Tune the process for serving many requests at once: one BLAS thread per call. The parallelism of a server is
+    its concurrent requests; a multi-threaded OpenBLAS call from each of them (the vector search's matrix product)
+    contends for the same cores, and on a busy 2-core machine one 2,000-row product took 24 ms instead of 0.2 ms.
+    Process-wide; called by :func:`create_app` and ``mindbank worker``."""
     threadpool_limits(limits=1, user_api="blas")
-    sys.setswitchinterval(SWITCH_INTERVAL_S)
 
 
 def create_app(mb: MindBank, *, run_worker: bool = True) -> FastAPI:

@@ -26,7 +26,6 @@ SQLITE_ONLY = {
     "pragma_journal_wal",
     "pragma_synchronous",
     "pragma_reader_cache",
-    "pragma_mmap",
     "begin",
     "commit",
     "rollback",

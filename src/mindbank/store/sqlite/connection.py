@@ -68,7 +68,6 @@ class SQLiteBase(SharedQueries):
             conn = self._local.conn = self._connect()
             # bounded memory: every request thread has one of these, so each keeps a small private page cache
             conn.execute(Q["pragma_reader_cache"])
-            conn.execute(Q["pragma_mmap"])
         return conn
 
     @contextmanager

@@ -38,10 +38,9 @@ Q: dict[str, str] = {
     # file databases only: WAL lets the per-thread readers run beside the single writer
     "pragma_journal_wal": "PRAGMA journal_mode = WAL",
     "pragma_synchronous": "PRAGMA synchronous = NORMAL",
-    # read connections (one per request thread, up to 40): a small private page cache each, and the file mapped
-    # into memory so they share the OS page cache instead of each filling 2 MiB of its own
+    # read connections (one per request thread, up to 40): a small private page cache each (the OS page cache,
+    # outside the process, holds the file for all of them) instead of SQLite's default 2 MiB
     "pragma_reader_cache": "PRAGMA cache_size = -512",
-    "pragma_mmap": "PRAGMA mmap_size = 268435456",
     # IMMEDIATE takes the database write lock up front, so a transaction never fails to upgrade midway
     "begin": "BEGIN IMMEDIATE",
     "commit": "COMMIT",
