@@ -58,9 +58,10 @@ def _local_settings(args: argparse.Namespace) -> Settings:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from mindbank.server import create_app
+    from mindbank.server import create_app, serving_threads
     from mindbank.service import MindBank
 
+    serving_threads()  # before the store and the embedder start their threads
     settings = _local_settings(args)
     if args.host:  # the MCP endpoint's DNS-rebinding protection depends on the bind address
         settings = replace(settings, host=args.host)
@@ -77,7 +78,7 @@ def _worker(args: argparse.Namespace) -> int:
     from mindbank.server import serving_threads
     from mindbank.service import MindBank
 
-    serving_threads()
+    serving_threads()  # before the store and the embedder start their threads
     mb = MindBank.open(_local_settings(args))
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
