@@ -1,9 +1,10 @@
 """Command line of the benchmarks: ``python -m bench {locomo-recall,retain,refresh-cost,freshness,scale,operators,
-gate-calibration} ...``."""
+gate-calibration,load} ...``."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 
@@ -73,6 +74,18 @@ def _parser() -> argparse.ArgumentParser:
     ops.add_argument("--operations", type=int, default=10_000, help="operations stored for the scrape")
     ops.add_argument("--repeat", type=int, default=21, help="timed calls per figure (median)")
     ops.add_argument("--json", type=Path, default=None, help="report path (default bench/results/operators.json)")
+    load = sub.add_parser("load", help="concurrent load on a server process: SQLite, then PostgreSQL, one run")
+    load.add_argument(
+        "--database-url", default=os.environ.get("MINDBANK_TEST_POSTGRES_URL") or None,
+        help="a postgresql:// URL on a server with pgvector; a fresh database is made beside it and dropped "
+        "(default MINDBANK_TEST_POSTGRES_URL; without one PostgreSQL is skipped)",
+    )  # fmt: skip
+    load.add_argument("--seconds", type=float, default=60.0, help="length of each mixed-load run (default 60)")
+    load.add_argument("--stores", nargs="+", choices=["sqlite", "postgres"], default=["sqlite", "postgres"])
+    load.add_argument(
+        "--big-chars", type=int, default=1_000_000, help="size of the async retain (default 1,000,000 characters)"
+    )
+    load.add_argument("--json", type=Path, default=None, help="report path (default bench/results/load.json)")
     return parser
 
 
@@ -118,6 +131,16 @@ def main(argv: list[str] | None = None) -> int:
         from bench import operators
 
         operators.run(args.sizes, operations=args.operations, repeat=args.repeat, json_out=args.json)
+    elif args.command == "load":
+        from bench import load
+
+        load.run(
+            database_url=args.database_url,
+            seconds=args.seconds,
+            stores=tuple(args.stores),
+            json_out=args.json,
+            big_chars=args.big_chars,
+        )
     else:
         from bench import scale
 

@@ -98,6 +98,19 @@ OPTIONS: tuple[Option, ...] = (
         "Seconds a claimed operation stays claimed before another worker may retake it.",
     ),
     Option("worker_max_retries", int, 3, "Retries of a failing operation before it is marked failed."),
+    Option(
+        "worker_slots",
+        int,
+        2,
+        "Operations one worker process runs at once (threads); claims are fair by bank and by operation type.",
+    ),
+    Option(
+        "retain_sync_max_chars",
+        int,
+        250_000,
+        "Largest synchronous retain (characters of content, all items together); larger ones get HTTP 413 and "
+        'belong in an async retain ("async": true), which is written in parts and resumes after a crash.',
+    ),
     Option("worker_retry_backoff_seconds", float, 5.0, "First retry delay; doubles on each further retry (seconds)."),
     Option("enable_mental_model_history", bool, True, "Keep a history row each time a mental model's content changes."),
     Option("mental_model_history_max_entries", int, 50, "History rows kept per model and kind (<= 0: unbounded)."),
@@ -241,6 +254,8 @@ class Settings:
     worker_poll_seconds: float = 0.2
     worker_lease_seconds: float = 300.0
     worker_max_retries: int = 3
+    worker_slots: int = 2
+    retain_sync_max_chars: int = 250_000
     worker_retry_backoff_seconds: float = 5.0
     enable_mental_model_history: bool = True
     mental_model_history_max_entries: int = 50

@@ -25,6 +25,7 @@ SQLITE_ONLY = {
     "pragma_busy_timeout",
     "pragma_journal_wal",
     "pragma_synchronous",
+    "pragma_reader_cache",
     "begin",
     "commit",
     "rollback",

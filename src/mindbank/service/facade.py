@@ -105,6 +105,7 @@ class MindBank(
                 lease_seconds=self.settings.worker_lease_seconds,
                 max_retries=self.settings.worker_max_retries,
                 retry_backoff_seconds=self.settings.worker_retry_backoff_seconds,
+                slots=self.settings.worker_slots,
             ),
             clock=clock,
             on_exhausted=self.jobs.record_exhausted,

@@ -42,7 +42,11 @@ from mindbank.domain.tags import TagsMatch
 
 @dataclass(frozen=True, slots=True)
 class DocumentWrite:
-    """A retained document with its chunks and extracted facts, written in one transaction."""
+    """A retained document with its chunks and extracted facts, written in one transaction.
+
+    ``continuation``: a later part of a document an earlier transaction began (a large retain written in
+    sub-batches): the document row and its chunks exist already, only ``memories`` are added (``chunks`` empty).
+    """
 
     item: RetainItem
     document_id: str
@@ -52,6 +56,7 @@ class DocumentWrite:
     # operation that wrote it
     event: str | None = None
     operation_id: str | None = None
+    continuation: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,11 +273,21 @@ class Store(Protocol):
         self, worker_id: str, lease_seconds: float, *, now: datetime | None = None
     ) -> Operation | None: ...
     def finish_operation(
-        self, operation_id: str, *, status: str, result: dict[str, Any] | None, error: str | None
-    ) -> None: ...
+        self,
+        operation_id: str,
+        *,
+        status: str,
+        result: dict[str, Any] | None,
+        error: str | None,
+        token: str | None = None,
+    ) -> bool: ...
+    def renew_lease(
+        self, operation_id: str, token: str, lease_seconds: float, *, now: datetime | None = None
+    ) -> bool: ...
+    def submit_operation_once(self, op: Operation) -> tuple[Operation, bool]: ...
 
     def submit_coalesced(self, op: Operation, *, full: bool = False) -> tuple[Operation, bool]: ...
-    def defer_operation(self, operation_id: str, *, next_retry_at: datetime) -> None: ...
+    def defer_operation(self, operation_id: str, *, next_retry_at: datetime, token: str | None = None) -> bool: ...
     def list_models_with_trigger(self, key: str, *, bank_id: str | None = None) -> list[MentalModel]: ...
     def unconsolidated_facts(self, bank_id: str, limit: int) -> list[MemoryUnit]: ...
     def list_observations(self, bank_id: str) -> list[MemoryUnit]: ...
@@ -291,7 +306,9 @@ class Store(Protocol):
         self, bank_id: str, *, status: str | None, operation_type: str | None, limit: int, offset: int
     ) -> tuple[list[Operation], int]: ...
     def cancel_operation(self, bank_id: str, operation_id: str) -> Operation | None: ...
-    def retry_operation(self, operation_id: str, *, next_retry_at: datetime, error: str) -> None: ...
+    def retry_operation(
+        self, operation_id: str, *, next_retry_at: datetime, error: str, token: str | None = None
+    ) -> bool: ...
 
     # reflect's expand tool, and LLM request tracing (MINDBANK_LLM_TRACE_ENABLED)
     def memory_sources(

@@ -253,6 +253,8 @@ class Columns(ABC):
             created_at=self.load_time(r["created_at"]),
             updated_at=self.load_time(r["updated_at"]),
             completed_at=_maybe(self.load_time, r["completed_at"]),
+            claim_token=r["claim_token"],
+            progress=_maybe(self.load_json, r["progress"]),
         )
 
     def llm_request_params(self, record: LLMRequestRecord) -> tuple[Any, ...]:

@@ -96,11 +96,25 @@ def operation_response(op: Operation) -> dict[str, Any]:
         "error_message": op.error,
         "retry_count": op.retry_count,
         "next_retry_at": to_iso(op.next_retry_at),
-        "progress": None,
+        "progress": operation_progress(op),
         "result_metadata": op.result,
         "details": operation_details(op),
         "child_operations": [],
         "task_payload": None,
+    }
+
+
+def operation_progress(op: Operation) -> dict[str, Any] | None:
+    """``OperationProgress`` of a queued retain written in parts (items finished of all, facts written so far) while
+    it runs; None for other operations and once it is finished."""
+    if op.operation_type != "batch_retain" or not op.progress or op.status in ("completed", "failed", "cancelled"):
+        return None
+    return {
+        "stage": "processing_batch",
+        "at": to_iso(op.updated_at),
+        "processed": int(op.progress.get("item", 0)),
+        "total": len(op.payload.get("items", [])),
+        "detail": {"memories_written": int(op.progress.get("memories", 0))},
     }
 
 
@@ -189,7 +203,7 @@ def operation_summary(op: Operation) -> dict[str, Any]:
         "error_message": op.error,
         "retry_count": op.retry_count,
         "next_retry_at": to_iso(op.next_retry_at),
-        "progress": None,
+        "progress": operation_progress(op),
     }
 
 
