@@ -5,6 +5,7 @@ Every option is listed in :data:`OPTIONS`; ``docs/configuration.md`` documents e
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -100,6 +101,13 @@ OPTIONS: tuple[Option, ...] = (
         "mcp_enabled", bool, True, "Serve MCP (streamable HTTP) at /mcp and /mcp/{bank_id} inside `mindbank serve`."
     ),
     Option("mcp_enabled_tools", str, "", "Comma-separated MCP tool names to expose (empty: all tools)."),
+    Option(
+        "knowledge_page_default_trigger",
+        dict,
+        None,
+        "JSON object: the trigger a new knowledge page starts from (any trigger field; unset: delta mode, "
+        "observations only, refreshed after consolidation). A bank overrides it; a page's own trigger is merged over.",
+    ),
     *LLM_OPTIONS,
 )
 
@@ -110,10 +118,19 @@ BANK_OVERRIDABLE: dict[str, type] = {
     "recall_max_tokens": int,
     "recall_chunks_max_tokens": int,
     "refresh_relevance_threshold": float,
+    "knowledge_page_default_trigger": dict,
 }
 
 
 def _parse(option: Option, raw: str) -> Any:
+    if option.type is dict:
+        try:
+            value = json.loads(raw)
+        except ValueError as exc:
+            raise ValueError(f"{option.env}: expected a JSON object, got {raw!r}") from exc
+        if not isinstance(value, dict):
+            raise ValueError(f"{option.env}: expected a JSON object, got {raw!r}")
+        return value
     if option.type is bool:
         value = raw.strip().lower()
         if value in ("1", "true", "yes", "on"):
@@ -153,6 +170,7 @@ class Settings:
     api_key: str | None = field(default=None, repr=False)  # repr=False: a logged Settings never shows the key
     mcp_enabled: bool = True
     mcp_enabled_tools: str = ""
+    knowledge_page_default_trigger: dict[str, Any] | None = None
 
     # LLM (see LLM_OPTIONS); api keys stay out of repr() so a logged Settings never shows one
     llm_provider: str = "extractive"

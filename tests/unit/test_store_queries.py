@@ -14,7 +14,7 @@ from types import ModuleType
 
 import pytest
 
-from mindbank.store import shared
+from mindbank.store import knowledge, shared
 from mindbank.store.postgres import queries as postgres
 from mindbank.store.sqlite import queries as sqlite
 
@@ -54,6 +54,7 @@ POSTGRES_ONLY = {
     # row and advisory locks: SQLite's BEGIN IMMEDIATE already serialises every writer
     "lock_bank",
     "lock_coalesce_key",
+    "lock_knowledge_tree",
     # vector search in SQL with transaction-local HNSW settings (SQLite: the in-process vector index)
     "set_ef_search",
     "set_iterative_scan",
@@ -74,10 +75,14 @@ def _keys_read(path: Path) -> set[str]:
     return set(_USE.findall(path.read_text(encoding="utf-8")))
 
 
+# the modules whose methods both backends run alike (they read statements as self._q[...])
+NEUTRAL = [Path(shared.__file__ or ""), Path(knowledge.__file__ or "")]
+
+
 def _uses(module: ModuleType) -> set[str]:
     """Every key the backend runs: read by its own package or by the methods both backends share."""
     folder = Path(module.__file__ or "").parent
-    return {key for path in [*folder.glob("*.py"), Path(shared.__file__ or "")] for key in _keys_read(path)}
+    return {key for path in [*folder.glob("*.py"), *NEUTRAL] for key in _keys_read(path)}
 
 
 def test_shared_keys_match() -> None:
@@ -106,9 +111,10 @@ def test_every_statement_is_used(module: ModuleType) -> None:
     assert not unknown, f"{module.__name__} store code reads missing statements: {sorted(unknown)}"
 
 
-def test_shared_methods_read_statements_both_backends_have() -> None:
-    keys = _keys_read(Path(shared.__file__ or ""))
-    assert keys, "store/shared.py reads its statements as self._q[...]"
+@pytest.mark.parametrize("path", NEUTRAL, ids=lambda p: p.name)
+def test_shared_methods_read_statements_both_backends_have(path: Path) -> None:
+    keys = _keys_read(path)
+    assert keys, f"store/{path.name} reads its statements as self._q[...]"
     assert keys <= set(sqlite.Q) & set(postgres.Q), sorted(keys - (set(sqlite.Q) & set(postgres.Q)))
 
 

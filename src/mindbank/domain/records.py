@@ -132,6 +132,7 @@ class MentalModel:
     created_at: datetime
     cleared_at: datetime | None = None
     is_stale: bool | None = None
+    is_knowledge_page: bool = False  # set by the service from the knowledge base (a page is a model in its tree)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from mindbank.config import BANK_OVERRIDABLE
+from mindbank.domain.knowledge import page_default_trigger
 from mindbank.domain.records import Bank
 from mindbank.errors import InvalidInputError, NotFoundError
 from mindbank.service.core import ServiceCore
@@ -13,6 +14,14 @@ from mindbank.service.core import ServiceCore
 
 def _config_value_problem(kind: type, value: Any) -> str | None:
     """Why ``value`` is not acceptable for a bank override of type ``kind`` (None when it is)."""
+    if kind is dict:  # the one object-valued setting: knowledge_page_default_trigger
+        if not isinstance(value, dict):
+            return "must be a JSON object"
+        try:
+            page_default_trigger(value)
+        except ValueError as exc:
+            return str(exc)
+        return None
     if kind is bool:
         return None if isinstance(value, bool) else "must be a boolean"
     if isinstance(value, bool) or not isinstance(value, int | float):

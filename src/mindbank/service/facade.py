@@ -1,8 +1,8 @@
 """``MindBank``: the one facade every surface (HTTP API, MCP, CLI, demo, in-process users) calls.
 
-It is composed from resource modules — banks, memories, mental models, operations, reflect — over one shared core
-(store, embedder, settings, clock, LLMs, worker); the worker runs :class:`~mindbank.service.jobs.Jobs`. Errors are
-the domain errors of :mod:`mindbank.errors`. A new resource family is a module here and one base class below.
+It is composed from resource modules — banks, memories, knowledge base, mental models, operations, reflect — over
+one shared core (store, embedder, settings, clock, LLMs, worker); the worker runs :class:`~mindbank.service.jobs.Jobs`.
+Errors are the domain errors of :mod:`mindbank.errors`. A new resource family is a module here and one base class below.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from mindbank.providers.llm.base import LLM
 from mindbank.providers.llm.factory import build_llms
 from mindbank.service.banks import BanksService
 from mindbank.service.jobs import Jobs
+from mindbank.service.knowledge import KnowledgeService
 from mindbank.service.memories import MemoriesService
 from mindbank.service.mental_models import MentalModelsService
 from mindbank.service.operations import OperationsService
@@ -36,7 +37,7 @@ from mindbank.worker.runner import Worker, WorkerSettings
 from mindbank.worker.scheduler import Scheduler
 
 
-class MindBank(BanksService, MemoriesService, MentalModelsService, OperationsService, ReflectService):
+class MindBank(BanksService, MemoriesService, KnowledgeService, MentalModelsService, OperationsService, ReflectService):
     """The memory server's engine room, usable in-process: ``MindBank.open()``.
 
     Thread-safe. Asynchronous work (async retains, consolidations, mental-model refreshes) is queued in the store and

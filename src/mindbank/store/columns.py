@@ -43,6 +43,15 @@ def _maybe(convert: Callable[[_In], _Out], value: _In | None) -> _Out | None:
     return None if value is None else convert(value)
 
 
+def _flag(r: Row, key: str) -> bool:
+    """A boolean column a statement may not select (False when absent: ``sqlite3.Row`` raises IndexError, a
+    psycopg dict row KeyError)."""
+    try:
+        return bool(r[key])
+    except (IndexError, KeyError):
+        return False
+
+
 def memory_source(r: Row) -> MemorySource:
     """A ``memory_sources`` / ``memory_chunk_sources`` row as a :class:`MemorySource` (plain text columns only)."""
     return MemorySource(r["id"], r["document_id"], r["chunk_id"], r["chunk_text"], r["original_text"])
@@ -189,7 +198,8 @@ class Columns(ABC):
         return (*params[2:15], params[16], m.bank_id, m.id)
 
     def model_row(self, r: Row) -> MentalModel:
-        """A ``mental_models`` row (any ``mental_model_columns`` detail) as a :class:`MentalModel`."""
+        """A ``mental_models`` row (any ``mental_model_columns`` detail) as a :class:`MentalModel`;
+        ``is_knowledge_page`` where the statement reads it (``get_mental_model``, ``list_mental_models``)."""
         return MentalModel(
             id=r["id"],
             bank_id=r["bank_id"],
@@ -208,6 +218,7 @@ class Columns(ABC):
             last_full_refreshed_at=_maybe(self.load_time, r["last_full_refreshed_at"]),
             created_at=self.load_time(r["created_at"]),
             cleared_at=_maybe(self.load_time, r["cleared_at"]),
+            is_knowledge_page=_flag(r, "is_knowledge_page"),
         )
 
     def history_row(self, r: Row) -> HistoryEntry:

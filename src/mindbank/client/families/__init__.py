@@ -6,12 +6,13 @@ here and one more base of :class:`Families`; both clients then have its methods,
 """
 
 from mindbank.client.families.banks import BankMethods
+from mindbank.client.families.knowledge_base import KnowledgeBaseMethods
 from mindbank.client.families.memories import MemoryMethods
 from mindbank.client.families.mental_models import MentalModelMethods
 from mindbank.client.families.operations import OperationMethods
 
-__all__ = ["BankMethods", "Families", "MemoryMethods", "MentalModelMethods", "OperationMethods"]
+__all__ = ["BankMethods", "Families", "KnowledgeBaseMethods", "MemoryMethods", "MentalModelMethods", "OperationMethods"]
 
 
-class Families(MemoryMethods, BankMethods, MentalModelMethods, OperationMethods):
+class Families(MemoryMethods, BankMethods, MentalModelMethods, OperationMethods, KnowledgeBaseMethods):
     """Every method family of the client (one line each)."""

@@ -23,6 +23,14 @@ def cron_due(model: MentalModel, now: datetime) -> bool:
     return bool(previous > model.last_refreshed_at)
 
 
+def next_fire(expression: str | None, now: datetime) -> datetime | None:
+    """When a (validated, UTC) cron expression fires next after ``now``; None without one. What a person reads as
+    "next refresh at" (a cron refresh still runs only if the model is stale then)."""
+    if not expression:
+        return None
+    return croniter(expression, now).get_next(datetime)  # type: ignore[no-any-return]
+
+
 def automatic_paused(model: MentalModel) -> bool:
     """After a non-transient failure, automatic refreshes wait until a refresh succeeds or the model is cleared
     (no endless re-trigger loops, no unbounded spend)."""
