@@ -1,5 +1,5 @@
-"""The server application: the HTTP API, the MCP endpoint and the API-key guard around them, with the in-process
-worker's lifetime. The composition root of the surfaces (none of them imports another)."""
+"""The server application: the HTTP API, the MCP endpoint, the control plane at ``/ui`` and the API-key guard around
+them, with the in-process worker's lifetime. The composition root of the surfaces (none of them imports another)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from contextlib import asynccontextmanager, nullcontext
 
 from fastapi import FastAPI
 
+from mindbank import ui
 from mindbank.api.app import create_api
-from mindbank.api.auth import ApiKeyMiddleware
+from mindbank.api.auth import OPEN_PATHS, ApiKeyMiddleware
 from mindbank.mcp.http import McpHttp
 from mindbank.mcp.tools import parse_enabled_tools
 from mindbank.service import MindBank
@@ -39,6 +40,8 @@ def create_app(mb: MindBank, *, run_worker: bool = True) -> FastAPI:
     app.state.mcp = mcp
     if mcp is not None:
         app.router.routes.extend(mcp.routes())
+    app.router.routes.extend(ui.routes())  # the control plane: static files calling the HTTP API from the browser
     if mb.settings.api_key:  # outermost, so it guards every route, MCP included (/health stays open)
-        app.add_middleware(ApiKeyMiddleware, api_key=mb.settings.api_key)
+        # the control plane's files hold no data: they stay open, and the page asks for the key its requests send
+        app.add_middleware(ApiKeyMiddleware, api_key=mb.settings.api_key, open_paths=OPEN_PATHS | ui.public_paths())
     return app

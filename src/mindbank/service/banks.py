@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
 from typing import Any
 
@@ -63,9 +64,15 @@ class BanksService(ServiceCore):
         return removed
 
     def bank_config(self, bank_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        """``(resolved config, overrides)`` for the bank-overridable settings. Raises :class:`NotFoundError`."""
+        """``(resolved config, overrides)`` for the bank-overridable settings. ``knowledge_page_default_trigger``
+        resolves to the whole trigger a new page starts from (the override, or the reference's page default).
+        Raises :class:`NotFoundError`."""
         overrides = self.get_bank(bank_id).config
         resolved = {key: overrides.get(key, getattr(self.settings, key)) for key in BANK_OVERRIDABLE}
+        key = "knowledge_page_default_trigger"
+        # a malformed environment default is reported where it is used (page creation: a 422)
+        with contextlib.suppress(ValueError):
+            resolved[key] = page_default_trigger(resolved[key])
         return resolved, overrides
 
     def update_bank_config(self, bank_id: str, updates: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
