@@ -233,6 +233,20 @@ def test_the_control_plane_scenario(ui: Page, server: str, mindbank: MindBank) -
     page.locator(f"tr[data-operation='{queued}']").get_by_text("cancelled").wait_for()
     ui.shot("operations")
 
+    # the same form edits a model; Clear empties it (its version kept in history)
+    page.locator(f"tr[data-operation='{queued}']").get_by_role("link", name="Alice").click()
+    page.get_by_role("link", name="Edit").click()
+    page.get_by_label("Name").fill("Alice (runner)")
+    assert page.get_by_label("Refreshes").input_value() == "consolidation"  # the stored trigger, shown as it is
+    page.get_by_role("button", name="Save changes").click()
+    page.get_by_role("heading", name="Alice (runner)").wait_for()
+    page.get_by_role("button", name="Clear").click()
+    page.get_by_role("dialog").get_by_role("button", name="Clear content").click()
+    page.get_by_text("Clear: done").wait_for()
+    page.get_by_text("No content yet").wait_for()
+    assert client.get(f"/mental-models/{model_id}").json()["content"] == ""
+    ui.shot("edited-and-cleared")
+
     assert ui.outside == [], f"the page reached outside the server: {ui.outside}"
     assert all(u.startswith(server) for u in ui.requests) and any("/knowledge-base/tree" in u for u in ui.requests)
     assert ui.errors == []

@@ -197,10 +197,6 @@ class KnowledgeQueries(SharedQueries):
         if not vectors:
             return
         with self._tx() as conn:
-            conn.executemany(
-                self._q["upsert_page_vector"],
-                [
-                    (bank_id, model_id, text_hash, np.asarray(vector, dtype="<f4").tobytes(), bank_id, model_id)
-                    for model_id, text_hash, vector in vectors
-                ],
-            )
+            for model_id, text_hash, vector in vectors:  # a bank's pages are few; one statement each
+                blob = np.asarray(vector, dtype="<f4").tobytes()
+                conn.execute(self._q["upsert_page_vector"], (bank_id, model_id, text_hash, blob, bank_id, model_id))

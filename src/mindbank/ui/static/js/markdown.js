@@ -1,6 +1,6 @@
 // A small, safe markdown renderer for mental-model documents. The document is a sequence of blocks separated by
 // blank lines (the structured document's own unit: a heading, a paragraph, a list); each block records the memories
-// it cites as [mem:<id>]. Rendering builds DOM nodes (no innerHTML), links and images become plain text (the page
+// it cites as [mem:<id>]. Rendering builds DOM nodes (never parsing HTML), links and images become plain text (the page
 // never fetches anything a memory points at), and every block keeps its citations for the provenance panel.
 
 import { h } from "./dom.js";

@@ -24,6 +24,7 @@ export function refreshState(op, model) {
   if (op && op.status === "pending") return badge("Queued", "info");
   if (op && op.status === "processing") return badge("Refreshing…", "info");
   if (op && op.status === "failed") return badge(`Failed: ${(op.details && op.details.failure_reason) || op.error_message || "error"}`, "bad");
+  if (op && op.status === "cancelled") return badge("Last refresh cancelled", "neutral");
   if (op && op.status === "completed") return badge((op.details && op.details.outcome) || "completed", op.details && op.details.outcome === "content_written" ? "ok" : "neutral");
   if (model && model.last_refresh_failed_at) return badge("Last refresh failed", "bad");
   return h("span.muted", {}, "—");
@@ -43,7 +44,7 @@ export async function bankView(main, [bank], query, ctx) {
     h("p.stats", {},
       `${stats.total_nodes} memories (${types.world || 0} world, ${types.experience || 0} experience, ${types.observation || 0} observation) · `,
       `${stats.pending_consolidation} pending consolidation · last write `, when(stats.last_memory_write_at), " · ",
-      Object.entries(stats.operations_by_status || {}).filter(([, n]) => n).map(([k, n]) => `${n} ${k}`).join(", ") || "no operations",
+      "operations: ", Object.entries(stats.operations_by_status || {}).filter(([, n]) => n).map(([k, n]) => `${n} ${k}`).join(", ") || "none",
       spend.length ? ` · ${spend.map(([k, v]) => `${k} ${v}`).join(", ")}` : ""),
   ]);
   const grid = h("div.grid");
