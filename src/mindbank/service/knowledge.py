@@ -82,16 +82,7 @@ class KnowledgeService(MentalModelsService):
         matching = self._matching_pages(nodes, models, tags, tags_match, groups)
         return KnowledgeTree(kept_nodes(nodes, matching), models)
 
-    def get_knowledge_base_tree(
-        self,
-        bank_id: str,
-        *,
-        tags: Sequence[str] = (),
-        tags_match: TagsMatch = "any",
-        tag_groups: list[dict[str, Any]] | None = None,
-    ) -> KnowledgeTree:
-        """Alias of :meth:`knowledge_tree` (the client's name)."""
-        return self.knowledge_tree(bank_id, tags=tags, tags_match=tags_match, tag_groups=tag_groups)
+    get_knowledge_base_tree = knowledge_tree  # the client's (and the reference's) name
 
     def get_knowledge_page(self, bank_id: str, page_id: str) -> tuple[KnowledgeNode, MentalModel]:
         """A page's node and mental model (full detail). Raises :class:`NotFoundError` (no such page)."""

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
+from mindbank.domain.knowledge import KnowledgeNode
 from mindbank.domain.records import (
     Bank,
     HistoryEntry,
@@ -219,6 +220,19 @@ class Columns(ABC):
             created_at=self.load_time(r["created_at"]),
             cleared_at=_maybe(self.load_time, r["cleared_at"]),
             is_knowledge_page=_flag(r, "is_knowledge_page"),
+        )
+
+    def knowledge_node_row(self, r: Row) -> KnowledgeNode:
+        """A ``knowledge_nodes`` row as a :class:`KnowledgeNode`."""
+        return KnowledgeNode(
+            id=r["id"],
+            bank_id=r["bank_id"],
+            kind=r["kind"],
+            name=r["name"],
+            parent_id=r["parent_id"],
+            mental_model_id=r["mental_model_id"],
+            created_at=self.load_time(r["created_at"]),
+            updated_at=self.load_time(r["updated_at"]),
         )
 
     def history_row(self, r: Row) -> HistoryEntry:

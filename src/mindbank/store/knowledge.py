@@ -31,7 +31,6 @@ from mindbank.domain.knowledge import (
 from mindbank.domain.records import MentalModel
 from mindbank.domain.timeutil import utcnow
 from mindbank.store.base import AlreadyExists, mental_model_columns
-from mindbank.store.columns import Row
 from mindbank.store.shared import SharedQueries
 
 
@@ -44,36 +43,23 @@ class KnowledgeQueries(SharedQueries):
         """Serialise the bank's knowledge-base writers for the open transaction (the backend's)."""
         raise NotImplementedError
 
-    # ---------------------------------------------------------------- rows
-
-    def _node(self, r: Row) -> KnowledgeNode:
-        return KnowledgeNode(
-            id=r["id"],
-            bank_id=r["bank_id"],
-            kind=r["kind"],
-            name=r["name"],
-            parent_id=r["parent_id"],
-            mental_model_id=r["mental_model_id"],
-            created_at=self._columns.load_time(r["created_at"]),
-            updated_at=self._columns.load_time(r["updated_at"]),
-        )
-
     def _ancestors(self, conn: Any, bank_id: str, node_id: str) -> list[KnowledgeNode]:
         rows = conn.execute(self._q["knowledge_ancestors"], (bank_id, node_id, bank_id, bank_id)).fetchall()
-        return [self._node(r) for r in rows]
+        return [self._columns.knowledge_node_row(r) for r in rows]
 
     # ---------------------------------------------------------------- reads
 
     def list_knowledge_nodes(self, bank_id: str) -> list[KnowledgeNode]:
         """Every node of the bank's knowledge base, in no particular order (``domain.knowledge.ordered`` sorts)."""
         with self._read() as conn:
-            return [self._node(r) for r in conn.execute(self._q["list_knowledge_nodes"], (bank_id,)).fetchall()]
+            rows = conn.execute(self._q["list_knowledge_nodes"], (bank_id,)).fetchall()
+        return [self._columns.knowledge_node_row(r) for r in rows]
 
     def get_knowledge_node(self, bank_id: str, node_id: str) -> KnowledgeNode | None:
         """One node, or None."""
         with self._read() as conn:
             row = conn.execute(self._q["get_knowledge_node"], (bank_id, node_id)).fetchone()
-        return None if row is None else self._node(row)
+        return None if row is None else self._columns.knowledge_node_row(row)
 
     def knowledge_page_models(self, bank_id: str, *, detail: str) -> list[MentalModel]:
         """The mental models of every page of the bank, read at ``detail`` (``mental_model_columns``)."""
@@ -153,7 +139,7 @@ class KnowledgeQueries(SharedQueries):
                 row = conn.execute(self._q["get_knowledge_node"], (node.bank_id, node.id)).fetchone()
                 if row is None:
                     return None
-                current = self._node(row)
+                current = self._columns.knowledge_node_row(row)
                 parent = current.parent_id if isinstance(parent_id, Unset) else parent_id
                 if parent is not None and parent != current.parent_id:
                     check_move(current.id, parent, self._ancestors(conn, node.bank_id, parent))

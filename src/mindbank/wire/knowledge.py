@@ -13,7 +13,7 @@ from mindbank.domain.knowledge import (
     Removed,
     children_of,
     page_markdown,
-    page_type,
+    page_meta,
     snippet,
 )
 from mindbank.domain.records import MentalModel
@@ -58,17 +58,7 @@ def knowledge_tree(tree: KnowledgeTree) -> dict[str, Any]:
 def knowledge_page(node: KnowledgeNode, model: MentalModel) -> dict[str, Any]:
     """``KnowledgePageResponse``: the page as a markdown document (``markdown``: frontmatter + body, "No content
     yet." for an empty body) and its stored ``body``; ``mental_model_id`` beyond the reference."""
-    return {
-        "id": node.id,
-        "name": node.name,
-        "type": page_type(model.tags),
-        "description": model.source_query,
-        "tags": list(model.tags),
-        "timestamp": to_iso(model.last_refreshed_at),
-        "body": model.content,
-        "markdown": page_markdown(node, model, empty_notice=True),
-        "mental_model_id": model.id,
-    }
+    return {**page_meta(node, model), "body": model.content, "markdown": page_markdown(node, model, empty_notice=True)}
 
 
 def search_response(hits: list[tuple[KnowledgeNode, MentalModel, float]], total: int) -> dict[str, Any]:

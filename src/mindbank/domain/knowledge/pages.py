@@ -45,11 +45,10 @@ def page_type(tags: Iterable[str]) -> str:
     return DEFAULT_PAGE_TYPE
 
 
-def page_markdown(node: KnowledgeNode, model: MentalModel, *, empty_notice: bool) -> str:
-    """The page as one markdown document: frontmatter (id, name, type, description = the source query, tags,
-    timestamp = last refresh) and the body. An empty body reads "No content yet." when ``empty_notice`` (the page
-    endpoint) and stays empty otherwise (the export bundle keeps the bare document)."""
-    meta = {
+def page_meta(node: KnowledgeNode, model: MentalModel) -> dict[str, object]:
+    """What a page says about itself (its frontmatter, and the page endpoint's fields): ``id``, ``name``, ``type``,
+    ``description`` (the source query), ``tags``, ``timestamp`` (last refresh) and ``mental_model_id``."""
+    return {
         "id": node.id,
         "name": node.name,
         "type": page_type(model.tags),
@@ -58,6 +57,13 @@ def page_markdown(node: KnowledgeNode, model: MentalModel, *, empty_notice: bool
         "timestamp": to_iso(model.last_refreshed_at),
         "mental_model_id": model.id,
     }
+
+
+def page_markdown(node: KnowledgeNode, model: MentalModel, *, empty_notice: bool) -> str:
+    """The page as one markdown document: frontmatter (:func:`page_meta`) and the body. An empty body reads "No
+    content yet." when ``empty_notice`` (the page endpoint) and stays empty otherwise (the export bundle keeps the
+    bare document)."""
+    meta = page_meta(node, model)
     lines = ["---", *(f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in meta.items()), "---", "", ""]
     body = model.content.strip()
     if not body and empty_notice:
