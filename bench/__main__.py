@@ -1,4 +1,5 @@
-"""Command line of the benchmarks: ``python -m bench {locomo-recall,retain,refresh-cost,freshness,scale} ...``."""
+"""Command line of the benchmarks: ``python -m bench {locomo-recall,retain,refresh-cost,freshness,scale,
+knowledge-base} ...``."""
 
 from __future__ import annotations
 
@@ -46,6 +47,10 @@ def _parser() -> argparse.ArgumentParser:
     scale.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000], help="bank sizes (memories)")
     scale.add_argument("--database-url", default=None, help="a postgresql:// URL (default: a temporary SQLite file)")
     scale.add_argument("--json", type=Path, default=None, help="report path (default bench/results/scale-*.json)")
+    kb = sub.add_parser("knowledge-base", help="tree, page search and export latency as the knowledge base grows")
+    kb.add_argument("--sizes", nargs="+", type=int, default=[100, 1000], help="page counts (default: 100 1000)")
+    kb.add_argument("--database-url", default=None, help="a postgresql:// URL (default: a temporary SQLite file)")
+    kb.add_argument("--json", type=Path, default=None, help="report path (default bench/results/knowledge-base-*.json)")
     return parser
 
 
@@ -77,6 +82,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import freshness
 
         freshness.run(args.path, json_out=args.json)
+    elif args.command == "knowledge-base":
+        from bench import knowledge_base
+
+        knowledge_base.run(args.sizes, database_url=args.database_url, json_out=args.json)
     else:
         from bench import scale
 

@@ -30,9 +30,10 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One headless Chromium for the whole session."""
+    """One headless Chromium per test module. Not per session: Playwright's sync API keeps an event loop running in
+    this thread while it is open, which would break every later test that calls ``asyncio.run``."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:

@@ -21,6 +21,7 @@ from mindbank.domain.knowledge import (
     page_markdown,
     page_type,
     snippet,
+    vector_text,
     walk,
 )
 from mindbank.domain.records import MentalModel
@@ -95,6 +96,9 @@ def test_page_markdown_snippet_and_type() -> None:
     assert page_markdown(n("p", page="m"), mm("m"), empty_notice=False).endswith("---\n\n")
     assert snippet(body) == "Training - Alice: I run."
     assert snippet("") == EMPTY_NOTICE
+    embedded = vector_text(n("p", page="m", name="Plan"), mm("m", "## Run\n\n" + "- Alice runs far. [mem:x]\n\n" * 100))
+    assert embedded.startswith("Plan\nWhat about m?\nRun - Alice runs far.") and len(embedded) < 320
+    assert vector_text(n("p", page="m", name="Plan"), mm("m")) == "Plan\nWhat about m?"
     long = snippet("word " * 200, limit=50)
     assert len(long) <= 51 and long.endswith("…")
 

@@ -14,6 +14,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -41,13 +42,22 @@ def tokens(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=8192)
+def _bag(text: str) -> tuple[Counter[str], int]:
+    """A text's term counts and length, cached: a page's text is the same from one search to the next until it
+    changes, and tokenizing every page is most of a search's cost (treat the counter as read-only)."""
+    words = tokens(text)
+    return Counter(words), len(words)
+
+
 def bm25(query: str, documents: Mapping[str, str]) -> list[tuple[str, float]]:
     """Okapi BM25 of ``query`` over ``documents`` (``{id: text}``); ids with a positive score, best first."""
     terms = keyword_terms(query)
     if not terms or not documents:
         return []
-    bags = {doc_id: Counter(tokens(text)) for doc_id, text in documents.items()}
-    lengths = {doc_id: sum(bag.values()) for doc_id, bag in bags.items()}
+    counted = {doc_id: _bag(text) for doc_id, text in documents.items()}
+    bags = {doc_id: bag for doc_id, (bag, _) in counted.items()}
+    lengths = {doc_id: length for doc_id, (_, length) in counted.items()}
     average = (sum(lengths.values()) / len(bags)) or 1.0
     n = len(bags)
     scores: dict[str, float] = {}

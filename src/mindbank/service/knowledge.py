@@ -31,6 +31,7 @@ from mindbank.domain.knowledge import (
     kept_nodes,
     page_default_trigger,
     search_text,
+    vector_text,
 )
 from mindbank.domain.records import MentalModel
 from mindbank.domain.tags import TagsMatch, groups_match, matches, normalize_tags, validate_tag_groups
@@ -125,7 +126,8 @@ class KnowledgeService(MentalModelsService):
             if n.mental_model_id in models and (matching is None or n.id in matching)
         }
         texts = {model_id: search_text(node, models[model_id]) for model_id, node in pages.items()}
-        ranked = rank_pages(q, self.embedder.embed([q])[0], texts, self._page_vectors(bank_id, texts))
+        vectors = self._page_vectors(bank_id, {m: vector_text(node, models[m]) for m, node in pages.items()})
+        ranked = rank_pages(q, self.embedder.embed([q])[0], texts, vectors)
         hits = [(pages[model_id], models[model_id], score) for model_id, score in ranked]
         return hits[:limit], len(hits)
 

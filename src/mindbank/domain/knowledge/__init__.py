@@ -11,6 +11,7 @@ from mindbank.domain.knowledge.pages import (
     page_type,
     search_text,
     snippet,
+    vector_text,
 )
 from mindbank.domain.knowledge.tree import (
     MAX_NAME_LENGTH,
@@ -58,5 +59,6 @@ __all__ = [
     "page_type",
     "search_text",
     "snippet",
+    "vector_text",
     "walk",
 ]

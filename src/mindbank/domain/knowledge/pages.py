@@ -74,7 +74,8 @@ def page_markdown(node: KnowledgeNode, model: MentalModel, *, empty_notice: bool
 def snippet(content: str, limit: int = SNIPPET_CHARS) -> str:
     """A page's opening text for a search hit: citations and heading marks removed, whitespace folded, cut at a
     word boundary near ``limit`` characters; "No content yet." for an empty page."""
-    text = " ".join(_HEADING.sub("", _CITATION.sub("", content)).split())
+    # only the opening is shown: clean a bounded prefix (a citation is under 60 characters), not the whole document
+    text = " ".join(_HEADING.sub("", _CITATION.sub("", content[: limit * 4])).split())
     if not text:
         return EMPTY_NOTICE
     if len(text) <= limit:
@@ -84,8 +85,16 @@ def snippet(content: str, limit: int = SNIPPET_CHARS) -> str:
 
 
 def search_text(node: KnowledgeNode, model: MentalModel) -> str:
-    """What page search indexes: the page name, its question and its body without citations."""
+    """What page search's keyword arm reads: the page name, its question and its body without citations."""
     return "\n".join((node.name, model.source_query, _CITATION.sub("", model.content)))
+
+
+def vector_text(node: KnowledgeNode, model: MentalModel) -> str:
+    """What page search's vector arm embeds: the name, the question and the opening of the body (about 80 tokens).
+    A page's topic is in these; embedding whole documents would cost each page a full 256-token pass of the model
+    (about 20 times a short text) for little gain, since the model truncates there anyway."""
+    body = snippet(model.content) if model.content.strip() else ""
+    return "\n".join(part for part in (node.name, model.source_query, body) if part)
 
 
 def _unique(base: str, used: set[str]) -> str:

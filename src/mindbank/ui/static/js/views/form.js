@@ -8,6 +8,15 @@ import { append, field, h } from "../dom.js";
 const PAGE_MAX_TOKENS = 4096; // the page default of POST /knowledge-base/pages (models: 2048)
 const TYPES = ["world", "experience", "observation"];
 
+function findPage(nodes, modelId) {
+  for (const node of nodes) {
+    if (node.mental_model_id === modelId) return node.id;
+    const found = findPage(node.children || [], modelId);
+    if (found) return found;
+  }
+  return null;
+}
+
 function findName(nodes, id) {
   for (const node of nodes) {
     if (node.id === id) return node.name;
@@ -25,9 +34,11 @@ export async function formView(main, [bank, id], query, ctx) {
   let model = null;
   let trigger;
   let folderName = null;
+  let pageNode = null; // editing a knowledge page: its node, patched through the knowledge base (name kept in step)
   if (editing) {
     model = await get(`${bankPath(bank)}/mental-models/${encodeURIComponent(id)}`);
     trigger = model.trigger;
+    if (model.is_knowledge_page) pageNode = findPage((await get(`${bankPath(bank)}/knowledge-base/tree`)).roots, id);
   } else if (kind === "page") {
     // the bank's effective page default (its override, the server's, or the reference's), and the folder's name
     const [config, tree] = await Promise.all([
@@ -111,7 +122,7 @@ export async function formView(main, [bank, id], query, ctx) {
       const body = { name: name.value.trim(), source_query: question.value.trim(), tags: list(tags.value), max_tokens: Number(maxTokens.value), trigger: triggerBody() };
       let target;
       if (editing) {
-        await patch(`${bankPath(bank)}/mental-models/${encodeURIComponent(id)}`, body);
+        await patch(pageNode ? `${bankPath(bank)}/knowledge-base/nodes/${encodeURIComponent(pageNode)}` : `${bankPath(bank)}/mental-models/${encodeURIComponent(id)}`, body);
         target = `${bankHref}/m/${encodeURIComponent(id)}`;
       } else if (kind === "page") {
         const created = await post(`${bankPath(bank)}/knowledge-base/pages`, { ...body, parent_id: parent || null });
