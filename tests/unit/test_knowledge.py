@@ -145,3 +145,14 @@ def test_fusion_is_normalised_and_the_vector_arm_has_a_floor() -> None:
     scores = dict(ranked)
     assert ranked[0] == ("a", 1.0)  # first in both arms
     assert 0 < scores["c"] < 1 and 0 < scores["b"] < 1 and set(scores) == {"a", "b", "c"}
+
+
+def test_the_page_default_trigger_setting_is_a_json_object() -> None:
+    from mindbank.config import Settings
+
+    env = "MINDBANK_KNOWLEDGE_PAGE_DEFAULT_TRIGGER"
+    assert Settings.from_env({env: '{"mode": "full"}'}).knowledge_page_default_trigger == {"mode": "full"}
+    assert Settings.from_env({}).knowledge_page_default_trigger is None
+    for bad in ("{mode", '["mode"]'):
+        with pytest.raises(ValueError, match=env):
+            Settings.from_env({env: bad})

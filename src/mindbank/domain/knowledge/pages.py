@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
 from mindbank.domain.document import slugify
 from mindbank.domain.knowledge.tree import KnowledgeNode, walk
@@ -71,6 +72,7 @@ def page_markdown(node: KnowledgeNode, model: MentalModel, *, empty_notice: bool
     return "\n".join(lines) + (body + "\n" if body else "")
 
 
+@lru_cache(maxsize=4096)
 def snippet(content: str, limit: int = SNIPPET_CHARS) -> str:
     """A page's opening text for a search hit: citations and heading marks removed, whitespace folded, cut at a
     word boundary near ``limit`` characters; "No content yet." for an empty page."""
@@ -84,9 +86,15 @@ def snippet(content: str, limit: int = SNIPPET_CHARS) -> str:
     return cut.rstrip(" ,;:") + "…"
 
 
+@lru_cache(maxsize=4096)
+def _uncited(content: str) -> str:
+    """``content`` without its ``[mem:<id>]`` citations (cached: search reads the same bodies again and again)."""
+    return _CITATION.sub("", content)
+
+
 def search_text(node: KnowledgeNode, model: MentalModel) -> str:
     """What page search's keyword arm reads: the page name, its question and its body without citations."""
-    return "\n".join((node.name, model.source_query, _CITATION.sub("", model.content)))
+    return "\n".join((node.name, model.source_query, _uncited(model.content)))
 
 
 def vector_text(node: KnowledgeNode, model: MentalModel) -> str:
