@@ -14,7 +14,7 @@ from types import ModuleType
 
 import pytest
 
-from mindbank.store import knowledge, shared
+from mindbank.store import shared
 from mindbank.store.postgres import queries as postgres
 from mindbank.store.sqlite import queries as sqlite
 
@@ -75,8 +75,8 @@ def _keys_read(path: Path) -> set[str]:
     return set(_USE.findall(path.read_text(encoding="utf-8")))
 
 
-# the modules whose methods both backends run alike (they read statements as self._q[...])
-NEUTRAL = [Path(shared.__file__ or ""), Path(knowledge.__file__ or "")]
+# the modules of methods both backends run (store/shared.py, store/resources.py, ...): every module of store/ itself
+NEUTRAL = sorted(Path(shared.__file__ or "").parent.glob("*.py"))
 
 
 def _uses(module: ModuleType) -> set[str]:
@@ -111,10 +111,10 @@ def test_every_statement_is_used(module: ModuleType) -> None:
     assert not unknown, f"{module.__name__} store code reads missing statements: {sorted(unknown)}"
 
 
-@pytest.mark.parametrize("path", NEUTRAL, ids=lambda p: p.name)
-def test_shared_methods_read_statements_both_backends_have(path: Path) -> None:
-    keys = _keys_read(path)
-    assert keys, f"store/{path.name} reads its statements as self._q[...]"
+def test_shared_methods_read_statements_both_backends_have() -> None:
+    keys = _keys_read(Path(shared.__file__ or ""))
+    assert keys, "store/shared.py reads its statements as self._q[...]"
+    keys |= {key for path in NEUTRAL for key in _keys_read(path)}
     assert keys <= set(sqlite.Q) & set(postgres.Q), sorted(keys - (set(sqlite.Q) & set(postgres.Q)))
 
 

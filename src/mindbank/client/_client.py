@@ -81,7 +81,7 @@ class Client(Families):
 
     def _send(self, request: Request[T]) -> T:
         try:
-            response = self._http.request(request.method, request.path, params=request.params, json=request.json)
+            response = self._http.request(request.method, request.path, **request.send_arguments())
         except httpx.TransportError as exc:
             raise _unreachable(self.base_url, exc) from exc
         return read_response(response, request)
@@ -131,7 +131,7 @@ class AsyncClient(Families):
 
     async def _send(self, request: Request[T]) -> T:
         try:
-            response = await self._http.request(request.method, request.path, params=request.params, json=request.json)
+            response = await self._http.request(request.method, request.path, **request.send_arguments())
         except httpx.TransportError as exc:
             raise _unreachable(self.base_url, exc) from exc
         return read_response(response, request)

@@ -34,13 +34,21 @@ Trigger: TypeAlias = Mapping[str, Any] | BaseModel
 
 @dataclass(frozen=True, slots=True)
 class Request(Generic[T]):
-    """One HTTP exchange: ``parse`` turns the decoded JSON body of a 2xx answer into the method's return value."""
+    """One HTTP exchange: ``parse`` turns the decoded JSON body of a 2xx answer (its text, with ``text``) into the
+    method's return value. ``files`` / ``data``: a multipart body (httpx's arguments) instead of JSON."""
 
     method: str
     path: str
     parse: Callable[[Any], T]
     params: dict[str, Any] | None = None
     json: Any = None
+    files: Any = None
+    data: Any = None
+    text: bool = False
+
+    def send_arguments(self) -> dict[str, Any]:
+        """The keyword arguments of ``httpx.Client.request`` for this exchange."""
+        return {"params": self.params, "json": self.json, "files": self.files, "data": self.data}
 
 
 class Transport(Protocol):
@@ -96,7 +104,7 @@ def read_response(response: httpx.Response, request: Request[T]) -> T:
     """The parsed body of a 2xx response. Raises :class:`MindBankHTTPError` (status, the server's message) for any
     other status."""
     if response.is_success:
-        return request.parse(response.json())
+        return request.parse(response.text if request.text else response.json())
     try:
         body = response.json()
         detail = body.get("detail", body) if isinstance(body, dict) else body

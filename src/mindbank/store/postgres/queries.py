@@ -16,6 +16,7 @@ from typing import Any
 
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TAGS_MATCH_MODES
+from mindbank.store.postgres.resource_queries import RESOURCE_Q
 
 # memory columns returned to callers (never the embedding or the tsvector: they are large and nobody reads them)
 MEMORY_COLUMNS = (
@@ -366,11 +367,14 @@ Q: dict[str, str] = {
     ),
     "purge_llm_requests": "DELETE FROM llm_requests WHERE created_at < %s",
     # ---------------------------------------------------------------- introspection
+    # worker heartbeats are process liveness, not data: a running worker writes them whatever a request does
     "list_tables": (
         "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
-        "AND table_type = 'BASE TABLE' ORDER BY table_name"
+        "AND table_type = 'BASE TABLE' AND table_name != 'worker_heartbeats' ORDER BY table_name"
     ),
 }
+# documents, directives, webhooks, operation administration, LLM request log, heartbeats: resource_queries.py
+Q.update(RESOURCE_Q)
 
 HISTORY_KIND = {
     True: "content->>'kind' = 'refresh_failed'",

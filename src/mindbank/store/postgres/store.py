@@ -29,6 +29,7 @@ the root of :class:`PostgresBase`.
 from __future__ import annotations
 
 from mindbank.store.postgres.banks import BanksMixin
+from mindbank.store.postgres.documents import DocumentsMixin
 from mindbank.store.postgres.knowledge import KnowledgeMixin
 from mindbank.store.postgres.memories import MemoriesMixin
 from mindbank.store.postgres.mental_models import MentalModelsMixin
@@ -38,7 +39,9 @@ from mindbank.store.postgres.search import SearchMixin
 __all__ = ["PostgresStore"]
 
 
-class PostgresStore(BanksMixin, MemoriesMixin, MentalModelsMixin, SearchMixin, OperationsMixin, KnowledgeMixin):
+class PostgresStore(
+    BanksMixin, MemoriesMixin, MentalModelsMixin, SearchMixin, OperationsMixin, DocumentsMixin, KnowledgeMixin
+):
     """The scale-out store over one PostgreSQL database with the ``vector`` extension.
 
     ``url`` is a libpq URL (``postgresql://user@host:port/db``); ``dimension`` is the embedding width, fixed when the

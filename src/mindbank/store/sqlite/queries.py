@@ -19,6 +19,7 @@ from typing import Any
 
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.timeutil import to_iso
+from mindbank.store.sqlite.resource_queries import RESOURCE_Q
 
 # every memory column but the embedding blob, which readers of MemoryUnit never need
 MEMORY_COLUMNS = (
@@ -354,13 +355,16 @@ Q: dict[str, str] = {
     ),
     "purge_llm_requests": "DELETE FROM llm_requests WHERE created_at < ?",
     # ---------------------------------------------------------------- introspection (the dump test helper)
+    # worker heartbeats are process liveness, not data: a running worker writes them whatever a request does
     "list_tables": (
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'memory_fts%' "
-        "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        "AND name NOT LIKE 'sqlite_%' AND name != 'worker_heartbeats' ORDER BY name"
     ),
     # {table} is a name list_tables returned
     "dump_table": "SELECT * FROM {table} ORDER BY 1",
 }
+# documents, directives, webhooks, operation administration, LLM request log, heartbeats: resource_queries.py
+Q.update(RESOURCE_Q)
 
 HISTORY_KIND = {
     True: "json_extract(content, '$.kind') = 'refresh_failed'",
