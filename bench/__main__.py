@@ -1,5 +1,5 @@
 """Command line of the benchmarks: ``python -m bench {locomo-recall,retain,refresh-cost,freshness,scale,operators,
-gate-calibration,load} ...``."""
+gate-calibration,load,knowledge-base} ...``."""
 
 from __future__ import annotations
 
@@ -86,6 +86,10 @@ def _parser() -> argparse.ArgumentParser:
         "--big-chars", type=int, default=1_000_000, help="size of the async retain (default 1,000,000 characters)"
     )
     load.add_argument("--json", type=Path, default=None, help="report path (default bench/results/load.json)")
+    kb = sub.add_parser("knowledge-base", help="tree, page search and export latency as the knowledge base grows")
+    kb.add_argument("--sizes", nargs="+", type=int, default=[100, 1000], help="page counts (default: 100 1000)")
+    kb.add_argument("--database-url", default=None, help="a postgresql:// URL (default: a temporary SQLite file)")
+    kb.add_argument("--json", type=Path, default=None, help="report path (default bench/results/knowledge-base-*.json)")
     return parser
 
 
@@ -141,6 +145,10 @@ def main(argv: list[str] | None = None) -> int:
             json_out=args.json,
             big_chars=args.big_chars,
         )
+    elif args.command == "knowledge-base":
+        from bench import knowledge_base
+
+        knowledge_base.run(args.sizes, database_url=args.database_url, json_out=args.json)
     else:
         from bench import scale
 

@@ -5,6 +5,7 @@ Every option is listed in :data:`OPTIONS`; ``docs/configuration.md`` documents e
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -209,6 +210,13 @@ OPTIONS: tuple[Option, ...] = (
         "(CORS). Loopback origins are always allowed on a loopback bind.",
     ),
     *LIMIT_OPTIONS,
+    Option(
+        "knowledge_page_default_trigger",
+        dict,
+        None,
+        "JSON object: the trigger a new knowledge page starts from (any trigger field; unset: delta mode, "
+        "observations only, refreshed after consolidation). A bank overrides it; a page's own trigger is merged over.",
+    ),
     *LLM_OPTIONS,
 )
 
@@ -219,6 +227,7 @@ BANK_OVERRIDABLE: dict[str, type] = {
     "recall_max_tokens": int,
     "recall_chunks_max_tokens": int,
     "refresh_relevance_threshold": float,
+    "knowledge_page_default_trigger": dict,
     "refresh_model_daily_token_budget": int,
     "refresh_bank_daily_token_budget": int,
 }
@@ -230,6 +239,14 @@ TRIGGER_KEYS: dict[str, str] = {
 
 
 def _parse(option: Option, raw: str) -> Any:
+    if option.type is dict:
+        try:
+            value = json.loads(raw)
+        except ValueError as exc:
+            raise ValueError(f"{option.env}: expected a JSON object, got {raw!r}") from exc
+        if not isinstance(value, dict):
+            raise ValueError(f"{option.env}: expected a JSON object, got {raw!r}")
+        return value
     if option.type is bool:
         value = raw.strip().lower()
         if value in ("1", "true", "yes", "on"):
@@ -302,6 +319,8 @@ class Settings:
     max_metadata_entries: int = 100
     max_token_budget: int = 65_536
     max_offset: int = 1_000_000_000
+
+    knowledge_page_default_trigger: dict[str, Any] | None = None
 
     # LLM (see LLM_OPTIONS); api keys stay out of repr() so a logged Settings never shows one
     llm_provider: str = "extractive"

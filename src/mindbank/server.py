@@ -1,10 +1,11 @@
-"""The server application: the HTTP API, the MCP endpoint and the guards around them, with the in-process worker's
-lifetime. The composition root of the surfaces (none of them imports another).
+"""The server application: the HTTP API, the MCP endpoint, the control plane at ``/ui`` and the guards around them,
+with the in-process worker's lifetime. The composition root of the surfaces (none of them imports another).
 
 Every request meets, outermost first: the Host and Origin checks with CORS (``api/origin.py``), the API key
 (``api/auth.py``: admin or scoped key, when ``MINDBANK_API_KEY`` is set), and the request limits
 (``api/guard.py``: body size, UTF-8, JSON depth, NUL characters); then the API's app-wide dependencies (parameter
-hygiene, scoped-key authorization) or the MCP endpoint. Anything mounted on the app later gets the same.
+hygiene, scoped-key authorization), the MCP endpoint or the control plane's static files. Anything mounted on the
+app later gets the same.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from typing import Any
 from fastapi import FastAPI
 from threadpoolctl import threadpool_limits
 
+from mindbank import ui
 from mindbank.api.app import create_api
-from mindbank.api.auth import ApiKeyMiddleware
+from mindbank.api.auth import OPEN_PATHS, ApiKeyMiddleware
 from mindbank.api.guard import BodyGuard
 from mindbank.api.origin import HostOriginGuard, HostPolicy, warn_if_open
 from mindbank.mcp.http import McpHttp
@@ -80,10 +82,12 @@ def create_app(mb: MindBank, *, run_worker: bool = True) -> FastAPI:
     app.state.mcp = mcp
     if mcp is not None:
         app.router.routes.extend(mcp.routes())
+    app.router.routes.extend(ui.routes())  # the control plane: static files calling the HTTP API from the browser
     # added innermost first: the last one added runs first
     app.add_middleware(BodyGuard, limits=mb.limits)
     if settings.api_key:  # guards every route, MCP included (/health stays open)
-        app.add_middleware(ApiKeyMiddleware, authenticate=mb.authenticate)
+        # the control plane's files hold no data: they stay open, and the page asks for the key its requests send
+        app.add_middleware(ApiKeyMiddleware, authenticate=mb.authenticate, open_paths=OPEN_PATHS | ui.public_paths())
     app.add_middleware(HostOriginGuard, policy=policy)
     warn_if_open(policy, settings.host)
     return app

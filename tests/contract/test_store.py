@@ -326,6 +326,7 @@ def test_migrated_database_has_the_schema(store: Store) -> None:
     # every shipped migration applied, in order (numbers are ranges reserved per change, so they may skip)
     backend = postgres_migrate if type(store).__name__ == "PostgresStore" else sqlite_migrate
     assert versions and versions == [number for number, _, _ in backend.migrations()]
+    assert {"knowledge_nodes", "knowledge_page_vectors"} <= tables
 
 
 def test_consolidation_round_trip(store: Store) -> None:

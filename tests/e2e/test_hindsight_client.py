@@ -9,6 +9,7 @@ import pytest
 from mindbank.service import MindBank
 
 hindsight_client = pytest.importorskip("hindsight_client")
+hindsight_client_api = pytest.importorskip("hindsight_client_api")
 
 
 def wait(mb: MindBank, bank: str, operation_id: str) -> None:
@@ -140,5 +141,61 @@ def test_reference_client_parses_the_refresh_governance_responses(server: str, m
         assert dry.trace.mode_fallback_reason == "delta_ops_failed"
         raw = httpx.post(f"{server}/v1/default/banks/b/mental-models/alice/dry-run-refresh", json={}).json()
         assert raw["mode_fallback_detail"] == "delta_reanchored"
+    finally:
+        client.close()
+
+
+def test_reference_client_drives_every_knowledge_base_method(server: str, mindbank: MindBank) -> None:
+    """get_knowledge_base_tree, create_knowledge_folder, create_knowledge_page, get_knowledge_page,
+    search_knowledge_base, update_knowledge_node, delete_knowledge_node, export_knowledge_base, and
+    list_mental_models(exclude_knowledge_pages=True), parsed by the reference client's own models."""
+    client = hindsight_client.Hindsight(base_url=server)
+    try:
+        client.retain("b", "Alice: I started training for the Berlin marathon.", tags=["user:alice"])
+        client.create_mental_model("b", name="Solo", source_query="What is going on?", id="solo")
+        people = client.create_knowledge_folder("b", "People")
+        assert people.kind == "folder" and people.parent_id is None
+        runners = client.create_knowledge_folder("b", "Runners", parent_id=people.id)
+        created = client.create_knowledge_page("b", "Alice", "What is Alice training for?", parent_id=runners.id,
+                                               tags=["user:alice"], trigger={"fact_types": ["world"]})  # fmt: skip
+        assert created.page_id and created.mental_model_id
+        wait(mindbank, "b", created.operation_id)
+
+        tree = client.get_knowledge_base_tree("b")
+        alice = tree.roots[0].children[0].children[0]
+        assert alice.name == "Alice" and alice.kind == "page" and alice.is_stale is False
+        assert alice.trigger.mode == "delta" and alice.trigger.fact_types == ["world"]  # the page default, patched
+        assert alice.trigger.refresh_after_consolidation is True
+        filtered = client.get_knowledge_base_tree("b", tags=["user:bob"], tags_match="all_strict")
+        assert filtered.roots == []
+        grouped = client.get_knowledge_base_tree("b", tag_groups=[{"tags": ["user:alice"], "match": "all_strict"}])
+        assert grouped.roots[0].children[0].children[0].id == alice.id
+
+        page = client.get_knowledge_page("b", created.page_id)
+        assert "Berlin marathon" in page.body and page.markdown.startswith("---\n") and page.type == "knowledge-page"
+        found = client.search_knowledge_base("b", "marathon", limit=5)
+        assert found.total == 1 and found.results[0].id == created.page_id and found.results[0].score == 1.0
+
+        moved = client.update_knowledge_node("b", created.page_id, name="Alice B", parent_id=None,
+                                             trigger={"keep_trace": True})  # fmt: skip
+        assert moved.parent_id is None and moved.name == "Alice B"
+        assert moved.trigger.keep_trace is True and moved.trigger.mode == "delta"  # a patch: the rest kept
+        renamed = client.update_knowledge_node("b", runners.id, name="Athletes")
+        assert renamed.parent_id == people.id  # parent_id not passed: the node stays
+        with pytest.raises(hindsight_client_api.exceptions.ApiException) as refused:  # a cycle
+            client.update_knowledge_node("b", people.id, parent_id=runners.id)
+        assert refused.value.status == 422 and "descendants" in str(refused.value)
+
+        bundle = client.export_knowledge_base("b")
+        assert {f.path for f in bundle.files} >= {"index.md", "alice-b.md", "log.md"}
+
+        pages_out = client.list_mental_models("b", exclude_knowledge_pages=True)
+        assert [m.id for m in pages_out.items] == ["solo"]
+        assert client.list_mental_models("b").total == 2
+
+        client.delete_knowledge_node("b", people.id)
+        client.delete_knowledge_node("b", created.page_id)
+        assert client.get_knowledge_base_tree("b").roots == []
+        assert client.list_mental_models("b").total == 1
     finally:
         client.close()

@@ -55,6 +55,7 @@ POSTGRES_ONLY = {
     # row and advisory locks: SQLite's BEGIN IMMEDIATE already serialises every writer
     "lock_bank",
     "lock_coalesce_key",
+    "lock_knowledge_tree",
     # vector search in SQL with transaction-local HNSW settings (SQLite: the in-process vector index)
     "set_ef_search",
     "set_iterative_scan",

@@ -136,6 +136,7 @@ class MentalModel:
     refresh_state: RefreshState = field(default_factory=RefreshState)  # governance record (domain/governance.py)
     is_stale: bool | None = None
     refresh_status: dict[str, Any] | None = None  # set by the service for responses: governance and spend
+    is_knowledge_page: bool = False  # set by the service from the knowledge base (a page is a model in its tree)
 
 
 @dataclass(frozen=True, slots=True)

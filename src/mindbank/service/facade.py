@@ -1,7 +1,7 @@
 """``MindBank``: the one facade every surface (HTTP API, MCP, CLI, demo, in-process users) calls.
 
-It is composed from resource modules — banks, memories, documents, files, mental models, operations (and their
-administration), reflect (with directives), webhooks, health — over one shared core
+It is composed from resource modules — banks, memories, documents, files, knowledge base, mental models, operations
+(and their administration), reflect (with directives), webhooks, health — over one shared core
 (store, embedder, settings, clock, LLMs, worker); the worker runs :class:`~mindbank.service.jobs.Jobs`. Errors are
 the domain errors of :mod:`mindbank.errors`. A new resource family is a module here and one base class below.
 """
@@ -33,6 +33,7 @@ from mindbank.service.files import FilesService
 from mindbank.service.governance import Governance, SpendMeter
 from mindbank.service.health import HealthService, Heartbeat
 from mindbank.service.jobs import Jobs
+from mindbank.service.knowledge import KnowledgeService
 from mindbank.service.memories import MemoriesService
 from mindbank.service.mental_models import MentalModelsService
 from mindbank.service.metrics import Metrics
@@ -48,8 +49,8 @@ from mindbank.worker.scheduler import Scheduler
 
 
 class MindBank(
-    BanksService, DocumentsService, FilesService, MemoriesService, MentalModelsService, OperationsAdminService,
-    OperationsService, ReflectService, WebhooksService, HealthService, AccessService,
+    BanksService, DocumentsService, FilesService, MemoriesService, KnowledgeService, MentalModelsService,
+    OperationsAdminService, OperationsService, ReflectService, WebhooksService, HealthService, AccessService,
 ):  # fmt: skip
     """The memory server's engine room, usable in-process: ``MindBank.open()``.
 

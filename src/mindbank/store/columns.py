@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
 from mindbank.domain.governance import RefreshState
+from mindbank.domain.knowledge import KnowledgeNode
 from mindbank.domain.records import (
     Bank,
     HistoryEntry,
@@ -42,6 +43,15 @@ class Row(Protocol):
 def _maybe(convert: Callable[[_In], _Out], value: _In | None) -> _Out | None:
     """``convert(value)``, except that SQL NULL (None) stays None."""
     return None if value is None else convert(value)
+
+
+def _flag(r: Row, key: str) -> bool:
+    """A boolean column a statement may not select (False when absent: ``sqlite3.Row`` raises IndexError, a
+    psycopg dict row KeyError)."""
+    try:
+        return bool(r[key])
+    except (IndexError, KeyError):
+        return False
 
 
 def memory_source(r: Row) -> MemorySource:
@@ -191,7 +201,8 @@ class Columns(ABC):
         return (*params[2:15], *params[16:18], m.bank_id, m.id)
 
     def model_row(self, r: Row) -> MentalModel:
-        """A ``mental_models`` row (any ``mental_model_columns`` detail) as a :class:`MentalModel`."""
+        """A ``mental_models`` row (any ``mental_model_columns`` detail) as a :class:`MentalModel`;
+        ``is_knowledge_page`` where the statement reads it (``get_mental_model``, ``list_mental_models``)."""
         return MentalModel(
             id=r["id"],
             bank_id=r["bank_id"],
@@ -211,6 +222,20 @@ class Columns(ABC):
             created_at=self.load_time(r["created_at"]),
             cleared_at=_maybe(self.load_time, r["cleared_at"]),
             refresh_state=RefreshState.from_dict(_maybe(self.load_json, r["refresh_state"])),
+            is_knowledge_page=_flag(r, "is_knowledge_page"),
+        )
+
+    def knowledge_node_row(self, r: Row) -> KnowledgeNode:
+        """A ``knowledge_nodes`` row as a :class:`KnowledgeNode`."""
+        return KnowledgeNode(
+            id=r["id"],
+            bank_id=r["bank_id"],
+            kind=r["kind"],
+            name=r["name"],
+            parent_id=r["parent_id"],
+            mental_model_id=r["mental_model_id"],
+            created_at=self.load_time(r["created_at"]),
+            updated_at=self.load_time(r["updated_at"]),
         )
 
     def history_row(self, r: Row) -> HistoryEntry:
