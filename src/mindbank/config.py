@@ -100,6 +100,12 @@ OPTIONS: tuple[Option, ...] = (
         "mcp_enabled", bool, True, "Serve MCP (streamable HTTP) at /mcp and /mcp/{bank_id} inside `mindbank serve`."
     ),
     Option("mcp_enabled_tools", str, "", "Comma-separated MCP tool names to expose (empty: all tools)."),
+    Option(
+        "transfer_retention_hours",
+        float,
+        24.0,
+        "Hours an exported bank archive stays downloadable (and an unused uploaded one is kept) before it is purged.",
+    ),
     *LLM_OPTIONS,
 )
 
@@ -153,6 +159,7 @@ class Settings:
     api_key: str | None = field(default=None, repr=False)  # repr=False: a logged Settings never shows the key
     mcp_enabled: bool = True
     mcp_enabled_tools: str = ""
+    transfer_retention_hours: float = 24.0
 
     # LLM (see LLM_OPTIONS); api keys stay out of repr() so a logged Settings never shows one
     llm_provider: str = "extractive"

@@ -319,9 +319,12 @@ def test_migrated_database_has_the_schema(store: Store) -> None:
         "mental_model_history",
         "operations",
         "schema_version",
+        "file_storage",
+        "file_storage_chunks",
     } <= tables
     versions = [row[0] for row in store.dump()["schema_version"]]  # type: ignore[attr-defined]
-    assert versions and versions == list(range(1, len(versions) + 1))
+    # each feature numbers its migrations in its own range, so versions ascend without being contiguous
+    assert versions and versions[:4] == [1, 2, 3, 4] and versions == sorted(set(versions))
 
 
 def test_consolidation_round_trip(store: Store) -> None:

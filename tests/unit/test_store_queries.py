@@ -14,7 +14,7 @@ from types import ModuleType
 
 import pytest
 
-from mindbank.store import shared
+from mindbank.store import shared, transfer
 from mindbank.store.postgres import queries as postgres
 from mindbank.store.sqlite import queries as sqlite
 
@@ -44,6 +44,9 @@ SQLITE_ONLY = {
     "claim_candidate",
     # dump(): PostgreSQL composes SELECT * FROM <table> with psycopg.sql.Identifier
     "dump_table",
+    # a bank snapshot is an explicit read transaction (PostgreSQL: conn.transaction() and set_snapshot)
+    "begin_snapshot",
+    "end_snapshot",
 }
 
 # statements only the PostgreSQL store runs, and why SQLite has no counterpart
@@ -59,11 +62,16 @@ POSTGRES_ONLY = {
     "set_iterative_scan",
     "vector_search",
     "memory_vectors",
+    # the snapshot transaction's isolation (SQLite: a WAL read transaction is a snapshot already)
+    "set_snapshot",
 }
 
 # format slots only SQLite statements take: {marks} is the ``?,?,…`` of an IN list where PostgreSQL binds one array,
 # {key} the staleness scope's position, which PostgreSQL binds as a parameter
 SQLITE_SLOTS = {"marks", "key"}
+
+# the backend-neutral store modules: methods written once, run by both backends
+NEUTRAL = [Path(shared.__file__ or ""), Path(transfer.__file__ or "")]
 
 _SLOT = re.compile(r"\{([a-z_]+)\}")
 _USE = re.compile(r"""(?:\bQ|\._q)\[["']([a-z_]+)["']\]""")
@@ -77,7 +85,7 @@ def _keys_read(path: Path) -> set[str]:
 def _uses(module: ModuleType) -> set[str]:
     """Every key the backend runs: read by its own package or by the methods both backends share."""
     folder = Path(module.__file__ or "").parent
-    return {key for path in [*folder.glob("*.py"), Path(shared.__file__ or "")] for key in _keys_read(path)}
+    return {key for path in [*folder.glob("*.py"), *NEUTRAL] for key in _keys_read(path)}
 
 
 def test_shared_keys_match() -> None:
@@ -106,9 +114,10 @@ def test_every_statement_is_used(module: ModuleType) -> None:
     assert not unknown, f"{module.__name__} store code reads missing statements: {sorted(unknown)}"
 
 
-def test_shared_methods_read_statements_both_backends_have() -> None:
-    keys = _keys_read(Path(shared.__file__ or ""))
-    assert keys, "store/shared.py reads its statements as self._q[...]"
+@pytest.mark.parametrize("path", NEUTRAL, ids=lambda p: p.name)
+def test_shared_methods_read_statements_both_backends_have(path: Path) -> None:
+    keys = _keys_read(path)
+    assert keys, f"store/{path.name} reads its statements as self._q[...]"
     assert keys <= set(sqlite.Q) & set(postgres.Q), sorted(keys - (set(sqlite.Q) & set(postgres.Q)))
 
 

@@ -12,12 +12,21 @@ from typing import Any
 from fastapi import FastAPI
 
 from mindbank.api.errors import install_error_handlers
-from mindbank.api.routes import banks, llm_requests, memories, mental_models, operations, reflect
+from mindbank.api.routes import (
+    banks,
+    llm_requests,
+    memories,
+    mental_models,
+    operations,
+    reflect,
+    templates,
+    transfer,
+)
 from mindbank.service import MindBank
 from mindbank.version import __version__
 
 # one line per router: a new endpoint family is a module under routes/ and an entry here
-ROUTERS = (memories, mental_models, operations, banks, reflect, llm_requests)
+ROUTERS = (memories, mental_models, operations, banks, reflect, llm_requests, transfer, templates)
 
 
 def create_api(

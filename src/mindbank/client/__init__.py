@@ -33,6 +33,8 @@ from mindbank.client.models import (
     RetainResponse,
     StatusResponse,
     TagList,
+    TemplateImportResult,
+    TransferSubmitted,
 )
 
 __all__ = [
@@ -60,4 +62,6 @@ __all__ = [
     "RetainResponse",
     "StatusResponse",
     "TagList",
+    "TemplateImportResult",
+    "TransferSubmitted",
 ]

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import httpx
 
 from mindbank.client._wire import Request, read_response
-from mindbank.client.errors import MindBankConnectionError
+from mindbank.client.errors import MindBankClientError, MindBankConnectionError
 from mindbank.client.families import Families
 from mindbank.client.models import Operation
 from mindbank.version import __version__
@@ -53,6 +53,14 @@ def _settled(op: Operation, operation_id: str, deadline: float, timeout: float) 
     return False
 
 
+def _archive_url(op: Operation) -> str:
+    """Where a completed export's archive is. Raises :class:`MindBankClientError` when there is none."""
+    url = (op.result_metadata or {}).get("download_url") if op.status == "completed" else None
+    if not url:
+        raise MindBankClientError(f"export {op.operation_id} {op.status} without an archive: {op.error_message or '-'}")
+    return str(url)
+
+
 class Client(Families):
     """Synchronous client. ``Client()`` talks to ``MINDBANK_URL`` (default http://127.0.0.1:8888) with
     ``MINDBANK_API_KEY`` if set. Use as a context manager, or call :meth:`close`."""
@@ -81,7 +89,9 @@ class Client(Families):
 
     def _send(self, request: Request[T]) -> T:
         try:
-            response = self._http.request(request.method, request.path, params=request.params, json=request.json)
+            response = self._http.request(
+                request.method, request.path, params=request.params, json=request.json, files=request.files
+            )
         except httpx.TransportError as exc:
             raise _unreachable(self.base_url, exc) from exc
         return read_response(response, request)
@@ -100,6 +110,14 @@ class Client(Families):
         while not _settled(op := self.get_operation(bank_id, operation_id), operation_id, deadline, timeout):
             time.sleep(poll_interval)
         return op
+
+    def fetch_archive(
+        self, bank_id: str, operation_id: str, *, timeout: float = 300.0, poll_interval: float = 0.2
+    ) -> bytes:
+        """Wait for an export operation and download the archive it wrote. Raises ``TimeoutError``, and
+        :class:`MindBankClientError` when the export did not complete."""
+        op = self.wait(bank_id, operation_id, timeout=timeout, poll_interval=poll_interval)
+        return self.download_archive(_archive_url(op))
 
 
 class AsyncClient(Families):
@@ -131,7 +149,9 @@ class AsyncClient(Families):
 
     async def _send(self, request: Request[T]) -> T:
         try:
-            response = await self._http.request(request.method, request.path, params=request.params, json=request.json)
+            response = await self._http.request(
+                request.method, request.path, params=request.params, json=request.json, files=request.files
+            )
         except httpx.TransportError as exc:
             raise _unreachable(self.base_url, exc) from exc
         return read_response(response, request)
@@ -152,3 +172,10 @@ class AsyncClient(Families):
         while not _settled(op := await self.get_operation(bank_id, operation_id), operation_id, deadline, timeout):
             await asyncio.sleep(poll_interval)
         return op
+
+    async def fetch_archive(
+        self, bank_id: str, operation_id: str, *, timeout: float = 300.0, poll_interval: float = 0.2
+    ) -> bytes:
+        """See :meth:`Client.fetch_archive`."""
+        op = await self.wait(bank_id, operation_id, timeout=timeout, poll_interval=poll_interval)
+        return await self.download_archive(_archive_url(op))

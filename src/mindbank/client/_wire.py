@@ -34,13 +34,16 @@ Trigger: TypeAlias = Mapping[str, Any] | BaseModel
 
 @dataclass(frozen=True, slots=True)
 class Request(Generic[T]):
-    """One HTTP exchange: ``parse`` turns the decoded JSON body of a 2xx answer into the method's return value."""
+    """One HTTP exchange: ``parse`` turns the decoded JSON body of a 2xx answer into the method's return value
+    (with ``raw``, the body's bytes). ``files``: a multipart upload (httpx's ``files`` argument) instead of JSON."""
 
     method: str
     path: str
     parse: Callable[[Any], T]
     params: dict[str, Any] | None = None
     json: Any = None
+    files: Any = None
+    raw: bool = False
 
 
 class Transport(Protocol):
@@ -96,7 +99,7 @@ def read_response(response: httpx.Response, request: Request[T]) -> T:
     """The parsed body of a 2xx response. Raises :class:`MindBankHTTPError` (status, the server's message) for any
     other status."""
     if response.is_success:
-        return request.parse(response.json())
+        return request.parse(response.content if request.raw else response.json())
     try:
         body = response.json()
         detail = body.get("detail", body) if isinstance(body, dict) else body

@@ -11,7 +11,7 @@ from mindbank.errors import InvalidInputError, NotFoundError
 from mindbank.service.core import ServiceCore
 
 
-def _config_value_problem(kind: type, value: Any) -> str | None:
+def config_value_problem(kind: type, value: Any) -> str | None:
     """Why ``value`` is not acceptable for a bank override of type ``kind`` (None when it is)."""
     if kind is bool:
         return None if isinstance(value, bool) else "must be a boolean"
@@ -69,7 +69,7 @@ class BanksService(ServiceCore):
                 raise InvalidInputError(f"updates.{key}", f"unknown setting; allowed: {', '.join(BANK_OVERRIDABLE)}")
             if value is None:
                 continue
-            problem = _config_value_problem(kind, value)
+            problem = config_value_problem(kind, value)
             if problem:
                 raise InvalidInputError(f"updates.{key}", problem)
         self.store.update_bank_config(bank_id, updates)

@@ -1,8 +1,9 @@
 """``MindBank``: the one facade every surface (HTTP API, MCP, CLI, demo, in-process users) calls.
 
-It is composed from resource modules — banks, memories, mental models, operations, reflect — over one shared core
-(store, embedder, settings, clock, LLMs, worker); the worker runs :class:`~mindbank.service.jobs.Jobs`. Errors are
-the domain errors of :mod:`mindbank.errors`. A new resource family is a module here and one base class below.
+It is composed from resource modules — banks, memories, mental models, operations, reflect, transfer, templates —
+over one shared core (store, embedder, settings, clock, LLMs, worker); the worker runs
+:class:`~mindbank.service.jobs.Jobs`. Errors are the domain errors of :mod:`mindbank.errors`. A new resource family is
+a module here and one base class below.
 """
 
 from __future__ import annotations
@@ -29,14 +30,24 @@ from mindbank.service.memories import MemoriesService
 from mindbank.service.mental_models import MentalModelsService
 from mindbank.service.operations import OperationsService
 from mindbank.service.reflect import ReflectService
+from mindbank.service.templates import TemplatesService
 from mindbank.service.tracing import LLMTracer
+from mindbank.service.transfer import TransferService
 from mindbank.store.base import Store
 from mindbank.store.open import open_store
 from mindbank.worker.runner import Worker, WorkerSettings
 from mindbank.worker.scheduler import Scheduler
 
 
-class MindBank(BanksService, MemoriesService, MentalModelsService, OperationsService, ReflectService):
+class MindBank(
+    BanksService,
+    MemoriesService,
+    MentalModelsService,
+    OperationsService,
+    ReflectService,
+    TransferService,
+    TemplatesService,
+):
     """The memory server's engine room, usable in-process: ``MindBank.open()``.
 
     Thread-safe. Asynchronous work (async retains, consolidations, mental-model refreshes) is queued in the store and

@@ -42,6 +42,7 @@ class Jobs:
             "batch_retain": self.run_retain,
             "refresh_mental_model": self.run_refresh,
             "consolidation": self.run_consolidation,
+            **self.mb.transfer_handlers(),
         }
         return {kind: self.in_llm_context(handler) for kind, handler in raw.items()}
 

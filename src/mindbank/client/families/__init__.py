@@ -9,9 +9,10 @@ from mindbank.client.families.banks import BankMethods
 from mindbank.client.families.memories import MemoryMethods
 from mindbank.client.families.mental_models import MentalModelMethods
 from mindbank.client.families.operations import OperationMethods
+from mindbank.client.families.transfer import TransferMethods
 
-__all__ = ["BankMethods", "Families", "MemoryMethods", "MentalModelMethods", "OperationMethods"]
+__all__ = ["BankMethods", "Families", "MemoryMethods", "MentalModelMethods", "OperationMethods", "TransferMethods"]
 
 
-class Families(MemoryMethods, BankMethods, MentalModelMethods, OperationMethods):
+class Families(MemoryMethods, BankMethods, MentalModelMethods, OperationMethods, TransferMethods):
     """Every method family of the client (one line each)."""

@@ -1,0 +1,217 @@
+"""Writing a bank transfer archive from a store snapshot (format: :mod:`mindbank.domain.transfer.archive`).
+
+Every section streams from the snapshot's pages into its ZIP member as it is read, so an export holds one page of
+rows at a time plus two id → position maps (an observation names its sources by line, a fact its chunk by index);
+the archive itself goes to a file, never to memory. The manifest is written last, with the counts.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from mindbank.domain.records import Bank, HistoryEntry, MentalModel
+from mindbank.domain.timeutil import utcnow
+from mindbank.domain.transfer import archive as fmt
+from mindbank.store.base import BankSnapshot, StoredDocument, StoredMemory, StoredOperation
+
+
+@dataclass(frozen=True, slots=True)
+class ExportOptions:
+    """What an archive carries. ``documents``: documents and their facts (``include_data``), with ``observations``
+    and the ``operations`` log; ``bank_config``: the bank's profile and overrides (and directives); ``mental_models``
+    with their history; ``llm_requests`` (``include_history``). ``document_ids``: only these documents' facts and
+    no bank-level section (the reference's document subset)."""
+
+    documents: bool = True
+    observations: bool = True
+    operations: bool = True
+    bank_config: bool = True
+    mental_models: bool = True
+    llm_requests: bool = False
+    document_ids: tuple[str, ...] | None = None
+
+    @property
+    def whole_bank(self) -> bool:
+        """Whether bank-level sections may be written (not a document subset)."""
+        return self.document_ids is None
+
+
+def write_archive(
+    snapshot: BankSnapshot,
+    out: BinaryIO,
+    options: ExportOptions,
+    *,
+    bank_id: str,
+    embedding: fmt.EmbeddingInfo,
+    producer: str,
+    directives: Sequence[fmt.DirectiveRecord] = (),
+    skip_operations: Iterable[str] = (),
+) -> dict[str, int]:
+    """Write the archive of ``snapshot`` to ``out`` (a writable, seekable binary file); returns the count of
+    records per section. ``skip_operations``: operations left out of the log (the export's own, still running).
+    Raises ``LookupError`` when the bank does not exist in the snapshot."""
+    bank = snapshot.bank()
+    if bank is None:
+        raise LookupError(f"bank {bank_id!r} does not exist")
+    counts: Counter[str] = Counter()
+    whole = options.whole_bank
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        if whole:
+            zf.writestr(fmt.BANK, _bank_record(bank, options.bank_config).line())
+        if options.documents:
+            ids = list(options.document_ids) if options.document_ids is not None else None
+            with zf.open(fmt.DOCUMENTS, "w", force_zip64=True) as member:
+                for doc in snapshot.documents(ids):
+                    member.write(_document_record(doc).line())
+                    counts["documents"] += 1
+            with zf.open(fmt.MEMORIES, "w", force_zip64=True) as member:
+                memories = snapshot.memories(document_ids=ids, observations=whole and options.observations)
+                counts.update(_write_memories(member, memories))
+        if whole and options.mental_models:
+            with zf.open(fmt.MENTAL_MODELS, "w", force_zip64=True) as member:
+                for model, history in snapshot.mental_models():
+                    member.write(_model_record(model, history).line())
+                    counts["mental_models"] += 1
+                    counts["history"] += len(history)
+        if whole and options.bank_config:
+            zf.writestr(fmt.DIRECTIVES, b"".join(d.line() for d in directives))
+            counts["directives"] = len(directives)
+        if whole and options.documents and options.operations:
+            skip = set(skip_operations)
+            with zf.open(fmt.OPERATIONS, "w", force_zip64=True) as member:
+                for stored in snapshot.operations():
+                    if stored.operation.id not in skip:
+                        member.write(_operation_record(stored).line())
+                        counts["operations"] += 1
+        if whole and options.llm_requests:
+            with zf.open(fmt.LLM_REQUESTS, "w", force_zip64=True) as member:
+                for record in snapshot.llm_requests():
+                    member.write(fmt.LLMRequestRecord.model_validate(record, from_attributes=True).line())
+                    counts["llm_requests"] += 1
+        manifest = fmt.Manifest(
+            format=fmt.FORMAT,
+            format_version=fmt.FORMAT_VERSION,
+            source_bank_id=bank_id,
+            exported_at=utcnow(),
+            producer=producer,
+            contents=fmt.Contents(
+                data=options.documents,
+                bank_config=whole and options.bank_config,
+                history=whole and options.llm_requests,
+                observations=whole and options.documents and options.observations,
+                mental_models=whole and options.mental_models,
+            ),
+            document_ids=None if whole else list(options.document_ids or ()),
+            counts=dict(counts),
+            extensions={fmt.EXTENSION: fmt.Extension(ids=True, embedding=embedding).model_dump(mode="json")},
+        )
+        zf.writestr(fmt.MANIFEST, manifest.model_dump_json(indent=2))
+    return dict(counts)
+
+
+def _write_memories(member: BinaryIO, memories: Iterable[StoredMemory]) -> Counter[str]:
+    """Memories in write order; an observation names its sources by their line here too (the portable form)."""
+    counts: Counter[str] = Counter()
+    line_of: dict[str, int] = {}
+    for line, stored in enumerate(memories):
+        m = stored.memory
+        sources = m.source_memory_ids
+        member.write(
+            fmt.MemoryRecord(
+                fact_type=m.fact_type,
+                text=m.text,
+                document_id=m.document_id,
+                chunk_index=stored.chunk_index,
+                tags=list(m.tags),
+                context=m.context,
+                metadata=m.metadata,
+                occurred_start=m.occurred_start,
+                occurred_end=m.occurred_end,
+                mentioned_at=m.mentioned_at,
+                created_at=m.created_at,
+                updated_at=m.updated_at,
+                proof_count=m.proof_count,
+                source_refs=None if sources is None else [line_of[s] for s in sources if s in line_of],
+                id=m.id,
+                chunk_id=m.chunk_id,
+                consolidated_at=stored.consolidated_at,
+                source_memory_ids=None if sources is None else list(sources),
+                embedding=fmt.encode_vector(stored.embedding),
+            ).line()
+        )
+        line_of[m.id] = line
+        counts["observations" if m.fact_type == "observation" else "facts"] += 1
+    return counts
+
+
+def _bank_record(bank: Bank, with_config: bool) -> fmt.BankRecord:
+    """``bank.json``: the bookkeeping always, profile and overrides with the bank config."""
+    return fmt.BankRecord(
+        name=bank.name if with_config else None,
+        mission=bank.mission if with_config else None,
+        disposition=bank.disposition if with_config else None,
+        config=bank.config if with_config else None,
+        created_at=bank.created_at,
+        updated_at=bank.updated_at,
+        last_memory_write_at=bank.last_memory_write_at,
+    )
+
+
+def _document_record(doc: StoredDocument) -> fmt.DocumentRecord:
+    return fmt.DocumentRecord(
+        id=doc.id,
+        original_text=doc.original_text,
+        content_hash=doc.content_hash,
+        tags=list(doc.tags),
+        metadata=doc.metadata,
+        context=doc.context,
+        created_at=doc.created_at,
+        updated_at=doc.updated_at,
+        chunks=[fmt.ChunkRecord(index=c.index, text=c.text, id=c.id) for c in doc.chunks],
+    )
+
+
+def _model_record(model: MentalModel, history: Sequence[HistoryEntry]) -> fmt.MentalModelRecord:
+    return fmt.MentalModelRecord(
+        id=model.id,
+        name=model.name,
+        source_query=model.source_query,
+        content=model.content,
+        structured_document=model.structured_document,
+        reflect_response=model.reflect_response,
+        tags=list(model.tags),
+        max_tokens=model.max_tokens,
+        trigger=model.trigger,
+        last_refreshed_at=model.last_refreshed_at,
+        last_memory_seen_at=model.last_memory_seen_at,
+        last_refreshed_source_query=model.last_refreshed_source_query,
+        last_refresh_failed_at=model.last_refresh_failed_at,
+        last_full_refreshed_at=model.last_full_refreshed_at,
+        created_at=model.created_at,
+        cleared_at=model.cleared_at,
+        history=[fmt.HistoryRecord(id=h.id, content=h.content, changed_at=h.changed_at) for h in history],
+    )
+
+
+def _operation_record(stored: StoredOperation) -> fmt.OperationRecord:
+    op = stored.operation
+    return fmt.OperationRecord(
+        id=op.id,
+        operation_type=op.operation_type,
+        status=op.status,
+        payload=op.payload,
+        result=op.result,
+        error=op.error,
+        retry_count=op.retry_count,
+        next_retry_at=op.next_retry_at,
+        mental_model_id=op.mental_model_id,
+        worker_id=stored.worker_id,
+        lease_expires_at=stored.lease_expires_at,
+        created_at=op.created_at,
+        updated_at=op.updated_at,
+        completed_at=op.completed_at,
+    )
