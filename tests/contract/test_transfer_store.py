@@ -92,7 +92,9 @@ def test_snapshot_reads_every_row_and_a_restore_into_a_fresh_database_keeps_them
             assert again[key] == source[key], key
         assert [m.memory for m in again["memories"]] == [m.memory for m in source["memories"]]
         assert [m.consolidated_at for m in again["memories"]] == [m.consolidated_at for m in source["memories"]]
-        assert all(np.array_equal(a.embedding, b.embedding) for a, b in zip(again["memories"], source["memories"]))
+        assert all(
+            np.array_equal(a.embedding, b.embedding) for a, b in zip(again["memories"], source["memories"], strict=True)
+        )
         (m1, h1), (m0, h0) = again["models"][0], source["models"][0]
         assert replace(m1, is_stale=None) == replace(m0, is_stale=None) and h1 == h0
         assert again["bank"][0] == source["bank"][0]

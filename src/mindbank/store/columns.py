@@ -127,6 +127,12 @@ class Columns(ABC):
     def memory_params(self, memory_id: str, bank_id: str, m: NewMemory, stamp: Any, embedding: Any) -> tuple[Any, ...]:
         """The ``insert_memory`` parameters of a new memory; ``stamp`` (created and updated) and ``embedding`` are
         already in stored form."""
+        return (*self._memory_columns(memory_id, bank_id, m, embedding), stamp, stamp)
+
+    def _memory_columns(
+        self, memory_id: str, bank_id: str, m: NewMemory | MemoryUnit, embedding: Any
+    ) -> tuple[Any, ...]:
+        """The memory columns every memory insert starts with, ``id`` to ``proof_count``."""
         return (
             memory_id,
             bank_id,
@@ -143,8 +149,6 @@ class Columns(ABC):
             embedding,
             _maybe(self.text_list, m.source_memory_ids),
             m.proof_count,
-            stamp,
-            stamp,
         )
 
     def memory_row(self, r: Row) -> MemoryUnit:
@@ -311,21 +315,7 @@ class Columns(ABC):
         write to its bank) and clears ``consolidated_at`` (the bank consolidates it itself)."""
         m = stored.memory
         return (
-            m.id,
-            bank_id,
-            m.document_id,
-            m.chunk_id,
-            m.text,
-            m.fact_type,
-            self.tags(m.tags),
-            m.context,
-            self.json(m.metadata),
-            self.time(m.occurred_start),
-            self.time(m.occurred_end),
-            self.time(m.mentioned_at),
-            embedding,
-            _maybe(self.text_list, m.source_memory_ids),
-            m.proof_count,
+            *self._memory_columns(m.id, bank_id, m, embedding),
             None if stamp is not None else self.time(stored.consolidated_at),
             self.time(m.created_at),
             stamp if stamp is not None else self.time(m.updated_at),

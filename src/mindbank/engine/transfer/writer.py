@@ -119,30 +119,13 @@ def _write_memories(member: BinaryIO, memories: Iterable[StoredMemory]) -> Count
     line_of: dict[str, int] = {}
     for line, stored in enumerate(memories):
         m = stored.memory
-        sources = m.source_memory_ids
-        member.write(
-            fmt.MemoryRecord(
-                fact_type=m.fact_type,
-                text=m.text,
-                document_id=m.document_id,
-                chunk_index=stored.chunk_index,
-                tags=list(m.tags),
-                context=m.context,
-                metadata=m.metadata,
-                occurred_start=m.occurred_start,
-                occurred_end=m.occurred_end,
-                mentioned_at=m.mentioned_at,
-                created_at=m.created_at,
-                updated_at=m.updated_at,
-                proof_count=m.proof_count,
-                source_refs=None if sources is None else [line_of[s] for s in sources if s in line_of],
-                id=m.id,
-                chunk_id=m.chunk_id,
-                consolidated_at=stored.consolidated_at,
-                source_memory_ids=None if sources is None else list(sources),
-                embedding=fmt.encode_vector(stored.embedding),
-            ).line()
-        )
+        record = fmt.MemoryRecord.model_validate(m, from_attributes=True)
+        record.chunk_index = stored.chunk_index
+        record.consolidated_at = stored.consolidated_at
+        record.embedding = fmt.encode_vector(stored.embedding)
+        if m.source_memory_ids is not None:
+            record.source_refs = [line_of[s] for s in m.source_memory_ids if s in line_of]
+        member.write(record.line())
         line_of[m.id] = line
         counts["observations" if m.fact_type == "observation" else "facts"] += 1
     return counts
@@ -162,56 +145,17 @@ def _bank_record(bank: Bank, with_config: bool) -> fmt.BankRecord:
 
 
 def _document_record(doc: StoredDocument) -> fmt.DocumentRecord:
-    return fmt.DocumentRecord(
-        id=doc.id,
-        original_text=doc.original_text,
-        content_hash=doc.content_hash,
-        tags=list(doc.tags),
-        metadata=doc.metadata,
-        context=doc.context,
-        created_at=doc.created_at,
-        updated_at=doc.updated_at,
-        chunks=[fmt.ChunkRecord(index=c.index, text=c.text, id=c.id) for c in doc.chunks],
-    )
+    return fmt.DocumentRecord.model_validate(doc, from_attributes=True)
 
 
 def _model_record(model: MentalModel, history: Sequence[HistoryEntry]) -> fmt.MentalModelRecord:
-    return fmt.MentalModelRecord(
-        id=model.id,
-        name=model.name,
-        source_query=model.source_query,
-        content=model.content,
-        structured_document=model.structured_document,
-        reflect_response=model.reflect_response,
-        tags=list(model.tags),
-        max_tokens=model.max_tokens,
-        trigger=model.trigger,
-        last_refreshed_at=model.last_refreshed_at,
-        last_memory_seen_at=model.last_memory_seen_at,
-        last_refreshed_source_query=model.last_refreshed_source_query,
-        last_refresh_failed_at=model.last_refresh_failed_at,
-        last_full_refreshed_at=model.last_full_refreshed_at,
-        created_at=model.created_at,
-        cleared_at=model.cleared_at,
-        history=[fmt.HistoryRecord(id=h.id, content=h.content, changed_at=h.changed_at) for h in history],
-    )
+    record = fmt.MentalModelRecord.model_validate(model, from_attributes=True)
+    record.history = [fmt.HistoryRecord.model_validate(h, from_attributes=True) for h in history]
+    return record
 
 
 def _operation_record(stored: StoredOperation) -> fmt.OperationRecord:
-    op = stored.operation
-    return fmt.OperationRecord(
-        id=op.id,
-        operation_type=op.operation_type,
-        status=op.status,
-        payload=op.payload,
-        result=op.result,
-        error=op.error,
-        retry_count=op.retry_count,
-        next_retry_at=op.next_retry_at,
-        mental_model_id=op.mental_model_id,
-        worker_id=stored.worker_id,
-        lease_expires_at=stored.lease_expires_at,
-        created_at=op.created_at,
-        updated_at=op.updated_at,
-        completed_at=op.completed_at,
-    )
+    record = fmt.OperationRecord.model_validate(stored.operation, from_attributes=True)
+    record.worker_id = stored.worker_id
+    record.lease_expires_at = stored.lease_expires_at
+    return record
