@@ -1,4 +1,5 @@
-"""Command line of the benchmarks: ``python -m bench {locomo-recall,retain,refresh-cost,freshness,scale} ...``."""
+"""Command line of the benchmarks:
+``python -m bench {locomo-recall,retain,refresh-cost,freshness,scale,transfer} ...``."""
 
 from __future__ import annotations
 
@@ -46,6 +47,11 @@ def _parser() -> argparse.ArgumentParser:
     scale.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000], help="bank sizes (memories)")
     scale.add_argument("--database-url", default=None, help="a postgresql:// URL (default: a temporary SQLite file)")
     scale.add_argument("--json", type=Path, default=None, help="report path (default bench/results/scale-*.json)")
+
+    transfer = sub.add_parser("transfer", help="export a bank and restore it elsewhere: time, archive size, memory")
+    transfer.add_argument("--sizes", nargs="+", type=int, default=[10_000], help="bank sizes (memories)")
+    transfer.add_argument("--database-url", default=None, help="restore into this postgresql:// URL (default SQLite)")
+    transfer.add_argument("--json", type=Path, default=None, help="report path (default bench/results/transfer-*.json)")
     return parser
 
 
@@ -77,6 +83,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import freshness
 
         freshness.run(args.path, json_out=args.json)
+    elif args.command == "transfer":
+        from bench import transfer
+
+        transfer.run(args.sizes, database_url=args.database_url, json_out=args.json)
     else:
         from bench import scale
 

@@ -20,7 +20,7 @@ def cli(server: str, capsys: pytest.CaptureFixture[str]) -> Cli:
     return Cli(server, capsys)
 
 
-def test_export_from_one_server_and_import_into_another(
+def test_bank_export_from_one_server_and_import_into_another(
     cli: Cli, tmp_path: Path, embedder: MiniLMEmbedder, live: Callable[..., object], capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert cli("retain", "Alice: I started training for the Berlin marathon.", "--tag", "user:alice")[0] == 0
@@ -46,7 +46,7 @@ def test_export_from_one_server_and_import_into_another(
         other.close()
 
 
-def test_clone_and_templates(cli: Cli, tmp_path: Path) -> None:
+def test_bank_clone_and_templates(cli: Cli, tmp_path: Path) -> None:
     assert cli("retain", "Bob: I bake sourdough bread.", "--tag", "user:bob")[0] == 0
     code, out, err = cli("bank", "clone", "copy", "--wait")
     assert code == 0 and "completed" in out, err
@@ -61,7 +61,7 @@ def test_clone_and_templates(cli: Cli, tmp_path: Path) -> None:
     assert result["mental_models_created"] == ["bob"] and result["dry_run"] is False
 
 
-def test_bad_input_exit_codes(cli: Cli, tmp_path: Path) -> None:
+def test_bank_bad_input_exit_codes(cli: Cli, tmp_path: Path) -> None:
     assert cli("bank", "import", str(tmp_path / "missing.zip"))[0] == 2
     junk = tmp_path / "junk.zip"
     junk.write_bytes(b"not a zip")

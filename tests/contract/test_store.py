@@ -324,7 +324,7 @@ def test_migrated_database_has_the_schema(store: Store) -> None:
     } <= tables
     versions = [row[0] for row in store.dump()["schema_version"]]  # type: ignore[attr-defined]
     # each feature numbers its migrations in its own range, so versions ascend without being contiguous
-    assert versions and versions[:4] == [1, 2, 3, 4] and versions == sorted(set(versions))
+    assert versions and versions[0] == 1 and versions == sorted(set(versions))
 
 
 def test_consolidation_round_trip(store: Store) -> None:

@@ -68,9 +68,7 @@ def _rows(snapshot: dict[str, list]):  # type: ignore[no-untyped-def,type-arg]
 
 
 def test_snapshot_reads_every_row_and_a_restore_into_a_fresh_database_keeps_them(
-    store: Store,
-    tmp_path,
-    request,  # type: ignore[no-untyped-def]
+    store: Store, another_store: Store
 ) -> None:
     _fill(store)
     source = _read_all(store, "b")
@@ -79,32 +77,26 @@ def test_snapshot_reads_every_row_and_a_restore_into_a_fresh_database_keeps_them
     assert np.allclose(source["memories"][0].embedding, vec(1, 0, 0, 0))
     assert len(source["models"]) == 1 and len(source["models"][0][1]) == 1
 
-    from conftest import BACKENDS
-
-    (tmp_path / "other").mkdir()
-    other = BACKENDS[request.node.callspec.params["store"]](request, tmp_path / "other")
-    try:
-        bank = source["bank"][0]
-        counts = other.import_rows(ImportTarget("b", bank, False), _rows(source))
-        assert counts["documents"] == 2 and counts["facts"] == 2 and counts["history"] == 1
-        again = _read_all(other, "b")
-        for key in ("documents", "operations", "llm"):
-            assert again[key] == source[key], key
-        assert [m.memory for m in again["memories"]] == [m.memory for m in source["memories"]]
-        assert [m.consolidated_at for m in again["memories"]] == [m.consolidated_at for m in source["memories"]]
-        assert all(
-            np.array_equal(a.embedding, b.embedding) for a, b in zip(again["memories"], source["memories"], strict=True)
-        )
-        (m1, h1), (m0, h0) = again["models"][0], source["models"][0]
-        assert replace(m1, is_stale=None) == replace(m0, is_stale=None) and h1 == h0
-        assert again["bank"][0] == source["bank"][0]
-        # a history row written after the import gets a free id
-        other.save_refresh(m1, history={"previous_content": "x"}, history_cap=0)
-        assert len({h.id for h in other.list_history("b", m1.id)}) == 2
-        with pytest.raises(AlreadyExists):
-            other.import_rows(ImportTarget("b", bank, False), [])
-    finally:
-        other.close()
+    other = another_store  # another database of the same backend
+    bank = source["bank"][0]
+    counts = other.import_rows(ImportTarget("b", bank, False), _rows(source))
+    assert counts["documents"] == 2 and counts["facts"] == 2 and counts["history"] == 1
+    again = _read_all(other, "b")
+    for key in ("documents", "operations", "llm"):
+        assert again[key] == source[key], key
+    assert [m.memory for m in again["memories"]] == [m.memory for m in source["memories"]]
+    assert [m.consolidated_at for m in again["memories"]] == [m.consolidated_at for m in source["memories"]]
+    assert all(
+        np.array_equal(a.embedding, b.embedding) for a, b in zip(again["memories"], source["memories"], strict=True)
+    )
+    (m1, h1), (m0, h0) = again["models"][0], source["models"][0]
+    assert replace(m1, is_stale=None) == replace(m0, is_stale=None) and h1 == h0
+    assert again["bank"][0] == source["bank"][0]
+    # a history row written after the import gets a free id
+    other.save_refresh(m1, history={"previous_content": "x"}, history_cap=0)
+    assert len({h.id for h in other.list_history("b", m1.id)}) == 2
+    with pytest.raises(AlreadyExists):
+        other.import_rows(ImportTarget("b", bank, False), [])
 
 
 def test_a_failed_import_writes_nothing(store: Store) -> None:
