@@ -156,6 +156,25 @@ def test_restore_refuses_an_existing_bank_and_merge_takes_no_target(client: Test
     assert cited and cited <= copied and all(f"[mem:{i}]" in model["content"] for i in cited)
 
 
+def test_a_rerun_import_writes_nothing_twice(idle_server: str, mindbank: MindBank) -> None:
+    """A worker that lost its lease reruns the operation: the upload went with the first run's transaction."""
+    from mindbank.client import Client
+
+    with Client(idle_server) as c:
+        c.retain("src", "Alice: I run on Sundays.", document_id="d1")
+        mindbank.run_pending()
+        exported = c.export_bank("src").operation_id
+        mindbank.run_pending()
+        archive = mindbank.fetch_archive("src", exported)
+        submitted = c.import_bank("dst", archive, mode="merge", document_conflict="new-id")
+    op = mindbank.store.claim_operation("w1", 60)
+    assert op is not None and op.id == submitted.operation_id
+    first = mindbank.jobs.handlers()[op.operation_type](op)
+    again = mindbank.jobs.handlers()[op.operation_type](op)
+    assert first["facts_imported"] == 1 and again == {"bank_id": "dst", "mode": "merge", "already_imported": True}
+    assert mindbank.store.count_memories("dst") == 1
+
+
 def test_an_import_that_fails_midway_writes_nothing(mindbank: MindBank, monkeypatch: pytest.MonkeyPatch) -> None:
     mindbank.retain("b", [RetainItem(content="Alice: I run.", tags=("user:alice",))])
     mindbank.create_mental_model("b", name="A", source_query="What does Alice do?", id="a")

@@ -16,6 +16,7 @@ from mindbank.domain.timeutil import utcnow
 from mindbank.store.base import (
     AlreadyExists,
     DocumentReplace,
+    FileGone,
     ImportTarget,
     Store,
     StoredHistory,
@@ -167,3 +168,18 @@ def test_files_are_stored_in_chunks_read_back_and_purged(store: Store, monkeypat
     assert store.purge_files(utcnow() + timedelta(seconds=1), prefix="exports/") == 1
     assert store.get_file("exports/b/x.zip") is None and list(store.read_file("exports/b/x.zip")) == []
     assert store.delete_file("uploads/y.zip") and not store.delete_file("uploads/y.zip")
+
+
+def test_an_import_consumes_its_upload_once(store: Store) -> None:
+    store.put_file("uploads/u.zip", bank_id="b", filename="u.zip", content_type="application/zip",
+                   source=io.BytesIO(b"zip"))  # fmt: skip
+    rows = [replace(op("b"), id="op-1")]
+    store.import_rows(
+        ImportTarget("b", None, False), [StoredOperation(rows[0], None, None)], consume_file="uploads/u.zip"
+    )
+    assert store.get_file("uploads/u.zip") is None
+    before = store.dump()  # type: ignore[attr-defined]
+    with pytest.raises(FileGone):  # a second run of the same import: nothing is written twice
+        store.import_rows(ImportTarget("b", None, False), [StoredOperation(replace(rows[0], id="op-2"), None, None)],
+                          consume_file="uploads/u.zip")  # fmt: skip
+    assert store.dump() == before  # type: ignore[attr-defined]

@@ -27,7 +27,7 @@ from mindbank.errors import ConflictError, InvalidInputError, NotFoundError
 from mindbank.service.banks import config_value_problem
 from mindbank.service.core import ServiceCore
 from mindbank.service.transfer_directives import bank_directives, check_directives
-from mindbank.store.base import AlreadyExists, StoredFile
+from mindbank.store.base import AlreadyExists, FileGone, StoredFile
 from mindbank.version import __version__
 from mindbank.worker.runner import PermanentFailure
 
@@ -364,6 +364,8 @@ class TransferService(ServiceCore):
             tmp.seek(0)
             try:
                 return self.read_bank_archive(tmp, options, consume_file=key)
+            except FileGone:
+                return {"bank_id": options.target_bank_id, "mode": options.mode, "already_imported": True}
             except (ArchiveError, AlreadyExists) as exc:
                 self.store.delete_file(key)  # it will never import: do not keep it
                 raise PermanentFailure(str(exc)) from exc

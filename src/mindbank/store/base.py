@@ -216,6 +216,10 @@ class StoreError(Exception):
     """Base class for store failures that callers may map to user-facing errors."""
 
 
+class FileGone(StoreError):
+    """A file an operation was to consume (an uploaded archive) is no longer stored: another run consumed it."""
+
+
 class AlreadyExists(StoreError):
     """An insert hit an existing primary key (e.g. a mental model id)."""
 

@@ -25,6 +25,7 @@ from mindbank.domain.timeutil import utcnow
 from mindbank.store.base import (
     AlreadyExists,
     DocumentReplace,
+    FileGone,
     IdKind,
     ImportRow,
     ImportTarget,
@@ -126,7 +127,8 @@ class TransferQueries(SharedQueries):
         it was). Rows are written in the order given, batched by kind; a document's chunks come with it, a model's
         citations are derived from its structured document. ``consume_file``: a stored file deleted in the same
         transaction (the uploaded archive: its absence then proves the import committed). Returns counts by row
-        kind. Raises :class:`AlreadyExists` when the restored bank, or any imported key, already exists."""
+        kind. Raises :class:`AlreadyExists` when the restored bank, or any imported key, already exists, and
+        :class:`FileGone` when ``consume_file`` was consumed by another import meanwhile."""
         counts: Counter[str] = Counter()
         newest: datetime | None = None
         explicit_history = False
@@ -140,9 +142,11 @@ class TransferQueries(SharedQueries):
                 if explicit_history:
                     conn.execute(self._q["sync_history_ids"])
                 self._import_end(conn, target, newest)
-                if consume_file is not None:
-                    conn.execute(self._q["delete_file"], (consume_file,))
-        except AlreadyExists:
+                # the upload is a once-only token: a second run of the same import (a worker that lost its lease)
+                # finds it gone, even while the first is still committing, and rolls back
+                if consume_file is not None and not conn.execute(self._q["delete_file"], (consume_file,)).rowcount:
+                    raise FileGone(f"{consume_file} was already imported")
+        except (AlreadyExists, FileGone):
             raise
         except Exception as exc:
             if self._is_conflict(exc):
