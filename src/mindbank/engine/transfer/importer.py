@@ -192,6 +192,9 @@ def _restored_bank(
 def embed_missing(reader: ArchiveReader, plan: ImportPlan, embedder: Embedder) -> IO[bytes] | None:
     """Compute, in archive order, the vectors of the kept memories that carry none usable; returns a temporary file
     of float32 rows (the caller closes it), or None when every vector is reused."""
+    if plan.reuse_vectors and plan.summary.vectors == plan.summary.memories:
+        plan.notes["vectors_computed"] = 0
+        return None  # every vector is reused: no need to read the memories again
     texts: list[str] = []
     out: IO[bytes] | None = None
 

@@ -107,6 +107,7 @@ class ArchiveSummary:
     document_ids: list[str] = field(default_factory=list)
     memories: int = 0
     observations: int = 0
+    vectors: int = 0
     model_ids: list[str] = field(default_factory=list)
     directives: list[fmt.DirectiveRecord] = field(default_factory=list)
     ids: dict[str, list[Any]] = field(default_factory=dict)
@@ -157,6 +158,7 @@ def inspect_archive(reader: ArchiveReader) -> ArchiveSummary:
         claim("memory", memory.id, where)
         summary.memories += 1
         summary.observations += memory.fact_type == "observation"
+        summary.vectors += memory.embedding is not None
     model_ids: set[str] = set()
     for number, model in reader.records(fmt.MENTAL_MODELS, fmt.MentalModelRecord):
         where = f"{fmt.MENTAL_MODELS} line {number}"
