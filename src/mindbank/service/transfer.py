@@ -11,6 +11,7 @@ imports it, so a rerun finds it gone and knows the import committed (the effect 
 from __future__ import annotations
 
 import io
+import re
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
@@ -317,7 +318,9 @@ class TransferService(ServiceCore):
     def _run_export(self, op: Operation) -> dict[str, Any]:
         options = _export_options(op.payload["options"])
         key = f"exports/{op.id}.zip"
-        filename = f"{op.bank_id}-{op.created_at:%Y%m%dT%H%M%SZ}.zip"
+        # the file name goes into a content-disposition header: only characters that are safe there
+        safe = re.sub(r"[^A-Za-z0-9._-]", "_", op.bank_id)[:100]
+        filename = f"{safe}-{op.created_at:%Y%m%dT%H%M%SZ}.zip"
         with tempfile.TemporaryFile() as tmp:
             try:
                 counts = self.write_bank_archive(op.bank_id, tmp, options, skip_operations=[op.id])
