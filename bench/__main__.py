@@ -1,5 +1,5 @@
 """Command line of the benchmarks:
-``python -m bench {locomo-recall,retain,refresh-cost,freshness,scale,transfer} ...``."""
+``python -m bench {locomo-recall,retain,refresh-cost,freshness,scale,operators,transfer} ...``."""
 
 from __future__ import annotations
 
@@ -47,6 +47,11 @@ def _parser() -> argparse.ArgumentParser:
     scale.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000], help="bank sizes (memories)")
     scale.add_argument("--database-url", default=None, help="a postgresql:// URL (default: a temporary SQLite file)")
     scale.add_argument("--json", type=Path, default=None, help="report path (default bench/results/scale-*.json)")
+    ops = sub.add_parser("operators", help="document listing, /metrics scrape and webhook dispatch cost by size")
+    ops.add_argument("--sizes", nargs="+", type=int, default=[1_000, 10_000], help="document counts")
+    ops.add_argument("--operations", type=int, default=10_000, help="operations stored for the scrape")
+    ops.add_argument("--repeat", type=int, default=21, help="timed calls per figure (median)")
+    ops.add_argument("--json", type=Path, default=None, help="report path (default bench/results/operators.json)")
 
     transfer = sub.add_parser("transfer", help="export a bank and restore it elsewhere: time, archive size, memory")
     transfer.add_argument("--sizes", nargs="+", type=int, default=[10_000], help="bank sizes (memories)")
@@ -83,6 +88,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import freshness
 
         freshness.run(args.path, json_out=args.json)
+    elif args.command == "operators":
+        from bench import operators
+
+        operators.run(args.sizes, operations=args.operations, repeat=args.repeat, json_out=args.json)
     elif args.command == "transfer":
         from bench import transfer
 

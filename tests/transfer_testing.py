@@ -9,17 +9,22 @@ from typing import Any
 
 import numpy as np
 
-from mindbank.domain.records import LLMRequestRecord, RetainItem
+from mindbank.domain.records import LLMRequestRecord, Operation, RetainItem
+from mindbank.domain.resources import Webhook, WebhookDelivery
 from mindbank.service import MindBank
 
 BANK_TABLES = (
     "banks",
     "documents",
+    "document_events",
     "chunks",
     "memory_units",
     "mental_models",
     "mental_model_citations",
     "mental_model_history",
+    "directives",
+    "webhooks",
+    "webhook_deliveries",
     "operations",
     "llm_requests",
 )
@@ -33,7 +38,7 @@ _TIMES = {
 }  # fmt: skip
 _JSON = {
     "config", "disposition", "metadata", "tags", "source_memory_ids", "structured_document", "reflect_response",
-    "trigger", "payload", "result", "request", "response",
+    "trigger", "payload", "result", "request", "response", "event_types", "http_config",
 }  # fmt: skip
 
 
@@ -75,6 +80,18 @@ def fill_bank(mb: MindBank, bank: str = "b") -> dict[str, Any]:
         provider="openai", model="m", attempt=1, request={"messages": [{"role": "user", "content": "hi"}]},
         response={"text": "ok"}, error=None, input_tokens=3, output_tokens=1, duration_ms=12, created_at=t0,
     ))  # fmt: skip
+    mb.create_directive(bank, name="Be brief", content="Answer in two sentences.", priority=5, tags=["user:alice"])
+    mb.create_directive(bank, name="Old rule", content="Retired.", is_active=False)
+    # stored directly: the service would refuse a URL that does not resolve to a public address (offline)
+    mb.store.insert_webhook(Webhook("wh-1", bank, "https://hooks.example.com/in", "s3cret",
+                                    ("mental_model.refreshed",), True, {"timeout_seconds": 5}, t0, t0))  # fmt: skip
+    delivery_op = Operation("22222222-3333-4444-8555-666666666666", bank, "webhook_delivery", "completed", {}, {},
+                            None, 0, None, None, t0, t0, t0)  # fmt: skip
+    mb.store.enqueue_deliveries([(WebhookDelivery(
+        "33333333-4444-4555-8666-777777777777", bank, "wh-1", "ev-1", "mental_model.refreshed",
+        "https://hooks.example.com/in", {"event": "mental_model.refreshed"}, "delivered", 1, t0, t0,
+        operation_id=delivery_op.id,
+    ), delivery_op)])  # fmt: skip
     observations = [m for m in mb.list_memories(bank, limit=100)[0] if m.fact_type == "observation"]
     assert observations and observations[0].source_memory_ids, "the bank should hold an observation with sources"
     assert mb.get_mental_model(bank, "alice").is_stale is False

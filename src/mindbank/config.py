@@ -101,6 +101,16 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("mcp_enabled_tools", str, "", "Comma-separated MCP tool names to expose (empty: all tools)."),
     Option(
+        "webhook_allow_private_targets",
+        bool,
+        False,
+        "Allow webhook URLs whose host resolves to a private, loopback, link-local or otherwise internal address.",
+    ),
+    Option("webhook_max_attempts", int, 6, "Attempts of one webhook delivery before it is marked failed."),
+    Option("webhook_retry_backoff_seconds", float, 2.0, "First webhook retry delay; doubles on each further retry."),
+    Option("file_retain_max_bytes", int, 20_000_000, "Largest file POST /files/retain accepts (bytes; 413 above)."),
+    Option("worker_heartbeat_seconds", float, 10.0, "How often a running worker reports itself (GET /health/ready)."),
+    Option(
         "transfer_retention_hours",
         float,
         24.0,
@@ -159,6 +169,11 @@ class Settings:
     api_key: str | None = field(default=None, repr=False)  # repr=False: a logged Settings never shows the key
     mcp_enabled: bool = True
     mcp_enabled_tools: str = ""
+    webhook_allow_private_targets: bool = False
+    webhook_max_attempts: int = 6
+    webhook_retry_backoff_seconds: float = 2.0
+    file_retain_max_bytes: int = 20_000_000
+    worker_heartbeat_seconds: float = 10.0
     transfer_retention_hours: float = 24.0
 
     # LLM (see LLM_OPTIONS); api keys stay out of repr() so a logged Settings never shows one

@@ -16,11 +16,14 @@ def test_a_template_moves_a_banks_setup_to_another_bank(client: TestClient, mind
     client.patch(
         f"{BASE}/src/config", json={"updates": {"recall_max_tokens": 1024, "refresh_relevance_threshold": 0.3}}
     )
+    client.post(f"{BASE}/src/directives", json={"name": "Be kind", "content": "Answer kindly.", "priority": 3})
     client.post(f"{BASE}/src/mental-models", json={"name": "Alice", "source_query": "What is Alice training for?",
                                                    "tags": ["user:alice"], "id": "alice",
                                                    "trigger": {"refresh_after_consolidation": True}})  # fmt: skip
     manifest = client.get(f"{BASE}/src/export").json()
-    assert manifest["version"] == "1" and manifest["directives"] == []
+    assert manifest["version"] == "1"
+    assert manifest["directives"] == [{"name": "Be kind", "content": "Answer kindly.", "priority": 3, "is_active": True,
+                                       "tags": []}]  # fmt: skip
     assert manifest["bank"] == {"reflect_mission": "Help the running club", "disposition_skepticism": 3,
                                 "disposition_literalism": 3, "disposition_empathy": 5, "recall_max_tokens": 1024,
                                 "refresh_relevance_threshold": 0.3}  # fmt: skip
@@ -34,15 +37,19 @@ def test_a_template_moves_a_banks_setup_to_another_bank(client: TestClient, mind
 
     result = client.post(f"{BASE}/dst/import", json=manifest).json()
     assert result["config_applied"] is True and result["mental_models_created"] == ["alice"]
-    assert len(result["operation_ids"]) == 1
+    assert len(result["operation_ids"]) == 1 and result["directives_created"] == ["Be kind"]
     assert client.get(f"{BASE}/dst/export").json() == manifest
     profile = client.get(BASE).json()["banks"]
     assert {b["bank_id"]: b["mission"] for b in profile}["dst"] == "Help the running club"
 
     # importing again updates the model (matched by id) and queues nothing
     manifest["mental_models"][0]["name"] = "Alice (v2)"
+    manifest["directives"][0]["content"] = "Answer very kindly."
     again = client.post(f"{BASE}/dst/import", json=manifest).json()
     assert again["mental_models_updated"] == ["alice"] and again["operation_ids"] == []
+    assert again["directives_updated"] == ["Be kind"]
+    (directive,) = client.get(f"{BASE}/dst/directives").json()["items"]
+    assert directive["content"] == "Answer very kindly."
     assert client.get(f"{BASE}/dst/mental-models/alice").json()["name"] == "Alice (v2)"
     deadline = time.monotonic() + 30
     while (
@@ -61,7 +68,7 @@ def test_a_bad_template_is_a_422_naming_the_field_and_writes_nothing(client: Tes
          "mental_models.0.max_tokens"),
         ({"version": "1", "bank": {"disposition_empathy": 9}}, "bank.disposition_empathy"),
         ({"version": "1", "bank": {"recal_max_tokens": 5}}, "bank"),
-        ({"version": "1", "directives": [{"name": "kind", "content": "Be kind."}]}, "directives"),
+        ({"version": "1", "directives": [{"name": "kind", "content": "  "}]}, "directives.0.content"),
     ]  # fmt: skip
     for manifest, field in cases:
         r = client.post(f"{BASE}/b/import", json=manifest)

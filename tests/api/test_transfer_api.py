@@ -126,8 +126,11 @@ def test_export_writes_the_reference_sections_and_downloads(client: TestClient) 
         (zip_of({"manifest.json": MANIFEST, "mental_models.jsonl": [
             {"id": "m", "name": "n", "source_query": "q", "trigger": {"refresh_cron": "whenever"}}]}),
          "mental_models.jsonl line 1: trigger.refresh_cron: 'whenever' is not a 5-field"),
-        (zip_of({"manifest.json": MANIFEST, "directives.jsonl": [{"name": "be kind", "content": "Be kind."}]}),
-         "this server does not store directives yet"),
+        (zip_of({"manifest.json": MANIFEST, "webhooks.jsonl": [{"url": "https://h.example.com", "id": "w1"}],
+                 "webhook_deliveries.jsonl": [{"id": "d1", "webhook_id": "w2", "event_id": "e", "event_type": "x",
+                                               "url": "u", "payload": {}, "status": "delivered",
+                                               "created_at": "2026-03-01T10:00:00Z"}]}),
+         "webhook_deliveries.jsonl line 1: webhook_id: 'w2' is not in webhooks.jsonl"),
     ],
 )  # fmt: skip
 def test_a_malformed_or_foreign_archive_is_a_422_naming_the_problem(

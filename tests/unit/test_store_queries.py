@@ -14,7 +14,7 @@ from types import ModuleType
 
 import pytest
 
-from mindbank.store import shared, transfer
+from mindbank.store import shared
 from mindbank.store.postgres import queries as postgres
 from mindbank.store.sqlite import queries as sqlite
 
@@ -70,9 +70,6 @@ POSTGRES_ONLY = {
 # {key} the staleness scope's position, which PostgreSQL binds as a parameter
 SQLITE_SLOTS = {"marks", "key"}
 
-# the backend-neutral store modules: methods written once, run by both backends
-NEUTRAL = [Path(shared.__file__ or ""), Path(transfer.__file__ or "")]
-
 _SLOT = re.compile(r"\{([a-z_]+)\}")
 _USE = re.compile(r"""(?:\bQ|\._q)\[["']([a-z_]+)["']\]""")
 
@@ -80,6 +77,10 @@ _USE = re.compile(r"""(?:\bQ|\._q)\[["']([a-z_]+)["']\]""")
 def _keys_read(path: Path) -> set[str]:
     """Every statement key the file reads as ``Q["key"]`` or ``self._q["key"]``."""
     return set(_USE.findall(path.read_text(encoding="utf-8")))
+
+
+# the modules of methods both backends run (store/shared.py, store/resources.py, ...): every module of store/ itself
+NEUTRAL = sorted(Path(shared.__file__ or "").parent.glob("*.py"))
 
 
 def _uses(module: ModuleType) -> set[str]:
@@ -114,10 +115,10 @@ def test_every_statement_is_used(module: ModuleType) -> None:
     assert not unknown, f"{module.__name__} store code reads missing statements: {sorted(unknown)}"
 
 
-@pytest.mark.parametrize("path", NEUTRAL, ids=lambda p: p.name)
-def test_shared_methods_read_statements_both_backends_have(path: Path) -> None:
-    keys = _keys_read(path)
-    assert keys, f"store/{path.name} reads its statements as self._q[...]"
+def test_shared_methods_read_statements_both_backends_have() -> None:
+    keys = _keys_read(Path(shared.__file__ or ""))
+    assert keys, "store/shared.py reads its statements as self._q[...]"
+    keys |= {key for path in NEUTRAL for key in _keys_read(path)}
     assert keys <= set(sqlite.Q) & set(postgres.Q), sorted(keys - (set(sqlite.Q) & set(postgres.Q)))
 
 

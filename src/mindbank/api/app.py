@@ -12,21 +12,30 @@ from typing import Any
 from fastapi import FastAPI
 
 from mindbank.api.errors import install_error_handlers
+from mindbank.api.observability import RequestMetricsMiddleware
 from mindbank.api.routes import (
     banks,
+    directives,
+    documents,
+    files,
+    health,
+    llm_request_log,
     llm_requests,
     memories,
     mental_models,
     operations,
+    operations_admin,
     reflect,
     templates,
     transfer,
+    webhooks,
 )
 from mindbank.service import MindBank
 from mindbank.version import __version__
 
 # one line per router: a new endpoint family is a module under routes/ and an entry here
-ROUTERS = (memories, mental_models, operations, banks, reflect, llm_requests, transfer, templates)
+ROUTERS = (memories, mental_models, operations, banks, reflect, llm_requests, documents, directives, files, webhooks,
+           operations_admin, llm_request_log, health, transfer, templates)  # fmt: skip
 
 
 def create_api(
@@ -36,6 +45,7 @@ def create_api(
     app = FastAPI(title="mindbank", version=__version__, lifespan=lifespan)
     app.state.mindbank = mb
     install_error_handlers(app)
+    app.add_middleware(RequestMetricsMiddleware, metrics=mb.metrics)
     for module in ROUTERS:
         app.include_router(module.router)
 

@@ -13,7 +13,8 @@ from collections.abc import Iterable
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-OPEN_PATHS: frozenset[str] = frozenset({"/health"})
+# probes stay open so orchestrators need no key; /metrics is guarded (scrapers send the bearer token)
+OPEN_PATHS: frozenset[str] = frozenset({"/health", "/health/live", "/health/ready"})
 _UNAUTHORIZED = json.dumps({"detail": "Missing or invalid API key (send 'Authorization: Bearer <key>')"}).encode()
 
 

@@ -151,16 +151,43 @@ class ScopePreviewRequest(RequestBody):
     trigger: MentalModelTrigger = Field(default_factory=MentalModelTrigger)
 
 
+# CreateBankRequest settings of the reference's retain and recall pipelines that mindbank does not have: sending one
+# is a 422 naming it rather than a setting silently ignored
+UNSUPPORTED_BANK_FIELDS = (
+    "retain_mission", "retain_extraction_mode", "retain_custom_instructions", "retain_chunk_size",
+    "retain_structured_chunk_size", "retain_max_attachments_per_chunk", "enable_observations",
+    "observations_mission", "enable_text_search", "enable_temporal_retrieval", "enable_graph_retrieval",
+    "enable_reranking",
+)  # fmt: skip
+
+
 class BankRequest(RequestBody):
-    """``PUT``/``PATCH /banks/{bank_id}`` (the reference's CreateBankRequest; fields we do not use are accepted)."""
+    """``PUT``/``PATCH /banks/{bank_id}`` (the reference's CreateBankRequest). The mission is ``reflect_mission``,
+    else ``mission``, else ``background`` (the reference's deprecated spellings of it); a setting of the
+    reference's pipelines that mindbank lacks (:data:`UNSUPPORTED_BANK_FIELDS`) answers 422."""
+
+    model_config = ConfigDict(extra="allow")
 
     name: str | None = None
     mission: str | None = None
+    reflect_mission: str | None = None
     background: str | None = None
     disposition: dict[str, int] | None = None
     disposition_skepticism: int | None = Field(default=None, ge=1, le=5)
     disposition_literalism: int | None = Field(default=None, ge=1, le=5)
     disposition_empathy: int | None = Field(default=None, ge=1, le=5)
+
+    @model_validator(mode="after")
+    def _no_unsupported_settings(self) -> BankRequest:
+        for name in UNSUPPORTED_BANK_FIELDS:
+            if (self.model_extra or {}).get(name) is not None:
+                raise ValueError(f"{name}: mindbank has no such setting (its retain and recall are not configurable)")
+        return self
+
+    @property
+    def resolved_mission(self) -> str | None:
+        """The mission this request sets (None: keep)."""
+        return self.reflect_mission or self.mission or self.background
 
 
 class BankConfigUpdate(RequestBody):

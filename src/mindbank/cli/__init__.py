@@ -3,9 +3,11 @@
 Local commands open the database themselves: ``serve``, ``worker``, ``mcp`` (stdio), ``import``, ``demo``
 (:mod:`.server`). Client commands talk to a running server through :class:`mindbank.client.Client` (``--url`` /
 ``MINDBANK_URL``, ``--api-key`` / ``MINDBANK_API_KEY``): ``retain``, ``recall``, ``reflect`` (:mod:`.memories`),
-``mm ...`` (:mod:`.mental_models`), ``config`` (:mod:`.bank_config`), ``ops ...`` (:mod:`.operations`), ``bank ...``
-(:mod:`.transfer`). They print for people by default (rich, :mod:`.output`) and JSON with ``--json``; an error answer
-exits 1 with the server's message on stderr, a usage error exits 2 (:mod:`.common`).
+``mm ...`` (:mod:`.mental_models`), ``config`` and ``profile`` (:mod:`.bank_config`), ``ops ...``
+(:mod:`.operations`), ``docs ...`` (:mod:`.documents`), ``directives ...`` (:mod:`.directives`), ``webhooks ...``
+(:mod:`.webhooks`), ``health``, ``metrics``, ``llm-requests`` (:mod:`.monitoring`), ``bank ...`` (:mod:`.transfer`).
+They print for people by default (rich, :mod:`.output`) and JSON with ``--json``; an error answer exits 1 with the
+server's message on stderr, a usage error exits 2 (:mod:`.common`).
 
 A command group is one module with ``register(subparsers)``, listed once in :data:`COMMAND_GROUPS`.
 """
@@ -17,7 +19,18 @@ import os
 import sys
 from collections.abc import Callable
 
-from mindbank.cli import bank_config, memories, mental_models, operations, server, transfer
+from mindbank.cli import (
+    bank_config,
+    directives,
+    documents,
+    memories,
+    mental_models,
+    monitoring,
+    operations,
+    server,
+    transfer,
+    webhooks,
+)
 from mindbank.cli.common import Subparsers, UsageError
 
 __all__ = ["COMMAND_GROUPS", "UsageError", "build_parser", "main"]
@@ -30,6 +43,10 @@ COMMAND_GROUPS: tuple[Callable[[Subparsers], None], ...] = (
     mental_models.register,
     bank_config.register,
     operations.register,
+    documents.register,
+    directives.register,
+    webhooks.register,
+    monitoring.register,
     transfer.register,
 )
 

@@ -1,4 +1,4 @@
-"""Client commands over background operations: ``ops list|get|cancel|wait``."""
+"""Client commands over background operations: ``ops list|get|cancel|retry|delete|wait``."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 def register(sub: Subparsers) -> None:
     """Add the ``ops`` command group to the ``mindbank`` command."""
-    ops = sub.add_parser("ops", help="background operations: list, get, cancel, wait")
+    ops = sub.add_parser("ops", help="background operations: list, get, cancel, retry, delete, wait")
     ops_sub = ops.add_subparsers(dest="ops_command", required=True)
     p = client_command(ops_sub, "list", _list, help="list operations, newest first")
     p.add_argument("--status", default=None, choices=["pending", "processing", "completed", "failed", "cancelled"])
@@ -24,6 +24,8 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--offset", type=int, default=0)
     client_command(ops_sub, "get", _get, help="show one operation").add_argument("operation_id")
     client_command(ops_sub, "cancel", _cancel, help="cancel a pending operation").add_argument("operation_id")
+    client_command(ops_sub, "retry", _retry, help="queue a failed operation again").add_argument("operation_id")
+    client_command(ops_sub, "delete", _delete, help="delete an operation record").add_argument("operation_id")
     p = client_command(ops_sub, "wait", _wait, help="wait for an operation to finish (exit 1 unless it completed)")
     p.add_argument("operation_id")
     add_timeout_flag(p)
@@ -62,6 +64,16 @@ def _operation_lines(op: Operation) -> Iterator[str]:
 
 def _cancel(client: Client, args: argparse.Namespace, out: Output) -> int:
     result = client.cancel_operation(bank(args), args.operation_id)
+    return out.done(result, result.message, markup=False)
+
+
+def _retry(client: Client, args: argparse.Namespace, out: Output) -> int:
+    result = client.retry_operation(bank(args), args.operation_id)
+    return out.done(result, result.message, markup=False)
+
+
+def _delete(client: Client, args: argparse.Namespace, out: Output) -> int:
+    result = client.delete_operation(bank(args), args.operation_id)
     return out.done(result, result.message, markup=False)
 
 

@@ -25,6 +25,10 @@ def register(sub: Subparsers) -> None:
 
     worker = sub.add_parser("worker", help="run a worker without the API")
     worker.add_argument("--database", default=None, help=_DATABASE_HELP)
+    worker.add_argument(
+        "--metrics-port", type=int, default=None,
+        help="serve this worker's Prometheus metrics (refreshes, LLM calls, queue) on MINDBANK_HOST:PORT/metrics",
+    )  # fmt: skip
     worker.set_defaults(func=_worker)
 
     mcp = sub.add_parser("mcp", help="serve MCP over stdio (for MCP clients that launch a command)")
@@ -76,7 +80,12 @@ def _worker(args: argparse.Namespace) -> int:
 
     from mindbank.service import MindBank
 
-    mb = MindBank.open(_local_settings(args))
+    settings = _local_settings(args)
+    mb = MindBank.open(settings)
+    if args.metrics_port:
+        from prometheus_client import start_http_server
+
+        start_http_server(args.metrics_port, addr=settings.host, registry=mb.metrics.registry)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     mb.start_worker()

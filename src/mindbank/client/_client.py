@@ -89,9 +89,7 @@ class Client(Families):
 
     def _send(self, request: Request[T]) -> T:
         try:
-            response = self._http.request(
-                request.method, request.path, params=request.params, json=request.json, files=request.files
-            )
+            response = self._http.request(request.method, request.path, **request.send_arguments())
         except httpx.TransportError as exc:
             raise _unreachable(self.base_url, exc) from exc
         return read_response(response, request)
@@ -149,9 +147,7 @@ class AsyncClient(Families):
 
     async def _send(self, request: Request[T]) -> T:
         try:
-            response = await self._http.request(
-                request.method, request.path, params=request.params, json=request.json, files=request.files
-            )
+            response = await self._http.request(request.method, request.path, **request.send_arguments())
         except httpx.TransportError as exc:
             raise _unreachable(self.base_url, exc) from exc
         return read_response(response, request)

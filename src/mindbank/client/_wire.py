@@ -34,8 +34,9 @@ Trigger: TypeAlias = Mapping[str, Any] | BaseModel
 
 @dataclass(frozen=True, slots=True)
 class Request(Generic[T]):
-    """One HTTP exchange: ``parse`` turns the decoded JSON body of a 2xx answer into the method's return value
-    (with ``raw``, the body's bytes). ``files``: a multipart upload (httpx's ``files`` argument) instead of JSON."""
+    """One HTTP exchange: ``parse`` turns the decoded JSON body of a 2xx answer (its text, with ``text``; its bytes,
+    with ``raw``) into the method's return value. ``files`` / ``data``: a multipart body (httpx's arguments) instead of
+    JSON."""
 
     method: str
     path: str
@@ -43,7 +44,13 @@ class Request(Generic[T]):
     params: dict[str, Any] | None = None
     json: Any = None
     files: Any = None
+    data: Any = None
+    text: bool = False
     raw: bool = False
+
+    def send_arguments(self) -> dict[str, Any]:
+        """The keyword arguments of ``httpx.Client.request`` for this exchange."""
+        return {"params": self.params, "json": self.json, "files": self.files, "data": self.data}
 
 
 class Transport(Protocol):
@@ -99,7 +106,9 @@ def read_response(response: httpx.Response, request: Request[T]) -> T:
     """The parsed body of a 2xx response. Raises :class:`MindBankHTTPError` (status, the server's message) for any
     other status."""
     if response.is_success:
-        return request.parse(response.content if request.raw else response.json())
+        if request.raw:
+            return request.parse(response.content)
+        return request.parse(response.text if request.text else response.json())
     try:
         body = response.json()
         detail = body.get("detail", body) if isinstance(body, dict) else body

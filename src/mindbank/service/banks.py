@@ -53,6 +53,17 @@ class BanksService(ServiceCore):
             raise NotFoundError(f"Bank '{bank_id}' not found")
         return removed
 
+    def get_bank_profile(self, bank_id: str) -> Bank:
+        """Alias of :meth:`get_bank` (the client's name). Raises :class:`NotFoundError`."""
+        return self.get_bank(bank_id)
+
+    def update_bank_profile(
+        self, bank_id: str, *, name: str | None = None, mission: str | None = None,
+        disposition: dict[str, int] | None = None,
+    ) -> Bank:  # fmt: skip
+        """Alias of :meth:`put_bank` (the client's name)."""
+        return self.put_bank(bank_id, name=name, mission=mission, disposition=disposition)
+
     def bank_config(self, bank_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
         """``(resolved config, overrides)`` for the bank-overridable settings. Raises :class:`NotFoundError`."""
         overrides = self.get_bank(bank_id).config
@@ -73,6 +84,14 @@ class BanksService(ServiceCore):
             if problem:
                 raise InvalidInputError(f"updates.{key}", problem)
         self.store.update_bank_config(bank_id, updates)
+        return self.bank_config(bank_id)
+
+    def reset_bank_config(self, bank_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Remove every per-bank override (the bank then follows the environment); returns ``(resolved config,
+        overrides)``. Raises :class:`NotFoundError`."""
+        overrides = self.get_bank(bank_id).config
+        if overrides:
+            self.store.update_bank_config(bank_id, dict.fromkeys(overrides))
         return self.bank_config(bank_id)
 
     def bank_stats(self, bank_id: str) -> dict[str, Any]:

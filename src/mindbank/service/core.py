@@ -19,6 +19,7 @@ from mindbank.store.base import Store
 from mindbank.worker.runner import Worker
 
 if TYPE_CHECKING:
+    from mindbank.service.events import EventHub
     from mindbank.service.jobs import Jobs
 
 
@@ -34,6 +35,7 @@ class ServiceCore:
     llms: dict[str, LLM | None]
     worker: Worker
     jobs: Jobs
+    events: EventHub
 
     def _submit(self, bank_id: str, operation_type: str, payload: dict[str, Any], model_id: str | None = None) -> str:
         op = self._new_operation(bank_id, operation_type, payload, model_id)

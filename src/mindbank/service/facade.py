@@ -1,9 +1,9 @@
 """``MindBank``: the one facade every surface (HTTP API, MCP, CLI, demo, in-process users) calls.
 
-It is composed from resource modules — banks, memories, mental models, operations, reflect, transfer, templates —
-over one shared core (store, embedder, settings, clock, LLMs, worker); the worker runs
-:class:`~mindbank.service.jobs.Jobs`. Errors are the domain errors of :mod:`mindbank.errors`. A new resource family is
-a module here and one base class below.
+It is composed from resource modules — banks, memories, documents, files, mental models, operations (and their
+administration), reflect (with directives), webhooks, health, transfer, templates — over one shared core (store,
+embedder, settings, clock, LLMs, worker); the worker runs :class:`~mindbank.service.jobs.Jobs`. Errors are the domain
+errors of :mod:`mindbank.errors`. A new resource family is a module here and one base class below.
 """
 
 from __future__ import annotations
@@ -22,17 +22,24 @@ from mindbank.engine.synthesis.extractive import ExtractiveSynthesizer
 from mindbank.engine.synthesis.llm import LLMSynthesizer
 from mindbank.engine.synthesis.port import Synthesizer
 from mindbank.providers.embeddings.base import Embedder
-from mindbank.providers.llm.base import LLM
+from mindbank.providers.llm.base import LLM, ManagedLLM
 from mindbank.providers.llm.factory import build_llms
 from mindbank.service.banks import BanksService
+from mindbank.service.documents import DocumentsService
+from mindbank.service.events import EventHub
+from mindbank.service.files import FilesService
+from mindbank.service.health import HealthService, Heartbeat
 from mindbank.service.jobs import Jobs
 from mindbank.service.memories import MemoriesService
 from mindbank.service.mental_models import MentalModelsService
+from mindbank.service.metrics import Metrics
 from mindbank.service.operations import OperationsService
+from mindbank.service.operations_admin import OperationsAdminService
 from mindbank.service.reflect import ReflectService
 from mindbank.service.templates import TemplatesService
 from mindbank.service.tracing import LLMTracer
 from mindbank.service.transfer import TransferService
+from mindbank.service.webhooks import WebhooksService
 from mindbank.store.base import Store
 from mindbank.store.open import open_store
 from mindbank.worker.runner import Worker, WorkerSettings
@@ -40,14 +47,10 @@ from mindbank.worker.scheduler import Scheduler
 
 
 class MindBank(
-    BanksService,
-    MemoriesService,
-    MentalModelsService,
-    OperationsService,
-    ReflectService,
-    TransferService,
+    BanksService, DocumentsService, FilesService, MemoriesService, MentalModelsService, OperationsAdminService,
+    OperationsService, ReflectService, WebhooksService, HealthService, TransferService,
     TemplatesService,
-):
+):  # fmt: skip
     """The memory server's engine room, usable in-process: ``MindBank.open()``.
 
     Thread-safe. Asynchronous work (async retains, consolidations, mental-model refreshes) is queued in the store and
@@ -67,6 +70,8 @@ class MindBank(
     ) -> None:
         self.settings = settings or Settings()
         self.store = store
+        # service events (retains, consolidations, refreshes) told to the webhook dispatcher and the metrics
+        self.events = EventHub()
         self.embedder = embedder
         self.clock = clock
         # one LLM per operation (None: the extractive engine); built from settings by open(), see docs/llm.md
@@ -94,6 +99,12 @@ class MindBank(
             clock=clock,
         )
         self.scheduler = Scheduler(self.jobs.scheduler_tick, self.settings.scheduler_tick_seconds, clock=clock)
+        self.heartbeat = Heartbeat(self, self.worker.worker_id, self.settings.worker_heartbeat_seconds)
+        self.metrics = Metrics(self)
+        self.events.subscribe(self.metrics.observe_event)
+        self.events.subscribe(self.dispatch_webhooks)
+        for llm in {id(m): m for m in self.llms.values() if isinstance(m, ManagedLLM)}.values():
+            llm.observers.append(self.metrics.observe_llm_call)
 
     @classmethod
     def open(
@@ -129,9 +140,11 @@ class MindBank(
         """Run queued operations and the cron scheduler in background threads."""
         self.worker.start()
         self.scheduler.start()
+        self.heartbeat.start()
 
     def stop_worker(self) -> None:
         """Stop the background worker and scheduler (the current operation finishes first)."""
+        self.heartbeat.stop()
         self.scheduler.stop()
         self.worker.stop()
 

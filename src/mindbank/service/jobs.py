@@ -17,6 +17,7 @@ from mindbank.engine.consolidate.rounds import consolidate_round
 from mindbank.engine.refresh.plan import RefreshSettings, newer
 from mindbank.engine.refresh.staleness import mark_stale
 from mindbank.engine.refresh.triggers import automatic_paused, cron_due, park_until
+from mindbank.service.job_events import observed
 from mindbank.service.memories import item_from_json
 from mindbank.service.tracing import llm_call_context
 from mindbank.worker.runner import Deferred, PermanentFailure
@@ -42,9 +43,12 @@ class Jobs:
             "batch_retain": self.run_retain,
             "refresh_mental_model": self.run_refresh,
             "consolidation": self.run_consolidation,
+            "reprocess_document": self.mb.run_reprocess,
+            "webhook_delivery": self.mb.run_webhook_delivery,
             **self.mb.transfer_handlers(),
         }
-        return {kind: self.in_llm_context(handler) for kind, handler in raw.items()}
+        # observed: the events of finished operations (webhooks, metrics: service/job_events.py)
+        return {kind: self.in_llm_context(observed(self.mb, kind, handler)) for kind, handler in raw.items()}
 
     def run_retain(self, op: Operation) -> dict[str, Any]:
         items = [item_from_json(d) for d in op.payload["items"]]

@@ -14,6 +14,8 @@ from mindbank.engine.recall import RecallRequest, Retriever, recall
 from mindbank.engine.retain.extractive import prepare_documents
 from mindbank.errors import InvalidInputError, NotFoundError
 from mindbank.service.core import ServiceCore
+from mindbank.service.events import ServiceEvent
+from mindbank.service.tracing import current_operation_id
 from mindbank.store.base import MemoryFilter
 
 
@@ -51,6 +53,24 @@ def item_from_json(data: dict[str, Any]) -> RetainItem:
     )
 
 
+def retain_event(
+    bank_id: str, document_ids: Sequence[str], memory_ids: Sequence[Sequence[str]], operation_id: str | None
+) -> ServiceEvent:
+    """``retain.completed`` for one retain: its documents and how many memories they yielded (``document_id``:
+    the first document, as the reference's single-document retains carry it)."""
+    return ServiceEvent(
+        "retain.completed",
+        bank_id,
+        {
+            "document_id": document_ids[0] if document_ids else None,
+            "document_ids": list(document_ids),
+            "items_count": len(document_ids),
+            "memory_unit_count": sum(len(i) for i in memory_ids),
+        },
+        operation_id=operation_id,
+    )
+
+
 class MemoriesService(ServiceCore):
     """Memory methods of :class:`~mindbank.service.facade.MindBank`."""
 
@@ -75,6 +95,7 @@ class MemoriesService(ServiceCore):
         ids = self.store.write_documents(bank_id, documents)
         if self.settings.enable_auto_consolidation:
             self.consolidate(bank_id)
+        self.events.emit(retain_event(bank_id, [d.document_id for d in documents], ids, current_operation_id()))
         return RetainResult(bank_id, len(items), None, [i for doc in ids for i in doc])
 
     def recall(
@@ -110,11 +131,13 @@ class MemoriesService(ServiceCore):
         query: str | None = None,
         limit: int = 100,
         offset: int = 0,
+        document_id: str | None = None,
     ) -> tuple[list[MemoryUnit], int]:
-        """A page of memories (newest write first) and the total. Raises :class:`NotFoundError` for a bank."""
+        """A page of memories (newest write first; drawn from ``document_id`` when given) and the total. Raises
+        :class:`NotFoundError` for a bank."""
         self._require_bank(bank_id)
         flt = MemoryFilter(fact_types=tuple(types) if types else None, tags=normalize_tags(tags), tags_match=tags_match)
-        return self.store.list_memories(bank_id, flt, query=query, limit=limit, offset=offset)
+        return self.store.list_memories(bank_id, flt, query=query, limit=limit, offset=offset, document_id=document_id)
 
     def get_memory(self, bank_id: str, memory_id: str) -> MemoryUnit:
         """One memory. Raises :class:`NotFoundError`."""

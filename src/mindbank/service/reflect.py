@@ -12,12 +12,24 @@ from mindbank.domain.trigger import validate_response_schema
 from mindbank.engine.reflect import ReflectOptions, ReflectScope
 from mindbank.engine.reflect import reflect as run_reflect
 from mindbank.errors import InvalidInputError
-from mindbank.service.core import ServiceCore
+from mindbank.service.directives import DirectivesService
 from mindbank.service.tracing import llm_call_context
 from mindbank.store.base import MemoryFilter
 
 
-class ReflectService(ServiceCore):
+def leaf_tags(groups: list[dict[str, Any]]) -> list[str]:
+    """Every tag named anywhere in a tag-group expression (the tags a directive may be scoped to)."""
+    found: list[str] = []
+    for group in groups:
+        found += [str(t) for t in group.get("tags") or ()]
+        for key in ("and", "or"):
+            found += leaf_tags(list(group.get(key) or []))
+        if isinstance(group.get("not"), dict):
+            found += leaf_tags([group["not"]])
+    return found
+
+
+class ReflectService(DirectivesService):
     """Reflect method of :class:`~mindbank.service.facade.MindBank`."""
 
     def reflect(
@@ -38,10 +50,13 @@ class ReflectService(ServiceCore):
         exclude_mental_models: bool = False,
         exclude_mental_model_ids: Sequence[str] = (),
         observations_max_tokens: int | None = None,
+        apply_all_directives: bool = False,
     ) -> dict[str, Any]:
         """Spec "Reflect": answer ``query`` through the hierarchy (mental models → observations → facts), with the
         reflect LLM's agent loop, or extractively (cited quotations) when none is configured. Returns the reference's
-        ``ReflectResponse`` dict (``engine/reflect/run.py``).
+        ``ReflectResponse`` dict (``engine/reflect/run.py``). The LLM follows the bank's mission and the active
+        directives that apply to ``tags`` (or to the tags of ``tag_groups``; every active one with
+        ``apply_all_directives``); the extractive engine cannot.
 
         Raises :class:`InvalidInputError` (blank query, tags with tag_groups, bad tag groups / response_schema / fact
         types), :class:`NotFoundError` for the bank, ``LLMError`` / ``LLMTransientError`` from the provider."""
@@ -71,10 +86,14 @@ class ReflectService(ServiceCore):
             observations_max_tokens=observations_max_tokens or 5000,
             recall_candidates=self.settings.recall_candidates,
         )
+        bank = self.store.get_bank(bank_id)
+        scope_tags = list(tags or ()) or leaf_tags(tag_groups or [])
         options = ReflectOptions(
             query=query.strip(), budget=budget, max_tokens=max_tokens, include_facts=include_facts,
             tool_calls=include_tool_calls, tool_outputs=tool_outputs, response_schema=response_schema,
             request_id=f"reflect-{uuid.uuid4()}",
+            directives=tuple(self.applicable_directives(bank_id, scope_tags, apply_all=apply_all_directives)),
+            mission=None if bank is None else bank.mission,
         )  # fmt: skip
         with llm_call_context(bank_id, options.request_id):
             return run_reflect(self.store, self.embedder, self.llms.get("reflect"), scope, options)

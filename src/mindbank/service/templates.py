@@ -10,11 +10,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mindbank.domain.transfer.archive import DirectiveRecord
 from mindbank.domain.transfer.template import TEMPLATE_OVERRIDES, TEMPLATE_VERSION, BankTemplate, TemplateBank
 from mindbank.errors import InvalidInputError, NotFoundError
 from mindbank.service.core import ServiceCore
-from mindbank.service.transfer_directives import apply_directives, bank_directives, check_directives
+from mindbank.service.transfer_directives import apply_directives, bank_directives
 
 
 class TemplatesService(ServiceCore):
@@ -52,7 +51,7 @@ class TemplatesService(ServiceCore):
                 }
                 for m in sorted(models, key=lambda m: m.id)
             ],
-            "directives": [d.model_dump(mode="json") for d in bank_directives(self.store, bank_id)],
+            "directives": bank_directives(self, bank_id),  # type: ignore[arg-type]
         }
 
     def import_bank_template(self, bank_id: str, manifest: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
@@ -63,17 +62,17 @@ class TemplatesService(ServiceCore):
         Raises :class:`InvalidInputError` naming the field."""
         template = _validated(manifest)
         ignored = _ignored(template.bank)
-        directives = [DirectiveRecord.model_validate(d.model_dump()) for d in template.directives or ()]
-        check_directives(directives, "directives")
+        directives = template.directives or []
         existing = {m.id for m in template.mental_models or () if self.store.get_mental_model(bank_id, m.id)}
         created = [m.id for m in template.mental_models or () if m.id not in existing]
+        created_d, updated_d = apply_directives(self, bank_id, directives, dry_run=True)  # type: ignore[arg-type]
         response: dict[str, Any] = {
             "bank_id": bank_id,
             "config_applied": False,
             "mental_models_created": created,
             "mental_models_updated": sorted(existing),
-            "directives_created": [],
-            "directives_updated": [],
+            "directives_created": created_d,
+            "directives_updated": updated_d,
             "operation_ids": [],
             "dry_run": dry_run,
             "config_ignored": ignored,
@@ -104,8 +103,7 @@ class TemplatesService(ServiceCore):
                     trigger=m.trigger,
                 )  # fmt: skip
                 response["operation_ids"].append(op_id)
-        created_d, updated_d = apply_directives(self.store, bank_id, directives, dry_run=False)
-        response |= {"directives_created": created_d, "directives_updated": updated_d}
+        apply_directives(self, bank_id, directives, dry_run=False)  # type: ignore[arg-type]
         return response
 
     @staticmethod

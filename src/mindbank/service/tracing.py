@@ -50,6 +50,12 @@ def llm_call_context(bank_id: str, operation_id: str | None) -> Iterator[None]:
         _CONTEXT.reset(token)
 
 
+def current_operation_id() -> str | None:
+    """The operation (or reflect request) the work running now in this thread / task is attributed to, if any."""
+    context = _CONTEXT.get()
+    return None if context is None else context.operation_id
+
+
 class LLMTracer:
     """An LLM observer writing :class:`LLMRequestRecord` rows when ``enabled`` (calls outside any context are not
     stored: there is nothing to attach them to)."""

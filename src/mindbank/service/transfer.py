@@ -27,7 +27,6 @@ from mindbank.engine.transfer.writer import ExportOptions, write_archive
 from mindbank.errors import ConflictError, InvalidInputError, NotFoundError
 from mindbank.service.banks import config_value_problem
 from mindbank.service.core import ServiceCore
-from mindbank.service.transfer_directives import bank_directives, check_directives
 from mindbank.store.base import AlreadyExists, FileGone, StoredFile
 from mindbank.version import __version__
 from mindbank.worker.runner import PermanentFailure
@@ -73,8 +72,9 @@ class TransferService(ServiceCore):
         document_ids: Sequence[str] | None = None,
     ) -> str:
         """Queue an export of the bank (``POST /transfer/export``); returns the operation id. ``include_data``:
-        documents, memories, observations, the operations log; ``include_bank_config``: profile, overrides, mental
-        models and their history, directives; ``include_history``: LLM requests. ``document_ids``: only those
+        documents (with their history), memories, observations, the operations log; ``include_bank_config``: profile,
+        overrides, mental models and their history, directives, webhooks; ``include_history``: LLM requests and the
+        webhook delivery log. ``document_ids``: only those
         documents and their facts, no bank-level section. Raises :class:`NotFoundError` (bank, documents)."""
         options = ExportOptions(
             documents=include_data or document_ids is not None,
@@ -159,8 +159,6 @@ class TransferService(ServiceCore):
             mental_models=config,
             include_history=bool(include_history),
         )
-        if config:
-            check_directives(summary.directives, "file")
         return self._submit_import(bank_id, archive, "bank_transfer_import", options, summary)
 
     def import_documents(
@@ -239,7 +237,6 @@ class TransferService(ServiceCore):
         with self.store.bank_snapshot(bank_id) as snapshot:
             return write_archive(
                 snapshot, out, options, bank_id=bank_id, embedding=embedding, producer=f"mindbank {__version__}",
-                directives=bank_directives(self.store, bank_id) if options.bank_config else (),
                 skip_operations=skip_operations,
             )  # fmt: skip
 
@@ -251,11 +248,6 @@ class TransferService(ServiceCore):
         or a key, exists)."""
         with ArchiveReader(archive) as reader:
             summary = inspect_archive(reader)
-            if options.mode == "restore" and options.include_bank_config:
-                try:
-                    check_directives(summary.directives, "file")
-                except InvalidInputError as exc:
-                    raise ArchiveError(f"directives.jsonl: {exc.message}") from exc
             plan = plan_import(self.store, reader, summary, options, embedder=self.embedder,
                                bank_config=archived_config)  # fmt: skip
             vectors = embed_missing(reader, plan, self.embedder)

@@ -27,6 +27,15 @@ from mindbank.domain.records import (
     Operation,
     RetainItem,
 )
+from mindbank.domain.resources import (
+    ChunkRecord,
+    Directive,
+    DocumentEvent,
+    DocumentSummary,
+    Webhook,
+    WebhookDelivery,
+    WorkerHeartbeat,
+)
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TagsMatch
 
@@ -39,6 +48,10 @@ class DocumentWrite:
     document_id: str
     chunks: Sequence[Chunk]
     memories: Sequence[NewMemory]
+    # the document's history entry: kind (None: "retain", or "append" for an append to a stored document) and the
+    # operation that wrote it
+    event: str | None = None
+    operation_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +171,20 @@ class StoredOperation:
 
 
 @dataclass(frozen=True, slots=True)
+class StoredDocumentEvent:
+    """A ``document_events`` row to import (a document's change history); ``id`` None lets the database assign one."""
+
+    document_id: str
+    kind: str
+    created_at: datetime
+    operation_id: str | None
+    fact_id: str | None
+    facts_added: int
+    facts_removed: int
+    id: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class DocumentReplace:
     """Import instruction (merge mode ``replace``): delete the target bank's document, its chunks and its memories
     before the archive's document of the same id is written."""
@@ -166,11 +193,23 @@ class DocumentReplace:
 
 
 ImportRow: TypeAlias = (
-    StoredDocument | StoredMemory | MentalModel | StoredHistory | StoredOperation | LLMRequestRecord | DocumentReplace
+    StoredDocument
+    | StoredMemory
+    | MentalModel
+    | StoredHistory
+    | StoredOperation
+    | LLMRequestRecord
+    | DocumentReplace
+    | StoredDocumentEvent
+    | Directive
+    | Webhook
+    | WebhookDelivery
 )
-# the id spaces an import may collide in: memory, chunk, operation, LLM request and history ids are unique across
-# the whole database; document and mental-model ids only within a bank
-IdKind = Literal["memory", "chunk", "operation", "llm_request", "history", "document", "mental_model"]
+# the id spaces an import may collide in: memory, chunk, operation, LLM request, webhook delivery, history and
+# document-event ids are unique across the whole database; document and mental-model ids only within a bank
+IdKind = Literal[
+    "memory", "chunk", "operation", "llm_request", "delivery", "history", "document_event", "document", "mental_model"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +249,10 @@ class BankSnapshot(Protocol):
     def mental_models(self) -> Iterator[tuple[MentalModel, list[HistoryEntry]]]: ...
     def operations(self) -> Iterator[StoredOperation]: ...
     def llm_requests(self) -> Iterator[LLMRequestRecord]: ...
+    def document_events(self) -> Iterator[StoredDocumentEvent]: ...
+    def directives(self) -> list[Directive]: ...
+    def webhooks(self) -> list[Webhook]: ...
+    def deliveries(self) -> Iterator[WebhookDelivery]: ...
 
 
 class StoreError(Exception):
@@ -245,8 +288,9 @@ class Store(Protocol):
     def get_memories(self, bank_id: str, ids: Sequence[str]) -> list[MemoryUnit]: ...
     def count_memories(self, bank_id: str) -> int: ...
     def list_memories(
-        self, bank_id: str, flt: MemoryFilter, *, query: str | None, limit: int, offset: int
-    ) -> tuple[list[MemoryUnit], int]: ...
+        self, bank_id: str, flt: MemoryFilter, *, query: str | None, limit: int, offset: int,
+        document_id: str | None = None,
+    ) -> tuple[list[MemoryUnit], int]: ...  # fmt: skip
     def delete_memory(self, bank_id: str, memory_id: str) -> bool: ...
     def update_memory(
         self,
@@ -331,6 +375,61 @@ class Store(Protocol):
     def list_llm_requests(self, bank_id: str, operation_id: str, *, limit: int) -> list[LLMRequestRecord]: ...
     def purge_llm_requests(self, before: datetime) -> int: ...
 
+    # documents (store/resources.py; deletion and retagging are memory writes: store/<backend>/documents.py)
+    def list_documents(
+        self, bank_id: str, *, query: str | None, tags: Sequence[str], tags_match: TagsMatch, time_field: str,
+        start: datetime | None, end: datetime | None, limit: int, offset: int,
+    ) -> tuple[list[DocumentSummary], int]: ...  # fmt: skip
+    def get_document(self, bank_id: str, document_id: str) -> DocumentSummary | None: ...
+    def list_chunks(
+        self, bank_id: str, document_id: str, *, limit: int, offset: int
+    ) -> tuple[list[ChunkRecord], int]: ...
+    def get_chunk(self, chunk_id: str) -> ChunkRecord | None: ...
+    def delete_document(self, bank_id: str, document_id: str) -> int | None: ...
+    def retag_document(self, bank_id: str, document_id: str, tags: Sequence[str]) -> bool: ...
+    def list_document_events(
+        self, bank_id: str, document_id: str, *, limit: int, offset: int
+    ) -> tuple[list[DocumentEvent], int]: ...
+
+    # directives
+    def insert_directive(self, directive: Directive) -> None: ...
+    def get_directive(self, bank_id: str, directive_id: str) -> Directive | None: ...
+    def list_directives(self, bank_id: str, *, active_only: bool) -> list[Directive]: ...
+    def update_directive(self, directive: Directive) -> bool: ...
+    def delete_directive(self, bank_id: str, directive_id: str) -> bool: ...
+
+    # webhooks and their deliveries
+    def insert_webhook(self, webhook: Webhook) -> None: ...
+    def get_webhook(self, bank_id: str, webhook_id: str) -> Webhook | None: ...
+    def list_webhooks(self, bank_id: str) -> list[Webhook]: ...
+    def update_webhook(self, webhook: Webhook) -> bool: ...
+    def delete_webhook(self, bank_id: str, webhook_id: str) -> bool: ...
+    def enqueue_deliveries(self, deliveries: Sequence[tuple[WebhookDelivery, Operation]]) -> None: ...
+    def get_delivery(self, delivery_id: str) -> WebhookDelivery | None: ...
+    def save_delivery_attempt(self, delivery: WebhookDelivery) -> None: ...
+    def list_deliveries(
+        self, bank_id: str, webhook_id: str, *, limit: int, before: datetime | None
+    ) -> list[WebhookDelivery]: ...
+
+    # operation administration, metrics and the bank's LLM request log
+    def requeue_operation(self, bank_id: str, operation_id: str) -> bool: ...
+    def delete_operation(self, bank_id: str, operation_id: str) -> bool: ...
+    def operation_counts(self) -> list[tuple[str, str, int]]: ...
+    def oldest_due_pending(self, now: datetime) -> datetime | None: ...
+    def page_llm_requests(
+        self, bank_id: str, *, status: str | None, scope: str | None, provider: str | None,
+        operation_id: str | None, start: datetime | None, end: datetime | None, limit: int, offset: int,
+        operation: str | None = None,
+    ) -> tuple[list[LLMRequestRecord], int]: ...  # fmt: skip
+    def llm_request_buckets(
+        self, bank_id: str, *, since: datetime, unit: str, operation: str | None = None
+    ) -> list[tuple[datetime, bool, int, int, int]]: ...
+
+    # health: schema version and worker heartbeats
+    def schema_status(self) -> tuple[int, int]: ...
+    def beat(self, heartbeat: WorkerHeartbeat) -> None: ...
+    def list_heartbeats(self, since: datetime) -> list[WorkerHeartbeat]: ...
+    def drop_heartbeat(self, worker_id: str) -> None: ...
     # bank transfer: consistent reads, all-or-nothing imports, stored files
     def bank_snapshot(self, bank_id: str) -> AbstractContextManager[BankSnapshot]: ...
     def existing_ids(self, kind: IdKind, ids: Sequence[Any], *, bank_id: str | None = None) -> set[Any]: ...

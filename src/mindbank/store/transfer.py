@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mindbank.domain.records import Bank, HistoryEntry, LLMRequestRecord, MentalModel
+from mindbank.domain.resources import Directive, Webhook, WebhookDelivery
 from mindbank.domain.timeutil import utcnow
 from mindbank.store.base import (
     AlreadyExists,
@@ -30,6 +31,7 @@ from mindbank.store.base import (
     ImportRow,
     ImportTarget,
     StoredDocument,
+    StoredDocumentEvent,
     StoredFile,
     StoredHistory,
     StoredMemory,
@@ -43,6 +45,8 @@ from mindbank.store.shared import SharedQueries
 PAGE = 500
 # bytes per stored file chunk
 FILE_CHUNK = 1 << 20
+# rows whose integer ids come from an identity sequence (kept on import when free)
+_NUMBERED = (StoredHistory, StoredDocumentEvent)
 
 _BANK_SCOPED = frozenset({"document", "mental_model"})
 
@@ -105,7 +109,9 @@ class TransferQueries(SharedQueries):
             "chunk": self._q["existing_chunk_ids"],
             "operation": self._q["existing_operation_ids"],
             "llm_request": self._q["existing_llm_request_ids"],
+            "delivery": self._q["existing_delivery_ids"],
             "history": self._q["existing_history_ids"],
+            "document_event": self._q["existing_document_event_ids"],
             "document": self._q["existing_document_ids"],
             "mental_model": self._q["existing_mental_model_ids"],
         }[kind]
@@ -131,16 +137,20 @@ class TransferQueries(SharedQueries):
         :class:`FileGone` when ``consume_file`` was consumed by another import meanwhile."""
         counts: Counter[str] = Counter()
         newest: datetime | None = None
-        explicit_history = False
+        explicit: set[type] = set()  # row kinds written with ids of their own (identity sequences to move on)
         try:
             with self._tx() as conn:
                 stamp = self._import_begin(conn, target)
                 for _, group in itertools.groupby(rows, key=type):
                     for batch in _batches(group):
                         newest = _later(newest, self._write_batch(conn, target, batch, stamp, counts))
-                        explicit_history |= any(isinstance(r, StoredHistory) and r.id is not None for r in batch)
-                if explicit_history:
+                        explicit |= {
+                            type(r) for r in batch if isinstance(r, StoredHistory | StoredDocumentEvent) and r.id
+                        }
+                if StoredHistory in explicit:
                     conn.execute(self._q["sync_history_ids"])
+                if StoredDocumentEvent in explicit:
+                    conn.execute(self._q["sync_document_event_ids"])
                 self._import_end(conn, target, newest)
                 # the upload is a once-only token: a second run of the same import (a worker that lost its lease)
                 # finds it gone, even while the first is still committing, and rolls back
@@ -204,9 +214,43 @@ class TransferQueries(SharedQueries):
         elif isinstance(first, LLMRequestRecord):
             _many(conn, self._q["insert_llm_request"], [cols.llm_request_params(r) for r in batch])
             counts["llm_requests"] += len(batch)
+        else:
+            self._write_resources(conn, bank_id, batch, counts)
+        return None
+
+    def _write_resources(self, conn: Any, bank_id: str, batch: list[Any], counts: Counter[str]) -> None:
+        """Insert a batch of the bank's other resources: document history, directives, webhooks, deliveries."""
+        cols, first = self._columns, batch[0]
+        t = cols.time
+        if isinstance(first, StoredDocumentEvent):
+            for e in batch:
+                row = (bank_id, e.document_id, e.kind, e.operation_id, e.fact_id, e.facts_added, e.facts_removed)
+                if e.id is None:
+                    conn.execute(self._q["insert_document_event"], (*row, t(e.created_at)))
+                else:
+                    conn.execute(self._q["import_document_event"], (e.id, *row, t(e.created_at)))
+            counts["document_events"] += len(batch)
+        elif isinstance(first, Directive):
+            _many(conn, self._q["insert_directive"], [
+                (bank_id, d.id, d.name, d.content, d.priority, d.is_active, cols.tags(d.tags), t(d.created_at),
+                 t(d.updated_at)) for d in batch
+            ])  # fmt: skip
+            counts["directives"] += len(batch)
+        elif isinstance(first, Webhook):
+            _many(conn, self._q["insert_webhook"], [
+                (bank_id, w.id, w.url, w.secret, cols.text_list(w.event_types), w.enabled, cols.json(w.http_config),
+                 t(w.created_at), t(w.updated_at)) for w in batch
+            ])  # fmt: skip
+            counts["webhooks"] += len(batch)
+        elif isinstance(first, WebhookDelivery):
+            _many(conn, self._q["import_delivery"], [
+                (d.id, bank_id, d.webhook_id, d.event_id, d.event_type, d.url, cols.json(d.payload), d.status,
+                 d.attempts, d.operation_id, t(d.next_retry_at), d.last_error, d.last_response_status,
+                 d.last_response_body, t(d.last_attempt_at), t(d.created_at), t(d.updated_at)) for d in batch
+            ])  # fmt: skip
+            counts["webhook_deliveries"] += len(batch)
         else:  # pragma: no cover - the ImportRow union is closed
             raise TypeError(f"cannot import {type(first).__name__}")
-        return None
 
     # ---------------------------------------------------------------- stored files
 
@@ -263,7 +307,8 @@ class BankSnapshotReader:
     """The :class:`~mindbank.store.base.BankSnapshot` of both backends: pages of rows read on one snapshot
     connection."""
 
-    def __init__(self, store: TransferQueries, conn: Any, bank_id: str) -> None:
+    def __init__(self, store: Any, conn: Any, bank_id: str) -> None:
+        # ``store``: the backend's store, whose resource mixin maps directive, webhook and delivery rows
         self._store = store
         self._conn = conn
         self._bank_id = bank_id
@@ -342,6 +387,32 @@ class BankSnapshotReader:
         after = ""
         while rows := self._rows(self._q["snap_llm_requests"], (self._bank_id, after, PAGE)):
             yield from (self._cols.llm_request_row(r) for r in rows)
+            after = rows[-1]["id"]
+
+    def document_events(self) -> Iterator[StoredDocumentEvent]:
+        """The change history of every document of the bank, oldest first."""
+        after = 0
+        while rows := self._rows(self._q["snap_document_events"], (self._bank_id, after, PAGE)):
+            for r in rows:
+                yield StoredDocumentEvent(
+                    r["document_id"], r["kind"], self._cols.load_time(r["created_at"]), r["operation_id"],
+                    r["fact_id"], int(r["facts_added"]), int(r["facts_removed"]), int(r["id"]),
+                )  # fmt: skip
+            after = int(rows[-1]["id"])
+
+    def directives(self) -> list[Directive]:
+        """Every directive of the bank, ordered by id."""
+        return [self._store._directive_row(r) for r in self._rows(self._q["snap_directives"], (self._bank_id,))]
+
+    def webhooks(self) -> list[Webhook]:
+        """Every webhook of the bank, ordered by id."""
+        return [self._store._webhook_row(r) for r in self._rows(self._q["snap_webhooks"], (self._bank_id,))]
+
+    def deliveries(self) -> Iterator[WebhookDelivery]:
+        """Every webhook delivery of the bank (the delivery log), ordered by id."""
+        after = ""
+        while rows := self._rows(self._q["snap_deliveries"], (self._bank_id, after, PAGE)):
+            yield from (self._store._delivery_row(r) for r in rows)
             after = rows[-1]["id"]
 
 

@@ -1,10 +1,11 @@
-"""Banks: list, create/update, delete, config, stats and tags."""
+"""Banks: list, create/update, profile and background, delete, config (and its reset), stats and tags."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Query
+from pydantic import Field
 
 from mindbank.api.deps import Bank
 from mindbank.api.schemas import BankConfigUpdate, BankRequest, RequestBody
@@ -36,14 +37,62 @@ def _disposition(body: BankRequest) -> dict[str, int] | None:
 @router.put("/{bank_id}")
 def put_bank(bank_id: str, body: BankRequest, mb: Bank) -> dict[str, Any]:
     """Create the bank or update its profile."""
-    return bank_profile(mb.put_bank(bank_id, name=body.name, mission=body.mission, disposition=_disposition(body)))
+    return bank_profile(
+        mb.put_bank(bank_id, name=body.name, mission=body.resolved_mission, disposition=_disposition(body))
+    )
 
 
 @router.patch("/{bank_id}")
 def patch_bank(bank_id: str, body: BankRequest, mb: Bank) -> dict[str, Any]:
     """Update an existing bank's profile."""
     mb.get_bank(bank_id)
-    return bank_profile(mb.put_bank(bank_id, name=body.name, mission=body.mission, disposition=_disposition(body)))
+    return bank_profile(
+        mb.put_bank(bank_id, name=body.name, mission=body.resolved_mission, disposition=_disposition(body))
+    )
+
+
+@router.get("/{bank_id}/profile")
+def get_profile(bank_id: str, mb: Bank) -> dict[str, Any]:
+    """``BankProfileResponse`` of an existing bank."""
+    return bank_profile(mb.get_bank(bank_id))
+
+
+class DispositionTraits(RequestBody):
+    """``DispositionTraits``: each trait 1-5."""
+
+    skepticism: int = Field(ge=1, le=5)
+    literalism: int = Field(ge=1, le=5)
+    empathy: int = Field(ge=1, le=5)
+
+
+class UpdateDispositionRequest(RequestBody):
+    """``PUT /profile``."""
+
+    disposition: DispositionTraits
+
+
+@router.put("/{bank_id}/profile")
+def put_profile(bank_id: str, body: UpdateDispositionRequest, mb: Bank) -> dict[str, Any]:
+    """Set the bank's disposition traits (bank created if missing)."""
+    return bank_profile(mb.put_bank(bank_id, disposition=body.disposition.model_dump()))
+
+
+class AddBackgroundRequest(RequestBody):
+    """``POST /background`` (the reference's deprecated spelling of a mission update)."""
+
+    content: str = Field(min_length=1, max_length=20_000)
+    update_disposition: bool = True
+
+
+@router.post("/{bank_id}/background")
+def add_background(bank_id: str, body: AddBackgroundRequest, mb: Bank) -> dict[str, Any]:
+    """Append ``content`` to the bank's mission as a new paragraph (``BackgroundResponse``)."""
+    current = mb.store.get_bank(bank_id)
+    previous = (current.mission or "").strip() if current else ""
+    mission = f"{previous}\n\n{body.content.strip()}" if previous else body.content.strip()
+    bank = mb.put_bank(bank_id, mission=mission)
+    profile = bank_profile(bank)
+    return {"mission": profile["mission"], "background": profile["mission"], "disposition": profile["disposition"]}
 
 
 @router.delete("/{bank_id}")
@@ -64,6 +113,13 @@ def get_config(bank_id: str, mb: Bank) -> dict[str, Any]:
 def patch_config(bank_id: str, body: BankConfigUpdate, mb: Bank) -> dict[str, Any]:
     """Set (or, with null, remove) per-bank overrides."""
     config, overrides = mb.update_bank_config(bank_id, body.updates)
+    return {"bank_id": bank_id, "config": config, "overrides": overrides}
+
+
+@router.delete("/{bank_id}/config")
+def reset_config(bank_id: str, mb: Bank) -> dict[str, Any]:
+    """Remove every per-bank override (the bank follows the server's settings again)."""
+    config, overrides = mb.reset_bank_config(bank_id)
     return {"bank_id": bank_id, "config": config, "overrides": overrides}
 
 

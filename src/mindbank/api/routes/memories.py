@@ -75,11 +75,12 @@ def list_memories(
     tags_match: TagsMatch = "any",
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     offset: Annotated[int, Query(ge=0)] = 0,
+    document_id: str | None = None,
 ) -> dict[str, Any]:
-    """A page of memories, newest write first; filters by fact type, tags and a text substring."""
+    """A page of memories, newest write first; filters by fact type, tags, a text substring and document."""
     items, total = mb.list_memories(
         bank_id, types=[type] if type else None, tags=tags or (), tags_match=tags_match, query=q, limit=limit,
-        offset=offset,
+        offset=offset, document_id=document_id,
     )  # fmt: skip
     return {"items": [memory_item(m) for m in items], "total": total, "limit": limit, "offset": offset}
 

@@ -35,9 +35,8 @@ class ReflectInclude(RequestBody):
 
 
 class ReflectRequest(RequestBody):
-    """``ReflectRequest`` (every reference field; ``apply_all_directives`` and
-    ``reflect_search_observations_include_entities`` are accepted and have no effect: mindbank has no directives
-    and no entities)."""
+    """``ReflectRequest`` (every reference field; ``reflect_search_observations_include_entities`` is accepted and
+    has no effect: mindbank has no entities)."""
 
     query: str
     budget: Literal["low", "mid", "high"] = "low"
@@ -108,4 +107,5 @@ def reflect(bank_id: str, body: ReflectRequest, mb: Bank) -> dict[str, Any]:
         exclude_mental_models=body.exclude_mental_models,
         exclude_mental_model_ids=body.exclude_mental_model_ids or (),
         observations_max_tokens=body.reflect_search_observations_max_tokens,
+        apply_all_directives=body.apply_all_directives,
     )

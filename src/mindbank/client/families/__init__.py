@@ -6,13 +6,23 @@ here and one more base of :class:`Families`; both clients then have its methods,
 """
 
 from mindbank.client.families.banks import BankMethods
+from mindbank.client.families.directives import DirectiveMethods
+from mindbank.client.families.documents import DocumentMethods
 from mindbank.client.families.memories import MemoryMethods
 from mindbank.client.families.mental_models import MentalModelMethods
+from mindbank.client.families.monitoring import MonitoringMethods
 from mindbank.client.families.operations import OperationMethods
 from mindbank.client.families.transfer import TransferMethods
+from mindbank.client.families.webhooks import WebhookMethods
 
-__all__ = ["BankMethods", "Families", "MemoryMethods", "MentalModelMethods", "OperationMethods", "TransferMethods"]
+__all__ = [
+    "BankMethods", "DirectiveMethods", "DocumentMethods", "Families", "MemoryMethods", "MentalModelMethods",
+    "MonitoringMethods", "OperationMethods", "TransferMethods", "WebhookMethods",
+]  # fmt: skip
 
 
-class Families(MemoryMethods, BankMethods, MentalModelMethods, OperationMethods, TransferMethods):
+class Families(
+    MemoryMethods, BankMethods, MentalModelMethods, OperationMethods, DocumentMethods, DirectiveMethods,
+    WebhookMethods, MonitoringMethods, TransferMethods,
+):  # fmt: skip
     """Every method family of the client (one line each)."""

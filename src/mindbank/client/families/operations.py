@@ -1,4 +1,5 @@
-"""Client methods over background operations: ``list_operations``, ``get_operation``, ``cancel_operation``.
+"""Client methods over background operations: ``list_operations``, ``get_operation``, ``cancel_operation``,
+``retry_operation``, ``delete_operation``.
 
 ``wait`` (polling ``get_operation``) sleeps differently in each client, so ``Client`` and ``AsyncClient`` define it.
 """
@@ -10,7 +11,7 @@ from mindbank.client.models import CancelResponse, Operation, OperationList
 
 
 class OperationMethods:
-    """``list_operations``, ``get_operation`` and ``cancel_operation``."""
+    """``list_operations``, ``get_operation``, ``cancel_operation``, ``retry_operation``, ``delete_operation``."""
 
     @endpoint
     def list_operations(
@@ -35,3 +36,15 @@ class OperationMethods:
     def cancel_operation(self, bank_id: str, operation_id: str) -> Request[CancelResponse]:
         """Cancel a pending operation (409 once it runs or has finished)."""
         return Request("DELETE", child_path(bank_id, "operations", operation_id), CancelResponse.model_validate)
+
+    @endpoint
+    def retry_operation(self, bank_id: str, operation_id: str) -> Request[CancelResponse]:
+        """Queue a failed operation again (409 unless it failed)."""
+        path = child_path(bank_id, "operations", operation_id) + "/retry"
+        return Request("POST", path, CancelResponse.model_validate)
+
+    @endpoint
+    def delete_operation(self, bank_id: str, operation_id: str) -> Request[CancelResponse]:
+        """Delete an operation record (409 while a worker runs it)."""
+        path = child_path(bank_id, "operations", operation_id) + "/delete"
+        return Request("DELETE", path, CancelResponse.model_validate)

@@ -9,8 +9,9 @@ The reference's rules, which any archive importable here follows:
 * ``documents.jsonl``: one document per line with its original text and chunks;
 * ``memories.jsonl``: one memory (fact or observation) per line, in write order; a fact names its document and
   chunk (``chunk_index``), an observation the facts it rests on by their line in this file (``source_refs``);
-* ``mental_models.jsonl`` (with each model's history), ``directives.jsonl``, ``operations.jsonl`` (the operations
-  log) and ``llm_requests.jsonl`` (history);
+* ``document_history.jsonl`` (each document's changes), ``mental_models.jsonl`` (with each model's history),
+  ``directives.jsonl`` and ``webhooks.jsonl`` (bank config), ``operations.jsonl`` (the operations log),
+  ``llm_requests.jsonl`` and ``webhook_deliveries.jsonl`` (history);
 * embeddings and database ids are NOT carried: the importing side re-embeds with its own model and assigns ids.
 
 mindbank's extension (``extensions.mindbank`` in the manifest) adds, so that a mindbank → mindbank round trip is
@@ -51,7 +52,13 @@ MENTAL_MODELS = "mental_models.jsonl"
 DIRECTIVES = "directives.jsonl"
 OPERATIONS = "operations.jsonl"
 LLM_REQUESTS = "llm_requests.jsonl"
-MEMBERS = (MANIFEST, BANK, DOCUMENTS, MEMORIES, MENTAL_MODELS, DIRECTIVES, OPERATIONS, LLM_REQUESTS)
+DOCUMENT_HISTORY = "document_history.jsonl"
+WEBHOOKS = "webhooks.jsonl"
+DELIVERIES = "webhook_deliveries.jsonl"
+MEMBERS = (
+    MANIFEST, BANK, DOCUMENTS, MEMORIES, DOCUMENT_HISTORY, MENTAL_MODELS, DIRECTIVES, WEBHOOKS, OPERATIONS,
+    LLM_REQUESTS, DELIVERIES,
+)  # fmt: skip
 
 
 def _utc(value: datetime) -> datetime:
@@ -236,13 +243,64 @@ class MentalModelRecord(Record):
 
 
 class DirectiveRecord(Record):
-    """One line of ``directives.jsonl`` (matched by name on import)."""
+    """One line of ``directives.jsonl``; ``id`` and the times are the extension."""
 
-    name: Text
-    content: Text
+    name: Annotated[str, Field(min_length=1, max_length=256)]
+    content: Annotated[str, Field(min_length=1, max_length=20_000)]
     priority: int = 0
     is_active: bool = True
     tags: list[str] = Field(default_factory=list)
+    id: Text | None = None
+    created_at: Time | None = None
+    updated_at: Time | None = None
+
+
+class WebhookRecord(Record):
+    """One line of ``webhooks.jsonl`` (bank config: the reference carries webhooks, secrets included, with it)."""
+
+    url: Text
+    secret: str | None = None
+    event_types: list[str] = Field(default_factory=list)
+    enabled: bool = True
+    http_config: dict[str, Any] = Field(default_factory=dict)
+    id: Text | None = None
+    created_at: Time | None = None
+    updated_at: Time | None = None
+
+
+class DeliveryRecord(Record):
+    """One line of ``webhook_deliveries.jsonl`` (history): one event sent, or to be sent, to one webhook."""
+
+    id: Text
+    webhook_id: Text
+    event_id: str
+    event_type: str
+    url: str
+    payload: dict[str, Any]
+    status: Literal["pending", "delivered", "failed"]
+    attempts: int = Field(default=0, ge=0)
+    operation_id: str | None = None
+    next_retry_at: Time | None = None
+    last_error: str | None = None
+    last_response_status: int | None = None
+    last_response_body: str | None = None
+    last_attempt_at: Time | None = None
+    created_at: Time
+    updated_at: Time | None = None
+
+
+class DocumentEventRecord(Record):
+    """One line of ``document_history.jsonl``: a change to a document (retain, append, reprocess, retag, a fact
+    edited or deleted); ``id`` is the extension."""
+
+    document_id: Text
+    kind: Text
+    created_at: Time
+    operation_id: str | None = None
+    fact_id: str | None = None
+    facts_added: int = Field(default=0, ge=0)
+    facts_removed: int = Field(default=0, ge=0)
+    id: int | None = Field(default=None, ge=1)
 
 
 class OperationRecord(Record):

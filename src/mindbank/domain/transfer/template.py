@@ -113,11 +113,18 @@ class TemplateDirective(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: Annotated[str, Field(min_length=1)]
-    content: Annotated[str, Field(min_length=1)]
+    name: Annotated[str, Field(min_length=1, max_length=256)]
+    content: Annotated[str, Field(min_length=1, max_length=20_000)]
     priority: int = 0
     is_active: bool = True
     tags: list[str] = Field(default_factory=list)
+
+    @field_validator("name", "content")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value.strip()
 
 
 class BankTemplate(BaseModel):

@@ -318,9 +318,12 @@ def run_agent(
     name: str | None = None,
     seed: Sequence[ScoredMemory] = (),
     seed_chunks: Sequence[SourceChunk] = (),
+    guidance: str = "",
 ) -> AgentOutcome:
-    """Run the loop (module docstring). Raises what the LLM raises (``LLMError`` / ``LLMTransientError``) and what
-    a tool raises other than a bad argument; a run that never gets a valid ``done`` returns ``finished=False``."""
+    """Run the loop (module docstring). ``guidance``: the bank's mission and directives, appended to the system
+    prompt (``domain.resources.guidance_prompt``). Raises what the LLM raises (``LLMError`` /
+    ``LLMTransientError``) and what a tool raises other than a bad argument; a run that never gets a valid ``done``
+    returns ``finished=False``."""
     document = mode == "document"
     run = _Run(
         llm,
@@ -331,7 +334,8 @@ def run_agent(
     )
     tools.evidence.add_memories(seed)
     run.seeded = bool(seed)
-    run.messages = [system((SYSTEM_DOCUMENT if document else SYSTEM_ANSWER).format(max_tokens=max_tokens))]
+    prompt = (SYSTEM_DOCUMENT if document else SYSTEM_ANSWER).format(max_tokens=max_tokens)
+    run.messages = [system(f"{prompt}\n\n{guidance}" if guidance else prompt)]
     if document:
         opening = f"Mental model: {name or query}\nStanding question: {query}"
         run.messages.append(user(f"{opening}\n\n{_seed_message(seed, seed_chunks)}"))

@@ -10,7 +10,7 @@ Refresh"; reference facts §4.3, §4.6, §4.7, §4.10, §4.11. The rules it keep
 * Delta mode reads only memories written after the watermark and edits the structured document with operations;
   sections no operation names stay byte-identical; ``based_on`` accumulates. It falls back to full with
   ``no_baseline_content`` or ``source_query_changed``.
-* Gone citations (beyond the reference; ``engine/retraction.py``): blocks citing a memory that was deleted or
+* Gone citations (beyond the reference; ``engine/refresh/retraction.py``): blocks citing a memory that was deleted or
   left the scope are removed by the next refresh, delta or full.
 * Nothing is lost: a failed refresh changes neither content, document, watermark nor ``last_refreshed_at``; it
   stamps ``last_refresh_failed_at``, writes a failure history row, and the trace when ``keep_trace`` is on.
@@ -34,6 +34,7 @@ from mindbank.domain.document import (
     render_markdown,
 )
 from mindbank.domain.records import MentalModel, ScoredMemory
+from mindbank.domain.resources import applicable_directives, guidance_prompt
 from mindbank.domain.scope import MemoryFilter, admits, model_scope
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.engine.recall import RecallRequest, recall
@@ -270,13 +271,22 @@ class RefreshRunner:
         recall_call["output"]["chunks"] = [{"memory_ids": list(c.memory_ids), "text": c.text} for c in plan.chunks]
 
     def _extra(self, plan: RefreshPlan, *, full: bool) -> dict[str, Any]:
-        """Keyword arguments only some synthesizers take: the retrieval scope and the source chunks."""
+        """Keyword arguments only some synthesizers take: the retrieval scope, the source chunks, and the bank's
+        mission and directives (``reads_directives``: the LLM engine; the extractive one cannot follow them)."""
         extra: dict[str, Any] = {}
         if full and getattr(self.synthesizer, "retrieves", False):
             extra["scope"] = plan.synthesis_scope
         if getattr(self.synthesizer, "reads_chunks", False):
             extra["chunks"] = plan.chunks
+        if getattr(self.synthesizer, "reads_directives", False):
+            extra["guidance"] = self._guidance(plan.model)
         return extra
+
+    def _guidance(self, model: MentalModel) -> str:
+        """The bank's mission and the active directives that apply to the model's tags, for an LLM prompt."""
+        bank = self.store.get_bank(model.bank_id)
+        directives = applicable_directives(self.store.list_directives(model.bank_id, active_only=True), model.tags)
+        return guidance_prompt(directives, None if bank is None else bank.mission)
 
     def _synthesized(self, plan: RefreshPlan, synthesis: Any) -> None:
         plan.synthesis_input_tokens = synthesis.input_tokens

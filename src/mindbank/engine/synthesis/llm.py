@@ -1,4 +1,4 @@
-"""``LLMSynthesizer``: the Synthesizer port (engine/synthesis.py) backed by an LLM.
+"""``LLMSynthesizer``: the Synthesizer port (engine/synthesis/port.py) backed by an LLM.
 
 * ``compose`` (full refresh) runs the reflect agent loop in document mode (engine/reflect/agent.py) over the
   refresh's scope and snapshot: the pipeline's recall is the seed evidence, the mental-model level is consulted
@@ -188,6 +188,7 @@ class LLMSynthesizer:
     name = "llm"
     retrieves = True  # compose() runs its own tools: the refresh pipeline hands it a SynthesisScope
     reads_chunks = True  # the facts' source chunks go into the prompt beside them (trigger include_chunks)
+    reads_directives = True  # the bank's mission and directives go into the prompts (``guidance``)
     extracts_structured = True
 
     def __init__(self, llm: LLM, *, store: Store, embedder: Embedder) -> None:
@@ -204,9 +205,11 @@ class LLMSynthesizer:
         max_tokens: int,
         scope: SynthesisScope | None = None,
         chunks: Sequence[SourceChunk] = (),
+        guidance: str = "",
     ) -> Synthesis:
-        """Full mode: the agent writes the document (see module docstring). Raises ``SynthesisError`` with reason
-        ``no_answer`` (no valid ``done``, or a permanent provider error) or ``retrieval_failed`` (a tool failed)."""
+        """Full mode: the agent writes the document (see module docstring), following ``guidance`` (the bank's
+        mission and directives). Raises ``SynthesisError`` with reason ``no_answer`` (no valid ``done``, or a
+        permanent provider error) or ``retrieval_failed`` (a tool failed)."""
         tools = ReflectTools(self.store, self.embedder, self._reflect_scope(scope))
         try:
             outcome = run_agent(
@@ -219,6 +222,7 @@ class LLMSynthesizer:
                 name=name,
                 seed=facts,
                 seed_chunks=chunks,
+                guidance=guidance,
             )
         except LLMTransientError:
             raise
@@ -265,9 +269,10 @@ class LLMSynthesizer:
         facts: Sequence[ScoredMemory],
         max_tokens: int,
         chunks: Sequence[SourceChunk] = (),
+        guidance: str = "",
     ) -> Synthesis:
-        """Delta mode: operations folding ``facts`` into ``document`` (module docstring). Raises
-        ``SynthesisError("delta_ops_failed")`` after one refused re-ask or on a permanent provider error."""
+        """Delta mode: operations folding ``facts`` into ``document`` (module docstring), following ``guidance``.
+        Raises ``SynthesisError("delta_ops_failed")`` after one refused re-ask or on a permanent provider error."""
         if not facts:
             return Synthesis()  # nothing new: no call, the pipeline keeps the document
         allowed = {h.memory.id for h in facts} | set(document.memory_ids())
@@ -278,8 +283,9 @@ class LLMSynthesizer:
         }
         if chunks:
             request["source_excerpts"] = [chunk_view(c) for c in chunks]
+        prompt = DELTA_PROMPT.format(max_tokens=max_tokens, current=count_tokens(render_markdown(document)))
         messages = [
-            system(DELTA_PROMPT.format(max_tokens=max_tokens, current=count_tokens(render_markdown(document)))),
+            system(f"{prompt}\n\n{guidance}" if guidance else prompt),
             user(json.dumps(request, ensure_ascii=False)),
         ]
         usage = TokenUsage()

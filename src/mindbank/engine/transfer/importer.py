@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mindbank.domain.records import Bank, Chunk, LLMRequestRecord, MemoryUnit, MentalModel, Operation
+from mindbank.domain.resources import Directive, Webhook, WebhookDelivery
 from mindbank.domain.tags import normalize_tags
 from mindbank.domain.timeutil import utcnow
 from mindbank.domain.transfer import archive as fmt
@@ -39,6 +40,7 @@ from mindbank.store.base import (
     ImportTarget,
     Store,
     StoredDocument,
+    StoredDocumentEvent,
     StoredHistory,
     StoredMemory,
     StoredOperation,
@@ -53,6 +55,7 @@ _NEW_ID: dict[str, Callable[[], str]] = {
     "chunk": lambda: uuid.uuid4().hex,
     "operation": lambda: str(uuid.uuid4()),
     "llm_request": lambda: str(uuid.uuid4()),
+    "delivery": lambda: str(uuid.uuid4()),
 }
 
 
@@ -84,6 +87,7 @@ class ImportPlan:
     replace: set[str] = field(default_factory=set)
     skip_models: set[str] = field(default_factory=set)
     taken_history: set[int] = field(default_factory=set)
+    taken_events: set[int] = field(default_factory=set)
     reuse_vectors: bool = False
     notes: dict[str, Any] = field(default_factory=dict)
 
@@ -138,6 +142,7 @@ def plan_import(
         for old in sorted(store.existing_ids(kind, summary.ids.get(kind, [])), key=str):  # type: ignore[arg-type]
             plan.ids.add(old, make())
     plan.taken_history = store.existing_ids("history", summary.ids.get("history", []))
+    plan.taken_events = store.existing_ids("document_event", summary.ids.get("document_event", []))
     target = options.target_bank_id
     if plan.restore:
         plan.bank = _restored_bank(reader, options, bank_config, plan.notes)
@@ -221,7 +226,8 @@ def import_rows(
     reader: ArchiveReader, plan: ImportPlan, embedded: IO[bytes] | None, dimension: int
 ) -> Iterator[ImportRow]:
     """The rows of the import, in the order the store writes them: documents (each after the deletion it
-    replaces), memories, mental models, their history, the operations log, LLM requests."""
+    replaces), memories, the documents' history, directives and webhooks, mental models, their history, the
+    operations log, webhook deliveries, LLM requests."""
     o, ids = plan.options, plan.ids
     bank_id = o.target_bank_id
     chunk_of: dict[tuple[str, int], str] = {}  # chunks the archive gave no id: (document, index) -> new id
@@ -250,6 +256,14 @@ def import_rows(
                 chunks=tuple(chunks),
             )
         yield from _memories(reader, plan, chunk_of, embedded, dimension)
+        for _, e in reader.records(fmt.DOCUMENT_HISTORY, fmt.DocumentEventRecord):
+            target = plan.documents.get(e.document_id, e.document_id)
+            if target is not None:
+                kept = e.id if e.id is not None and e.id not in plan.taken_events else None
+                yield StoredDocumentEvent(target, e.kind, e.created_at, ids.id(e.operation_id), ids.id(e.fact_id),
+                                          e.facts_added, e.facts_removed, kept)  # fmt: skip
+    if plan.restore and o.include_bank_config:
+        yield from _bank_config(reader, bank_id)
     if o.mental_models:
         for _, rec in reader.records(fmt.MENTAL_MODELS, fmt.MentalModelRecord):
             if rec.id not in plan.skip_models:
@@ -262,6 +276,15 @@ def import_rows(
     if plan.restore and o.include_data:
         for _, op in reader.records(fmt.OPERATIONS, fmt.OperationRecord):
             yield _operation(op, bank_id, ids)
+    if plan.restore and o.include_history and o.include_bank_config:
+        for _, d in reader.records(fmt.DELIVERIES, fmt.DeliveryRecord):
+            yield WebhookDelivery(
+                id=ids.id(d.id) or d.id, bank_id=bank_id, webhook_id=d.webhook_id, event_id=d.event_id,
+                event_type=d.event_type, url=d.url, payload=ids.json(d.payload), status=d.status, attempts=d.attempts,
+                created_at=d.created_at, updated_at=d.updated_at or d.created_at, operation_id=ids.id(d.operation_id),
+                next_retry_at=d.next_retry_at, last_error=d.last_error, last_response_status=d.last_response_status,
+                last_response_body=d.last_response_body, last_attempt_at=d.last_attempt_at,
+            )  # fmt: skip
     if plan.restore and o.include_history:
         for _, r in reader.records(fmt.LLM_REQUESTS, fmt.LLMRequestRecord):
             yield LLMRequestRecord(
@@ -270,6 +293,23 @@ def import_rows(
                 response=ids.json(r.response), error=r.error, input_tokens=r.input_tokens,
                 output_tokens=r.output_tokens, duration_ms=r.duration_ms, created_at=r.created_at,
             )  # fmt: skip
+
+
+def _bank_config(reader: ArchiveReader, bank_id: str) -> Iterator[ImportRow]:
+    """A restored bank's directives and webhooks (their ids are the bank's own: kept, or made when missing)."""
+    now = utcnow()
+    for _, d in reader.records(fmt.DIRECTIVES, fmt.DirectiveRecord):
+        yield Directive(
+            id=d.id or str(uuid.uuid4()), bank_id=bank_id, name=d.name, content=d.content, priority=d.priority,
+            is_active=d.is_active, tags=normalize_tags(d.tags), created_at=d.created_at or now,
+            updated_at=d.updated_at or d.created_at or now,
+        )  # fmt: skip
+    for _, w in reader.records(fmt.WEBHOOKS, fmt.WebhookRecord):
+        yield Webhook(
+            id=w.id or str(uuid.uuid4()), bank_id=bank_id, url=w.url, secret=w.secret,
+            event_types=tuple(w.event_types), enabled=w.enabled, http_config=w.http_config,
+            created_at=w.created_at or now, updated_at=w.updated_at or w.created_at or now,
+        )  # fmt: skip
 
 
 def _memories(

@@ -109,7 +109,8 @@ class ArchiveSummary:
     observations: int = 0
     vectors: int = 0
     model_ids: list[str] = field(default_factory=list)
-    directives: list[fmt.DirectiveRecord] = field(default_factory=list)
+    directives: int = 0
+    webhooks: int = 0
     ids: dict[str, list[Any]] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
@@ -119,19 +120,24 @@ class ArchiveSummary:
             "facts": self.memories - self.observations,
             "observations": self.observations,
             "mental_models": len(self.model_ids),
-            "directives": len(self.directives),
+            "directives": self.directives,
+            "webhooks": self.webhooks,
+            "document_events": len(self.ids.get("document_event", [])),
             "operations": len(self.ids.get("operation", [])),
             "llm_requests": len(self.ids.get("llm_request", [])),
+            "webhook_deliveries": len(self.ids.get("delivery", [])),
         }
 
 
 def inspect_archive(reader: ArchiveReader) -> ArchiveSummary:
     """Check every record of the archive (one streaming pass). Raises :class:`ArchiveError` naming the first
-    problem: malformed records, duplicate ids, a fact whose document or chunk the archive does not hold, an
-    observation whose source line is not an earlier line, a vector that does not match the manifest's dimension."""
+    problem: malformed records, duplicate ids, a fact or a document change whose document (or chunk) the archive does
+    not hold, an observation whose source line is not an earlier line, a vector that does not match the manifest's
+    dimension, a delivery of a webhook the archive does not hold."""
     summary = ArchiveSummary(reader.manifest, reader.extension)
     reader.bank()
-    ids: dict[str, list[Any]] = {k: [] for k in ("memory", "chunk", "history", "operation", "llm_request")}
+    kinds = ("memory", "chunk", "history", "operation", "llm_request", "document_event", "delivery", "webhook")
+    ids: dict[str, list[Any]] = {k: [] for k in kinds}
     seen: dict[str, set[Any]] = {k: set() for k in ids}
 
     def claim(kind: str, value: Any, where: str) -> None:
@@ -168,14 +174,25 @@ def inspect_archive(reader: ArchiveReader) -> ArchiveSummary:
         summary.model_ids.append(model.id)
         for h in model.history:
             claim("history", h.id, where)
-    for number, directive in reader.records(fmt.DIRECTIVES, fmt.DirectiveRecord):
-        if any(d.name == directive.name for d in summary.directives):
-            raise ArchiveError(f"{fmt.DIRECTIVES} line {number}: name: directive {directive.name!r} appears twice")
-        summary.directives.append(directive)
+    for number, event in reader.records(fmt.DOCUMENT_HISTORY, fmt.DocumentEventRecord):
+        where = f"{fmt.DOCUMENT_HISTORY} line {number}"
+        if event.document_id not in chunk_indexes:
+            raise ArchiveError(f"{where}: document_id: {event.document_id!r} is not in {fmt.DOCUMENTS}")
+        claim("document_event", event.id, where)
+    for _, _directive in reader.records(fmt.DIRECTIVES, fmt.DirectiveRecord):
+        summary.directives += 1
+    for number, webhook in reader.records(fmt.WEBHOOKS, fmt.WebhookRecord):
+        claim("webhook", webhook.id, f"{fmt.WEBHOOKS} line {number}")
+        summary.webhooks += 1
     for number, op in reader.records(fmt.OPERATIONS, fmt.OperationRecord):
         claim("operation", op.id, f"{fmt.OPERATIONS} line {number}")
     for number, request in reader.records(fmt.LLM_REQUESTS, fmt.LLMRequestRecord):
         claim("llm_request", request.id, f"{fmt.LLM_REQUESTS} line {number}")
+    for number, delivery in reader.records(fmt.DELIVERIES, fmt.DeliveryRecord):
+        where = f"{fmt.DELIVERIES} line {number}"
+        if delivery.webhook_id not in seen["webhook"]:
+            raise ArchiveError(f"{where}: webhook_id: {delivery.webhook_id!r} is not in {fmt.WEBHOOKS}")
+        claim("delivery", delivery.id, where)
     summary.ids = ids
     return summary
 

@@ -11,7 +11,7 @@ import zipfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from mindbank.domain.records import Bank, HistoryEntry, MentalModel
 from mindbank.domain.timeutil import utcnow
@@ -48,7 +48,6 @@ def write_archive(
     bank_id: str,
     embedding: fmt.EmbeddingInfo,
     producer: str,
-    directives: Sequence[fmt.DirectiveRecord] = (),
     skip_operations: Iterable[str] = (),
 ) -> dict[str, int]:
     """Write the archive of ``snapshot`` to ``out`` (a writable, seekable binary file); returns the count of
@@ -71,6 +70,12 @@ def write_archive(
             with zf.open(fmt.MEMORIES, "w", force_zip64=True) as member:
                 memories = snapshot.memories(document_ids=ids, observations=whole and options.observations)
                 counts.update(_write_memories(member, memories))
+            wanted = None if ids is None else set(ids)
+            with zf.open(fmt.DOCUMENT_HISTORY, "w", force_zip64=True) as member:
+                for event in snapshot.document_events():
+                    if wanted is None or event.document_id in wanted:
+                        member.write(fmt.DocumentEventRecord.model_validate(event, from_attributes=True).line())
+                        counts["document_events"] += 1
         if whole and options.mental_models:
             with zf.open(fmt.MENTAL_MODELS, "w", force_zip64=True) as member:
                 for model, history in snapshot.mental_models():
@@ -78,8 +83,8 @@ def write_archive(
                     counts["mental_models"] += 1
                     counts["history"] += len(history)
         if whole and options.bank_config:
-            zf.writestr(fmt.DIRECTIVES, b"".join(d.line() for d in directives))
-            counts["directives"] = len(directives)
+            counts["directives"] = _write_all(zf, fmt.DIRECTIVES, fmt.DirectiveRecord, snapshot.directives())
+            counts["webhooks"] = _write_all(zf, fmt.WEBHOOKS, fmt.WebhookRecord, snapshot.webhooks())
         if whole and options.documents and options.operations:
             skip = set(skip_operations)
             with zf.open(fmt.OPERATIONS, "w", force_zip64=True) as member:
@@ -88,10 +93,9 @@ def write_archive(
                         member.write(_operation_record(stored).line())
                         counts["operations"] += 1
         if whole and options.llm_requests:
-            with zf.open(fmt.LLM_REQUESTS, "w", force_zip64=True) as member:
-                for record in snapshot.llm_requests():
-                    member.write(fmt.LLMRequestRecord.model_validate(record, from_attributes=True).line())
-                    counts["llm_requests"] += 1
+            counts["llm_requests"] = _write_all(zf, fmt.LLM_REQUESTS, fmt.LLMRequestRecord, snapshot.llm_requests())
+            if options.bank_config:  # the delivery log goes with the webhooks it belongs to
+                counts["webhook_deliveries"] = _write_all(zf, fmt.DELIVERIES, fmt.DeliveryRecord, snapshot.deliveries())
         manifest = fmt.Manifest(
             format=fmt.FORMAT,
             format_version=fmt.FORMAT_VERSION,
@@ -111,6 +115,16 @@ def write_archive(
         )
         zf.writestr(fmt.MANIFEST, manifest.model_dump_json(indent=2))
     return dict(counts)
+
+
+def _write_all(zf: zipfile.ZipFile, name: str, record: type[fmt.Record], rows: Iterable[Any]) -> int:
+    """Write every row as a record line of the member ``name``; returns how many."""
+    count = 0
+    with zf.open(name, "w", force_zip64=True) as member:
+        for row in rows:
+            member.write(record.model_validate(row, from_attributes=True).line())
+            count += 1
+    return count
 
 
 def _write_memories(member: BinaryIO, memories: Iterable[StoredMemory]) -> Counter[str]:

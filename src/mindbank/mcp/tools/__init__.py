@@ -12,11 +12,15 @@ from collections.abc import Collection
 
 from mindbank.mcp.tools.banks import BankTools
 from mindbank.mcp.tools.common import ToolFamily, ToolInputError
+from mindbank.mcp.tools.directives import DirectiveTools
+from mindbank.mcp.tools.documents import DocumentTools
 from mindbank.mcp.tools.memories import MemoryTools
 from mindbank.mcp.tools.mental_models import MentalModelTools
 from mindbank.mcp.tools.operations import OperationTools
 
-FAMILIES: tuple[type[ToolFamily], ...] = (MemoryTools, BankTools, MentalModelTools, OperationTools)
+FAMILIES: tuple[type[ToolFamily], ...] = (
+    MemoryTools, BankTools, MentalModelTools, OperationTools, DocumentTools, DirectiveTools,
+)  # fmt: skip
 
 # Every tool name, in the order tools are listed; MINDBANK_MCP_ENABLED_TOOLS picks from these.
 TOOL_NAMES: tuple[str, ...] = tuple(name for family in FAMILIES for name in family.TOOLS)

@@ -17,13 +17,15 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from mindbank.domain.records import NewMemory
+from mindbank.domain.timeutil import utcnow
 from mindbank.store.base import DocumentWrite
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.queries import Q, tag_list
 from mindbank.store.postgres.rows import COLUMNS, as_vector
+from mindbank.store.resources import ResourceQueries
 
 
-class MemoriesMixin(PostgresBase):
+class MemoriesMixin(PostgresBase, ResourceQueries):
     """Writes to ``documents``, ``chunks`` and ``memory_units``, and the consolidation reads."""
 
     def write_documents(self, bank_id: str, documents: Sequence[DocumentWrite]) -> list[list[str]]:
@@ -48,13 +50,15 @@ class MemoriesMixin(PostgresBase):
         text = item.content
         created = stamp
         chunk_base = 0
-        if existing is not None and item.update_mode == "append":
+        replaced = 0
+        appended = existing is not None and item.update_mode == "append"
+        if appended:
             text = existing["original_text"] + "\n\n" + item.content
             created = existing["created_at"]
             row = cur.execute(Q["count_document_chunks"], (bank_id, doc.document_id)).fetchone()
             chunk_base = int(row["count"]) if row else 0
         elif existing is not None:
-            cur.execute(Q["delete_document_memories"], (bank_id, doc.document_id))
+            replaced = int(cur.execute(Q["delete_document_memories"], (bank_id, doc.document_id)).rowcount)
             cur.execute(Q["delete_document_chunks"], (bank_id, doc.document_id))
         cur.execute(Q["upsert_document"], COLUMNS.document_params(bank_id, doc.document_id, item, text, created, stamp))
         if doc.chunks:
@@ -62,7 +66,10 @@ class MemoriesMixin(PostgresBase):
                 Q["insert_chunk"],
                 [(c.id, bank_id, doc.document_id, chunk_base + c.index, c.text) for c in doc.chunks],
             )
-        return self._insert_memories(cur, bank_id, doc.memories, stamp)
+        ids = self._insert_memories(cur, bank_id, doc.memories, stamp)
+        self._record_document_event(cur, bank_id, doc.document_id, doc.event or ("append" if appended else "retain"),
+                                    stamp, added=len(ids), removed=replaced, operation_id=doc.operation_id)  # fmt: skip
+        return ids
 
     def _insert_memories(
         self, cur: psycopg.Cursor[Any], bank_id: str, memories: Sequence[NewMemory], stamp: datetime
@@ -128,8 +135,9 @@ class MemoriesMixin(PostgresBase):
         with self._tx() as conn:
             if conn.execute(Q["lock_bank"], (bank_id,)).fetchone() is None:
                 return False
+            self._record_fact_event(conn, bank_id, memory_id, "fact_deleted", utcnow())
             if conn.execute(Q["delete_memory"], (bank_id, memory_id)).rowcount == 0:
-                return False
+                return False  # no such memory: the event statement found none either
             self._stamp_memory_write(conn, bank_id)
         return True
 
@@ -152,6 +160,7 @@ class MemoriesMixin(PostgresBase):
             if not conn.execute(Q["get_memories"], (bank_id, [memory_id])).fetchall():
                 return False
             stamp, _ = self._stamp_memory_write(conn, bank_id)
+            self._record_fact_event(conn, bank_id, memory_id, "fact_edited", stamp)
             conn.execute(
                 Q["update_memory"],
                 (

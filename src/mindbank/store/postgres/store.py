@@ -29,6 +29,7 @@ run alike (one named statement, rows mapped by :mod:`mindbank.store.columns`) co
 from __future__ import annotations
 
 from mindbank.store.postgres.banks import BanksMixin
+from mindbank.store.postgres.documents import DocumentsMixin
 from mindbank.store.postgres.memories import MemoriesMixin
 from mindbank.store.postgres.mental_models import MentalModelsMixin
 from mindbank.store.postgres.operations import OperationsMixin
@@ -38,7 +39,9 @@ from mindbank.store.postgres.transfer import TransferMixin
 __all__ = ["PostgresStore"]
 
 
-class PostgresStore(BanksMixin, MemoriesMixin, MentalModelsMixin, SearchMixin, OperationsMixin, TransferMixin):
+class PostgresStore(
+    BanksMixin, MemoriesMixin, MentalModelsMixin, SearchMixin, OperationsMixin, DocumentsMixin, TransferMixin
+):
     """The scale-out store over one PostgreSQL database with the ``vector`` extension.
 
     ``url`` is a libpq URL (``postgresql://user@host:port/db``); ``dimension`` is the embedding width, fixed when the

@@ -19,13 +19,14 @@ import numpy.typing as npt
 from mindbank.domain.records import NewMemory
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.base import DocumentWrite
+from mindbank.store.resources import ResourceQueries
 from mindbank.store.sqlite.connection import SQLiteBase
 from mindbank.store.sqlite.queries import MAX_IDS, Q, marks
 from mindbank.store.sqlite.rows import COLUMNS, index_rows, vector_blob
 from mindbank.store.sqlite.vector_index import IndexRow
 
 
-class MemoriesMixin(SQLiteBase):
+class MemoriesMixin(SQLiteBase, ResourceQueries):
     """Writes to ``documents``, ``chunks`` and ``memory_units``, and the consolidation reads."""
 
     def write_documents(self, bank_id: str, documents: Sequence[DocumentWrite]) -> list[list[str]]:
@@ -47,12 +48,15 @@ class MemoriesMixin(SQLiteBase):
                 text = item.content
                 created = stamp
                 chunk_base = 0
-                if existing is not None and item.update_mode == "append":
+                replaced: list[str] = []
+                appended = existing is not None and item.update_mode == "append"
+                if appended:
                     text = existing["original_text"] + "\n\n" + item.content
                     created = existing["created_at"]
                     chunk_base = conn.execute(Q["count_document_chunks"], (bank_id, doc.document_id)).fetchone()[0]
                 elif existing is not None:
-                    removed.extend(r[0] for r in conn.execute(Q["document_memory_ids"], (bank_id, doc.document_id)))
+                    replaced = [r[0] for r in conn.execute(Q["document_memory_ids"], (bank_id, doc.document_id))]
+                    removed.extend(replaced)
                     conn.execute(Q["delete_document_memories"], (bank_id, doc.document_id))
                     conn.execute(Q["delete_document_chunks"], (bank_id, doc.document_id))
                 conn.execute(
@@ -65,6 +69,9 @@ class MemoriesMixin(SQLiteBase):
                 ids = self._insert_memories(conn, bank_id, doc.memories, stamp)
                 added.extend(index_rows(ids, doc.memories, updated))
                 out.append(ids)
+                kind = doc.event or ("append" if appended else "retain")
+                self._record_document_event(conn, bank_id, doc.document_id, kind, stamp, added=len(ids),
+                                            removed=len(replaced), operation_id=doc.operation_id)  # fmt: skip
             self._advance_index(bank_id, version, added, removed)
         return out
 
@@ -142,9 +149,10 @@ class MemoriesMixin(SQLiteBase):
     def delete_memory(self, bank_id: str, memory_id: str) -> bool:
         """Delete one memory from every index; a deletion is a memory write (it advances the bank's stamp)."""
         with self._tx() as conn:
+            self._record_fact_event(conn, bank_id, memory_id, "fact_deleted", to_iso(utcnow()))
             cur = conn.execute(Q["delete_memory"], (bank_id, memory_id))
             if cur.rowcount == 0:
-                return False
+                return False  # no such memory: the event statement found none either
             _, version = self._stamp_memory_write(conn, bank_id)
             self._advance_index(bank_id, version, [], [memory_id])
         return True
@@ -167,6 +175,7 @@ class MemoriesMixin(SQLiteBase):
             if row is None:
                 return False
             stamp, version = self._stamp_memory_write(conn, bank_id)
+            self._record_fact_event(conn, bank_id, memory_id, "fact_edited", stamp)
             new_tags = json.loads(row["tags"]) if tags is None else sorted(set(tags))
             vector = np.frombuffer(row["embedding"], dtype="<f4") if embedding is None else np.asarray(embedding)
             conn.execute(

@@ -19,6 +19,8 @@ from typing import Any
 
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.timeutil import to_iso
+from mindbank.store.sqlite.resource_queries import RESOURCE_Q
+from mindbank.store.sqlite.transfer_queries import TRANSFER_Q
 
 # every memory column but the embedding blob, which readers of MemoryUnit never need
 MEMORY_COLUMNS = (
@@ -287,97 +289,19 @@ Q: dict[str, str] = {
         "SELECT * FROM llm_requests WHERE bank_id = ? AND operation_id = ? ORDER BY created_at, id LIMIT ?"
     ),
     "purge_llm_requests": "DELETE FROM llm_requests WHERE created_at < ?",
-    # ---------------------------------------------------------------- bank transfer: snapshot reads (keyset pages)
-    # a read transaction on a reader connection is a snapshot in WAL mode: every page sees the same commit
-    "begin_snapshot": "BEGIN",
-    "end_snapshot": "COMMIT",
-    "snap_documents": "SELECT * FROM documents WHERE bank_id = ? AND id > ? ORDER BY id LIMIT ?",
-    "snap_documents_in": "SELECT * FROM documents WHERE bank_id = ? AND id IN ({marks}) ORDER BY id",
-    "snap_chunks_in": (
-        "SELECT * FROM chunks WHERE bank_id = ? AND document_id IN ({marks}) ORDER BY document_id, chunk_index"
-    ),
-    # ? = whether observations are read too
-    # the chunk's position in its document is read along (an archive names chunks by position)
-    "snap_memories": (
-        f"SELECT m.seq, {MEMORY_COLUMNS_M}, m.embedding, c.chunk_index FROM memory_units m "
-        "LEFT JOIN chunks c ON c.id = m.chunk_id WHERE m.bank_id = ? "
-        "AND (? OR m.fact_type != 'observation') AND m.seq > ? ORDER BY m.seq LIMIT ?"
-    ),
-    "snap_document_memories": (
-        f"SELECT m.seq, {MEMORY_COLUMNS_M}, m.embedding, c.chunk_index FROM memory_units m "
-        "LEFT JOIN chunks c ON c.id = m.chunk_id WHERE m.bank_id = ? AND m.document_id IN ({marks}) "
-        "AND m.fact_type != 'observation' AND m.seq > ? ORDER BY m.seq LIMIT ?"
-    ),
-    "snap_mental_models": "SELECT * FROM mental_models WHERE bank_id = ? ORDER BY id",
-    "snap_history": (
-        "SELECT id, mental_model_id, content, changed_at FROM mental_model_history "
-        "WHERE bank_id = ? AND mental_model_id = ? ORDER BY id"
-    ),
-    "snap_operations": "SELECT * FROM operations WHERE bank_id = ? AND id > ? ORDER BY id LIMIT ?",
-    "snap_llm_requests": "SELECT * FROM llm_requests WHERE bank_id = ? AND id > ? ORDER BY id LIMIT ?",
-    # ---------------------------------------------------------------- bank transfer: ids an import would collide with
-    "existing_memory_ids": "SELECT id FROM memory_units WHERE id IN ({marks})",
-    "existing_chunk_ids": "SELECT id FROM chunks WHERE id IN ({marks})",
-    "existing_operation_ids": "SELECT id FROM operations WHERE id IN ({marks})",
-    "existing_llm_request_ids": "SELECT id FROM llm_requests WHERE id IN ({marks})",
-    "existing_history_ids": "SELECT id FROM mental_model_history WHERE id IN ({marks})",
-    "existing_document_ids": "SELECT id FROM documents WHERE bank_id = ? AND id IN ({marks})",
-    "existing_mental_model_ids": "SELECT id FROM mental_models WHERE bank_id = ? AND id IN ({marks})",
-    # ---------------------------------------------------------------- bank transfer: import (rows as archived)
-    "import_bank": (
-        "INSERT INTO banks (bank_id, name, config, created_at, updated_at, last_memory_write_at, mission, "
-        "disposition) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-    ),
-    # the restored bank's stamp covers every imported memory (its own stamp may be newer: a deletion)
-    "import_bank_stamp": (
-        "UPDATE banks SET last_memory_write_at = CASE WHEN last_memory_write_at IS NULL OR last_memory_write_at < ? "
-        "THEN ? ELSE last_memory_write_at END, memory_version = memory_version + 1 WHERE bank_id = ?"
-    ),
-    "import_document": (
-        "INSERT INTO documents (bank_id, id, original_text, content_hash, tags, metadata, context, created_at, "
-        "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    ),
-    "delete_document": "DELETE FROM documents WHERE bank_id = ? AND id = ?",
-    "import_memory": (
-        "INSERT INTO memory_units (id, bank_id, document_id, chunk_id, text, fact_type, tags, context, "
-        "metadata, occurred_start, occurred_end, mentioned_at, embedding, source_memory_ids, proof_count, "
-        "consolidated_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    ),
-    "import_history": (
-        "INSERT INTO mental_model_history (id, bank_id, mental_model_id, content, changed_at) VALUES (?, ?, ?, ?, ?)"
-    ),
-    "import_history_new": (
-        "INSERT INTO mental_model_history (bank_id, mental_model_id, content, changed_at) VALUES (?, ?, ?, ?)"
-    ),
-    # AUTOINCREMENT already moves past explicit ids; kept so both stores run the same import
-    "sync_history_ids": (
-        "UPDATE sqlite_sequence SET seq = MAX(seq, (SELECT MAX(id) FROM mental_model_history)) "
-        "WHERE name = 'mental_model_history'"
-    ),
-    "import_operation": (
-        "INSERT INTO operations (id, bank_id, operation_type, status, payload, result, error, retry_count, "
-        "next_retry_at, mental_model_id, created_at, updated_at, completed_at, worker_id, lease_expires_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    ),
-    # ---------------------------------------------------------------- stored files
-    "insert_file": (
-        "INSERT INTO file_storage (key, bank_id, filename, content_type, byte_size, chunk_count, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)"
-    ),
-    "insert_file_chunk": "INSERT INTO file_storage_chunks (key, seq, data) VALUES (?, ?, ?)",
-    "finish_file": "UPDATE file_storage SET byte_size = ?, chunk_count = ? WHERE key = ?",
-    "get_file": "SELECT * FROM file_storage WHERE key = ?",
-    "get_file_chunk": "SELECT data FROM file_storage_chunks WHERE key = ? AND seq = ?",
-    "delete_file": "DELETE FROM file_storage WHERE key = ?",
-    "purge_files": "DELETE FROM file_storage WHERE created_at < ? AND key LIKE ? ESCAPE '\\'",
     # ---------------------------------------------------------------- introspection (the dump test helper)
+    # worker heartbeats are process liveness, not data: a running worker writes them whatever a request does
     "list_tables": (
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'memory_fts%' "
-        "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        "AND name NOT LIKE 'sqlite_%' AND name != 'worker_heartbeats' ORDER BY name"
     ),
     # {table} is a name list_tables returned
     "dump_table": "SELECT * FROM {table} ORDER BY 1",
 }
+# documents, directives, webhooks, operation administration, LLM request log, heartbeats: resource_queries.py
+Q.update(RESOURCE_Q)
+# bank transfer (snapshots, imports) and stored files: transfer_queries.py
+Q.update(TRANSFER_Q)
 
 HISTORY_KIND = {
     True: "json_extract(content, '$.kind') = 'refresh_failed'",

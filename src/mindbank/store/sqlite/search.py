@@ -104,11 +104,15 @@ class SearchMixin(SQLiteBase):
         return [found[i] for i in ids if i in found]
 
     def list_memories(
-        self, bank_id: str, flt: MemoryFilter, *, query: str | None, limit: int, offset: int
-    ) -> tuple[list[MemoryUnit], int]:
-        """A page of memories passing ``flt`` (and containing ``query`` as a substring, case-insensitive), newest
-        first, with the total."""
+        self, bank_id: str, flt: MemoryFilter, *, query: str | None, limit: int, offset: int,
+        document_id: str | None = None,
+    ) -> tuple[list[MemoryUnit], int]:  # fmt: skip
+        """A page of memories passing ``flt`` (and containing ``query`` as a substring, case-insensitive; drawn
+        from ``document_id`` when given), newest first, with the total."""
         where, params = filter_sql(flt)
+        if document_id is not None:
+            where += " AND m.document_id = ?"
+            params.append(document_id)
         if query:
             where += " AND m.text LIKE ? ESCAPE '\\'"
             params.append(substring_pattern(query))

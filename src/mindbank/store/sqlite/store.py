@@ -18,6 +18,7 @@ methods both backends run alike (one named statement, rows mapped by :mod:`mindb
 from __future__ import annotations
 
 from mindbank.store.sqlite.banks import BanksMixin
+from mindbank.store.sqlite.documents import DocumentsMixin
 from mindbank.store.sqlite.memories import MemoriesMixin
 from mindbank.store.sqlite.mental_models import MentalModelsMixin
 from mindbank.store.sqlite.operations import OperationsMixin
@@ -27,5 +28,7 @@ from mindbank.store.sqlite.transfer import TransferMixin
 __all__ = ["SQLiteStore"]
 
 
-class SQLiteStore(BanksMixin, MemoriesMixin, MentalModelsMixin, SearchMixin, OperationsMixin, TransferMixin):
+class SQLiteStore(
+    BanksMixin, MemoriesMixin, MentalModelsMixin, SearchMixin, OperationsMixin, DocumentsMixin, TransferMixin
+):
     """The embedded store. ``path`` is a file path or ``":memory:"`` (one shared connection)."""
