@@ -1,5 +1,5 @@
 """Command line of the benchmarks: ``python -m bench {locomo-recall,retain,refresh-cost,freshness,scale,operators,
-gate-calibration,load,knowledge-base} ...``."""
+gate-calibration,load,knowledge-base,transfer} ...``."""
 
 from __future__ import annotations
 
@@ -90,6 +90,11 @@ def _parser() -> argparse.ArgumentParser:
     kb.add_argument("--sizes", nargs="+", type=int, default=[100, 1000], help="page counts (default: 100 1000)")
     kb.add_argument("--database-url", default=None, help="a postgresql:// URL (default: a temporary SQLite file)")
     kb.add_argument("--json", type=Path, default=None, help="report path (default bench/results/knowledge-base-*.json)")
+
+    transfer = sub.add_parser("transfer", help="export a bank and restore it elsewhere: time, archive size, memory")
+    transfer.add_argument("--sizes", nargs="+", type=int, default=[10_000], help="bank sizes (memories)")
+    transfer.add_argument("--database-url", default=None, help="restore into this postgresql:// URL (default SQLite)")
+    transfer.add_argument("--json", type=Path, default=None, help="report path (default bench/results/transfer-*.json)")
     return parser
 
 
@@ -149,6 +154,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import knowledge_base
 
         knowledge_base.run(args.sizes, database_url=args.database_url, json_out=args.json)
+    elif args.command == "transfer":
+        from bench import transfer
+
+        transfer.run(args.sizes, database_url=args.database_url, json_out=args.json)
     else:
         from bench import scale
 

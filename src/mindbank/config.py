@@ -217,6 +217,12 @@ OPTIONS: tuple[Option, ...] = (
         "JSON object: the trigger a new knowledge page starts from (any trigger field; unset: delta mode, "
         "observations only, refreshed after consolidation). A bank overrides it; a page's own trigger is merged over.",
     ),
+    Option(
+        "transfer_retention_hours",
+        float,
+        24.0,
+        "Hours an exported bank archive stays downloadable (and an unused uploaded one is kept) before it is purged.",
+    ),
     *LLM_OPTIONS,
 )
 
@@ -321,6 +327,8 @@ class Settings:
     max_offset: int = 1_000_000_000
 
     knowledge_page_default_trigger: dict[str, Any] | None = None
+
+    transfer_retention_hours: float = 24.0
 
     # LLM (see LLM_OPTIONS); api keys stay out of repr() so a logged Settings never shows one
     llm_provider: str = "extractive"

@@ -321,6 +321,8 @@ def test_migrated_database_has_the_schema(store: Store) -> None:
         "mental_model_history",
         "operations",
         "schema_version",
+        "file_storage",
+        "file_storage_chunks",
     } <= tables
     versions = [row[0] for row in store.dump()["schema_version"]]  # type: ignore[attr-defined]
     # every shipped migration applied, in order (numbers are ranges reserved per change, so they may skip)

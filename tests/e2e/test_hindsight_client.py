@@ -199,3 +199,52 @@ def test_reference_client_drives_every_knowledge_base_method(server: str, mindba
         assert client.list_mental_models("b").total == 1
     finally:
         client.close()
+
+
+def test_reference_client_backs_up_restores_clones_and_exports_documents(server: str, mindbank: MindBank) -> None:
+    """``export_bank`` / ``import_bank`` / ``clone_bank`` / ``export_documents`` of hindsight-client 1.1.0, its
+    document-transfer import and its bank-template calls, against a live mindbank."""
+    from hindsight_client.hindsight_client import _run_async
+    from hindsight_client_api.api.bank_templates_api import BankTemplatesApi
+    from hindsight_client_api.models.bank_template_manifest import BankTemplateManifest
+
+    client = hindsight_client.Hindsight(base_url=server)
+    try:
+        client.retain("b", "Alice: I started training for the Berlin marathon.", tags=["user:alice"],
+                      document_id="d1")  # fmt: skip
+        client.retain("b", "Bob: I bake sourdough bread.", tags=["user:bob"], document_id="d2")
+        created = client.create_mental_model("b", name="Alice", source_query="What is Alice training for?",
+                                             tags=["user:alice"], id="alice")  # fmt: skip
+        wait(mindbank, "b", created.operation_id)
+        mindbank.worker.stop()
+        mindbank.run_pending()  # settle the consolidations the retains queued
+        mindbank.worker.start()
+
+        archive = client.export_bank("b", poll_interval=0.05, timeout=60)
+        assert archive[:2] == b"PK"
+        operation_id = client.import_bank("b", archive, target_bank_id="restored")
+        wait(mindbank, "b", operation_id)
+        status = _run_async(client.operations.get_operation_status("b", operation_id))  # type: ignore[attr-defined]
+        assert status.status == "completed" and status.result_metadata["documents_imported"] == 2
+        restored = client.get_mental_model("restored", "alice")
+        assert restored.is_stale is False and "marathon" in restored.content
+
+        operation_id = client.clone_bank("b", "cloned")
+        wait(mindbank, "b", operation_id)
+        assert client.get_mental_model("cloned", "alice").is_stale is False
+        assert {b.bank_id for b, _ in mindbank.list_banks()} == {"b", "restored", "cloned"}
+
+        documents = client.export_documents("b", document_ids=["d2"], poll_interval=0.05, timeout=60)
+        submitted = _run_async(client.document_transfer.import_documents("cloned", documents, on_conflict="new-id"))
+        wait(mindbank, "cloned", submitted.operation_id)
+        bread = [m for m in mindbank.list_memories("cloned", limit=100)[0] if "sourdough" in m.text]
+        assert len(bread) == 2 and len({m.document_id for m in bread}) == 2
+
+        templates = BankTemplatesApi(client._api_client)  # type: ignore[attr-defined]
+        manifest = _run_async(templates.export_bank_template("b"))
+        assert manifest.version == "1" and [m.id for m in manifest.mental_models] == ["alice"]
+        result = _run_async(templates.import_bank_template("templated", BankTemplateManifest.from_dict(
+            manifest.to_dict())))  # fmt: skip
+        assert result.mental_models_created == ["alice"] and len(result.operation_ids) == 1
+    finally:
+        client.close()

@@ -45,6 +45,9 @@ SQLITE_ONLY = {
     "claim_candidate",
     # dump(): PostgreSQL composes SELECT * FROM <table> with psycopg.sql.Identifier
     "dump_table",
+    # a bank snapshot is an explicit read transaction (PostgreSQL: conn.transaction() and set_snapshot)
+    "begin_snapshot",
+    "end_snapshot",
 }
 
 # statements only the PostgreSQL store runs, and why SQLite has no counterpart
@@ -61,6 +64,8 @@ POSTGRES_ONLY = {
     "set_iterative_scan",
     "vector_search",
     "memory_vectors",
+    # the snapshot transaction's isolation (SQLite: a WAL read transaction is a snapshot already)
+    "set_snapshot",
 }
 
 # format slots only SQLite statements take: {marks} is the ``?,?,…`` of an IN list where PostgreSQL binds one array,

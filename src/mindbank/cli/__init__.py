@@ -6,9 +6,9 @@ Local commands open the database themselves: ``serve``, ``worker``, ``mcp`` (std
 ``mm ...`` (:mod:`.mental_models`), ``kb ...`` (:mod:`.knowledge_base`), ``config`` and ``profile``
 (:mod:`.bank_config`), ``ops ...`` (:mod:`.operations`), ``docs ...`` (:mod:`.documents`), ``directives ...``
 (:mod:`.directives`), ``webhooks ...`` (:mod:`.webhooks`), ``health``, ``metrics``, ``llm-requests``
-(:mod:`.monitoring`), ``keys ...`` (:mod:`.api_keys`), ``stats`` (:mod:`.stats`). They print for people by default
-(rich, :mod:`.output`) and JSON with ``--json``; an error answer exits 1 with the server's message on stderr, a usage
-error exits 2 (:mod:`.common`).
+(:mod:`.monitoring`), ``keys ...`` (:mod:`.api_keys`), ``stats`` (:mod:`.stats`), ``bank ...`` (:mod:`.transfer`).
+They print for people by default (rich, :mod:`.output`) and JSON with ``--json``; an error answer exits 1 with the
+server's message on stderr, a usage error exits 2 (:mod:`.common`).
 
 A command group is one module with ``register(subparsers)``, listed once in :data:`COMMAND_GROUPS`.
 """
@@ -32,6 +32,7 @@ from mindbank.cli import (
     operations,
     server,
     stats,
+    transfer,
     webhooks,
 )
 from mindbank.cli.common import Subparsers, UsageError
@@ -53,6 +54,7 @@ COMMAND_GROUPS: tuple[Callable[[Subparsers], None], ...] = (
     monitoring.register,
     stats.register,
     api_keys.register,
+    transfer.register,
 )
 
 

@@ -40,6 +40,8 @@ from mindbank.client.models import (
     RetainResponse,
     StatusResponse,
     TagList,
+    TemplateImportResult,
+    TransferSubmitted,
 )
 
 __all__ = [
@@ -74,4 +76,6 @@ __all__ = [
     "RetainResponse",
     "StatusResponse",
     "TagList",
+    "TemplateImportResult",
+    "TransferSubmitted",
 ]

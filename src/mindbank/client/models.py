@@ -393,3 +393,26 @@ class DeleteNodeResponse(_Response):
     node_id: str | None = None
     deleted_folders: int = 0
     deleted_pages: int = 0
+
+
+# ---------------------------------------------------------------- bank transfer and templates
+class TransferSubmitted(_Response):
+    """``POST /transfer/export|import``, ``/clone``, ``/document-transfer[/export]`` (202): the queued operation.
+    An export's ``result_metadata.download_url`` names its archive once it completed."""
+
+    operation_id: str
+    status: str = "pending"
+
+
+class TemplateImportResult(_Response):
+    """``POST /import`` (bank template): what was (or, with ``dry_run``, would be) applied."""
+
+    bank_id: str
+    config_applied: bool
+    mental_models_created: list[str] = Field(default_factory=list)
+    mental_models_updated: list[str] = Field(default_factory=list)
+    directives_created: list[str] = Field(default_factory=list)
+    directives_updated: list[str] = Field(default_factory=list)
+    operation_ids: list[str] = Field(default_factory=list)
+    dry_run: bool = False
+    config_ignored: list[str] = Field(default_factory=list)

@@ -14,7 +14,7 @@ from mindbank.errors import InvalidInputError, NotFoundError
 from mindbank.service.core import ServiceCore
 
 
-def _config_value_problem(key: str, kind: type, value: Any, limits: Limits) -> str | None:
+def config_value_problem(key: str, kind: type, value: Any, limits: Limits) -> str | None:
     """Why ``value`` is not acceptable for the bank override ``key`` of type ``kind`` (None when it is): integers
     are token budgets (``max_token_budget``; daily budgets up to ``MAX_DAILY_TOKEN_BUDGET``, 0 refusing every
     automatic refresh) or, for the refresh interval, seconds up to ten years; the one object, a knowledge page's
@@ -117,7 +117,7 @@ class BanksService(ServiceCore):
                 raise InvalidInputError(f"updates.{key}", f"unknown setting; allowed: {', '.join(BANK_OVERRIDABLE)}")
             if value is None:
                 continue
-            problem = _config_value_problem(key, kind, value, self.limits)
+            problem = config_value_problem(key, kind, value, self.limits)
             if problem:
                 raise InvalidInputError(f"updates.{key}", problem)
         self.store.update_bank_config(bank_id, updates)

@@ -1,9 +1,10 @@
 """``MindBank``: the one facade every surface (HTTP API, MCP, CLI, demo, in-process users) calls.
 
 It is composed from resource modules — banks, memories, documents, files, knowledge base, mental models, operations
-(and their administration), reflect (with directives), webhooks, health — over one shared core
-(store, embedder, settings, clock, LLMs, worker); the worker runs :class:`~mindbank.service.jobs.Jobs`. Errors are
-the domain errors of :mod:`mindbank.errors`. A new resource family is a module here and one base class below.
+(and their administration), reflect (with directives), webhooks, health, access (scoped API keys), transfer,
+templates — over one shared core (store, embedder, settings, clock, LLMs, worker); the worker runs
+:class:`~mindbank.service.jobs.Jobs`. Errors are the domain errors of :mod:`mindbank.errors`. A new resource family
+is a module here and one base class below.
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ from mindbank.service.metrics import Metrics
 from mindbank.service.operations import OperationsService
 from mindbank.service.operations_admin import OperationsAdminService
 from mindbank.service.reflect import ReflectService
+from mindbank.service.templates import TemplatesService
 from mindbank.service.tracing import LLMTracer
+from mindbank.service.transfer import TransferService
 from mindbank.service.webhooks import WebhooksService
 from mindbank.store.base import Store
 from mindbank.store.open import open_store
@@ -51,6 +54,7 @@ from mindbank.worker.scheduler import Scheduler
 class MindBank(
     BanksService, DocumentsService, FilesService, MemoriesService, KnowledgeService, MentalModelsService,
     OperationsAdminService, OperationsService, ReflectService, WebhooksService, HealthService, AccessService,
+    TransferService, TemplatesService,
 ):  # fmt: skip
     """The memory server's engine room, usable in-process: ``MindBank.open()``.
 

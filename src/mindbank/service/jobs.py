@@ -58,6 +58,7 @@ class Jobs:
             "consolidation": self.run_consolidation,
             "reprocess_document": self.mb.run_reprocess,
             "webhook_delivery": self.mb.run_webhook_delivery,
+            **self.mb.transfer_handlers(),
         }
         # observed: the events of finished operations (webhooks, metrics: service/job_events.py)
         return {kind: self.in_llm_context(observed(self.mb, kind, handler)) for kind, handler in raw.items()}

@@ -174,10 +174,12 @@ class SharedQueries:
 
     # ---------------------------------------------------------------- operations and LLM tracing
 
-    def submit_operation(self, op: Operation) -> None:
-        """Insert a new operation (bank auto-created)."""
+    def submit_operation(self, op: Operation, *, ensure_bank: bool = True) -> None:
+        """Insert a new operation (bank auto-created unless ``ensure_bank`` is false: a restore records its
+        operation against the bank it is about to create)."""
         with self._tx() as conn:
-            self._ensure_bank(conn, op.bank_id)
+            if ensure_bank:
+                self._ensure_bank(conn, op.bank_id)
             conn.execute(self._q["insert_operation"], self._columns.operation_params(op))
 
     def submit_operation_once(self, op: Operation) -> tuple[Operation, bool]:

@@ -17,6 +17,7 @@ from typing import Any
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TAGS_MATCH_MODES
 from mindbank.store.postgres.resource_queries import RESOURCE_Q
+from mindbank.store.postgres.transfer_queries import TRANSFER_Q
 
 # memory columns returned to callers (never the embedding or the tsvector: they are large and nobody reads them)
 MEMORY_COLUMNS = (
@@ -448,6 +449,8 @@ Q: dict[str, str] = {
 }
 # documents, directives, webhooks, operation administration, LLM request log, heartbeats: resource_queries.py
 Q.update(RESOURCE_Q)
+# bank transfer (snapshots, imports) and stored files: transfer_queries.py
+Q.update(TRANSFER_Q)
 
 HISTORY_KIND = {
     True: "content->>'kind' = 'refresh_failed'",

@@ -19,8 +19,9 @@ sorted, exactly as the SQLite store returns them.
 
 The store is one class assembled from a mixin per query family, each over :class:`PostgresBase` (pool, transactions,
 bank locking and stamping): :mod:`.banks`, :mod:`.memories` (writes and consolidation), :mod:`.search` (memory
-reads), :mod:`.mental_models` (models, history, citations, staleness), :mod:`.operations` (the queue and LLM tracing)
-and :mod:`.knowledge` (the knowledge-base tree, written once in :mod:`mindbank.store.knowledge`). Row conversion
+reads), :mod:`.mental_models` (models, history, citations, staleness), :mod:`.operations` (the queue and LLM
+tracing), :mod:`.knowledge` (the knowledge-base tree, written once in :mod:`mindbank.store.knowledge`) and
+:mod:`.transfer` (bank snapshots, imports and stored files, over :mod:`mindbank.store.transfer`). Row conversion
 lives in :mod:`.rows`, every SQL statement in :mod:`.queries`. The methods both backends run alike (one named
 statement, rows mapped by :mod:`mindbank.store.columns`) come from :class:`~mindbank.store.shared.SharedQueries`,
 the root of :class:`PostgresBase`.
@@ -36,6 +37,7 @@ from mindbank.store.postgres.memories import MemoriesMixin
 from mindbank.store.postgres.mental_models import MentalModelsMixin
 from mindbank.store.postgres.operations import OperationsMixin
 from mindbank.store.postgres.search import SearchMixin
+from mindbank.store.postgres.transfer import TransferMixin
 
 __all__ = ["PostgresStore"]
 
@@ -49,6 +51,7 @@ class PostgresStore(
     DocumentsMixin,
     ApiKeysQueries,
     KnowledgeMixin,
+    TransferMixin,
 ):
     """The scale-out store over one PostgreSQL database with the ``vector`` extension.
 

@@ -20,6 +20,7 @@ from typing import Any
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.timeutil import to_iso
 from mindbank.store.sqlite.resource_queries import RESOURCE_Q
+from mindbank.store.sqlite.transfer_queries import TRANSFER_Q
 
 # every memory column but the embedding blob, which readers of MemoryUnit never need
 MEMORY_COLUMNS = (
@@ -441,6 +442,8 @@ Q: dict[str, str] = {
 }
 # documents, directives, webhooks, operation administration, LLM request log, heartbeats: resource_queries.py
 Q.update(RESOURCE_Q)
+# bank transfer (snapshots, imports) and stored files: transfer_queries.py
+Q.update(TRANSFER_Q)
 
 HISTORY_KIND = {
     True: "json_extract(content, '$.kind') = 'refresh_failed'",

@@ -9,8 +9,9 @@ and rebuilt when ``banks.memory_version`` shows another process wrote.
 The store is one class assembled from a mixin per query family, each over :class:`SQLiteBase` (connections,
 transactions, bank stamping, the vector-index cache): :mod:`.banks`, :mod:`.memories` (writes and consolidation),
 :mod:`.search` (memory reads), :mod:`.mental_models` (models, history, citations, staleness), :mod:`.operations`
-(the queue and LLM tracing) and :mod:`.knowledge` (the knowledge-base tree, written once in
-:mod:`mindbank.store.knowledge`). Row conversion lives in :mod:`.rows`, every SQL statement in :mod:`.queries`. The
+(the queue and LLM tracing), :mod:`.knowledge` (the knowledge-base tree, written once in
+:mod:`mindbank.store.knowledge`) and :mod:`.transfer` (bank snapshots, imports and stored files, over
+:mod:`mindbank.store.transfer`). Row conversion lives in :mod:`.rows`, every SQL statement in :mod:`.queries`. The
 methods both backends run alike (one named statement, rows mapped by :mod:`mindbank.store.columns`) come from
 :class:`~mindbank.store.shared.SharedQueries`, the root of :class:`SQLiteBase`.
 """
@@ -25,6 +26,7 @@ from mindbank.store.sqlite.memories import MemoriesMixin
 from mindbank.store.sqlite.mental_models import MentalModelsMixin
 from mindbank.store.sqlite.operations import OperationsMixin
 from mindbank.store.sqlite.search import SearchMixin
+from mindbank.store.sqlite.transfer import TransferMixin
 
 __all__ = ["SQLiteStore"]
 
@@ -38,5 +40,6 @@ class SQLiteStore(
     DocumentsMixin,
     ApiKeysQueries,
     KnowledgeMixin,
+    TransferMixin,
 ):
     """The embedded store. ``path`` is a file path or ``":memory:"`` (one shared connection)."""
