@@ -29,6 +29,10 @@ def _parser() -> argparse.ArgumentParser:
     retain.add_argument("path", type=Path, metavar="PATH", help="a LoCoMo conversation JSON file")
     retain.add_argument("--repeat", type=int, default=3, help="timed runs, each into a fresh database (default 3)")
     retain.add_argument("--json", type=Path, default=None, help="report path (default bench/results/retain.json)")
+    retain.add_argument(
+        "--consolidation", action="store_true",
+        help="also time consolidating the conversation: retained in one call, and turn by turn",
+    )  # fmt: skip
     cost = sub.add_parser(
         "refresh-cost",
         help="synthesis input per refresh, delta vs full, session by session; or (--failing-provider) the LLM calls "
@@ -117,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "retain":
         from bench import retain
 
-        retain.run(args.path, repeat=args.repeat, json_out=args.json)
+        retain.run(args.path, repeat=args.repeat, json_out=args.json, with_consolidation=args.consolidation)
     elif args.command == "refresh-cost" and args.failing_provider:
         from bench import failing_provider
 
