@@ -36,6 +36,8 @@ SQLITE_ONLY = {
     "index_rows",
     "document_memory_ids",
     "memory_index_fields",
+    # consolidation's neighbours: the in-process index, with the pending facts masked out by id
+    "pending_fact_ids",
     # FTS5: rank the index alone, then keep the candidates in the bank and filter; term pruning by document count
     "keyword_ranked",
     "keyword_candidates",
@@ -55,6 +57,8 @@ POSTGRES_ONLY = {
     # the database clock and the pgvector version (SQLite: the process clock, no extension)
     "db_now",
     "vector_version",
+    # consolidation's neighbours through HNSW (SQLite: the in-process index and pending_fact_ids)
+    "consolidated_neighbours",
     # row and advisory locks: SQLite's BEGIN IMMEDIATE already serialises every writer
     "lock_bank",
     "lock_coalesce_key",

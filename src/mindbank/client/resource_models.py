@@ -63,7 +63,8 @@ class ChunkList(_Response):
 
 
 class DocumentEvent(_Response):
-    """One change to a document: ``kind`` retain, append, reprocess, retag, fact_edited or fact_deleted."""
+    """One change to a document: ``kind`` retain, append, reprocess, retag, update, fact_edited or
+    fact_deleted."""
 
     document_id: str
     kind: str

@@ -75,6 +75,8 @@ class NewMemory:
     mentioned_at: datetime | None
     source_memory_ids: tuple[str, ...] | None = None  # observations: the facts they consolidate
     proof_count: int | None = None
+    # a fact of an item without document_id: a stored fact with the same key takes it as a repeat (domain/repeats.py)
+    repeat_key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +99,10 @@ class MemoryUnit:
     updated_at: datetime
     source_memory_ids: tuple[str, ...] | None = None
     proof_count: int | None = None
+    # how often the fact was retained (1 + its repeats) and when last (None until a repeat: then ``mentioned_at``
+    # is the only mention)
+    mention_count: int = 1
+    last_mentioned_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-DocumentEventKind = Literal["retain", "append", "reprocess", "retag", "fact_edited", "fact_deleted"]
+DocumentEventKind = Literal["retain", "append", "reprocess", "retag", "update", "fact_edited", "fact_deleted"]
 
 # Webhook events: the reference's three, plus the two mental-model events it lacks (beyond the reference).
 # memory_defense.triggered is accepted for compatibility; mindbank has no memory defense, so it never fires.

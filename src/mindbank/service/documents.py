@@ -71,8 +71,8 @@ class DocumentsService(MemoriesService):
     def document_history(
         self, bank_id: str, document_id: str, *, limit: int = 100, offset: int = 0
     ) -> tuple[list[DocumentEvent], int]:
-        """A page of the document's changes, newest first (retain, append, reprocess, retag, fact_edited,
-        fact_deleted), and the total. Raises :class:`NotFoundError`."""
+        """A page of the document's changes, newest first (retain, append, reprocess, retag, update,
+        fact_edited, fact_deleted), and the total. Raises :class:`NotFoundError`."""
         self.get_document(bank_id, document_id)
         return self.store.list_document_events(bank_id, document_id, limit=limit, offset=offset)
 

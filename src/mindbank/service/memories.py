@@ -20,6 +20,7 @@ from mindbank.domain.limits import (
     check_token_budget,
 )
 from mindbank.domain.records import FactType, MemoryUnit, Operation, RetainItem, ScoredMemory
+from mindbank.domain.repeats import content_hash, restate_eligible
 from mindbank.domain.tags import TagsMatch, freeze_groups, normalize_tags, validate_tag_groups
 from mindbank.domain.timeutil import parse_timestamp, to_iso, utcnow
 from mindbank.engine.consolidate.plan import ObservationScopes
@@ -30,11 +31,12 @@ from mindbank.errors import ConflictError, InvalidInputError, NotFoundError, Pay
 from mindbank.service.core import ServiceCore
 from mindbank.service.events import ServiceEvent
 from mindbank.service.tracing import current_operation_id
-from mindbank.store.base import MemoryFilter
+from mindbank.store.base import DocumentChanged, MemoryFilter
 from mindbank.store.fence import current_fence
 from mindbank.worker.runner import Requeue
 
 RETAIN_SLICE_SECONDS = 5.0  # a queued retain steps aside after this long when it has parts left (fair scheduling)
+RESTATE_ATTEMPTS = 3  # reads of unchanged documents before a queued retain writes the rest without restatements
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,14 +151,39 @@ class MemoriesService(ServiceCore):
                 f'(MINDBANK_RETAIN_SYNC_MAX_CHARS); this one has {size}. Send it with "async": true: it is queued, '
                 "written in parts that survive a restart, and GET /operations/{operation_id} reports when it is done",
             )
-        documents = prepare_documents(items, self.embedder, now=utcnow(), extract=self._extract_facts)
-        ids = self.store.write_documents(bank_id, documents)
+        try:
+            restate = self._restatable(bank_id, items)
+            documents = prepare_documents(items, self.embedder, now=utcnow(), extract=self._extract_facts,
+                                          restate=restate)  # fmt: skip
+            ids = self.store.write_documents(bank_id, documents)
+        except DocumentChanged:  # another retain rewrote a document this one found unchanged: prepare it in full
+            documents = prepare_documents(items, self.embedder, now=utcnow(), extract=self._extract_facts)
+            ids = self.store.write_documents(bank_id, documents)
         if self.settings.enable_auto_consolidation:
             self.consolidate(bank_id)
-        doc_ids = [d.document_id for d in documents]
-        memories = sum(len(i) for i in ids)
-        self.events.emit(retain_event(bank_id, doc_ids, memories, current_operation_id(), items_count=len(items)))
-        return RetainResult(bank_id, len(items), None, [i for doc in ids for i in doc])
+        doc_ids = self._stored_documents(bank_id, [d.document_id for d in documents])
+        memory_ids = list(dict.fromkeys(i for doc in ids for i in doc))
+        self.events.emit(
+            retain_event(bank_id, doc_ids, len(memory_ids), current_operation_id(), items_count=len(items))
+        )
+        return RetainResult(bank_id, len(items), None, memory_ids)
+
+    def _stored_documents(self, bank_id: str, document_ids: Sequence[str]) -> list[str]:
+        """``document_ids`` (order kept, once each) less those a retain did not write: an item without a
+        ``document_id`` whose facts all repeated stored ones leaves no document."""
+        unique = list(dict.fromkeys(document_ids))
+        stored = self.store.document_hashes(bank_id, unique)
+        return [d for d in unique if d in stored]
+
+    def _restatable(self, bank_id: str, items: Sequence[RetainItem], first: int = 0) -> set[int]:
+        """Indexes (from ``first`` on) of the items that re-retain a stored document with the same content: they
+        are not prepared again, and their write changes nothing or updates fields in place
+        (:mod:`mindbank.domain.repeats`). One read of the documents' hashes."""
+        eligible = [i for i in restate_eligible(items) if i >= first]
+        if not eligible:
+            return set()
+        hashes = self.store.document_hashes(bank_id, [items[i].document_id or "" for i in eligible])
+        return {i for i in eligible if hashes.get(items[i].document_id or "") == content_hash(items[i].content)}
 
     def _submit_once(self, bank_id: str, operation_id: str, payload: dict[str, Any]) -> str:
         """Queue a retain under the client's ``operation_id``, or return it when the same retain is queued already."""
@@ -185,21 +212,31 @@ class MemoriesService(ServiceCore):
         fence = current_fence()
         cursor = RetainCursor.from_json(op.progress)
         began = time.monotonic()
-        parts = retain_parts(
-            items, self.embedder, operation_id=op.id, cursor=cursor, now=op.created_at, extract=self._extract_facts
-        )
         written: list[str] = []  # the documents this run wrote (a resumed run starts after the checkpoint)
-        for part in parts:
-            if fence is not None:
-                fence.check()
-                fence.stage(part.after.to_json())
-            self.store.write_documents(op.bank_id, part.documents)
-            written += [d.document_id for d in part.documents if d.document_id not in written]
-            cursor = part.after
-            if cursor.item < len(items) and time.monotonic() - began > RETAIN_SLICE_SECONDS and fence is not None:
-                raise Requeue(f"retain at item {cursor.item} of {len(items)}: stepping aside for waiting work")
+        for attempt in range(RESTATE_ATTEMPTS + 1):
+            # restatements are read afresh from the cursor on (never the item a resumed cursor is inside)
+            first = cursor.item + (1 if cursor.started else 0)
+            restate = self._restatable(op.bank_id, items, first) if attempt < RESTATE_ATTEMPTS else set()
+            parts = retain_parts(
+                items, self.embedder, operation_id=op.id, cursor=cursor, now=op.created_at,
+                extract=self._extract_facts, restate=restate,
+            )  # fmt: skip
+            try:
+                for part in parts:
+                    if fence is not None:
+                        fence.check()
+                        fence.stage(part.after.to_json())
+                    self.store.write_documents(op.bank_id, part.documents)
+                    written += [d.document_id for d in part.documents if d.document_id not in written]
+                    cursor = part.after
+                    if cursor.item < len(items) and time.monotonic() - began > RETAIN_SLICE_SECONDS and fence:
+                        raise Requeue(f"retain at item {cursor.item} of {len(items)}: stepping aside for waiting work")
+                break
+            except DocumentChanged:  # another retain rewrote a document read as unchanged: on from the cursor
+                continue
         if self.settings.enable_auto_consolidation:
             self.consolidate(op.bank_id)
+        written = self._stored_documents(op.bank_id, written)
         self.events.emit(retain_event(op.bank_id, written, cursor.memories, op.id, items_count=len(items)))
         return {"items_count": len(items), "unit_ids_count": cursor.memories}
 

@@ -48,6 +48,11 @@ class DocumentWrite:
 
     ``continuation``: a later part of a document an earlier transaction began (a large retain written in
     sub-batches): the document row and its chunks exist already, only ``memories`` are added (``chunks`` empty).
+    ``whole``: no continuation follows (a document whose facts are all repeats is then not written at all).
+    ``restate``: the item re-retains a stored document whose content the caller found unchanged (no chunks, no
+    memories): the store compares again in its transaction and changes nothing, or updates tags, metadata, context
+    and time in place (:func:`mindbank.domain.repeats.restatement`); if the content differs by then it raises
+    :class:`DocumentChanged` and writes nothing.
     """
 
     item: RetainItem
@@ -59,6 +64,8 @@ class DocumentWrite:
     event: str | None = None
     operation_id: str | None = None
     continuation: bool = False
+    whole: bool = True
+    restate: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +215,7 @@ class StoredMemory:
     embedding: npt.NDArray[np.float32]
     consolidated_at: datetime | None
     chunk_index: int | None = None
+    repeat_key: str | None = None  # a fact of an item without document_id: what its repeats match
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,6 +330,11 @@ class FileGone(StoreError):
     """A file an operation was to consume (an uploaded archive) is no longer stored: another run consumed it."""
 
 
+class DocumentChanged(StoreError):
+    """A restatement found the stored document's content changed since the caller read it (another retain wrote it
+    meanwhile); the transaction wrote nothing and the retain should be prepared again."""
+
+
 class AlreadyExists(StoreError):
     """An insert hit an existing primary key (e.g. a mental model id)."""
 
@@ -344,6 +357,7 @@ class Store(Protocol):
 
     # memories
     def write_documents(self, bank_id: str, documents: Sequence[DocumentWrite]) -> list[list[str]]: ...
+    def document_hashes(self, bank_id: str, document_ids: Sequence[str]) -> dict[str, str]: ...
     def get_memories(self, bank_id: str, ids: Sequence[str]) -> list[MemoryUnit]: ...
     def count_memories(self, bank_id: str) -> int: ...
     def list_memories(
@@ -445,6 +459,9 @@ class Store(Protocol):
     def unconsolidated_facts(self, bank_id: str, limit: int) -> list[MemoryUnit]: ...
     def list_observations(self, bank_id: str) -> list[MemoryUnit]: ...
     def memory_vectors(self, bank_id: str, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]: ...
+    def consolidated_neighbours(
+        self, bank_id: str, probes: Sequence[tuple[npt.NDArray[np.float32], MemoryFilter]], k: int
+    ) -> list[list[tuple[str, float]]]: ...
     def write_consolidation(
         self,
         bank_id: str,

@@ -10,7 +10,6 @@ exposes one instance, ``COLUMNS``. The statements the parameters go to are the b
 
 from __future__ import annotations
 
-import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -31,6 +30,7 @@ from mindbank.domain.records import (
     Operation,
     RetainItem,
 )
+from mindbank.domain.repeats import content_hash
 from mindbank.store.base import StoredDocument, StoredMemory, StoredOperation
 
 _In = TypeVar("_In")
@@ -56,10 +56,15 @@ def _maybe(convert: Callable[[_In], _Out], value: _In | None) -> _Out | None:
 def _flag(r: Row, key: str) -> bool:
     """A boolean column a statement may not select (False when absent: ``sqlite3.Row`` raises IndexError, a
     psycopg dict row KeyError)."""
+    return bool(_column(r, key))
+
+
+def _column(r: Row, key: str) -> Any:
+    """A column a statement may not select (None when absent)."""
     try:
-        return bool(r[key])
+        return r[key]
     except (IndexError, KeyError):
-        return False
+        return None
 
 
 def memory_source(r: Row) -> MemorySource:
@@ -127,7 +132,7 @@ class Columns(ABC):
             bank_id,
             document_id,
             text,
-            hashlib.sha256(text.encode()).hexdigest(),
+            content_hash(text),
             self.tags(item.tags),
             self.json(item.metadata),
             item.context,
@@ -138,7 +143,7 @@ class Columns(ABC):
     def memory_params(self, memory_id: str, bank_id: str, m: NewMemory, stamp: Any, embedding: Any) -> tuple[Any, ...]:
         """The ``insert_memory`` parameters of a new memory; ``stamp`` (created and updated) and ``embedding`` are
         already in stored form."""
-        return (*self._memory_columns(memory_id, bank_id, m, embedding), stamp, stamp)
+        return (*self._memory_columns(memory_id, bank_id, m, embedding), stamp, stamp, m.repeat_key)
 
     def _memory_columns(
         self, memory_id: str, bank_id: str, m: NewMemory | MemoryUnit, embedding: Any
@@ -181,6 +186,8 @@ class Columns(ABC):
             updated_at=self.load_time(r["updated_at"]),
             source_memory_ids=_maybe(self.load_text_list, r["source_memory_ids"]),
             proof_count=r["proof_count"],
+            mention_count=int(_column(r, "mention_count") or 1),
+            last_mentioned_at=_maybe(self.load_time, _column(r, "last_mentioned_at")),
         )
 
     def model_params(self, m: MentalModel) -> tuple[Any, ...]:
@@ -349,6 +356,9 @@ class Columns(ABC):
             None if stamp is not None else self.time(stored.consolidated_at),
             self.time(m.created_at),
             stamp if stamp is not None else self.time(m.updated_at),
+            m.mention_count,
+            self.time(m.last_mentioned_at),
+            stored.repeat_key,
         )
 
     def stored_operation_params(self, bank_id: str, stored: StoredOperation) -> tuple[Any, ...]:
@@ -368,8 +378,9 @@ class Columns(ABC):
         """A snapshot memory row (memory columns, ``consolidated_at``, ``chunk_index``) and its decoded embedding as a
         :class:`~mindbank.store.base.StoredMemory`."""
         return StoredMemory(
-            self.memory_row(r), embedding, _maybe(self.load_time, r["consolidated_at"]), r["chunk_index"]
-        )
+            self.memory_row(r), embedding, _maybe(self.load_time, r["consolidated_at"]), r["chunk_index"],
+            _column(r, "repeat_key"),
+        )  # fmt: skip
 
     def llm_request_params(self, record: LLMRequestRecord) -> tuple[Any, ...]:
         """The ``insert_llm_request`` parameters of a traced attempt, in column order."""

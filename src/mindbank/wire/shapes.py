@@ -35,7 +35,14 @@ def recall_result(hit: ScoredMemory) -> dict[str, Any]:
         "source_fact_ids": None if m.source_memory_ids is None else list(m.source_memory_ids),
         "scores": {"final": hit.final, "reranker": None, "semantic": hit.semantic, "keyword": hit.keyword},
         "attachments": None,
+        **mention_fields(m),
     }
+
+
+def mention_fields(m: MemoryUnit) -> dict[str, Any]:
+    """Beyond the reference (issue 13): how often the fact was retained (1 + its repeats) and when last (its
+    ``mentioned_at`` until a repeat)."""
+    return {"mention_count": m.mention_count, "last_mentioned_at": to_iso(m.last_mentioned_at or m.mentioned_at)}
 
 
 _METADATA_KEYS = (
@@ -186,6 +193,7 @@ def memory_item(m: MemoryUnit) -> dict[str, Any]:
         "source_memory_ids": None if m.source_memory_ids is None else list(m.source_memory_ids),
         "proof_count": m.proof_count,
         "entities": None,
+        **mention_fields(m),
     }
 
 

@@ -178,7 +178,8 @@ class MemoryRecord(Record):
     """One line of ``memories.jsonl``: a fact (of a document, or loose) or an observation.
 
     ``source_refs``: an observation's sources as 0-based lines of ``memories.jsonl`` before its own. Extension:
-    ``id``, ``chunk_id``, ``consolidated_at``, ``source_memory_ids``, ``embedding``."""
+    ``id``, ``chunk_id``, ``consolidated_at``, ``source_memory_ids``, ``embedding``, and a fact's repeats
+    (``mention_count``, ``last_mentioned_at``, ``repeat_key``: issue 13)."""
 
     fact_type: FactType
     text: Text
@@ -199,6 +200,9 @@ class MemoryRecord(Record):
     consolidated_at: Time | None = None
     source_memory_ids: list[str] | None = None
     embedding: str | None = None
+    mention_count: int = Field(default=1, ge=1)
+    last_mentioned_at: Time | None = None
+    repeat_key: str | None = None
 
 
 class HistoryRecord(Record):

@@ -1,8 +1,10 @@
 """The extractive consolidator: near-duplicate facts merged into observations by embedding similarity (no model).
 
 A fact close to an existing observation of its scope strengthens it (one more source, proof + 1); two or more close
-new facts found together form a new observation; a fact that repeats nothing is marked consolidated without an
-observation (an observation needs a second witness).
+new facts found together form a new observation; a fact close to an earlier, already consolidated fact of its scope
+(the round's neighbours) joins the observation that fact supports, or forms one with it (the earlier fact's text,
+it was said first); a fact that repeats nothing is marked consolidated without an observation (an observation needs
+a second witness).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mindbank.domain.records import MemoryUnit, NewMemory
-from mindbank.engine.consolidate.plan import ConsolidationPlan, ObservationScopes, scope_keys
+from mindbank.engine.consolidate.plan import ConsolidationPlan, Neighbours, ObservationScopes, in_scope, scope_keys
 
 DUPLICATE_THRESHOLD = 0.9  # cosine: same statement in other words, not merely the same topic
 
@@ -42,8 +44,10 @@ class ExtractiveConsolidator:
         vectors: dict[str, np.ndarray],
         observations: Sequence[MemoryUnit],
         scopes: ObservationScopes,
+        neighbours: Neighbours | None = None,
     ) -> ConsolidationPlan:
-        """Creates and updates for a batch (the extractive engine never rewrites or deletes observations)."""
+        """Creates and updates for a batch (the extractive engine never rewrites or deletes observations);
+        ``neighbours``: per fact, earlier consolidated facts (their vectors in ``vectors``)."""
         drafts: dict[tuple[str, ...], list[_Draft]] = {}
         for obs in observations:
             if obs.id in vectors:
@@ -70,8 +74,35 @@ class ExtractiveConsolidator:
                 if twin is not None:
                     singles[scope].remove(twin)
                     pool.append(_Draft(scope, vectors[twin.id], [twin.id, fact.id], 2, template=twin))
-                else:
+                elif not self._join_earlier(fact, scope, pool, (neighbours or {}).get(fact.id, ()), vectors, scopes):
                     singles.setdefault(scope, []).append(fact)
+        return self._plan(drafts, observations)
+
+    def _join_earlier(
+        self,
+        fact: MemoryUnit,
+        scope: tuple[str, ...],
+        pool: list[_Draft],
+        earlier: Sequence[tuple[MemoryUnit, float]],
+        vectors: dict[str, np.ndarray],
+        scopes: ObservationScopes,
+    ) -> bool:
+        """Attach ``fact`` through its nearest earlier twin of ``scope`` (cosine at the threshold): to the draft
+        or observation the twin supports, else to a new draft with the twin. False when it has none."""
+        for twin, score in earlier:
+            if score < self.threshold or twin.id not in vectors or not in_scope(twin, scope, scopes):
+                continue
+            owner = next((d for d in pool if twin.id in d.sources), None)
+            if owner is None:
+                pool.append(_Draft(scope, vectors[twin.id], [twin.id, fact.id], 2, template=twin))
+            elif fact.id not in owner.sources:
+                owner.sources.append(fact.id)
+                owner.proof += 1
+            return True
+        return False
+
+    @staticmethod
+    def _plan(drafts: dict[tuple[str, ...], list[_Draft]], observations: Sequence[MemoryUnit]) -> ConsolidationPlan:
         creates: list[NewMemory] = []
         updates: list[tuple[str, tuple[str, ...], int]] = []
         for pool in drafts.values():

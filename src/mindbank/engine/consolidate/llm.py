@@ -1,7 +1,9 @@
 """``LLMConsolidator``: the ``engine.consolidate.Consolidator`` port backed by an LLM (reference facts §6).
 
 Per observation scope, pending facts go to the model in batches of ``BATCH_SIZE`` together with the scope's most
-related existing observations; it answers JSON ``{creates: [{text, source_fact_ids}], updates: [{observation_id,
+related existing observations and the earlier, already consolidated facts nearest to them (the round's neighbours:
+a new observation may rest on an earlier fact and a new one, so facts arriving one retain at a time still meet);
+it answers JSON ``{creates: [{text, source_fact_ids}], updates: [{observation_id,
 source_fact_ids, text?}], deletes: [{observation_id}]}``: a new observation stated in its own words from two or
 more facts; existing observations that the facts confirm (sources and proof count grow) and, with ``text``, restate
 (the new facts refine or correct them); observations the new facts show to be wrong or superseded, deleted.
@@ -22,7 +24,7 @@ import numpy as np
 
 from mindbank.domain.records import MemoryUnit, NewMemory
 from mindbank.engine.consolidate.extractive import ExtractiveConsolidator
-from mindbank.engine.consolidate.plan import ConsolidationPlan, ObservationScopes, scope_keys
+from mindbank.engine.consolidate.plan import ConsolidationPlan, Neighbours, ObservationScopes, in_scope, scope_keys
 from mindbank.engine.synthesis.structured import schema_problems
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.providers.llm.base import LLM, LLMError, LLMTransientError, system, user
@@ -70,10 +72,11 @@ SCHEMA: dict[str, Any] = {
 }
 
 PROMPT = """You consolidate an agent's memories into observations: durable statements that several facts support.
-You get NEW facts and EXISTING observations (ids given). Reply with JSON {"creates": [...], "updates": [...],
-"deletes": [...]}:
-- creates: {text, source_fact_ids}: a new observation, in your own words, that two or more new facts support
-  (or one fact stating something lasting: a preference, a plan, a relationship). Never invent anything.
+You get NEW facts, EARLIER facts related to them and EXISTING observations (ids given). Reply with JSON
+{"creates": [...], "updates": [...], "deletes": [...]}:
+- creates: {text, source_fact_ids}: a new observation, in your own words, that two or more facts support, at least
+  one of them new (or one new fact stating something lasting: a preference, a plan, a relationship); earlier facts
+  may be among its sources. Never invent anything.
 - updates: {observation_id, source_fact_ids, text?}: an existing observation that new facts confirm; give "text"
   only when the new facts refine or correct it (the whole restated observation).
 - deletes: {observation_id}: an existing observation the new facts show to be wrong or no longer true.
@@ -96,9 +99,11 @@ class LLMConsolidator:
         vectors: dict[str, np.ndarray],
         observations: Sequence[MemoryUnit],
         scopes: ObservationScopes,
+        neighbours: Neighbours | None = None,
     ) -> ConsolidationPlan:
         """Creates, updates (grown sources), rewrites and deletes for a batch of pending facts, as
-        ``Store.write_consolidation`` takes them. Raises ``LLMTransientError``."""
+        ``Store.write_consolidation`` takes them; ``neighbours``: per fact, earlier consolidated facts shown beside
+        it. Raises ``LLMTransientError``."""
         by_scope: dict[tuple[str, ...], list[MemoryUnit]] = {}
         for fact in facts:
             for scope in scope_keys(fact.tags, scopes):
@@ -109,19 +114,20 @@ class LLMConsolidator:
         rewrites: dict[str, str] = {}
         deletes: set[str] = set()
         for scope, members in by_scope.items():
-            in_scope = [o for o in observations if o.tags == scope]
+            in_scope_obs = [o for o in observations if o.tags == scope]
             for start in range(0, len(members), BATCH_SIZE):
                 batch = members[start : start + BATCH_SIZE]
-                reply = self._ask(batch, self._related(batch, in_scope, vectors))
+                earlier = self._earlier(batch, scope, scopes, neighbours or {})
+                reply = self._ask(batch, self._related(batch, in_scope_obs, vectors), earlier)
                 if reply is None:
-                    fallback = self.fallback.plan(batch, vectors, in_scope, scopes)
+                    fallback = self.fallback.plan(batch, vectors, in_scope_obs, scopes, neighbours=neighbours)
                     creates.extend(fallback.creates)
                     for obs_id, sources, _ in fallback.updates:
                         grown[obs_id] = list(dict.fromkeys([*grown[obs_id], *sources]))
                         touched.add(obs_id)
                     continue
-                creates.extend(self._creates(reply["creates"], batch, scope))
-                known = {o.id for o in in_scope}
+                creates.extend(self._creates(reply["creates"], batch, scope, earlier))
+                known = {o.id for o in in_scope_obs}
                 batch_ids = {f.id for f in batch}
                 for update in reply["updates"]:
                     sources = [i for i in update["source_fact_ids"] if i in batch_ids]
@@ -158,9 +164,26 @@ class LLMConsolidator:
 
         return sorted(observations, key=closeness, reverse=True)[:MAX_OBSERVATIONS]
 
-    def _ask(self, batch: Sequence[MemoryUnit], observations: Sequence[MemoryUnit]) -> dict[str, Any] | None:
+    @staticmethod
+    def _earlier(
+        batch: Sequence[MemoryUnit], scope: tuple[str, ...], scopes: ObservationScopes, neighbours: Neighbours
+    ) -> list[MemoryUnit]:
+        """The batch's earlier neighbours in ``scope``, each once, nearest first, at most ``MAX_OBSERVATIONS``."""
+        hits = sorted(
+            (hit for f in batch for hit in neighbours.get(f.id, ()) if in_scope(hit[0], scope, scopes)),
+            key=lambda hit: -hit[1],
+        )
+        unique: dict[str, MemoryUnit] = {}
+        for memory, _ in hits:
+            unique.setdefault(memory.id, memory)
+        return list(unique.values())[:MAX_OBSERVATIONS]
+
+    def _ask(
+        self, batch: Sequence[MemoryUnit], observations: Sequence[MemoryUnit], earlier: Sequence[MemoryUnit] = ()
+    ) -> dict[str, Any] | None:
         payload = {
             "new_facts": [{"id": f.id, "text": f.text} for f in batch],
+            "earlier_facts": [{"id": f.id, "text": f.text} for f in earlier],
             "existing_observations": [{"id": o.id, "text": o.text} for o in observations],
         }
         try:
@@ -182,14 +205,16 @@ class LLMConsolidator:
         return reply.parsed  # type: ignore[no-any-return]
 
     def _creates(
-        self, raw: Sequence[dict[str, Any]], batch: Sequence[MemoryUnit], scope: tuple[str, ...]
-    ) -> list[NewMemory]:
-        by_id = {f.id: f for f in batch}
+        self, raw: Sequence[dict[str, Any]], batch: Sequence[MemoryUnit], scope: tuple[str, ...],
+        earlier: Sequence[MemoryUnit] = (),
+    ) -> list[NewMemory]:  # fmt: skip
+        new = {f.id for f in batch}
+        by_id = {f.id: f for f in [*earlier, *batch]}
         kept = []
         for create in raw:
             text = " ".join(create["text"].split())
             sources = [by_id[i] for i in dict.fromkeys(create["source_fact_ids"]) if i in by_id]
-            if text and sources:
+            if text and any(f.id in new for f in sources):
                 kept.append((text, sources))
         if not kept:
             return []

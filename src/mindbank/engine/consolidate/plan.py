@@ -1,18 +1,26 @@
 """Consolidation's shared shapes: the :class:`Consolidator` port, the plan a consolidator returns, a round's result,
-and the observation scopes a fact belongs to."""
+the observation scopes a fact belongs to, and the earlier facts a round offers a consolidator as neighbours."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 import numpy as np
 
 from mindbank.domain.records import MemoryUnit, NewMemory
+from mindbank.domain.scope import MemoryFilter
 
 ObservationScopes = Literal["combined", "per_tag"]
 ROUND_SIZE = 200
+# Earlier facts a new fact is compared with (sequential consolidation): its NEIGHBOURS nearest facts of the same
+# scope that consolidation has already seen, from the vector index, kept when their cosine reaches NEIGHBOUR_FLOOR
+# (the extractive consolidator then asks its own, higher, duplicate threshold; the LLM one reads them as context).
+NEIGHBOURS = 4
+NEIGHBOUR_FLOOR = 0.8
+# per new fact: earlier facts of its scopes with their cosine, nearest first
+Neighbours = Mapping[str, Sequence[tuple[MemoryUnit, float]]]
 
 
 @dataclass(slots=True)
@@ -46,6 +54,7 @@ class Consolidator(Protocol):
         vectors: dict[str, np.ndarray],
         observations: Sequence[MemoryUnit],
         scopes: ObservationScopes,
+        neighbours: Neighbours | None = None,
     ) -> ConsolidationPlan: ...
 
 
@@ -54,3 +63,16 @@ def scope_keys(tags: Sequence[str], scopes: ObservationScopes) -> list[tuple[str
     if scopes == "per_tag" and tags:
         return [(t,) for t in sorted(set(tags))]
     return [tuple(sorted(set(tags)))]
+
+
+def scope_filter(scope: tuple[str, ...], scopes: ObservationScopes) -> MemoryFilter:
+    """The memories of one observation scope: exactly its tags (``combined``; untagged for ``()``), or carrying
+    its one tag (``per_tag``)."""
+    if scopes == "per_tag" and scope:
+        return MemoryFilter(tags=scope, tags_match="all_strict")
+    return MemoryFilter(tags=scope, tags_match="exact")
+
+
+def in_scope(memory: MemoryUnit, scope: tuple[str, ...], scopes: ObservationScopes) -> bool:
+    """Whether ``memory`` belongs to observation scope ``scope``."""
+    return scope in scope_keys(memory.tags, scopes)

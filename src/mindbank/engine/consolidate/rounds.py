@@ -5,9 +5,11 @@ Observations are memory units with ``fact_type`` observation, ``source_memory_id
 of their scope. Observation scopes: ``combined`` (default: a fact's whole tag set is one scope) or ``per_tag``
 (one scope per tag). The extractive consolidator merges near-duplicate facts inside one scope by embedding
 similarity: a fact close to an existing observation of its scope strengthens it (one more source, proof + 1);
-two or more close new facts found together form a new observation; a fact that repeats nothing is marked
-consolidated without an observation (an observation needs a second witness). Source facts get
-``consolidated_at``, which is bookkeeping and never a write for staleness.
+two or more close new facts found together form a new observation, and so does a new fact close to an earlier,
+already consolidated fact of its scope (its neighbours: :func:`earlier_neighbours`, so facts that arrive one
+retain at a time still meet); a fact that repeats nothing is marked consolidated without an observation (an
+observation needs a second witness). Source facts get ``consolidated_at``, which is bookkeeping and never a write
+for staleness.
 """
 
 from __future__ import annotations
@@ -15,15 +17,59 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+import numpy as np
+
 from mindbank.domain.records import MemoryUnit
 from mindbank.engine.consolidate.plan import (
+    NEIGHBOUR_FLOOR,
+    NEIGHBOURS,
     ROUND_SIZE,
     ConsolidationPlan,
     ConsolidationRound,
     Consolidator,
     ObservationScopes,
+    scope_filter,
+    scope_keys,
 )
 from mindbank.store.base import Store
+
+
+def earlier_neighbours(
+    store: Store,
+    bank_id: str,
+    facts: Sequence[MemoryUnit],
+    vectors: dict[str, np.ndarray],
+    scopes: ObservationScopes,
+    *,
+    k: int = NEIGHBOURS,
+    floor: float = NEIGHBOUR_FLOOR,
+) -> dict[str, list[tuple[MemoryUnit, float]]]:
+    """Per pending fact: the facts of its observation scopes that consolidation has already seen, among its ``k``
+    nearest per scope in the vector index, with cosine at least ``floor``, nearest first. Adds their vectors to
+    ``vectors``. One store call for the round (``Store.consolidated_neighbours``), one read of the facts found."""
+    probes, owners = [], []
+    for fact in facts:
+        vector = vectors.get(fact.id)
+        if vector is None:
+            continue
+        for scope in scope_keys(fact.tags, scopes):
+            probes.append((vector, scope_filter(scope, scopes)))
+            owners.append(fact.id)
+    if not probes:
+        return {}
+    found = store.consolidated_neighbours(bank_id, probes, k)
+    wanted = sorted({i for hits in found for i, score in hits if score >= floor})
+    units = {m.id: m for m in store.get_memories(bank_id, wanted)} if wanted else {}
+    vectors.update(store.memory_vectors(bank_id, [i for i in units if i not in vectors]))
+    out: dict[str, list[tuple[MemoryUnit, float]]] = {}
+    for fact_id, hits in zip(owners, found, strict=True):
+        kept = out.setdefault(fact_id, [])
+        for memory_id, score in hits:
+            usable = score >= floor and memory_id in units and memory_id in vectors and memory_id != fact_id
+            if usable and all(m.id != memory_id for m, _ in kept):
+                kept.append((units[memory_id], score))
+        kept.sort(key=lambda hit: -hit[1])
+    return {f: hits for f, hits in out.items() if hits}
 
 
 def detach_sources(
@@ -81,7 +127,8 @@ def consolidate_round(
     plan = ConsolidationPlan()
     if facts:
         vectors = store.memory_vectors(bank_id, [f.id for f in facts] + [o.id for o in observations])
-        plan = consolidator.plan(facts, vectors, observations, scopes)
+        neighbours = earlier_neighbours(store, bank_id, facts, vectors, scopes)
+        plan = consolidator.plan(facts, vectors, observations, scopes, neighbours=neighbours)
     planned = {u[0] for u in plan.updates} | set(plan.deletes)
     updates = [*plan.updates, *((i, *trimmed[i]) for i in trimmed if i not in planned)]
     deletes = [*plan.deletes, *emptied]

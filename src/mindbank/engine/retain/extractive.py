@@ -7,13 +7,14 @@ Every fact keeps its chunk, document, speaker metadata, tags and time. Facts sai
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 
 import numpy as np
 import numpy.typing as npt
 
 from mindbank.domain.records import Chunk, FactType, NewMemory, RetainItem
+from mindbank.domain.repeats import repeat_key
 from mindbank.domain.tags import normalize_tags
 from mindbank.domain.text import split_chunks, split_facts
 from mindbank.providers.embeddings.base import Embedder
@@ -30,16 +31,26 @@ Extractor = Callable[[RetainItem, Sequence[str]], list[list[tuple[str, FactType 
 
 
 def prepare_documents(
-    items: Sequence[RetainItem], embedder: Embedder, *, now: datetime, extract: Extractor | None = None
+    items: Sequence[RetainItem],
+    embedder: Embedder,
+    *,
+    now: datetime,
+    extract: Extractor | None = None,
+    restate: Collection[int] = (),
 ) -> list[DocumentWrite]:
     """Split, extract and embed ``items`` (one batched embedder call for all facts).
 
     ``extract`` replaces the sentence splitter (a fact it types None gets the item's rule). Returns one
-    :class:`DocumentWrite` per item; an item without ``document_id`` gets a fresh UUID.
+    :class:`DocumentWrite` per item; an item without ``document_id`` gets a fresh UUID. Items whose index is in
+    ``restate`` (a stored document with the same content) are neither split nor embedded: their write is a
+    restatement (``DocumentWrite.restate``).
     """
     drafts: list[tuple[RetainItem, str, list[Chunk], list[tuple[str, str, FactType | None]]]] = []
     texts: list[str] = []
-    for item in items:
+    for position, item in enumerate(items):
+        if position in restate and item.document_id is not None:
+            drafts.append((item, item.document_id, [], []))
+            continue
         document_id = item.document_id or str(uuid.uuid4())
         chunks: list[Chunk] = []
         facts: list[tuple[str, str, FactType | None]] = []
@@ -52,15 +63,18 @@ def prepare_documents(
                 facts.append((chunk.id, fact, kind))
                 texts.append(fact)
         drafts.append((item, document_id, chunks, facts))
-    vectors = embedder.embed(texts)
+    vectors = embedder.embed(texts) if texts else []
     out: list[DocumentWrite] = []
     cursor = 0
-    for item, document_id, chunks, facts in drafts:
+    for position, (item, document_id, chunks, facts) in enumerate(drafts):
         memories = []
         for chunk_id, text, kind in facts:
             memories.append(new_memory(item, text, kind, vectors[cursor], document_id, chunk_id, now))
             cursor += 1
-        out.append(DocumentWrite(item=item, document_id=document_id, chunks=chunks, memories=memories))
+        out.append(
+            DocumentWrite(item=item, document_id=document_id, chunks=chunks, memories=memories,
+                          restate=position in restate and item.document_id is not None)
+        )  # fmt: skip
     return out
 
 
@@ -74,12 +88,15 @@ def new_memory(
     now: datetime,
 ) -> NewMemory:
     """One fact of ``item`` as a memory to write: the item's tags, context, metadata and time (``now`` is the mention
-    time of an item without a timestamp); ``kind`` None takes the item's rule (assistant turns are experience)."""
+    time of an item without a timestamp); ``kind`` None takes the item's rule (assistant turns are experience). A
+    fact of an item without ``document_id`` carries its repeat key (:mod:`mindbank.domain.repeats`)."""
+    fact_type = kind or _fact_type(item)
+    tags = normalize_tags(item.tags)
     return NewMemory(
         text=text,
-        fact_type=kind or _fact_type(item),  # type: ignore[arg-type]
+        fact_type=fact_type,  # type: ignore[arg-type]
         embedding=vector,
-        tags=normalize_tags(item.tags),
+        tags=tags,
         context=item.context,
         metadata=dict(item.metadata),
         document_id=document_id,
@@ -87,4 +104,5 @@ def new_memory(
         occurred_start=item.timestamp,
         occurred_end=item.timestamp,
         mentioned_at=item.timestamp or now,
+        repeat_key=None if item.document_id is not None else repeat_key(text, fact_type, tags, item.metadata),
     )

@@ -20,7 +20,7 @@ says); later parts of the same item are ``continuation`` writes that add facts o
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -89,6 +89,8 @@ class _Segment:
     start: bool
     chunks: list[Chunk]
     facts: list[tuple[str, str, FactType | None]] = field(default_factory=list)  # (chunk id, text, kind)
+    ends: bool = False  # the item's last facts are in this segment (nothing of it follows)
+    restate: bool = False  # a stored document with the same content: no facts, a restatement
 
 
 def derived_id(operation_id: str, *path: int) -> uuid.UUID:
@@ -131,10 +133,13 @@ def retain_parts(
     now: datetime,
     extract: Extractor | None = None,
     part_facts: int | None = None,
+    restate: Collection[int] = (),
 ) -> Iterator[RetainPart]:
     """The parts of a queued retain from ``cursor`` on, each embedded just before it is yielded (write one before
     asking for the next). ``now``: the mention time of items without a timestamp (pass the operation's creation
-    time, so a resumed operation stamps its facts alike). ``part_facts`` defaults to :data:`PART_FACTS`."""
+    time, so a resumed operation stamps its facts alike). ``part_facts`` defaults to :data:`PART_FACTS`. Items
+    whose index is in ``restate`` (a stored document with the same content; never the item a resumed cursor is
+    inside) are not split: their write is a restatement (``DocumentWrite.restate``), in the part that reaches them."""
     part_facts = part_facts or PART_FACTS
     segments: list[_Segment] = []
     pending = 0  # facts in segments
@@ -147,6 +152,10 @@ def retain_parts(
         resuming = index == cursor.item
         started = resuming and cursor.started
         chunks = [Chunk(derived_id(operation_id, index, k).hex, document_id, k, t) for k, t in enumerate(texts)]
+        if index in restate and not started and item.document_id is not None:
+            segments.append(_Segment(index, item, document_id, True, [], ends=True, restate=True))
+            position = RetainCursor(index + 1, 0, 0, False, written)
+            continue
         segment = _Segment(index, item, document_id, not started, [] if started else chunks)
         segments.append(segment)
         first_chunk, first_fact = (cursor.chunk, cursor.fact) if resuming else (0, 0)
@@ -166,6 +175,7 @@ def retain_parts(
                 segments, pending = [], 0
                 segment = _Segment(index, item, document_id, False, [])
                 segments.append(segment)
+        segment.ends = True
         position = RetainCursor(index + 1, 0, 0, False, written)
     if segments and (pending or any(s.start for s in segments)):
         yield _embed(segments, embedder, now, replace(position, memories=written + pending), operation_id)
@@ -175,7 +185,7 @@ def _embed(
     segments: list[_Segment], embedder: Embedder, now: datetime, after: RetainCursor, operation_id: str
 ) -> RetainPart:
     texts = [text for s in segments for _, text, _ in s.facts]
-    vectors = embedder.embed(texts)
+    vectors = embedder.embed(texts) if texts else []
     cursor = 0
     documents: list[DocumentWrite] = []
     for s in segments:
@@ -187,7 +197,8 @@ def _embed(
             cursor += 1
         documents.append(
             DocumentWrite(
-                s.item, s.document_id, s.chunks, memories, operation_id=operation_id, continuation=not s.start
+                s.item, s.document_id, s.chunks, memories, operation_id=operation_id, continuation=not s.start,
+                whole=s.ends, restate=s.restate,
             )
-        )
+        )  # fmt: skip
     return RetainPart(documents, after)

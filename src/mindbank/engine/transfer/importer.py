@@ -355,9 +355,12 @@ def _memories(
                 updated_at=updated,
                 source_memory_ids=sources,
                 proof_count=rec.proof_count,
+                mention_count=rec.mention_count,
+                last_mentioned_at=rec.last_mentioned_at,
             ),
             _vector(rec, plan, embedded, dimension),
             rec.consolidated_at if plan.summary.extension is not None else (updated if consolidated_default else None),
+            repeat_key=rec.repeat_key,
         )
 
 

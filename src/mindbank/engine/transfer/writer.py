@@ -136,6 +136,7 @@ def _write_memories(member: BinaryIO, memories: Iterable[StoredMemory]) -> Count
         record = fmt.MemoryRecord.model_validate(m, from_attributes=True)
         record.chunk_index = stored.chunk_index
         record.consolidated_at = stored.consolidated_at
+        record.repeat_key = stored.repeat_key
         record.embedding = fmt.encode_vector(stored.embedding)
         if m.source_memory_ids is not None:
             record.source_refs = [line_of[s] for s in m.source_memory_ids if s in line_of]

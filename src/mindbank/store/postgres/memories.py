@@ -18,40 +18,56 @@ from psycopg.types.json import Jsonb
 
 from mindbank.domain.records import NewMemory
 from mindbank.domain.timeutil import utcnow
-from mindbank.store.base import DocumentWrite
+from mindbank.store.base import DocumentWrite, MemoryFilter
 from mindbank.store.postgres.connection import PostgresBase
-from mindbank.store.postgres.queries import Q, tag_list
+from mindbank.store.postgres.queries import Q, filter_sql, tag_list
 from mindbank.store.postgres.rows import COLUMNS, as_vector
-from mindbank.store.resources import ResourceQueries
+from mindbank.store.retention import LazyStamp, RetentionQueries
 
 
-class MemoriesMixin(PostgresBase, ResourceQueries):
+class MemoriesMixin(PostgresBase, RetentionQueries):
     """Writes to ``documents``, ``chunks`` and ``memory_units``, and the consolidation reads."""
 
     def write_documents(self, bank_id: str, documents: Sequence[DocumentWrite]) -> list[list[str]]:
-        """Write retained documents atomically (bank auto-created); returns the new memory ids per document.
+        """Write retained documents atomically (bank auto-created); returns, per document, the ids of the memories
+        that hold it (new facts, facts it repeated, or a restated document's facts).
 
         ``update_mode == "replace"`` deletes the document's previous chunks and memories first; ``append`` keeps
-        them and adds the new content after the stored text; a ``continuation`` adds its memories only. All rows
-        share one stamp taken under the bank lock.
+        them and adds the new content after the stored text; a ``continuation`` adds its memories only; a
+        ``restate`` changes nothing or updates fields in place (:mod:`mindbank.store.retention`). A fact whose
+        repeat key a stored fact has becomes a mention of it. All rows share one stamp taken under the bank lock,
+        and a write that changes nothing takes none.
         """
         out: list[list[str]] = []
         with self._tx() as conn:
             self._ensure_bank(conn, bank_id)
             self._lock_bank(conn, bank_id)
-            stamp, _ = self._stamp_memory_write(conn, bank_id)
+            stamp = LazyStamp(lambda: self._stamp_memory_write(conn, bank_id))
+            known = self._known_repeats(conn, bank_id, documents)
             with conn.cursor() as cur:
                 for doc in documents:
-                    out.append(self._write_document(cur, bank_id, doc, stamp))
+                    if doc.restate:
+                        out.append(self._restate(conn, bank_id, doc, stamp)[0])
+                    else:
+                        out.append(self._write_document(cur, bank_id, doc, stamp, known))
         return out
 
-    def _write_document(self, cur: psycopg.Cursor[Any], bank_id: str, doc: DocumentWrite, stamp: datetime) -> list[str]:
-        if doc.continuation:  # a later part of a document an earlier transaction wrote: its facts only
-            return self._insert_memories(cur, bank_id, doc.memories, stamp)
+    def _write_document(
+        self, cur: psycopg.Cursor[Any], bank_id: str, doc: DocumentWrite, stamp: LazyStamp, known: dict[str, str]
+    ) -> list[str]:
+        plan = self._plan_repeats(doc.memories, known, lambda: str(uuid.uuid4()))
+        if doc.continuation or (doc.item.document_id is None and doc.whole and plan.repeats and not plan.fresh):
+            # a later part of a document written earlier, or a document whose facts all repeat stored ones (nothing
+            # of it is new: no document row, no chunks, no event)
+            if plan.fresh or plan.repeats:
+                self._insert_memories(cur, bank_id, plan.fresh, stamp())
+                self._record_repeats(cur, bank_id, plan.repeats, stamp())
+            return plan.ids
         item = doc.item
+        at = stamp()
         existing = cur.execute(Q["get_document"], (bank_id, doc.document_id)).fetchone()
         text = item.content
-        created = stamp
+        created = at
         chunk_base = 0
         replaced = 0
         appended = existing is not None and item.update_mode == "append"
@@ -63,31 +79,28 @@ class MemoriesMixin(PostgresBase, ResourceQueries):
         elif existing is not None:
             replaced = int(cur.execute(Q["delete_document_memories"], (bank_id, doc.document_id)).rowcount)
             cur.execute(Q["delete_document_chunks"], (bank_id, doc.document_id))
-        cur.execute(Q["upsert_document"], COLUMNS.document_params(bank_id, doc.document_id, item, text, created, stamp))
+        cur.execute(Q["upsert_document"], COLUMNS.document_params(bank_id, doc.document_id, item, text, created, at))
         if doc.chunks:
             cur.executemany(
                 Q["insert_chunk"],
                 [(c.id, bank_id, doc.document_id, chunk_base + c.index, c.text) for c in doc.chunks],
             )
-        ids = self._insert_memories(cur, bank_id, doc.memories, stamp)
-        self._record_document_event(cur, bank_id, doc.document_id, doc.event or ("append" if appended else "retain"),
-                                    stamp, added=len(ids), removed=replaced, operation_id=doc.operation_id)  # fmt: skip
-        return ids
+        self._insert_memories(cur, bank_id, plan.fresh, at)
+        self._record_repeats(cur, bank_id, plan.repeats, at)
+        kind = doc.event or ("append" if appended else "retain")
+        self._record_document_event(cur, bank_id, doc.document_id, kind, at, added=len(plan.fresh), removed=replaced,
+                                    operation_id=doc.operation_id)  # fmt: skip
+        return plan.ids
 
     def _insert_memories(
-        self, cur: psycopg.Cursor[Any], bank_id: str, memories: Sequence[NewMemory], stamp: datetime
-    ) -> list[str]:
-        """Insert memories stamped ``stamp`` (the caller holds the bank lock); returns their new ids."""
-        ids = [str(uuid.uuid4()) for _ in memories]
+        self, cur: psycopg.Cursor[Any], bank_id: str, memories: Sequence[tuple[str, NewMemory]], stamp: datetime
+    ) -> None:
+        """Insert ``(id, memory)`` pairs stamped ``stamp`` (the caller holds the bank lock)."""
         if memories:
             cur.executemany(
                 Q["insert_memory"],
-                [
-                    COLUMNS.memory_params(mid, bank_id, m, stamp, self._vector(m.embedding))
-                    for mid, m in zip(ids, memories, strict=True)
-                ],
+                [COLUMNS.memory_params(mid, bank_id, m, stamp, self._vector(m.embedding)) for mid, m in memories],
             )
-        return ids
 
     def memory_vectors(self, bank_id: str, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         """Stored embeddings of the given memories as float32 vectors (unknown ids are left out)."""
@@ -96,6 +109,29 @@ class MemoriesMixin(PostgresBase, ResourceQueries):
         with self._read() as conn:
             rows = conn.execute(Q["memory_vectors"], (bank_id, list(ids))).fetchall()
         return {r["id"]: as_vector(r["embedding"]) for r in rows}
+
+    def consolidated_neighbours(
+        self, bank_id: str, probes: Sequence[tuple[npt.NDArray[np.float32], MemoryFilter]], k: int
+    ) -> list[list[tuple[str, float]]]:
+        """Per probe ``(vector, filter)``: the ``k`` facts (world and experience) that consolidation has already
+        seen and that pass the filter's tag rules, nearest first, as ``(id, cosine)``, through the HNSW index (an
+        iterative scan keeps walking until ``k`` rows pass the filter; approximate, as recall's vector arm)."""
+        if not probes or k <= 0:
+            return [[] for _ in probes]
+        out: list[list[tuple[str, float]]] = []
+        with self._tx() as conn:
+            conn.execute(Q["set_ef_search"], (str(max(40, 2 * k)),))
+            if self._iterative_scan:
+                conn.execute(Q["set_iterative_scan"])
+            for vector, flt in probes:
+                where, params = filter_sql(MemoryFilter(tags=flt.tags, tags_match=flt.tags_match,
+                                                        tag_groups=flt.tag_groups))  # fmt: skip
+                vec = self._vector(vector)
+                rows = conn.execute(
+                    Q["consolidated_neighbours"].format(where=where), (vec, bank_id, *params, vec, k)
+                ).fetchall()
+                out.append(sorted(((r["id"], 1.0 - float(r["distance"])) for r in rows), key=lambda h: -h[1]))
+        return out
 
     def write_consolidation(
         self,
@@ -116,7 +152,8 @@ class MemoriesMixin(PostgresBase, ResourceQueries):
             if creates or updates or rewrites or deletes:
                 self._lock_bank(cur.connection, bank_id)
                 stamp, _ = self._stamp_memory_write(cur.connection, bank_id)
-                ids = self._insert_memories(cur, bank_id, creates, stamp)
+                ids = [str(uuid.uuid4()) for _ in creates]
+                self._insert_memories(cur, bank_id, list(zip(ids, creates, strict=True)), stamp)
                 if updates:
                     cur.executemany(
                         Q["update_observation"],
@@ -173,6 +210,7 @@ class MemoriesMixin(PostgresBase, ResourceQueries):
                     None if tags is None else tag_list(tags),
                     None if metadata is None else Jsonb(metadata),
                     stamp,
+                    text is not None or tags is not None,  # no longer the text retained, or not under its tags
                     bank_id,
                     memory_id,
                 ),

@@ -22,7 +22,8 @@ from mindbank.store.postgres.transfer_queries import TRANSFER_Q
 # memory columns returned to callers (never the embedding or the tsvector: they are large and nobody reads them)
 MEMORY_COLUMNS = (
     "m.id, m.bank_id, m.document_id, m.chunk_id, m.text, m.fact_type, m.tags, m.context, m.metadata, "
-    "m.occurred_start, m.occurred_end, m.mentioned_at, m.source_memory_ids, m.proof_count, m.created_at, m.updated_at"
+    "m.occurred_start, m.occurred_end, m.mentioned_at, m.source_memory_ids, m.proof_count, m.created_at, m.updated_at, "
+    "m.mention_count, m.last_mentioned_at"
 )
 
 _STAMP = "GREATEST(clock_timestamp(), last_memory_write_at + interval '1 microsecond')"
@@ -94,8 +95,37 @@ Q: dict[str, str] = {
     "insert_memory": (
         "INSERT INTO memory_units (id, bank_id, document_id, chunk_id, text, fact_type, tags, context, metadata, "
         "occurred_start, occurred_end, mentioned_at, embedding, source_memory_ids, proof_count, created_at, "
-        "updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s::text[], %s, %s, %s, %s, %s, %s::vector, %s::text[], %s, "
-        "%s, %s)"
+        "updated_at, repeat_key) VALUES (%s, %s, %s, %s, %s, %s, %s::text[], %s, %s, %s, %s, %s, %s::vector, "
+        "%s::text[], %s, %s, %s, %s)"
+    ),
+    # ---------------------------------------------------------------- repeats and restatements (store/retention.py)
+    "document_hashes": "SELECT id, content_hash FROM documents WHERE bank_id = %s AND id = ANY(%s::text[])",
+    # oldest first: the first fact with a key is the one its repeats land on
+    "repeat_lookup": (
+        "SELECT repeat_key, id FROM memory_units WHERE bank_id = %s AND repeat_key = ANY(%s::text[]) ORDER BY seq"
+    ),
+    # a repeat is a memory write (updated_at); the newest mention wins
+    "record_repeat": (
+        "UPDATE memory_units SET mention_count = mention_count + %s, last_mentioned_at = "
+        "GREATEST(COALESCE(last_mentioned_at, mentioned_at, %s), COALESCE(%s, last_mentioned_at, mentioned_at)), "
+        "updated_at = %s WHERE bank_id = %s AND id = %s"
+    ),
+    "document_state": "SELECT content_hash, tags, metadata, context FROM documents WHERE bank_id = %s AND id = %s",
+    "document_fact_times": (
+        "SELECT id, occurred_start FROM memory_units WHERE bank_id = %s AND document_id = %s "
+        "AND fact_type <> 'observation' ORDER BY seq"
+    ),
+    "restate_document": (
+        "UPDATE documents SET tags = %s::text[], metadata = %s, context = %s, updated_at = %s "
+        "WHERE bank_id = %s AND id = %s"
+    ),
+    # in place, same ids; new tags send the facts back to consolidation (the CASE reads the old tags)
+    "restate_document_memories": (
+        "UPDATE memory_units SET tags = %s::text[], metadata = %s, context = %s, "
+        "occurred_start = COALESCE(%s, occurred_start), occurred_end = COALESCE(%s, occurred_end), "
+        "mentioned_at = COALESCE(%s, mentioned_at), "
+        "consolidated_at = CASE WHEN tags = %s::text[] THEN consolidated_at END, updated_at = %s "
+        "WHERE bank_id = %s AND document_id = %s AND fact_type <> 'observation'"
     ),
     # ---------------------------------------------------------------- consolidation
     "unconsolidated_facts": (
@@ -107,6 +137,12 @@ Q: dict[str, str] = {
         "ORDER BY m.seq"
     ),
     "memory_vectors": "SELECT id, embedding FROM memory_units WHERE bank_id = %s AND id = ANY(%s::text[])",
+    # facts consolidation has already seen, nearest first (SQLite: its in-process index, pending facts masked)
+    "consolidated_neighbours": (
+        "SELECT m.id, m.embedding <=> %s::vector AS distance FROM memory_units m WHERE m.bank_id = %s "
+        "AND m.fact_type <> 'observation' AND m.consolidated_at IS NOT NULL AND {where} "
+        "ORDER BY m.embedding <=> %s::vector LIMIT %s"
+    ),
     "update_observation": (
         "UPDATE memory_units SET source_memory_ids = %s::text[], proof_count = %s, updated_at = %s "
         "WHERE bank_id = %s AND id = %s"
@@ -127,7 +163,8 @@ Q: dict[str, str] = {
     "update_memory": (
         "UPDATE memory_units SET text = COALESCE(%s, text), embedding = COALESCE(%s::vector, embedding), "
         "context = COALESCE(%s, context), tags = COALESCE(%s::text[], tags), metadata = COALESCE(%s, metadata), "
-        "consolidated_at = NULL, updated_at = %s WHERE bank_id = %s AND id = %s"
+        "consolidated_at = NULL, updated_at = %s, repeat_key = CASE WHEN %s THEN NULL ELSE repeat_key END "
+        "WHERE bank_id = %s AND id = %s"
     ),
     "get_memories": f"SELECT {MEMORY_COLUMNS} FROM memory_units m WHERE m.bank_id = %s AND m.id = ANY(%s::text[])",
     "count_memories": "SELECT COUNT(*) FROM memory_units WHERE bank_id = %s",

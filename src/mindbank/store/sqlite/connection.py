@@ -12,7 +12,7 @@ import json
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
@@ -133,12 +133,19 @@ class SQLiteBase(SharedQueries):
         conn.execute(Q["stamp_bank"], (stamp, version, stamp, bank_id))
         return stamp, version
 
-    def _advance_index(self, bank_id: str, version: int, added: list[IndexRow], removed: list[str]) -> None:
-        """Apply this process's own write to the cached index (inside the write transaction)."""
+    def _advance_index(
+        self, bank_id: str, version: int, added: list[IndexRow], removed: list[str],
+        restamp: tuple[Sequence[str], float] = ((), 0.0),
+    ) -> None:  # fmt: skip
+        """Apply this process's own write to the cached index (inside the write transaction); ``restamp``: rows
+        written in place ``(ids, updated_at as POSIX seconds)``."""
         with self._index_lock:
             cached = self._indexes.get(bank_id)
             if cached is not None and cached[0] == version - 1:
-                self._cache_index(bank_id, version, cached[1].without(removed).with_rows(added))
+                index = cached[1].without(removed).with_rows(added)
+                if restamp[0]:
+                    index = index.restamped(restamp[0], restamp[1])
+                self._cache_index(bank_id, version, index)
             else:
                 self._indexes.pop(bank_id, None)
 

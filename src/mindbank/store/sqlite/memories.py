@@ -18,40 +18,59 @@ import numpy.typing as npt
 
 from mindbank.domain.records import NewMemory
 from mindbank.domain.timeutil import to_iso, utcnow
-from mindbank.store.base import DocumentWrite
-from mindbank.store.resources import ResourceQueries
+from mindbank.store.base import DocumentWrite, MemoryFilter
+from mindbank.store.retention import LazyStamp, RetentionQueries
 from mindbank.store.sqlite.connection import SQLiteBase
 from mindbank.store.sqlite.queries import MAX_IDS, Q, marks
 from mindbank.store.sqlite.rows import COLUMNS, index_rows, vector_blob
 from mindbank.store.sqlite.vector_index import IndexRow
 
 
-class MemoriesMixin(SQLiteBase, ResourceQueries):
+class MemoriesMixin(SQLiteBase, RetentionQueries):
     """Writes to ``documents``, ``chunks`` and ``memory_units``, and the consolidation reads."""
 
     def write_documents(self, bank_id: str, documents: Sequence[DocumentWrite]) -> list[list[str]]:
-        """Write retained documents atomically (bank auto-created); returns the new memory ids per document.
+        """Write retained documents atomically (bank auto-created); returns, per document, the ids of the memories
+        that hold it (new facts, facts it repeated, or a restated document's facts).
 
         ``update_mode == "replace"`` deletes the document's previous chunks and memories first; ``append`` keeps
-        them and adds the new content after the stored text; a ``continuation`` adds its memories only.
+        them and adds the new content after the stored text; a ``continuation`` adds its memories only; a
+        ``restate`` changes nothing or updates fields in place (:mod:`mindbank.store.retention`). A fact whose
+        repeat key a stored fact has becomes a mention of it. A write that changes nothing takes no stamp.
         """
         out: list[list[str]] = []
         added: list[IndexRow] = []
         removed: list[str] = []
+        repeated: list[str] = []
+        retagged = False
         with self._tx() as conn:
             self._ensure_bank(conn, bank_id)
-            stamp, version = self._stamp_memory_write(conn, bank_id)
-            updated = datetime.fromisoformat(stamp).timestamp()
+            stamp = LazyStamp(lambda: self._stamp_memory_write(conn, bank_id))
+            known = self._known_repeats(conn, bank_id, documents)
             for doc in documents:
-                if doc.continuation:  # a later part of a document an earlier transaction wrote: its facts only
-                    ids = self._insert_memories(conn, bank_id, doc.memories, stamp)
-                    added.extend(index_rows(ids, doc.memories, updated))
+                if doc.restate:
+                    ids, changed = self._restate(conn, bank_id, doc, stamp)
+                    retagged = retagged or changed
                     out.append(ids)
                     continue
+                plan = self._plan_repeats(doc.memories, known, lambda: str(uuid.uuid4()))
+                if plan.repeats:
+                    repeated.extend(plan.repeats)
+                if doc.continuation or (doc.item.document_id is None and doc.whole and plan.repeats and not plan.fresh):
+                    # a later part of a document written earlier, or a document whose facts all repeat stored ones
+                    # (nothing of it is new: no document row, no chunks, no event)
+                    if plan.fresh or plan.repeats:
+                        at = stamp()
+                        self._insert_memories(conn, bank_id, plan.fresh, at)
+                        self._record_repeats(conn, bank_id, plan.repeats, at)
+                        added.extend(index_rows(plan.fresh, at))
+                    out.append(plan.ids)
+                    continue
                 item = doc.item
+                at = stamp()
                 existing = conn.execute(Q["get_document"], (bank_id, doc.document_id)).fetchone()
                 text = item.content
-                created = stamp
+                created = at
                 chunk_base = 0
                 replaced: list[str] = []
                 appended = existing is not None and item.update_mode == "append"
@@ -65,39 +84,70 @@ class MemoriesMixin(SQLiteBase, ResourceQueries):
                     conn.execute(Q["delete_document_memories"], (bank_id, doc.document_id))
                     conn.execute(Q["delete_document_chunks"], (bank_id, doc.document_id))
                 conn.execute(
-                    Q["upsert_document"], COLUMNS.document_params(bank_id, doc.document_id, item, text, created, stamp)
+                    Q["upsert_document"], COLUMNS.document_params(bank_id, doc.document_id, item, text, created, at)
                 )
                 conn.executemany(
                     Q["insert_chunk"],
                     [(c.id, bank_id, doc.document_id, chunk_base + c.index, c.text) for c in doc.chunks],
                 )
-                ids = self._insert_memories(conn, bank_id, doc.memories, stamp)
-                added.extend(index_rows(ids, doc.memories, updated))
-                out.append(ids)
+                self._insert_memories(conn, bank_id, plan.fresh, at)
+                self._record_repeats(conn, bank_id, plan.repeats, at)
+                added.extend(index_rows(plan.fresh, at))
+                out.append(plan.ids)
                 kind = doc.event or ("append" if appended else "retain")
-                self._record_document_event(conn, bank_id, doc.document_id, kind, stamp, added=len(ids),
+                self._record_document_event(conn, bank_id, doc.document_id, kind, at, added=len(plan.fresh),
                                             removed=len(replaced), operation_id=doc.operation_id)  # fmt: skip
-            self._advance_index(bank_id, version, added, removed)
+            if stamp.version is not None:
+                if retagged:  # the cached index holds the old tags: rebuilt on the next search
+                    with self._index_lock:
+                        self._indexes.pop(bank_id, None)
+                else:
+                    updated = datetime.fromisoformat(stamp.value).timestamp()
+                    self._advance_index(bank_id, stamp.version, added, removed, restamp=(repeated, updated))
         return out
 
     def _insert_memories(
-        self, conn: sqlite3.Connection, bank_id: str, memories: Sequence[NewMemory], stamp: str
-    ) -> list[str]:
-        ids = [str(uuid.uuid4()) for _ in memories]
+        self, conn: sqlite3.Connection, bank_id: str, memories: Sequence[tuple[str, NewMemory]], stamp: str | None
+    ) -> None:
+        """Insert ``(id, memory)`` pairs stamped ``stamp``."""
         conn.executemany(
             Q["insert_memory"],
-            [
-                COLUMNS.memory_params(mid, bank_id, m, stamp, vector_blob(m.embedding))
-                for mid, m in zip(ids, memories, strict=True)
-            ],
+            [COLUMNS.memory_params(mid, bank_id, m, stamp, vector_blob(m.embedding)) for mid, m in memories],
         )
-        return ids
 
     def memory_vectors(self, bank_id: str, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         """Stored embeddings of the given memories (unknown ids are left out)."""
         index = self._index(bank_id)
         found = {i: index.vector(i) for i in ids}
         return {i: v for i, v in found.items() if v is not None}
+
+    def consolidated_neighbours(
+        self, bank_id: str, probes: Sequence[tuple[npt.NDArray[np.float32], MemoryFilter]], k: int
+    ) -> list[list[tuple[str, float]]]:
+        """Per probe ``(vector, filter)``: the ``k`` facts (world and experience) that consolidation has already
+        seen and that pass the filter's tag rules, nearest first, as ``(id, cosine)``. Exact: the in-process
+        index with the pending facts masked out (read through ``idx_memory_units_pending``)."""
+        if not probes or k <= 0:
+            return [[] for _ in probes]
+        index = self._index(bank_id)
+        with self._read() as conn:
+            pending = [r[0] for r in conn.execute(Q["pending_fact_ids"], (bank_id,))]
+        seen = index.alive.copy()
+        for memory_id in pending:
+            position = index.position(memory_id)
+            if position is not None:
+                seen[position] = False
+        masks: dict[MemoryFilter, npt.NDArray[np.bool_]] = {}
+        out: list[list[tuple[str, float]]] = []
+        for vector, flt in probes:
+            mask = masks.get(flt)
+            if mask is None:
+                mask = masks[flt] = seen & index.mask(
+                    fact_types=("world", "experience"), tags=flt.tags, tags_match=flt.tags_match,
+                    updated_before=None, updated_after=None, tag_groups=flt.groups,
+                )  # fmt: skip
+            out.append(index.search(np.asarray(vector, np.float32), k, mask))
+        return out
 
     def write_consolidation(
         self,
@@ -117,7 +167,8 @@ class MemoriesMixin(SQLiteBase, ResourceQueries):
             stamp, version = (None, None)
             if creates or updates or rewrites or deletes:
                 stamp, version = self._stamp_memory_write(conn, bank_id)
-            ids = self._insert_memories(conn, bank_id, creates, stamp) if creates else []
+            ids = [str(uuid.uuid4()) for _ in creates]
+            self._insert_memories(conn, bank_id, list(zip(ids, creates, strict=True)), stamp)
             for memory_id, sources, proof in updates:
                 conn.execute(Q["update_observation"], (COLUMNS.text_list(sources), proof, stamp, bank_id, memory_id))
             rewritten: list[IndexRow] = []
@@ -139,7 +190,7 @@ class MemoriesMixin(SQLiteBase, ResourceQueries):
                 conn.execute(Q["mark_consolidated"].format(marks=marks(len(part))), (now, bank_id, *part))
             if version is not None and stamp is not None:
                 updated = datetime.fromisoformat(stamp).timestamp()
-                rows = index_rows(ids, creates, updated) + rewritten
+                rows = index_rows(list(zip(ids, creates, strict=True)), stamp) + rewritten
                 with self._index_lock:
                     cached = self._indexes.get(bank_id)
                     if cached is not None and cached[0] == version - 1:
@@ -192,6 +243,7 @@ class MemoriesMixin(SQLiteBase, ResourceQueries):
                     COLUMNS.tags(new_tags),
                     None if metadata is None else COLUMNS.json(metadata),
                     stamp,
+                    text is not None or tags is not None,  # no longer the text retained, or not under its tags
                     bank_id,
                     memory_id,
                 ),

@@ -25,7 +25,8 @@ from mindbank.store.sqlite.transfer_queries import TRANSFER_Q
 # every memory column but the embedding blob, which readers of MemoryUnit never need
 MEMORY_COLUMNS = (
     "id, bank_id, document_id, chunk_id, text, fact_type, tags, context, metadata, occurred_start, occurred_end, "
-    "mentioned_at, source_memory_ids, proof_count, consolidated_at, created_at, updated_at"
+    "mentioned_at, source_memory_ids, proof_count, consolidated_at, created_at, updated_at, mention_count, "
+    "last_mentioned_at"
 )
 MEMORY_COLUMNS_M = ", ".join("m." + c.strip() for c in MEMORY_COLUMNS.split(","))
 # scope lookups per compound SELECT of staleness_reads: below SQLite's default SQLITE_MAX_COMPOUND_SELECT (500)
@@ -108,12 +109,44 @@ Q: dict[str, str] = {
     "insert_memory": (
         "INSERT INTO memory_units (id, bank_id, document_id, chunk_id, text, fact_type, tags, context, "
         "metadata, occurred_start, occurred_end, mentioned_at, embedding, source_memory_ids, proof_count, "
-        "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        "created_at, updated_at, repeat_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    ),
+    # ---------------------------------------------------------------- repeats and restatements (store/retention.py)
+    "document_hashes": "SELECT id, content_hash FROM documents WHERE bank_id = ? AND id IN ({marks})",
+    # oldest first: the first fact with a key is the one its repeats land on
+    "repeat_lookup": (
+        "SELECT repeat_key, id FROM memory_units WHERE bank_id = ? AND repeat_key IN ({marks}) ORDER BY seq"
+    ),
+    # a repeat is a memory write (updated_at); the newest mention wins (times are fixed-width ISO text)
+    "record_repeat": (
+        "UPDATE memory_units SET mention_count = mention_count + ?, last_mentioned_at = "
+        "MAX(COALESCE(last_mentioned_at, mentioned_at, ?), COALESCE(?, last_mentioned_at, mentioned_at)), "
+        "updated_at = ? WHERE bank_id = ? AND id = ?"
+    ),
+    "document_state": "SELECT content_hash, tags, metadata, context FROM documents WHERE bank_id = ? AND id = ?",
+    "document_fact_times": (
+        "SELECT id, occurred_start FROM memory_units WHERE bank_id = ? AND document_id = ? "
+        "AND fact_type != 'observation' ORDER BY seq"
+    ),
+    "restate_document": (
+        "UPDATE documents SET tags = ?, metadata = ?, context = ?, updated_at = ? WHERE bank_id = ? AND id = ?"
+    ),
+    # in place, same ids; new tags send the facts back to consolidation (the CASE reads the old tags)
+    "restate_document_memories": (
+        "UPDATE memory_units SET tags = ?, metadata = ?, context = ?, occurred_start = COALESCE(?, occurred_start), "
+        "occurred_end = COALESCE(?, occurred_end), mentioned_at = COALESCE(?, mentioned_at), "
+        "consolidated_at = CASE WHEN tags = ? THEN consolidated_at END, updated_at = ? "
+        "WHERE bank_id = ? AND document_id = ? AND fact_type != 'observation'"
     ),
     # ---------------------------------------------------------------- consolidation
     "unconsolidated_facts": (
         f"SELECT {MEMORY_COLUMNS} FROM memory_units WHERE bank_id = ? AND fact_type != 'observation' "
         "AND consolidated_at IS NULL ORDER BY seq LIMIT ?"
+    ),
+    # the facts consolidation has not seen, masked out of the in-process index for consolidated_neighbours
+    # (idx_memory_units_pending)
+    "pending_fact_ids": (
+        "SELECT id FROM memory_units WHERE bank_id = ? AND fact_type != 'observation' AND consolidated_at IS NULL"
     ),
     "list_observations": (
         f"SELECT {MEMORY_COLUMNS} FROM memory_units WHERE bank_id = ? AND fact_type = 'observation' ORDER BY seq"
@@ -133,11 +166,11 @@ Q: dict[str, str] = {
     "delete_memory": "DELETE FROM memory_units WHERE bank_id = ? AND id = ?",
     # what update_memory keeps when a field is not given, and what the vector-index entry needs
     "memory_index_fields": "SELECT fact_type, tags, embedding FROM memory_units WHERE bank_id = ? AND id = ?",
-    # an edit is a memory write; the fact goes back to consolidation
+    # an edit is a memory write; the fact goes back to consolidation; a new text or new tags end its repeats
     "update_memory": (
         "UPDATE memory_units SET text = COALESCE(?, text), embedding = ?, context = COALESCE(?, context), "
-        "tags = ?, metadata = COALESCE(?, metadata), consolidated_at = NULL, updated_at = ? "
-        "WHERE bank_id = ? AND id = ?"
+        "tags = ?, metadata = COALESCE(?, metadata), consolidated_at = NULL, updated_at = ?, "
+        "repeat_key = CASE WHEN ? THEN NULL ELSE repeat_key END WHERE bank_id = ? AND id = ?"
     ),
     # ---------------------------------------------------------------- memory reads
     # unary +: look rows up by id, not by scanning the bank

@@ -63,9 +63,10 @@ class SQLiteColumns(Columns):
 COLUMNS = SQLiteColumns()
 
 
-def index_rows(ids: Sequence[str], memories: Sequence[NewMemory], updated: float) -> list[IndexRow]:
-    """Vector-index rows for memories just written with ``ids`` at stamp ``updated`` (POSIX seconds)."""
+def index_rows(written: Sequence[tuple[str, NewMemory]], stamp: str) -> list[IndexRow]:
+    """Vector-index rows for memories just written as ``(id, memory)`` at ``stamp`` (stored ISO form)."""
+    updated = datetime.fromisoformat(stamp).timestamp()
     return [
         IndexRow(mid, np.asarray(m.embedding, np.float32), m.fact_type, tuple(sorted(set(m.tags))), updated)
-        for mid, m in zip(ids, memories, strict=True)
+        for mid, m in written
     ]

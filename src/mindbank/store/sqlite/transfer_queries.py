@@ -10,7 +10,7 @@ from __future__ import annotations
 _MEMORY = (
     "m.seq, m.id, m.bank_id, m.document_id, m.chunk_id, m.text, m.fact_type, m.tags, m.context, m.metadata, "
     "m.occurred_start, m.occurred_end, m.mentioned_at, m.source_memory_ids, m.proof_count, m.consolidated_at, "
-    "m.created_at, m.updated_at, m.embedding"
+    "m.created_at, m.updated_at, m.embedding, m.mention_count, m.last_mentioned_at, m.repeat_key"
 )
 
 TRANSFER_Q: dict[str, str] = {
@@ -68,7 +68,8 @@ TRANSFER_Q: dict[str, str] = {
     "import_memory": (
         "INSERT INTO memory_units (id, bank_id, document_id, chunk_id, text, fact_type, tags, context, "
         "metadata, occurred_start, occurred_end, mentioned_at, embedding, source_memory_ids, proof_count, "
-        "consolidated_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        "consolidated_at, created_at, updated_at, mention_count, last_mentioned_at, repeat_key) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     ),
     "import_history": (
         "INSERT INTO mental_model_history (id, bank_id, mental_model_id, content, changed_at) VALUES (?, ?, ?, ?, ?)"
