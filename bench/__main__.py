@@ -33,6 +33,9 @@ def _parser() -> argparse.ArgumentParser:
         "--consolidation", action="store_true",
         help="also time consolidating the conversation: retained in one call, and turn by turn",
     )  # fmt: skip
+    retain.add_argument(
+        "--database-url", default=None, help="--consolidation on PostgreSQL: a postgresql:// URL (default SQLite)"
+    )
     cost = sub.add_parser(
         "refresh-cost",
         help="synthesis input per refresh, delta vs full, session by session; or (--failing-provider) the LLM calls "
@@ -121,7 +124,13 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "retain":
         from bench import retain
 
-        retain.run(args.path, repeat=args.repeat, json_out=args.json, with_consolidation=args.consolidation)
+        retain.run(
+            args.path,
+            repeat=args.repeat,
+            json_out=args.json,
+            with_consolidation=args.consolidation,
+            database_url=args.database_url,
+        )
     elif args.command == "refresh-cost" and args.failing_provider:
         from bench import failing_provider
 

@@ -117,3 +117,29 @@ def test_rewrites_and_deletes_observations_and_stales_citing_models(open_bank: C
     hits = mb.recall("b", "When does Dana go sailing?", types=["observation"])
     assert hits[0].memory.text == "Dana sails on Saturday mornings now."  # re-embedded and re-indexed
     assert mb.get_mental_model("b", model_id).is_stale is True  # it cites the deleted observation
+
+
+def test_earlier_facts_are_shown_and_may_support_a_new_observation(open_bank: Callable[..., MindBank]) -> None:
+    """Facts retained one call at a time: the second round shows the first round's fact as an earlier fact, and an
+    observation may rest on it and the new one (never on earlier facts alone)."""
+    llm = ScriptedLLM(default=json_reply({"creates": [], "updates": []}))
+    mb = open_bank(consolidation=llm)
+    (first,) = retain(mb, FACTS[0])
+    assert consolidate(mb) == "completed" and observations(mb) == []
+    assert json.loads(llm.requests[-1].messages[1]["content"])["earlier_facts"] == []
+
+    def create(request: ChatRequest) -> ChatResult:
+        payload = json.loads(request.messages[1]["content"])
+        (earlier,) = payload["earlier_facts"]
+        (new,) = payload["new_facts"]
+        return json_reply({"creates": [
+            {"text": "Dana sails on Sunday mornings.", "source_fact_ids": [earlier["id"], new["id"]]},
+            {"text": "Only the past.", "source_fact_ids": [earlier["id"]]},
+        ], "updates": []})  # fmt: skip
+
+    llm.script = [create]
+    (second,) = retain(mb, FACTS[1])
+    assert consolidate(mb) == "completed"
+    assert [(t, sorted(s), p) for t, s, p in observations(mb)] == [
+        ("Dana sails on Sunday mornings.", sorted([first, second]), 2)
+    ]

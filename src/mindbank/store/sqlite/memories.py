@@ -42,7 +42,7 @@ class MemoriesMixin(SQLiteBase, RetentionQueries):
         added: list[IndexRow] = []
         removed: list[str] = []
         repeated: list[str] = []
-        retagged = False
+        restated = False
         with self._tx() as conn:
             self._ensure_bank(conn, bank_id)
             stamp = LazyStamp(lambda: self._stamp_memory_write(conn, bank_id))
@@ -50,7 +50,7 @@ class MemoriesMixin(SQLiteBase, RetentionQueries):
             for doc in documents:
                 if doc.restate:
                     ids, changed = self._restate(conn, bank_id, doc, stamp)
-                    retagged = retagged or changed
+                    restated = restated or changed
                     out.append(ids)
                     continue
                 plan = self._plan_repeats(doc.memories, known, lambda: str(uuid.uuid4()))
@@ -98,7 +98,7 @@ class MemoriesMixin(SQLiteBase, RetentionQueries):
                 self._record_document_event(conn, bank_id, doc.document_id, kind, at, added=len(plan.fresh),
                                             removed=len(replaced), operation_id=doc.operation_id)  # fmt: skip
             if stamp.version is not None:
-                if retagged:  # the cached index holds the old tags: rebuilt on the next search
+                if restated:  # the cached index holds the old tags and times: rebuilt on the next search
                     with self._index_lock:
                         self._indexes.pop(bank_id, None)
                 else:
