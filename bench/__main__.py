@@ -1,4 +1,5 @@
-"""Command line of the benchmarks: ``python -m bench {locomo-recall,retain,refresh-cost,freshness,scale} ...``."""
+"""Command line of the benchmarks: ``python -m bench COMMAND ...`` (locomo-recall, retain, refresh-cost, freshness,
+mm-quality, scale)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,16 @@ def _parser() -> argparse.ArgumentParser:
     fresh.add_argument("path", type=Path, metavar="PATH", help="a LoCoMo conversation JSON file")
     fresh.add_argument("--json", type=Path, default=None, help="report path (default bench/results/freshness.json)")
 
+    quality = sub.add_parser("mm-quality", help="mental-model briefings: evidence vs random, bullets, churn, time")
+    quality.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="LoCoMo conversation JSON files")
+    quality.add_argument("--churn", default=None, metavar="ID", help="conversation for delta churn (default conv-41)")
+    quality.add_argument("--timing", default=None, metavar="ID", help="conversation for refresh time (default conv-43)")
+    quality.add_argument("--repeat", type=int, default=5, help="timed full refreshes (default 5)")
+    quality.add_argument(
+        "--skip", nargs="*", default=[], choices=["quality", "churn", "timing"], help="parts not to run"
+    )
+    quality.add_argument("--json", type=Path, default=None, help="report path (default bench/results/mm-quality.json)")
+
     scale = sub.add_parser("scale", help="recall, GET, list and staleness latency as the bank grows")
     scale.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000], help="bank sizes (memories)")
     scale.add_argument("--database-url", default=None, help="a postgresql:// URL (default: a temporary SQLite file)")
@@ -77,6 +88,13 @@ def main(argv: list[str] | None = None) -> int:
         from bench import freshness
 
         freshness.run(args.path, json_out=args.json)
+    elif args.command == "mm-quality":
+        from bench import mm_quality
+
+        mm_quality.run(
+            args.paths, churn_id=args.churn, timing_id=args.timing, repeat=args.repeat, json_out=args.json,
+            skip=args.skip,
+        )  # fmt: skip
     else:
         from bench import scale
 

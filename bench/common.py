@@ -73,3 +73,33 @@ def write_json(path: Path, data: dict[str, Any]) -> Path:
 def command_line() -> str:
     """The command as run, e.g. ``python -m bench locomo-recall ...``."""
     return " ".join(["python -m bench", *sys.argv[1:]])
+
+
+@contextmanager
+def live_server(bank: MindBank) -> Iterator[str]:
+    """Serve ``bank`` over HTTP on a free loopback port (uvicorn in a thread, the app's worker running); yields
+    the base URL. Benchmarks that measure what a user gets go through this real path."""
+    import socket
+    import threading
+
+    import uvicorn
+
+    from mindbank.api import create_app
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    config = uvicorn.Config(create_app(bank), host="127.0.0.1", port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the benchmark's server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
