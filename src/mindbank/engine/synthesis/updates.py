@@ -1,0 +1,150 @@
+"""Updates and repeats: is a newer fact a new value of an older one, or the same statement said again?
+
+Both rules compare two quotable facts by the same speaker (the ``Name:`` prefix, or none for both) with the cosine
+of their stored embeddings and the words they share. They run on the facts themselves, so they work the same in a
+full refresh, in a delta against the facts a document already cites, and whatever the store later records about
+repeats.
+
+**Update** (issue 13, "Updates"): the newer fact states the same attribute of the same subject with another
+value — "Xavier lives in Paris." (January) then "Xavier moved to Berlin." (June); "my longest run is 12 km" then
+"I ran 14 km, my longest run yet". It is decided when the two are related (cosine ≥ :data:`RELATED_COSINE`), the
+newer one is strictly later, and either
+
+* *a number changed*: both hold a number counting the same unit (the word after it: "12 km" / "14 km") with
+  different values, the newer fact repeats at least half of the older one's other content words (the attribute:
+  "longest run"), and the older one states a standing value rather than one occasion — it names no time of its
+  own ("this morning", "on Sunday"), or both mark a record ("longest", "best", "so far", "now"): "I ran 8 km this
+  morning" and "I ran 10 km this morning" are two runs, not an update; or
+* *an attribute frame changed value*: both use words of one attribute frame (where someone lives, works, studies,
+  whom they are with — :data:`FRAMES`) and each names something the other does not (a capitalised name or place
+  such as "Paris" / "Berlin", or another word of the frame's values).
+
+Where it cannot decide: an attribute outside the frames stated without a number ("I prefer tea now"), a change
+said only through negation ("I don't run any more"), facts whose embeddings are far apart although they speak of
+one attribute, and languages other than English (the frames are English words). Those facts stay side by side.
+
+**Repeat** (issue 13, "Repeats"): the same statement in other words — cosine ≥ :data:`SAME_COSINE`, or cosine ≥
+:data:`REPEAT_COSINE` with at least half of the shorter quote's content stems (and at least two) shared — that is
+not an update and states no other action or occasion: the event verbs (started, finished, moved …), numbers and
+time words of the two are the same ("the boat needs varnish" and "I finished varnishing the boat" are two
+statements, however close their embeddings). Thresholds are on MiniLM (all-MiniLM-L6-v2) cosines of whole facts:
+four paraphrases of "my dog is named Rex" score 0.86–0.99, two different statements on one topic by one speaker
+0.75–0.85 (measured on LoCoMo speakers' turns, docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from functools import lru_cache
+
+from mindbank.engine.synthesis.salience import EVENT_VERBS, NUMBER_WORDS, TIME_WORDS, _tokens
+from mindbank.engine.synthesis.selection import Candidate, stem, stems
+
+RELATED_COSINE = 0.6
+REPEAT_COSINE = 0.82
+SAME_COSINE = 0.92
+MIN_SHARED = 2
+ATTRIBUTE_COVER = 0.5
+
+_NUMBER = re.compile(r"^\d+(?:[.,]\d+)?$")
+# words that make a number a standing value rather than one occasion's ("my longest run", "so far", "now")
+RECORD_WORDS = frozenset("longest best fastest highest biggest largest record total far now currently personal".split())
+
+# attribute frames: the words that say which attribute a statement is about ("lives", "moved" -> residence)
+FRAMES: dict[str, frozenset[str]] = {
+    "residence": frozenset(
+        "live lives living lived move moved moving relocate relocated based home house apartment flat town city "
+        "neighborhood neighbourhood".split()
+    ),
+    "work": frozenset(
+        "work works working worked job jobs employed employer hired quit position role career company office "
+        "promoted boss".split()
+    ),
+    "study": frozenset("study studies studying major degree school college university course enrolled".split()),
+    "partner": frozenset(
+        "dating married engaged single boyfriend girlfriend partner husband wife divorced relationship".split()
+    ),
+}
+
+
+@lru_cache(maxsize=16384)
+def _numbers(text: str) -> dict[str, str]:  # cached: callers must not change the dict
+    """``unit word -> number`` for each number followed by a word ("12 km" -> ``{"km": "12"}``)."""
+    tokens = [t.lower() for t in _tokens(text)]
+    found: dict[str, str] = {}
+    for i, token in enumerate(tokens[:-1]):
+        if _NUMBER.match(token):
+            found.setdefault(stem(tokens[i + 1]), token)
+    return found
+
+
+@lru_cache(maxsize=16384)
+def _names(text: str) -> frozenset[str]:
+    """Capitalised words after each sentence's first word (names and places), lowercased."""
+    out: set[str] = set()
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        tokens = _tokens(sentence)
+        out.update(t.lower() for t in tokens[1:] if t[:1].isupper() and t not in {"I", "I'm", "I've", "I'll", "I'd"})
+    return frozenset(out)
+
+
+@lru_cache(maxsize=16384)
+def _occasion(text: str) -> frozenset[str]:
+    """What makes a statement one action on one occasion: its event verbs, numbers and time words (stemmed)."""
+    words = [t.lower() for t in _tokens(text)]
+    marks = {stem(w) for w in words if w in EVENT_VERBS or w in TIME_WORDS or w in NUMBER_WORDS}
+    return frozenset(marks | {w for w in words if _NUMBER.match(w)})
+
+
+@lru_cache(maxsize=16384)
+def _occasion_words(text: str) -> frozenset[str]:
+    return frozenset({t.lower() for t in _tokens(text)} & TIME_WORDS)
+
+
+@lru_cache(maxsize=16384)
+def _records(text: str) -> frozenset[str]:
+    return frozenset({t.lower() for t in _tokens(text)} & RECORD_WORDS)
+
+
+def _frames(words: set[str]) -> set[str]:
+    return {name for name, vocabulary in FRAMES.items() if words & vocabulary}
+
+
+def _later(a: datetime | None, b: datetime | None) -> bool:
+    return a is not None and b is not None and a > b
+
+
+def updates(newer: Candidate, older: Candidate, cosine: float) -> bool:
+    """Whether ``newer`` states a new value of what ``older`` said (module docstring)."""
+    if newer.speaker != older.speaker or not _later(newer.when, older.when) or cosine < RELATED_COSINE:
+        return False
+    new_text, old_text = newer.quote.text, older.quote.text
+    new_numbers, old_numbers = _numbers(new_text), _numbers(old_text)
+    changed = [u for u in new_numbers.keys() & old_numbers.keys() if new_numbers[u] != old_numbers[u]]
+    standing = not (_occasion_words(old_text)) or bool(_records(old_text) & _records(new_text))
+    if changed and standing:
+        attribute = stems(old_text) - set(old_numbers.values()) - {u for u in old_numbers}
+        attribute = {w for w in attribute if not _NUMBER.match(w)}
+        if attribute and len(attribute & stems(new_text)) / len(attribute) >= ATTRIBUTE_COVER:
+            return True
+    new_words = {w.lower() for w in _tokens(new_text)}
+    old_words = {w.lower() for w in _tokens(old_text)}
+    shared_frames = _frames(new_words) & _frames(old_words)
+    if not shared_frames:
+        return False
+    new_names, old_names = _names(new_text), _names(old_text)
+    return bool(new_names - old_names) and bool(old_names - new_names)
+
+
+def repeats(a: Candidate, b: Candidate, cosine: float) -> bool:
+    """Whether ``a`` and ``b`` are the same statement in other words (module docstring)."""
+    if a.speaker != b.speaker or cosine < REPEAT_COSINE:
+        return False
+    if updates(a, b, cosine) or updates(b, a, cosine) or _occasion(a.quote.text) != _occasion(b.quote.text):
+        return False
+    if cosine >= SAME_COSINE:
+        return True
+    sa, sb = stems(a.quote.text), stems(b.quote.text)
+    shared = len(sa & sb)
+    return shared >= MIN_SHARED and shared / max(1, min(len(sa), len(sb))) >= 0.5
