@@ -127,7 +127,8 @@ def _run(console: Console, mb: MindBank, conv, first: list[int], second: list[in
     specs = model_specs(conv.speakers)
     ids: list[tuple[str, ModelSpec]] = []
     for spec in specs:
-        trigger = {"tags_match": spec.tags_match} if spec.tags_match else None
+        # delta: the refresh after the second half edits each briefing (new facts, repeats, updates) in place
+        trigger = {"mode": "delta", **({"tags_match": spec.tags_match} if spec.tags_match else {})}
         model_id, _ = mb.create_mental_model(
             BANK, name=spec.name, source_query=spec.source_query, tags=spec.tags, max_tokens=600, trigger=trigger
         )

@@ -313,3 +313,34 @@ def test_sections_go_by_weight_and_blocks_within_by_date(embedder: MiniLMEmbedde
         dates = [re.search(r"\((\d+ \w+ \d{4})\)", b.text).group(1) for b in section.blocks]  # type: ignore[union-attr]
         parsed = [datetime.strptime(d, "%d %b %Y") for d in dates]
         assert parsed == sorted(parsed)
+
+
+# ---------------------------------------------------------------- the refresh pipeline reads the whole scope
+def test_the_extractive_refresh_reads_its_whole_scope_with_stored_vectors(mindbank, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from mindbank.domain.records import RetainItem
+    from mindbank.domain.scope import MemoryFilter
+
+    topics = ["pottery", "Portuguese", "the canal half-marathon", "a rescue cat", "the kitchen tiles", "the co-op app"]
+    items = [RetainItem(content=f"Sam: Week {n}: I spent the evening on {topics[n % 6]} with my sister Ana.",
+                        tags=("speaker:sam",)) for n in range(30)]  # fmt: skip
+    mindbank.retain("b", items)
+    seen: list[tuple[int, ScopeRead | None]] = []
+    synthesizer = mindbank.refresher.synthesizer
+    original = synthesizer.compose
+
+    def spy(**kwargs):  # type: ignore[no-untyped-def]
+        seen.append((len(kwargs["facts"]), kwargs.get("read")))
+        return original(**kwargs)
+
+    monkeypatch.setattr(synthesizer, "compose", spy)
+    model_id, op = mindbank.create_mental_model(
+        "b", name="Sam", source_query="What is Sam doing?", tags=["speaker:sam"], trigger={"recall_max_tokens": 40}
+    )
+    mindbank.run_pending()
+    assert mindbank.get_operation("b", op).status == "completed"
+    ((count, read),) = seen
+    in_scope = len(mindbank.store.list_memories("b", MemoryFilter(tags=("speaker:sam",)), query=None, limit=100,
+                                                offset=0)[0])  # fmt: skip
+    assert count == in_scope >= 30  # every in-scope memory, whatever the recall budget (40 tokens: about 2 facts)
+    assert read is not None and len(read.vectors) == count and read.query_vector is not None and read.embed
+    assert mindbank.get_mental_model("b", model_id).content.count("[mem:") >= 6

@@ -76,9 +76,22 @@ class Candidate:
         return self.quote.salience + RELEVANCE_WEIGHT * self.relevance
 
 
+# common irregular past forms, so "ran" meets "run" and "went" meets "go" when quotes are compared
+IRREGULAR = {
+    "ran": "run", "went": "go", "gone": "go", "swam": "swim", "rode": "ride", "ridden": "ride", "wrote": "write",
+    "written": "write", "ate": "eat", "eaten": "eat", "bought": "buy", "taught": "teach", "made": "make",
+    "took": "take", "taken": "take", "gave": "give", "given": "give", "saw": "see", "seen": "see", "met": "meet",
+    "began": "begin", "begun": "begin", "won": "win", "lost": "lose", "left": "leave", "felt": "feel",
+    "built": "build", "sold": "sell", "flew": "fly", "flown": "fly", "drove": "drive", "driven": "drive",
+}  # fmt: skip
+
+
 def stem(word: str) -> str:
     """A light suffix stripper (plural, -ing, -ed, a final -e), enough to match "paintings" with "painting",
-    "runs" with "run" and "dance" with "dancing" when comparing the words of short quotes."""
+    "runs" with "run" and "dance" with "dancing" when comparing the words of short quotes (irregular past forms
+    through :data:`IRREGULAR`)."""
+    if word in IRREGULAR:
+        return IRREGULAR[word]
     for suffix in ("ings", "ing", "ies", "ied", "es", "ed", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]

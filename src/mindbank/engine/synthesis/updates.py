@@ -10,17 +10,21 @@ value — "Xavier lives in Paris." (January) then "Xavier moved to Berlin." (Jun
 "I ran 14 km, my longest run yet". It is decided when the two are related (cosine ≥ :data:`RELATED_COSINE`), the
 newer one is strictly later, and either
 
-* *a number changed*: both hold a number counting the same unit (the word after it: "12 km" / "14 km") with
-  different values, the newer fact repeats at least half of the older one's other content words (the attribute:
-  "longest run"), and the older one states a standing value rather than one occasion — it names no time of its
-  own ("this morning", "on Sunday"), or both mark a record ("longest", "best", "so far", "now"): "I ran 8 km this
-  morning" and "I ran 10 km this morning" are two runs, not an update; or
+* *a number changed*: both hold a number (digits or words) counting the same unit (the word after it: "12 km" /
+  "14 km", "fourteen kilometres" / "eighteen kilometres") with different values, and either
+  - both state a record ("my longest run so far" / "my longest run yet", "my best time", "now"), they speak of the
+    same thing (a content word shared beside the unit: "run" / "ran"), and the newer value beats the older one
+    (larger, for a maximum such as "longest"; any other value for "best", "record", "now"); or
+  - the older fact states a standing value — it names no occasion of its own ("this morning", "on Sunday") — and
+    the newer one repeats at least half of its other content words (the attribute);
+  "I ran 8 km this morning" and "I ran 10 km this morning" are two runs, not an update; or
 * *an attribute frame changed value*: both use words of one attribute frame (where someone lives, works, studies,
   whom they are with — :data:`FRAMES`) and each names something the other does not (a capitalised name or place
   such as "Paris" / "Berlin", or another word of the frame's values).
 
-Where it cannot decide: an attribute outside the frames stated without a number ("I prefer tea now"), a change
-said only through negation ("I don't run any more"), facts whose embeddings are far apart although they speak of
+Where it cannot decide: an attribute outside the frames stated without a number ("I prefer tea now"), a record
+beaten without saying so ("my longest run, 14 km", then "I ran 18 km yesterday"), a change said only through
+negation ("I don't run any more"), facts whose embeddings are far apart although they speak of
 one attribute, and languages other than English (the frames are English words). Those facts stay side by side.
 
 **Repeat** (issue 13, "Repeats"): the same statement in other words — cosine ≥ :data:`SAME_COSINE`, or cosine ≥
@@ -50,6 +54,7 @@ ATTRIBUTE_COVER = 0.5
 _NUMBER = re.compile(r"^\d+(?:[.,]\d+)?$")
 # words that make a number a standing value rather than one occasion's ("my longest run", "so far", "now")
 RECORD_WORDS = frozenset("longest best fastest highest biggest largest record total far now currently personal".split())
+MAXIMA = frozenset("longest highest biggest largest farthest furthest most".split())  # a record beaten by more
 
 # attribute frames: the words that say which attribute a statement is about ("lives", "moved" -> residence)
 FRAMES: dict[str, frozenset[str]] = {
@@ -68,14 +73,31 @@ FRAMES: dict[str, frozenset[str]] = {
 }
 
 
+_UNITS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen"
+).split()
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+NUMBER_VALUES: dict[str, float] = {w: float(i) for i, w in enumerate(_UNITS)} | {k: float(v) for k, v in _TENS.items()}
+NUMBER_VALUES |= {"hundred": 100.0, "thousand": 1000.0}
+
+
+def _value(token: str) -> float | None:
+    if _NUMBER.match(token):
+        return float(token.replace(",", ""))
+    return NUMBER_VALUES.get(token)
+
+
 @lru_cache(maxsize=16384)
-def _numbers(text: str) -> dict[str, str]:  # cached: callers must not change the dict
-    """``unit word -> number`` for each number followed by a word ("12 km" -> ``{"km": "12"}``)."""
+def _numbers(text: str) -> dict[str, float]:  # cached: callers must not change the dict
+    """``unit stem -> value`` for each number (digits or a number word) followed by a word ("12 km" ->
+    ``{"km": 12.0}``, "fourteen kilometres" -> ``{"kilometr": 14.0}``); the first number of a unit wins."""
     tokens = [t.lower() for t in _tokens(text)]
-    found: dict[str, str] = {}
+    found: dict[str, float] = {}
     for i, token in enumerate(tokens[:-1]):
-        if _NUMBER.match(token):
-            found.setdefault(stem(tokens[i + 1]), token)
+        value = _value(token)
+        if value is not None and _value(tokens[i + 1]) is None:
+            found.setdefault(stem(tokens[i + 1]), value)
     return found
 
 
@@ -94,7 +116,7 @@ def _occasion(text: str) -> frozenset[str]:
     """What makes a statement one action on one occasion: its event verbs, numbers and time words (stemmed)."""
     words = [t.lower() for t in _tokens(text)]
     marks = {stem(w) for w in words if w in EVENT_VERBS or w in TIME_WORDS or w in NUMBER_WORDS}
-    return frozenset(marks | {w for w in words if _NUMBER.match(w)})
+    return frozenset(marks | {w for w in words if _value(w) is not None})
 
 
 @lru_cache(maxsize=16384)
@@ -120,14 +142,8 @@ def updates(newer: Candidate, older: Candidate, cosine: float) -> bool:
     if newer.speaker != older.speaker or not _later(newer.when, older.when) or cosine < RELATED_COSINE:
         return False
     new_text, old_text = newer.quote.text, older.quote.text
-    new_numbers, old_numbers = _numbers(new_text), _numbers(old_text)
-    changed = [u for u in new_numbers.keys() & old_numbers.keys() if new_numbers[u] != old_numbers[u]]
-    standing = not (_occasion_words(old_text)) or bool(_records(old_text) & _records(new_text))
-    if changed and standing:
-        attribute = stems(old_text) - set(old_numbers.values()) - {u for u in old_numbers}
-        attribute = {w for w in attribute if not _NUMBER.match(w)}
-        if attribute and len(attribute & stems(new_text)) / len(attribute) >= ATTRIBUTE_COVER:
-            return True
+    if _number_changed(new_text, old_text):
+        return True
     new_words = {w.lower() for w in _tokens(new_text)}
     old_words = {w.lower() for w in _tokens(old_text)}
     shared_frames = _frames(new_words) & _frames(old_words)
@@ -135,6 +151,25 @@ def updates(newer: Candidate, older: Candidate, cosine: float) -> bool:
         return False
     new_names, old_names = _names(new_text), _names(old_text)
     return bool(new_names - old_names) and bool(old_names - new_names)
+
+
+def _number_changed(new_text: str, old_text: str) -> bool:
+    """The numeric half of :func:`updates` (module docstring)."""
+    new_numbers, old_numbers = _numbers(new_text), _numbers(old_text)
+    changed = [u for u in new_numbers.keys() & old_numbers.keys() if new_numbers[u] != old_numbers[u]]
+    if not changed:
+        return False
+    attribute = {w for w in stems(old_text) - set(old_numbers) if _value(w) is None}
+    shared = attribute & stems(new_text)
+    records = _records(old_text)
+    if records:
+        if not _records(new_text):
+            return False  # "I ran 18 km yesterday" may beat "my longest run, 14 km", but it does not say so
+        maxima = bool(records & MAXIMA)
+        return bool(shared) and any(not maxima or new_numbers[u] > old_numbers[u] for u in changed)
+    if _occasion_words(old_text) or not attribute:
+        return False
+    return len(shared) / len(attribute) >= ATTRIBUTE_COVER
 
 
 def repeats(a: Candidate, b: Candidate, cosine: float) -> bool:
