@@ -37,6 +37,7 @@ MAX_BLOCKS = 40
 OTHER_HEADING = "Other notes"  # only when no section has a heading its facts support
 BLOCK_SEPARATOR = 2  # tokens the blank line between blocks adds (count_tokens of the rendered document)
 HEADING_RESERVE = 8  # tokens set aside per section heading while blocks are chosen
+SPLIT_AT = 4  # an untitled cluster this large is split in two and titled again
 JOIN_COSINE = 0.6  # a block from an untitled cluster joins a titled section this close (raw cosine to its centroid)
 MAX_MISSES = 12  # blocks too large for what is left of the budget before the composer stops trying
 
@@ -153,19 +154,32 @@ def _titled(groups: list[list[Unit]], read: ScopeRead, banned: set[str]) -> tupl
     return headings(quotes, centroids, banned=banned, embed=read.embed), centroids
 
 
-def group_sections(units: Sequence[Unit], read: ScopeRead, banned: set[str]) -> list[Section]:
-    """Sections for ``units`` (``topics.py``): clustered and titled. A block of a cluster no title fits joins the
-    nearest titled section of two or more blocks when close to it (raw centroid cosine ≥ :data:`JOIN_COSINE`:
-    that title still rests on two of the section's facts), else one :data:`OTHER_HEADING` section at the end.
-    Sections by weight, blocks within a section by date."""
-    if not units:
-        return []
+def _topic_groups(units: Sequence[Unit], k: int) -> list[list[Unit]]:
     vectors = topic_vectors(np.stack([u.current.vector for u in units]), [" ".join(shown_quotes(u)) for u in units])
-    groups = [[units[i] for i in g] for g in cluster(vectors, [u.worth for u in units], section_count(len(units)))]
+    return [[units[i] for i in g] for g in cluster(vectors, [u.worth for u in units], k)]
+
+
+def _title(groups: list[list[Unit]], read: ScopeRead, banned: set[str]) -> tuple[list[str | None], Vector]:
     groups.sort(key=lambda g: -Section("", g).weight)  # the heaviest section titles first
     centroids = _centroids(groups)
     quotes = [[q for u in g for q in shown_quotes(u)] for g in groups]
-    titles = headings(quotes, centroids, banned=banned, embed=read.embed)
+    return headings(quotes, centroids, banned=banned, embed=read.embed), centroids
+
+
+def group_sections(units: Sequence[Unit], read: ScopeRead, banned: set[str]) -> list[Section]:
+    """Sections for ``units`` (``topics.py``): clustered and titled. A cluster of four or more blocks that no title
+    fits is split in two and each half titled again. A block still without a title joins the nearest titled
+    section of two or more blocks when close to it (raw centroid cosine ≥ :data:`JOIN_COSINE`: that title still
+    rests on two of the section's facts), else one :data:`OTHER_HEADING` section at the end. Sections by weight,
+    blocks within a section by date."""
+    if not units:
+        return []
+    groups = _topic_groups(units, section_count(len(units)))
+    titles, centroids = _title(groups, read, banned)
+    if any(not t and len(g) >= SPLIT_AT for t, g in zip(titles, groups, strict=True)):
+        groups = [half for t, g in zip(titles, groups, strict=True)
+                  for half in ([g] if t or len(g) < SPLIT_AT else _topic_groups(g, 2))]  # fmt: skip
+        titles, centroids = _title(groups, read, banned)
     sections = {i: Section(t, list(groups[i])) for i, t in enumerate(titles) if t}
     hosts = [i for i in sections if len(groups[i]) >= 2]
     rest: list[Unit] = []

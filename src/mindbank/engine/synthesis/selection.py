@@ -4,7 +4,8 @@ A standing question such as "what matters to X" is answered from the whole scope
 reads it, bounded: ``engine/refresh/runner.py``), not from the top recall hits, and the briefing should cover many
 topics rather than variations of one. Each quotable fact (``salience.quote``) has a worth::
 
-    worth = salience + RELEVANCE_WEIGHT * relevance        relevance: cosine of the fact to the standing question
+    worth = salience + RELEVANCE_WEIGHT * relevance        relevance: cosine of the fact to the standing question,
+                                                           both centred on the facts' mean, floored at 0
 
 and facts are taken greedily by maximal marginal relevance (Carbonell & Goldstein, SIGIR 1998)::
 
@@ -38,7 +39,7 @@ from mindbank.engine.synthesis.salience import Quote, content_words, quote
 
 Vector = npt.NDArray[np.float32]
 
-RELEVANCE_WEIGHT = 2.0  # a fact squarely on the question (cosine ~0.6) outweighs one more specific detail
+RELEVANCE_WEIGHT = 3.0  # a fact squarely on the question (centred cosine ~0.5) gains what two more specifics give
 LAMBDA = 0.8  # weight of worth against redundancy; 1.0 would be a plain ranking
 VARIATION_COSINE = 0.9  # a fact this close (raw cosine) to one already taken is a variation of it: never taken
 LEXICAL_DIMENSION = 1024
@@ -132,8 +133,9 @@ def candidates(
     with its vector and relevance. The same text retained twice is two candidates: the briefing shows it once, as
     a repeat (``updates.repeats``).
 
-    Relevance is the cosine to ``query_vector`` when given, else the hit's dense score, else 0. When a hit has no
-    stored vector every candidate gets a lexical one, so all cosines share one space."""
+    Relevance is the cosine to ``query_vector`` when given (both centred on the candidates' mean, floored at 0),
+    else the hit's dense score, else 0. When a hit has no stored vector every candidate gets a lexical one, so all
+    cosines share one space."""
     covered = {s for h in hits if h.memory.fact_type == "observation" for s in (h.memory.source_memory_ids or ())}
     kept: list[tuple[ScoredMemory, Quote]] = []
     for hit in hits:
@@ -150,7 +152,14 @@ def candidates(
     else:
         matrix = lexical_vectors([h.memory.text for h, _ in kept])
     if query_vector is not None and matrix.shape[1] == len(query_vector):
-        relevance = matrix @ np.asarray(query_vector, dtype=np.float32)
+        # centred on the facts' mean, like the redundancy in mmr_order: the direction every fact of the scope
+        # shares (the speaker, the register) would otherwise make every fact look about as relevant
+        center = matrix.mean(axis=0)
+        relevance = (
+            _unit((matrix - center).astype(np.float64))
+            @ _unit((np.asarray(query_vector, dtype=np.float64) - center)[None, :])[0]
+        )
+        relevance = np.maximum(relevance, 0.0)  # an unrelated fact is not worth less than an unasked one
     else:
         relevance = np.array([h.semantic or 0.0 for h, _ in kept], dtype=np.float32)
     return [Candidate(h, q, matrix[i], float(relevance[i])) for i, (h, q) in enumerate(kept)]

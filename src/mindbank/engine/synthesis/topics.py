@@ -181,7 +181,7 @@ def phrases_of(quote: str, banned: set[str]) -> list[tuple[str, tuple[str, ...],
                     span = words[start : start + size]
                     if len(span) < size or not (_edge(span[0]) and _edge(span[-1])):
                         continue
-                    if any(not _content(w) and w.lower() not in _INNER for w in span[1:-1]):
+                    if any(w.lower() in WEAK or (not _content(w) and w.lower() not in _INNER) for w in span[1:-1]):
                         continue
                     if any(w.lower() in banned for w in span):
                         continue

@@ -19,8 +19,11 @@ newer one is strictly later, and either
     the newer one repeats at least half of its other content words (the attribute);
   "I ran 8 km this morning" and "I ran 10 km this morning" are two runs, not an update; or
 * *an attribute frame changed value*: both use words of one attribute frame (where someone lives, works, studies,
-  whom they are with — :data:`FRAMES`) and each names something the other does not (a capitalised name or place
-  such as "Paris" / "Berlin", or another word of the frame's values).
+  whom they are with — :data:`FRAMES`) with a name right after it (within :data:`VALUE_WINDOW` words: "lives in
+  Paris", "moved to Berlin", "works at Acme"), and the two name different things.
+
+Bracketed annotations ("[shares a photo: two turtles on a log]") describe an attachment, not the speaker's
+statement: they take no part in either rule.
 
 Where it cannot decide: an attribute outside the frames stated without a number ("I prefer tea now"), a record
 beaten without saying so ("my longest run, 14 km", then "I ran 18 km yesterday"), a change said only through
@@ -50,6 +53,7 @@ REPEAT_COSINE = 0.82
 SAME_COSINE = 0.92
 MIN_SHARED = 2
 ATTRIBUTE_COVER = 0.5
+VALUE_WINDOW = 4  # words after a frame word where its value (a name) is looked for
 
 _NUMBER = re.compile(r"^\d+(?:[.,]\d+)?$")
 # words that make a number a standing value rather than one occasion's ("my longest run", "so far", "now")
@@ -102,16 +106,6 @@ def _numbers(text: str) -> dict[str, float]:  # cached: callers must not change 
 
 
 @lru_cache(maxsize=16384)
-def _names(text: str) -> frozenset[str]:
-    """Capitalised words after each sentence's first word (names and places), lowercased."""
-    out: set[str] = set()
-    for sentence in re.split(r"(?<=[.!?])\s+", text):
-        tokens = _tokens(sentence)
-        out.update(t.lower() for t in tokens[1:] if t[:1].isupper() and t not in {"I", "I'm", "I've", "I'll", "I'd"})
-    return frozenset(out)
-
-
-@lru_cache(maxsize=16384)
 def _occasion(text: str) -> frozenset[str]:
     """What makes a statement one action on one occasion: its event verbs, numbers and time words (stemmed)."""
     words = [t.lower() for t in _tokens(text)]
@@ -129,8 +123,26 @@ def _records(text: str) -> frozenset[str]:
     return frozenset({t.lower() for t in _tokens(text)} & RECORD_WORDS)
 
 
-def _frames(words: set[str]) -> set[str]:
-    return {name for name, vocabulary in FRAMES.items() if words & vocabulary}
+@lru_cache(maxsize=16384)
+def _frame_values(text: str) -> dict[str, frozenset[str]]:  # cached: callers must not change the dict
+    """Per attribute frame used in ``text``, the names within :data:`VALUE_WINDOW` words after a frame word
+    ("Xavier lives in Paris." -> ``{"residence": {"paris"}}``); frames with no name there are left out."""
+    values: dict[str, set[str]] = {}
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        tokens = _tokens(sentence)
+        for i, token in enumerate(tokens):
+            for frame, vocabulary in FRAMES.items():
+                if token.lower() not in vocabulary:
+                    continue
+                names = {t.lower() for t in tokens[i + 1 : i + 1 + VALUE_WINDOW] if t[:1].isupper() and t != "I"}
+                if names:
+                    values.setdefault(frame, set()).update(names)
+    return {k: frozenset(v) for k, v in values.items()}
+
+
+def _statement(text: str) -> str:
+    """``text`` without bracketed annotations (what an attachment shows is not what the speaker states)."""
+    return re.sub(r"\[[^\]]*\]", " ", text)
 
 
 def _later(a: datetime | None, b: datetime | None) -> bool:
@@ -141,16 +153,11 @@ def updates(newer: Candidate, older: Candidate, cosine: float) -> bool:
     """Whether ``newer`` states a new value of what ``older`` said (module docstring)."""
     if newer.speaker != older.speaker or not _later(newer.when, older.when) or cosine < RELATED_COSINE:
         return False
-    new_text, old_text = newer.quote.text, older.quote.text
+    new_text, old_text = _statement(newer.quote.text), _statement(older.quote.text)
     if _number_changed(new_text, old_text):
         return True
-    new_words = {w.lower() for w in _tokens(new_text)}
-    old_words = {w.lower() for w in _tokens(old_text)}
-    shared_frames = _frames(new_words) & _frames(old_words)
-    if not shared_frames:
-        return False
-    new_names, old_names = _names(new_text), _names(old_text)
-    return bool(new_names - old_names) and bool(old_names - new_names)
+    new_values, old_values = _frame_values(new_text), _frame_values(old_text)
+    return any(not (new_values[f] & old_values[f]) for f in new_values.keys() & old_values.keys())
 
 
 def _number_changed(new_text: str, old_text: str) -> bool:
@@ -176,7 +183,8 @@ def repeats(a: Candidate, b: Candidate, cosine: float) -> bool:
     """Whether ``a`` and ``b`` are the same statement in other words (module docstring)."""
     if a.speaker != b.speaker or cosine < REPEAT_COSINE:
         return False
-    if updates(a, b, cosine) or updates(b, a, cosine) or _occasion(a.quote.text) != _occasion(b.quote.text):
+    occasions = _occasion(_statement(a.quote.text)) != _occasion(_statement(b.quote.text))
+    if occasions or updates(a, b, cosine) or updates(b, a, cosine):
         return False
     if cosine >= SAME_COSINE:
         return True
