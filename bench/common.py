@@ -77,29 +77,9 @@ def command_line() -> str:
 
 @contextmanager
 def live_server(bank: MindBank) -> Iterator[str]:
-    """Serve ``bank`` over HTTP on a free loopback port (uvicorn in a thread, the app's worker running); yields
-    the base URL. Benchmarks that measure what a user gets go through this real path."""
-    import socket
-    import threading
+    """Serve ``bank`` over HTTP on a free loopback port (the app's worker running); yields the base URL. Benchmarks
+    that measure what a user gets go through this real path."""
+    from mindbank.api.background import serve_in_thread
 
-    import uvicorn
-
-    from mindbank.api import create_app
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    config = uvicorn.Config(create_app(bank), host="127.0.0.1", port=port, log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the benchmark's server did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    with serve_in_thread(bank) as url:
+        yield url

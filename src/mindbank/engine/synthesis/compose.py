@@ -159,11 +159,13 @@ def _topic_groups(units: Sequence[Unit], k: int) -> list[list[Unit]]:
     return [[units[i] for i in g] for g in cluster(vectors, [u.worth for u in units], k)]
 
 
-def _title(groups: list[list[Unit]], read: ScopeRead, banned: set[str]) -> tuple[list[str | None], Vector]:
+def _title(
+    groups: list[list[Unit]], read: ScopeRead, banned: set[str], *, rerank: bool = True
+) -> tuple[list[str | None], Vector]:
     groups.sort(key=lambda g: -Section("", g).weight)  # the heaviest section titles first
     centroids = _centroids(groups)
     quotes = [[q for u in g for q in shown_quotes(u)] for g in groups]
-    return headings(quotes, centroids, banned=banned, embed=read.embed), centroids
+    return headings(quotes, centroids, banned=banned, embed=read.embed if rerank else None), centroids
 
 
 def group_sections(units: Sequence[Unit], read: ScopeRead, banned: set[str]) -> list[Section]:
@@ -175,11 +177,12 @@ def group_sections(units: Sequence[Unit], read: ScopeRead, banned: set[str]) -> 
     if not units:
         return []
     groups = _topic_groups(units, section_count(len(units)))
-    titles, centroids = _title(groups, read, banned)
+    # whether a cluster can be titled at all does not depend on the embedding re-rank: find out without it
+    titles, _ = _title(groups, read, banned, rerank=False)
     if any(not t and len(g) >= SPLIT_AT for t, g in zip(titles, groups, strict=True)):
         groups = [half for t, g in zip(titles, groups, strict=True)
                   for half in ([g] if t or len(g) < SPLIT_AT else _topic_groups(g, 2))]  # fmt: skip
-        titles, centroids = _title(groups, read, banned)
+    titles, centroids = _title(groups, read, banned)
     sections = {i: Section(t, list(groups[i])) for i, t in enumerate(titles) if t}
     hosts = [i for i in sections if len(groups[i]) >= 2]
     rest: list[Unit] = []

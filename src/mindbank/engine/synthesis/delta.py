@@ -42,7 +42,7 @@ from mindbank.domain.document import (
 )
 from mindbank.domain.records import ScoredMemory
 from mindbank.domain.text import strip_speaker
-from mindbank.engine.synthesis.blocks import Unit, add_repeats, day, read_block, render_unit
+from mindbank.engine.synthesis.blocks import MENTION_WEIGHT, Unit, add_repeats, day, read_block, render_unit
 from mindbank.engine.synthesis.compose import (
     BLOCK_SEPARATOR,
     MAX_BLOCKS,
@@ -52,7 +52,7 @@ from mindbank.engine.synthesis.compose import (
     select_units,
 )
 from mindbank.engine.synthesis.port import ScopeRead
-from mindbank.engine.synthesis.salience import Quote, quote, salience
+from mindbank.engine.synthesis.salience import Quote, salience
 from mindbank.engine.synthesis.selection import (
     VARIATION_COSINE,
     Candidate,
@@ -147,7 +147,7 @@ def _placed(document: StructuredDocument, known: dict[str, Candidate]) -> list[P
                 continue
             current = known.get(block.memory_ids[0])
             mentions = read_block(block.text).count
-            worth = (current.worth if current else salience(block.text)) + 0.5 * np.log(mentions)
+            worth = (current.worth if current else salience(block.text)) + MENTION_WEIGHT * np.log(mentions)
             out.append(Placed(section.id, block, block.text, current, float(worth), mentions=mentions))
     return out
 
@@ -241,10 +241,10 @@ def _fold(
             if kind == "repeat":
                 old.text = add_repeats(old.text, [unit.current, *unit.repeats], unit.last)
                 old.mentions += unit.mentions
-                old.worth += 0.5 * np.log(old.mentions / max(1, old.mentions - unit.mentions))
+                old.worth += MENTION_WEIGHT * np.log(old.mentions / max(1, old.mentions - unit.mentions))
             else:
                 first = render_unit(Unit(unit.current, repeats=unit.repeats)).split("\n")
-                earlier = [render_unit(Unit(unit.current, earlier=unit.earlier)).split("\n")[1:]][0]
+                earlier = render_unit(Unit(unit.current, earlier=unit.earlier)).split("\n")[1:]
                 old.text = "\n".join([first[0], *earlier, _earlier_line(old)])
                 old.current, old.worth = unit.current, unit.worth
             edit.replaced[old.block.id] = old.text
@@ -371,8 +371,3 @@ def _operations(
             AddSection(heading=heading, level=2, blocks=tuple(render_unit(u) for u in ordered), new_id=section_id)
         )
     return operations
-
-
-def quotable(text: str) -> bool:
-    """Whether the delta editor would quote ``text`` at all (``salience.quote``)."""
-    return quote(text) is not None

@@ -4,6 +4,7 @@ the port."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from mindbank.domain.document import StructuredDocument, count_tokens
@@ -13,8 +14,14 @@ from mindbank.engine.synthesis.delta import plan_delta_operations
 from mindbank.engine.synthesis.port import ScopeRead, StructuredOutputUnsupported, Synthesis
 
 
+@lru_cache(maxsize=65536)
+def _tokens(text: str) -> int:
+    return count_tokens(text)
+
+
 def _facts_tokens(facts: Sequence[ScoredMemory]) -> int:
-    return sum(count_tokens(f.memory.text) for f in facts)
+    """What the synthesis read, in tokens (cached per text: a whole-scope refresh counts the same facts again)."""
+    return sum(_tokens(f.memory.text) for f in facts)
 
 
 class ExtractiveSynthesizer:

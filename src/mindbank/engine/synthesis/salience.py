@@ -115,6 +115,7 @@ class SentenceScore:
     content_words: int
     question: bool
     glue: bool
+    plain_words: int = 0  # words that are not stopwords, the opener included
 
     @property
     def quotable(self) -> bool:
@@ -139,19 +140,23 @@ def split_sentences(text: str) -> list[str]:
 
 
 def _tokens(sentence: str) -> list[str]:
-    return [t.replace("’", "'") for t in _TOKEN.findall(sentence)]
+    return _TOKEN.findall(sentence.replace("’", "'"))
 
 
-def plain_words(text: str) -> list[str]:
-    """Words that are not stopwords: lowercased, possessive ``'s`` dropped (what the thin-bullet rule counts)."""
+def _plain(tokens: list[str]) -> list[str]:
     out = []
-    for token in _tokens(text):
+    for token in tokens:
         word = token.lower().strip("'")
         if word.endswith("'s"):
             word = word[:-2]
         if len(word) > 1 and word not in STOPWORDS:
             out.append(word)
     return out
+
+
+def plain_words(text: str) -> list[str]:
+    """Words that are not stopwords: lowercased, possessive ``'s`` dropped (what the thin-bullet rule counts)."""
+    return _plain(_tokens(text))
 
 
 def content_words(text: str) -> list[str]:
@@ -183,7 +188,8 @@ def score_sentence(sentence: str) -> SentenceScore:
     opened = _opener_length(sentence)
     tokens = all_tokens[opened:]
     lower = [t.lower() for t in tokens]
-    words = content_words(" ".join(tokens))
+    plain = _plain(all_tokens)
+    words = [w for w in _plain(tokens) if w not in FILLER]
     question = sentence.rstrip(" \"')”’").endswith("?")
     first = any(w in FIRST_PERSON for w in lower)
     second = any(w in SECOND_PERSON for w in lower)
@@ -205,7 +211,7 @@ def score_sentence(sentence: str) -> SentenceScore:
         glue = 0.75  # "Hey Caroline, since we last chatted, …": framed as talk to the other person
     if _IDIOM.search(sentence):
         glue = max(glue, 2.0)
-    return SentenceScore(sentence, score - glue, len(words), question, glue > 0)
+    return SentenceScore(sentence, score - glue, len(words), question, glue > 0, len(plain))
 
 
 @lru_cache(maxsize=65536)
@@ -225,7 +231,7 @@ def quote(fact_text: str) -> Quote | None:
             parts.append(ELLIPSIS.strip())
         parts.append(sentences[i])
     text = " ".join(parts)
-    words = len(plain_words(text))
+    words = sum(scored[i].plain_words for i in kept)
     salience = best + EXTRA_SENTENCE_SHARE * (sum(scored[i].score for i in kept) - best)
     return Quote(text, salience, words)
 

@@ -27,6 +27,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -148,6 +149,7 @@ def speaker_names(texts: Sequence[str]) -> set[str]:
     return names
 
 
+@lru_cache(maxsize=65536)
 def _content(word: str) -> bool:
     lower = word.lower().replace("’", "'")
     return (
@@ -159,6 +161,7 @@ def _content(word: str) -> bool:
     )
 
 
+@lru_cache(maxsize=65536)
 def _edge(word: str) -> bool:
     """Whether a title may start or end on ``word``: a content word, not weak, not a time word, and not a
     lower-case past tense ("called", "worked": a title names a thing, not what happened to it)."""
@@ -168,6 +171,12 @@ def _edge(word: str) -> bool:
 
 
 def phrases_of(quote: str, banned: set[str]) -> list[tuple[str, tuple[str, ...], bool]]:
+    """Candidate phrases of one quote (:func:`_phrases`, cached per quote and banned names)."""
+    return _phrases(quote, frozenset(banned))
+
+
+@lru_cache(maxsize=16384)
+def _phrases(quote: str, banned: frozenset[str]) -> list[tuple[str, tuple[str, ...], bool]]:
     """Candidate phrases of one quote: ``(surface text, stems of its content words, whether a determiner or
     preposition stands before it)``, in order of appearance."""
     out: list[tuple[str, tuple[str, ...], bool]] = []
