@@ -34,7 +34,7 @@ from mindbank.engine.synthesis.updates import RELATED_COSINE, REPEAT_COSINE, rep
 
 # a briefing a person reads through: about eight topics of five points; max_tokens caps it further
 MAX_BLOCKS = 40
-OTHER_HEADING = "Other notes"  # only when no section has a heading its facts support
+OTHER_HEADING = "Other notes"  # the blocks of clusters that no title drawn from their own facts fits
 BLOCK_SEPARATOR = 2  # tokens the blank line between blocks adds (count_tokens of the rendered document)
 HEADING_RESERVE = 8  # tokens set aside per section heading while blocks are chosen
 SPLIT_AT = 4  # an untitled cluster this large is split in two and titled again

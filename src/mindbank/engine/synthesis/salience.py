@@ -11,7 +11,7 @@ document's own quotes.
 
 Score of one sentence (unitless, typically −3 … 6)::
 
-    info       = min(content words, 12) / 3              how much it says at all (0 … 4)
+    info       = min(distinct content words, 12) / 3     how much it says at all (0 … 4)
   + disclosure = 1.0 if it speaks in the first person   (I, my, we, our …)
   + specifics  = 0.5 per name / number / time word, at most 3 of them
   + event      = 0.75 if it names an event verb          (started, moved, adopted, joined …)
@@ -189,7 +189,8 @@ def score_sentence(sentence: str) -> SentenceScore:
     tokens = all_tokens[opened:]
     lower = [t.lower() for t in tokens]
     plain = _plain(all_tokens)
-    words = [w for w in _plain(tokens) if w not in FILLER]
+    # distinct words: a caption saying "wooden floor" twice says no more than once
+    words = list(dict.fromkeys(w for w in _plain(tokens) if w not in FILLER))
     question = sentence.rstrip(" \"')”’").endswith("?")
     first = any(w in FIRST_PERSON for w in lower)
     second = any(w in SECOND_PERSON for w in lower)
