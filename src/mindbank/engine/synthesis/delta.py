@@ -5,9 +5,11 @@ A delta refresh never rewrites what it does not have to (issue 13, "Delta"):
 * a cited memory edited since is requoted in its block (``replace_block``), nothing else of the block changes;
 * each new quotable fact (``salience.quote``; grouped into blocks like a full refresh's, ``compose.Pool``) is
   compared with the facts the blocks quote:
-  - a newer value of a quoted fact (``updates.updates``) replaces that block: the new fact as current, the old one
-    as "earlier" (all citations kept);
+  - a newer value of a quoted fact (``updates.updates``) rewrites that block in place: the new fact as current,
+    the old one as "earlier" (all citations kept);
   - the same statement again (``updates.repeats``) only updates that block's count, last date and citations;
+  (a rewritten block is re-minted where it stands — ``insert_block`` after it, ``remove_block`` of it — so it gets
+  the id its new text parses to, and the structured document stays its markdown's parse);
   - a variation of a quoted fact (``selection.VARIATION_COSINE``) adds nothing and is left out;
   - otherwise it is a new block, appended to the section whose centroid is nearest (cosine ≥
     :data:`SECTION_JOIN`), or, when none is near, grouped with the other leftovers into new titled sections
@@ -32,6 +34,7 @@ from mindbank.domain.document import (
     AddSection,
     AppendBlock,
     Block,
+    InsertBlock,
     Operation,
     RemoveBlock,
     RemoveSection,
@@ -349,7 +352,11 @@ def _operations(
             operations.append(op)
     for block_id, text in edit.replaced.items():
         if block_id not in edit.removed:
-            operations.append(ReplaceBlock(section_id=by_block[block_id].section_id, block_id=block_id, text=text))
+            # re-minted in place (inserted right after, then the old one removed), not replaced: the block gets the
+            # id its new text has, so the structured document stays exactly what its markdown parses to
+            section_id = by_block[block_id].section_id
+            operations.append(InsertBlock(section_id=section_id, after_block_id=block_id, text=text))
+            operations.append(RemoveBlock(section_id=section_id, block_id=block_id))
     for section in document.sections:
         if section.id in removed_sections:
             operations.append(RemoveSection(section_id=section.id))
