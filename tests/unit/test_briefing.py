@@ -95,6 +95,7 @@ def test_sentences_left_out_between_quoted_ones_are_marked() -> None:
         "Sam: Hey Mel! Long time no talk! How have you been?",
         "Sam: You're doing something amazing! You'll be an awesome mom!",
         "Sam: Congrats, Caroline! So happy for you!",
+        "Sam: Look! [shares a photo: a photo of a beagle lying on a kitchen floor next to muddy running shoes]",
     ],
 )
 def test_glue_is_never_quoted(turn: str) -> None:

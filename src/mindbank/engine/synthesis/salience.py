@@ -29,7 +29,8 @@ briefing that has to choose quotes them first.
 A fact's salience is its best sentence's score plus :data:`EXTRA_SENTENCE_SHARE` of each further quoted one.
 
 A trailing bracketed annotation (``[shares a photo: a painting of a lake]``) is a sentence of its own: what a
-photo shows can be what the turn is about.
+photo shows can be what the turn is about. It is quoted beside a quoted sentence of the speaker's, never alone
+(a bullet that only describes a picture says nothing the speaker said).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ RELATIVE_BAR = 0.7
 ELLIPSIS = " … "
 
 _SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\s+(?=\[[^\]]*\]\s*$)")
+_ANNOTATION = re.compile(r"^\[[^\]]*\]$")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’_-]*")
 _NUMBER = re.compile(r"^\d+(?:[.,:]\d+)*(?:st|nd|rd|th|s|k|km|kg|am|pm|%)?$", re.IGNORECASE)
 
@@ -222,7 +224,8 @@ def quote(fact_text: str) -> Quote | None:
     sentences = split_sentences(strip_speaker(fact_text))
     scored = [score_sentence(s) for s in sentences]
     kept = [i for i, s in enumerate(scored) if s.quotable]
-    if not kept:
+    # an attachment's description ("[shares a photo: …]") is quoted beside what the speaker said, never alone
+    if not any(not _ANNOTATION.match(sentences[i]) for i in kept):
         return None
     best = max(scored[i].score for i in kept)
     kept = [i for i in kept if scored[i].score >= RELATIVE_BAR * best]
