@@ -19,6 +19,7 @@ demo: $(STAMP)
 ## test: install dev dependencies, start a throwaway PostgreSQL (+pgvector), run the whole suite on both backends
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	scripts/postgres.sh install
 	scripts/postgres.sh start || { scripts/postgres.sh stop; exit 1; }
 	MINDBANK_TEST_POSTGRES_URL="$$(scripts/postgres.sh url)"; export MINDBANK_TEST_POSTGRES_URL; \
@@ -26,6 +27,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(BIN)/ruff format --check .
 
 format: $(STAMP)

@@ -1,5 +1,5 @@
-"""Command line of the benchmarks: ``python -m bench COMMAND ...`` (locomo-recall, retain, refresh-cost, freshness,
-mm-quality, scale)."""
+"""Command line of the benchmarks: ``python -m bench {locomo-recall,retain,refresh-cost,freshness,mm-quality,scale,
+operators,gate-calibration} ...``."""
 
 from __future__ import annotations
 
@@ -28,8 +28,21 @@ def _parser() -> argparse.ArgumentParser:
     retain.add_argument("path", type=Path, metavar="PATH", help="a LoCoMo conversation JSON file")
     retain.add_argument("--repeat", type=int, default=3, help="timed runs, each into a fresh database (default 3)")
     retain.add_argument("--json", type=Path, default=None, help="report path (default bench/results/retain.json)")
-    cost = sub.add_parser("refresh-cost", help="synthesis input per refresh, delta vs full, session by session")
-    cost.add_argument("path", type=Path, metavar="PATH", help="a LoCoMo conversation JSON file (e.g. conv-41)")
+    cost = sub.add_parser(
+        "refresh-cost",
+        help="synthesis input per refresh, delta vs full, session by session; or (--failing-provider) the LLM calls "
+        "a provider that always times out costs over a simulated day",
+    )
+    cost.add_argument(
+        "path", type=Path, metavar="PATH", nargs="?", help="a LoCoMo conversation JSON file (e.g. conv-41)"
+    )
+    cost.add_argument(
+        "--failing-provider", action="store_true",
+        help="instead: a simulated day (injected clock) with a write in scope every 30 s and an LLM provider that "
+        "always times out, on SQLite and (with --database-url or MINDBANK_TEST_POSTGRES_URL) PostgreSQL",
+    )  # fmt: skip
+    cost.add_argument("--hours", type=float, default=24.0, help="--failing-provider: simulated hours (default 24)")
+    cost.add_argument("--database-url", default=None, help="--failing-provider: a postgresql:// URL")
     cost.add_argument(
         "--recall-max-tokens", type=int, default=None, metavar="N",
         help="the model's trigger.recall_max_tokens (default: unset, i.e. the 2048-token default)",
@@ -53,10 +66,23 @@ def _parser() -> argparse.ArgumentParser:
     )
     quality.add_argument("--json", type=Path, default=None, help="report path (default bench/results/mm-quality.json)")
 
+    gate = sub.add_parser("gate-calibration", help="the relevance gate's precision/recall on a labelled LoCoMo set")
+    gate.add_argument(
+        "paths", nargs="*", type=Path, metavar="PATH", help="LoCoMo files (default: ../shared/data/locomo)"
+    )
+    gate.add_argument(
+        "--json", type=Path, default=None, help="report path (default bench/results/gate-calibration.json)"
+    )
+
     scale = sub.add_parser("scale", help="recall, GET, list and staleness latency as the bank grows")
     scale.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000], help="bank sizes (memories)")
     scale.add_argument("--database-url", default=None, help="a postgresql:// URL (default: a temporary SQLite file)")
     scale.add_argument("--json", type=Path, default=None, help="report path (default bench/results/scale-*.json)")
+    ops = sub.add_parser("operators", help="document listing, /metrics scrape and webhook dispatch cost by size")
+    ops.add_argument("--sizes", nargs="+", type=int, default=[1_000, 10_000], help="document counts")
+    ops.add_argument("--operations", type=int, default=10_000, help="operations stored for the scrape")
+    ops.add_argument("--repeat", type=int, default=21, help="timed calls per figure (median)")
+    ops.add_argument("--json", type=Path, default=None, help="report path (default bench/results/operators.json)")
     return parser
 
 
@@ -80,10 +106,20 @@ def main(argv: list[str] | None = None) -> int:
         from bench import retain
 
         retain.run(args.path, repeat=args.repeat, json_out=args.json)
+    elif args.command == "refresh-cost" and args.failing_provider:
+        from bench import failing_provider
+
+        failing_provider.run(hours=args.hours, database_url=args.database_url, json_out=args.json)
     elif args.command == "refresh-cost":
         from bench import refresh_cost
 
+        if args.path is None:
+            raise SystemExit("refresh-cost needs a LoCoMo PATH (or --failing-provider)")
         refresh_cost.run(args.path, recall_max_tokens=args.recall_max_tokens, json_out=args.json)
+    elif args.command == "gate-calibration":
+        from bench import gate_calibration
+
+        gate_calibration.run(args.paths or gate_calibration.default_paths(), json_out=args.json)
     elif args.command == "freshness":
         from bench import freshness
 
@@ -95,6 +131,10 @@ def main(argv: list[str] | None = None) -> int:
             args.paths, churn_id=args.churn, timing_id=args.timing, repeat=args.repeat, json_out=args.json,
             skip=args.skip,
         )  # fmt: skip
+    elif args.command == "operators":
+        from bench import operators
+
+        operators.run(args.sizes, operations=args.operations, repeat=args.repeat, json_out=args.json)
     else:
         from bench import scale
 

@@ -79,7 +79,7 @@ def command_line() -> str:
 def live_server(bank: MindBank) -> Iterator[str]:
     """Serve ``bank`` over HTTP on a free loopback port (the app's worker running); yields the base URL. Benchmarks
     that measure what a user gets go through this real path."""
-    from mindbank.api.background import serve_in_thread
+    from mindbank.server import serve_in_thread
 
     with serve_in_thread(bank) as url:
         yield url

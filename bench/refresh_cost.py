@@ -61,7 +61,7 @@ def run(
             tags=[f"speaker:{speaker.lower()}"], trigger=trigger,
         )  # fmt: skip
         mb.run_pending()
-        settings = mb._refresh_settings(BANK)
+        settings = mb.jobs.refresh_settings(BANK)
         for number, session in enumerate(conv.sessions[1:], start=2):
             mb.retain(BANK, locomo_items(conv, [session.number]))
             mb.run_pending()  # the consolidation every retain queues (the model has no automatic refresh)

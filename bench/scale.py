@@ -25,7 +25,7 @@ from rich.table import Table
 
 from bench.common import RESULTS_DIR, load_embedder, machine_info, write_json
 from mindbank.config import Settings
-from mindbank.domain.document import parse_markdown
+from mindbank.domain.document import parse_markdown, render_markdown
 from mindbank.domain.records import Chunk, NewMemory, RetainItem
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.timeutil import utcnow
@@ -103,7 +103,7 @@ def _models(mb: MindBank, count: int) -> list[str]:
                                              id=f"m{i:05d}")  # fmt: skip
         model = mb.store.get_mental_model(BANK, model_id)
         doc = parse_markdown(f"- fact [mem:{hits[i % len(hits)].id}]\n")
-        mb.store.save_refresh(replace(model, content=doc.render(), structured_document=doc.to_dict(),  # type: ignore[arg-type]
+        mb.store.save_refresh(replace(model, content=render_markdown(doc), structured_document=doc.to_dict(),  # type: ignore[arg-type]
                                       last_memory_seen_at=stamp), history=None, history_cap=50)  # fmt: skip
         ids.append(model_id)
     return ids

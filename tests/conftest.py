@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from mindbank.api import create_app
-from mindbank.api.background import serve_in_thread
 from mindbank.config import Settings
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
+from mindbank.server import create_app, serve_in_thread
 from mindbank.service import MindBank
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -42,8 +41,9 @@ def mindbank(settings: Settings, embedder: MiniLMEmbedder) -> Iterator[MindBank]
 
 @pytest.fixture
 def client(mindbank: MindBank) -> Iterator[TestClient]:
-    """HTTP client over the app with its in-process worker running."""
-    with TestClient(create_app(mindbank)) as c:
+    """HTTP client over the app with its in-process worker running. Its Host is ``localhost``: the app answers only
+    loopback host names on its default loopback bind (DNS rebinding protection; TestClient's own is ``testserver``)."""
+    with TestClient(create_app(mindbank), base_url="http://localhost") as c:
         yield c
 
 

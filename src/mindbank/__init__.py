@@ -7,8 +7,7 @@ from mindbank.config import Settings
 from mindbank.domain.records import MemoryUnit, MentalModel, Operation, RetainItem, ScoredMemory
 from mindbank.errors import ConflictError, InvalidInputError, MindBankError, NotFoundError
 from mindbank.service import MindBank, RetainResult
-
-__version__ = "0.1.0"
+from mindbank.version import __version__
 
 __all__ = [
     "ConflictError",

@@ -54,6 +54,37 @@ LLM_OPTIONS: tuple[Option, ...] = (
     Option("llm_trace_retention_hours", float, 168.0, "Hours stored LLM prompts and responses are kept."),
 )
 
+# Request limits (docs/configuration.md "Limits", docs/security.md): enforced once, by mindbank.domain.limits, for
+# every surface (HTTP, MCP, in-process); a value past one is a 422 (413 for the body) naming the field.
+LIMIT_OPTIONS: tuple[Option, ...] = (
+    Option("max_body_bytes", int, 16_777_216, "Largest HTTP request body in bytes (413 above it)."),
+    Option("max_json_depth", int, 64, "Deepest nesting of arrays and objects in a JSON request body."),
+    Option("max_items_per_request", int, 10_000, "Items in one retain request."),
+    Option("max_content_chars", int, 2_000_000, "Characters of one retained item's content (or an edited fact)."),
+    Option("max_query_chars", int, 20_000, "Characters of a recall / reflect query or a mental model's source_query."),
+    Option(
+        "max_text_chars", int, 65_536, "Characters of any other text field (context, name, mission, metadata value)."
+    ),
+    Option("max_tags_per_item", int, 100, "Tags on one item, model or filter."),
+    Option("max_tag_chars", int, 256, "Characters of one tag (and of a metadata key); control characters are refused."),
+    Option("max_document_id_chars", int, 512, "Characters of a document_id; control characters are refused."),
+    Option("max_bank_id_chars", int, 128, "Characters of a bank id."),
+    Option(
+        "bank_id_pattern",
+        str,
+        r"^[A-Za-z0-9_][A-Za-z0-9_.:@+=~-]*$",
+        "Regular expression a bank id must match ('*', '/' and control characters are refused whatever it says).",
+    ),
+    Option("max_metadata_entries", int, 100, "Keys in one metadata object."),
+    Option(
+        "max_token_budget",
+        int,
+        65_536,
+        "Largest token budget a request may ask for: recall / reflect max_tokens, trigger and bank recall budgets.",
+    ),
+    Option("max_offset", int, 1_000_000_000, "Largest offset of a paged listing."),
+)
+
 OPTIONS: tuple[Option, ...] = (
     Option("database_url", str, None, "SQLite file path (or sqlite:///path). Default ~/.mindbank/mindbank.db."),
     Option("host", str, "127.0.0.1", "Address `mindbank serve` binds to."),
@@ -80,9 +111,10 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "refresh_relevance_threshold",
         float,
-        0.15,
-        "Relevance gate: an automatic refresh whose new in-scope memories all score below this cosine similarity "
-        "to the source query and to every fact the document cites runs no synthesis and keeps the document.",
+        0.04,
+        "Relevance gate: an automatic refresh whose new in-scope memories all score below this (cosine similarity "
+        "to the source query plus the share of its content words they contain) runs no synthesis and keeps the "
+        "document. Calibrated on LoCoMo (python -m bench gate-calibration).",
     ),
     Option(
         "mental_model_min_refresh_interval_seconds",
@@ -90,6 +122,45 @@ OPTIONS: tuple[Option, ...] = (
         0,
         "Minimum seconds between two automatic refreshes of one model (0: no floor).",
     ),
+    Option(
+        "refresh_failure_backoff_seconds",
+        float,
+        300.0,
+        "After a recorded refresh failure, automatic refreshes of the model wait this long; doubles per further "
+        "consecutive failure.",
+    ),
+    Option(
+        "refresh_failure_backoff_max_seconds", float, 21600.0, "Longest wait of that backoff (seconds; default 6 h)."
+    ),
+    Option(
+        "refresh_breaker_failures",
+        int,
+        3,
+        "Consecutive failures after which a model's automatic refreshes stop until a manual refresh succeeds or the "
+        "model is cleared (0: never).",
+    ),
+    Option(
+        "refresh_bank_breaker_models",
+        int,
+        10,
+        "Failing models after which every automatic refresh of the bank stops (0: never).",
+    ),
+    Option(
+        "refresh_model_daily_token_budget",
+        int,
+        None,
+        "LLM tokens (input + output) a model's refreshes may spend per UTC day before automatic refreshes are "
+        "refused (budget_exhausted); unset: no budget.",
+    ),
+    Option(
+        "refresh_bank_daily_token_budget",
+        int,
+        None,
+        "LLM tokens all refreshes of a bank may spend per UTC day before automatic refreshes are refused; unset: "
+        "no budget.",
+    ),
+    Option("llm_price_input_per_million", float, None, "Price of one million input tokens (cost = tokens × price)."),
+    Option("llm_price_output_per_million", float, None, "Price of one million output tokens (unset: cost is null)."),
     Option(
         "api_key",
         str,
@@ -100,6 +171,31 @@ OPTIONS: tuple[Option, ...] = (
         "mcp_enabled", bool, True, "Serve MCP (streamable HTTP) at /mcp and /mcp/{bank_id} inside `mindbank serve`."
     ),
     Option("mcp_enabled_tools", str, "", "Comma-separated MCP tool names to expose (empty: all tools)."),
+    Option(
+        "webhook_allow_private_targets",
+        bool,
+        False,
+        "Allow webhook URLs whose host resolves to a private, loopback, link-local or otherwise internal address.",
+    ),
+    Option("webhook_max_attempts", int, 6, "Attempts of one webhook delivery before it is marked failed."),
+    Option("webhook_retry_backoff_seconds", float, 2.0, "First webhook retry delay; doubles on each further retry."),
+    Option("file_retain_max_bytes", int, 20_000_000, "Largest file POST /files/retain accepts (bytes; 413 above)."),
+    Option("worker_heartbeat_seconds", float, 10.0, "How often a running worker reports itself (GET /health/ready)."),
+    Option(
+        "allowed_hosts",
+        str,
+        "",
+        "Comma-separated Host names (optionally host:port, '*' for any) the HTTP server answers. Empty: loopback "
+        "names on a loopback bind, any host otherwise (with a warning at start-up).",
+    ),
+    Option(
+        "allowed_origins",
+        str,
+        "",
+        "Comma-separated browser origins (scheme://host[:port], '*' for any) allowed to call the API cross-origin "
+        "(CORS). Loopback origins are always allowed on a loopback bind.",
+    ),
+    *LIMIT_OPTIONS,
     *LLM_OPTIONS,
 )
 
@@ -110,6 +206,13 @@ BANK_OVERRIDABLE: dict[str, type] = {
     "recall_max_tokens": int,
     "recall_chunks_max_tokens": int,
     "refresh_relevance_threshold": float,
+    "refresh_model_daily_token_budget": int,
+    "refresh_bank_daily_token_budget": int,
+}
+# The trigger field that overrides a bank-overridable setting, where its name differs from the setting's.
+TRIGGER_KEYS: dict[str, str] = {
+    "mental_model_min_refresh_interval_seconds": "min_refresh_interval_seconds",
+    "refresh_model_daily_token_budget": "daily_token_budget",
 }
 
 
@@ -148,11 +251,42 @@ class Settings:
     enable_auto_consolidation: bool = True
     observation_scopes: str = "combined"
     scheduler_tick_seconds: float = 60.0
-    refresh_relevance_threshold: float = 0.15
+    refresh_relevance_threshold: float = 0.04
     mental_model_min_refresh_interval_seconds: int = 0
+    refresh_failure_backoff_seconds: float = 300.0
+    refresh_failure_backoff_max_seconds: float = 21600.0
+    refresh_breaker_failures: int = 3
+    refresh_bank_breaker_models: int = 10
+    refresh_model_daily_token_budget: int | None = None
+    refresh_bank_daily_token_budget: int | None = None
+    llm_price_input_per_million: float | None = None
+    llm_price_output_per_million: float | None = None
     api_key: str | None = field(default=None, repr=False)  # repr=False: a logged Settings never shows the key
     mcp_enabled: bool = True
     mcp_enabled_tools: str = ""
+    webhook_allow_private_targets: bool = False
+    webhook_max_attempts: int = 6
+    webhook_retry_backoff_seconds: float = 2.0
+    file_retain_max_bytes: int = 20_000_000
+    worker_heartbeat_seconds: float = 10.0
+    allowed_hosts: str = ""
+    allowed_origins: str = ""
+
+    # request limits (see LIMIT_OPTIONS)
+    max_body_bytes: int = 16_777_216
+    max_json_depth: int = 64
+    max_items_per_request: int = 10_000
+    max_content_chars: int = 2_000_000
+    max_query_chars: int = 20_000
+    max_text_chars: int = 65_536
+    max_tags_per_item: int = 100
+    max_tag_chars: int = 256
+    max_document_id_chars: int = 512
+    max_bank_id_chars: int = 128
+    bank_id_pattern: str = r"^[A-Za-z0-9_][A-Za-z0-9_.:@+=~-]*$"
+    max_metadata_entries: int = 100
+    max_token_budget: int = 65_536
+    max_offset: int = 1_000_000_000
 
     # LLM (see LLM_OPTIONS); api keys stay out of repr() so a logged Settings never shows one
     llm_provider: str = "extractive"

@@ -38,3 +38,19 @@ class RefreshPreviewError(MindBankError):
         super().__init__(message)
         self.reason = reason
         self.upstream = upstream
+
+
+class TooLargeError(MindBankError):
+    """Input over a documented size limit (HTTP 413); ``field`` names it."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+class UnsupportedTypeError(MindBankError):
+    """A file of a type mindbank cannot read (HTTP 415); ``media_type`` names the type."""
+
+    def __init__(self, media_type: str, message: str) -> None:
+        super().__init__(message)
+        self.media_type = media_type

@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 from mindbank.domain.document import Operation, StructuredDocument
 from mindbank.domain.records import ScoredMemory, SourceChunk
+from mindbank.domain.timeutil import utcnow
 from mindbank.engine.synthesis.extractive import ExtractiveSynthesizer
 from mindbank.engine.synthesis.port import Synthesis, SynthesisError
 from mindbank.providers.llm.base import (
@@ -185,7 +187,23 @@ def json_reply(value: Any) -> ChatResult:
     return ChatResult(text=json.dumps(value), usage=TokenUsage(10, 5), model="scripted-1", parsed=value)
 
 
+class FakeClock:
+    """A settable clock for ``MindBank(clock=...)``: starts now, moves only by :meth:`advance`, and never runs behind
+    the real clock (the store stamps memories with real time, so simulated time must not fall behind them)."""
+
+    def __init__(self) -> None:
+        self.now = utcnow()
+
+    def __call__(self) -> datetime:
+        return max(self.now, utcnow())
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock ``seconds`` forward (from the later of its time and the real time)."""
+        self.now = self() + timedelta(seconds=seconds)
+
+
 __all__ = [
+    "FakeClock",
     "Operation",
     "ScriptedLLM",
     "ScriptedSynthesizer",

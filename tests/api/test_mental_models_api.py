@@ -12,14 +12,14 @@ BASE = "/v1/default/banks"
 MM_KEYS = {
     "id", "bank_id", "name", "source_query", "content", "tags", "max_tokens", "trigger", "last_refreshed_at",
     "last_memory_seen_at", "last_refresh_failed_at", "last_full_refreshed_at", "created_at", "is_knowledge_page",
-    "reflect_response", "is_stale",
+    "reflect_response", "is_stale", "refresh_status",  # refresh_status: beyond the reference (issue 14)
 }  # fmt: skip
 TRIGGER_KEYS = {
     "budget", "mode", "refresh_after_consolidation", "refresh_cron", "full_refresh_cron",
     "min_refresh_interval_seconds", "fact_types", "exclude_mental_models", "exclude_mental_model_ids", "tags_match",
     "tag_groups", "include_chunks", "recall_max_tokens", "recall_chunks_max_tokens",
     "reflect_search_observations_max_tokens", "reflect_search_observations_include_entities", "response_schema",
-    "keep_trace",
+    "keep_trace", "daily_token_budget",  # daily_token_budget: beyond the reference (issue 14)
 }  # fmt: skip
 
 FACTS = [

@@ -48,6 +48,8 @@ BAD_CREATE: list[tuple[Any, str]] = [
     ({"name": "n", "source_query": "q?", "trigger": {"mode": "partial"}}, "mode"),
     ({"name": "n", "source_query": "q?", "trigger": {"unknown_knob": 1}}, "unknown_knob"),
     ({"name": "n", "source_query": "q?", "trigger": {"refresh_cron": "daily"}}, "refresh_cron"),
+    ({"name": "n", "source_query": "q?", "trigger": {"daily_token_budget": -1}}, "daily_token_budget"),
+    ({"name": "n", "source_query": "q?", "trigger": {"daily_token_budget": "lots"}}, "daily_token_budget"),
     (
         {
             "name": "n",

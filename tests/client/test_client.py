@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 
 import pytest
 
-from mindbank.api import create_app
 from mindbank.client import (
     AsyncClient,
     Client,
@@ -16,6 +15,7 @@ from mindbank.client import (
     MindBankHTTPError,
     ReflectResponse,
 )
+from mindbank.server import create_app
 from mindbank.service import MindBank
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mindbank.config import Settings
-from mindbank.domain.document import StructuredDocument, parse_markdown
+from mindbank.domain.document import StructuredDocument, parse_markdown, render_markdown
 from mindbank.importers import load_locomo, locomo_items
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.service import MindBank
@@ -38,7 +38,7 @@ def test_delta_rounds_keep_untouched_sections_and_provenance(tmp_path: Path, emb
             model = mb.get_mental_model("soak", "soak")
             assert model.is_stale is False
             doc = StructuredDocument.from_dict(model.structured_document)  # type: ignore[arg-type]
-            assert doc.render() == model.content
+            assert render_markdown(doc) == model.content
             assert parse_markdown(model.content).to_dict() == doc.to_dict()
             applied = (model.reflect_response or {}).get("delta_operations_applied") or []
             rounds_with_ops += bool(applied)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from mindbank.service import MindBank
@@ -93,5 +95,50 @@ def test_reference_client_dry_run_with_a_response_schema(server: str, mindbank: 
         dry = client.dry_run_refresh_mental_model("b", "alice")
         assert dry.outcome == "content_written" and "marathon" in dry.preview_content and dry.would_persist is False
         assert any("refresh_failed_structured_output" in w for w in dry.warnings)
+    finally:
+        client.close()
+
+
+def test_reference_client_parses_the_refresh_governance_responses(server: str, mindbank: MindBank) -> None:
+    """Issue 14's outcomes and reasons beyond the reference (an empty scope, a re-anchored delta) reach the
+    reference's client as the nearest values of its enums; the exact ones ride in fields it ignores."""
+    import httpx
+    from hindsight_client_api.models import BankStatsResponse, OperationsListResponse, OperationStatusResponse
+
+    from mindbank.domain.governance import RefreshState
+
+    client = hindsight_client.Hindsight(base_url=server)
+    try:
+        client.retain("b", "Alice: I started training for the Berlin marathon.", tags=["user:alice"])
+        created = client.create_mental_model("b", name="Alice", source_query="What is Alice training for?",
+                                             tags=["user:alice"], id="alice", trigger={"mode": "delta"})  # fmt: skip
+        wait(mindbank, "b", created.operation_id)
+        client.update_mental_model("b", "alice", tags=["nobody"])
+        dry = client.dry_run_refresh_mental_model("b", "alice")
+        assert dry.outcome == "refresh_failed_empty_candidate" and dry.retraction.deferred_reason == "empty_scope"
+        refreshed = client.refresh_mental_model("b", "alice")
+        assert mindbank.wait_for("b", refreshed.operation_id, timeout=30).status == "failed"
+        base = f"{server}/v1/default/banks/b"
+        status = OperationStatusResponse.from_dict(httpx.get(f"{base}/operations/{refreshed.operation_id}").json())
+        assert status is not None and status.details is not None
+        assert status.details.outcome == "refresh_failed_empty_candidate"
+        assert status.details.failure_reason == "empty_candidate"
+        assert status.result_metadata["outcome"] == "refresh_failed_empty_scope"  # type: ignore[index]
+        listed = OperationsListResponse.from_dict(httpx.get(f"{base}/operations").json())
+        assert listed is not None and listed.total >= 2
+        model = client.get_mental_model("b", "alice")
+        assert model.reflect_response["outcome"] == "refresh_failed_empty_scope"
+        stats = BankStatsResponse.from_dict(httpx.get(f"{base}/stats").json())
+        assert stats is not None and stats.bank_id == "b"
+        client.update_mental_model("b", "alice", tags=["user:alice"])
+        stored = mindbank.store.get_mental_model("b", "alice")
+        assert stored is not None
+        mindbank.store.save_refresh(replace(stored, refresh_state=RefreshState(reanchor="delta_ops_all_skipped")),
+                                    history=None, history_cap=50)  # fmt: skip
+        dry = client.dry_run_refresh_mental_model("b", "alice")
+        assert dry.effective_mode == "full" and dry.mode_fallback_reason == "delta_ops_failed"
+        assert dry.trace.mode_fallback_reason == "delta_ops_failed"
+        raw = httpx.post(f"{server}/v1/default/banks/b/mental-models/alice/dry-run-refresh", json={}).json()
+        assert raw["mode_fallback_detail"] == "delta_reanchored"
     finally:
         client.close()

@@ -147,7 +147,7 @@ def _delta_bank(open_bank: Callable[..., MindBank], schema_reply: Any) -> tuple[
     return mb, llm, new_id
 
 
-def test_delta_ops_some_invalid_are_dropped_with_reasons_never_reasked(open_bank: Callable[..., MindBank]) -> None:
+def test_delta_ops_naming_unknown_ids_get_one_repair_reask_then_drop(open_bank: Callable[..., MindBank]) -> None:
     def ops(request: ChatRequest) -> ChatResult:
         (new,) = json.loads(request.messages[1]["content"])["new_memories"]
         return json_reply(
@@ -168,7 +168,9 @@ def test_delta_ops_some_invalid_are_dropped_with_reasons_never_reasked(open_bank
     assert after.content == before.content + f"\nNew mast fitted. [mem:{new_id}]\n"
     skipped = (after.reflect_response or {})["delta_operations_skipped"]
     assert skipped[0]["reason"] == "unknown section_id: ghost"
-    assert [r.scope for r in llm.requests if r.response_schema is not None] == ["delta_ops"]
+    repair = [r for r in llm.requests if r.response_schema is not None]
+    assert [r.scope for r in repair] == ["delta_ops", "delta_ops_repair"]  # one re-ask listing the valid ids
+    assert "section 'projects'" in repair[1].messages[-1]["content"]
     assert new_id in {e["id"] for e in (after.reflect_response or {})["based_on"]["world"]}
 
 

@@ -15,14 +15,14 @@ from llm_helpers import QUERY, make_model
 from test_agent import obedient
 from test_llm_synthesis import writer
 
-from mindbank.api import create_app
 from mindbank.config import Settings
 from mindbank.domain.records import LLMRequestRecord
 from mindbank.domain.timeutil import utcnow
-from mindbank.engine.llm_trace import LLMTracer
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.providers.llm.base import ChatRequest, ChatResult, ManagedLLM
+from mindbank.server import create_app
 from mindbank.service import MindBank
+from mindbank.service.tracing import LLMTracer
 from mindbank.store.open import open_store
 from mindbank.testing import ScriptedLLM
 
@@ -79,7 +79,7 @@ def test_traces_are_readable_per_operation_and_purged(traced: Callable[..., Mind
     mb = traced(llm_trace_enabled=True, llm_trace_retention_hours=1.0)
     make_model(mb)
     op_id = refresh_op_id(mb)
-    with TestClient(create_app(mb, run_worker=False)) as client:
+    with TestClient(create_app(mb, run_worker=False), base_url="http://localhost") as client:
         body = client.get(f"/v1/default/banks/b/operations/{op_id}/llm-requests").json()
         assert client.get("/v1/default/banks/b/operations/nope/llm-requests").status_code == 404
         reflected = client.post("/v1/default/banks/b/reflect", json={"query": QUERY, "include": {"tool_calls": {}}})

@@ -11,9 +11,9 @@ import httpx
 import pytest
 from mcp.client import Client
 
-from mindbank.api import create_app
 from mindbank.domain.trigger import MentalModelTrigger, MentalModelTriggerPatch
 from mindbank.mcp import TOOL_NAMES, build_server, parse_enabled_tools
+from mindbank.server import create_app
 from mindbank.service import MindBank
 
 

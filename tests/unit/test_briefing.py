@@ -21,6 +21,7 @@ from mindbank.domain.document import (
     apply_operations,
     count_tokens,
     parse_markdown,
+    render_markdown,
 )
 from mindbank.domain.records import MemoryUnit, ScoredMemory
 from mindbank.domain.text import STOPWORDS
@@ -203,8 +204,8 @@ def delta(
     operations, used = plan_delta_operations(document, new, max_tokens=max_tokens, read=read)
     after = apply_operations(document, operations)
     assert not after.skipped
-    assert parse_markdown(after.document.render()).to_dict() == after.document.to_dict()  # ids as a parse gives
-    return after.document.render(), operations, used
+    assert parse_markdown(render_markdown(after.document)).to_dict() == after.document.to_dict()  # ids as a parse gives
+    return render_markdown(after.document), operations, used
 
 
 OLD = [

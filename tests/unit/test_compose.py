@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from mindbank.domain.document import count_tokens, parse_markdown
+from mindbank.domain.document import count_tokens, parse_markdown, render_markdown
 from mindbank.domain.records import MemoryUnit, ScoredMemory
 from mindbank.engine.synthesis.compose import compose_markdown, is_informative
 
@@ -41,7 +41,7 @@ def test_compose_groups_cites_and_keeps_budget() -> None:
     hits = [hit(i, t) for i, t in enumerate(FACTS)]
     markdown, cited = compose_markdown(source_query="What is Eva doing?", hits=hits, max_tokens=2048)
     doc = parse_markdown(markdown)
-    assert doc.render() == markdown
+    assert render_markdown(doc) == markdown
     assert "m2" not in cited  # "Cool!" is never quoted
     assert set(cited) == {"m0", "m1", "m3", "m4", "m5"}
     assert list(doc.memory_ids()) and set(doc.memory_ids()) == set(cited)

@@ -186,23 +186,23 @@ def test_render_parse_render_is_identity(doc: StructuredDocument) -> None:
 @given(document_st())
 def test_parse_restores_generated_document_verbatim(doc: StructuredDocument) -> None:
     # Same ids, headings, levels and byte-identical block texts (tables, lists, fences with "#" lines).
-    assert parse_markdown(doc.render()) == doc
+    assert parse_markdown(render_markdown(doc)) == doc
 
 
 @FAST
 @given(markdown_st)
 def test_parse_then_render_is_a_fixed_point(markdown: str) -> None:
     first = parse_markdown(markdown)
-    rendered = first.render()
+    rendered = render_markdown(first)
     second = parse_markdown(rendered)
     assert second == first
-    assert second.render() == rendered
+    assert render_markdown(second) == rendered
 
 
 @FAST
 @given(markdown_st)
 def test_canonical_markdown_is_byte_identical(markdown: str) -> None:
-    canonical = parse_markdown(markdown).render()
+    canonical = render_markdown(parse_markdown(markdown))
     assert render_markdown(parse_markdown(canonical)) == canonical
     assert canonical == "" or (canonical.endswith("\n") and not canonical.endswith("\n\n"))
 
@@ -259,7 +259,7 @@ def test_operations_keep_documents_lossless(data: st.DataObject) -> None:
     assert doc.to_dict() == before
     assert len(result.applied) + len(result.skipped) == len(ops)
     out = result.document
-    markdown = out.render()
+    markdown = render_markdown(out)
     assert render_markdown(parse_markdown(markdown)) == markdown
     assert structure(parse_markdown(markdown)) == structure(out)
     assert len(set(out.block_ids())) == len(out.block_ids())
@@ -280,7 +280,7 @@ def test_parse_sections_blocks_and_preamble() -> None:
     ]
     assert [b.text for b in doc.sections[1].blocks] == ["para\nline two", "- x\n- y"]
     assert doc.sections[2].blocks[0].text == "| a | b |\n|---|---|"
-    assert doc.render() == (
+    assert render_markdown(doc) == (
         "Intro [mem:a]\n\n# Title\n\npara\nline two\n\n- x\n- y\n\n## Sub\n\n| a | b |\n|---|---|\n"
     )
 
@@ -294,7 +294,7 @@ def test_no_preamble_when_text_starts_with_heading() -> None:
 def test_empty_markdown_gives_empty_document(text: str) -> None:
     doc = parse_markdown(text)
     assert doc.sections == []
-    assert doc.render() == ""
+    assert render_markdown(doc) == ""
 
 
 def test_heading_like_lines_inside_fences_are_block_text() -> None:
@@ -349,14 +349,14 @@ def test_non_heading_lines_are_text(line: str) -> None:
 def test_crlf_and_trailing_whitespace_are_normalised() -> None:
     doc = parse_markdown("# T\r\n\r\nline one  \r\nline two \t\r\n\r\n\r\n")
     assert doc.sections[0].blocks[0].text == "line one  \nline two"
-    assert doc.render() == "# T\n\nline one  \nline two\n"
+    assert render_markdown(doc) == "# T\n\nline one  \nline two\n"
 
 
 @pytest.mark.parametrize("closer", ["```\x85", "```\t ", "```\u2028"])
 def test_closing_fence_with_trailing_whitespace_is_stable(closer: str) -> None:
     doc = parse_markdown("```\ncode\n" + closer)
     assert doc.sections[0].blocks[0].text == "```\ncode\n```"
-    assert parse_markdown(doc.render()) == doc
+    assert parse_markdown(render_markdown(doc)) == doc
 
 
 def test_blank_lines_inside_fences_are_kept() -> None:
@@ -373,7 +373,7 @@ def test_render_exact_format() -> None:
         ]
     )
     assert render_markdown(doc) == "intro\n\n## A\n\n### B\n\none\n\ntwo\n"
-    assert doc.render() == render_markdown(doc)
+    assert render_markdown(doc) == render_markdown(doc)
     assert render_markdown(StructuredDocument()) == ""
     assert render_markdown(StructuredDocument([Section("preamble", "", 1, [])])) == ""
 
@@ -583,7 +583,7 @@ def test_add_section_positions_and_ids(doc: StructuredDocument) -> None:
     assert gamma is not None and (gamma.heading, gamma.level) == ("Gamma", 3)
     assert texts(new, "gamma") == ["g1", "g2"]
     assert new.section("alpha-2").level == 2  # type: ignore[union-attr]
-    assert new.render().startswith("Intro.\n\n## Alpha\n\na\n\n## Alpha\n\nfirst")
+    assert render_markdown(new).startswith("Intro.\n\n## Alpha\n\na\n\n## Alpha\n\nfirst")
 
 
 def test_add_section_normalises_heading(doc: StructuredDocument) -> None:
@@ -595,7 +595,7 @@ def test_add_section_normalises_heading(doc: StructuredDocument) -> None:
 def test_remove_section(doc: StructuredDocument) -> None:
     result = apply_operations(doc, [RemoveSection("alpha")])
     assert result.document.section_ids() == ["preamble", "beta"]
-    assert result.document.render() == "Intro.\n\n## Beta\n\nonly [mem:m1]\n"
+    assert render_markdown(result.document) == "Intro.\n\n## Beta\n\nonly [mem:m1]\n"
 
 
 def test_replace_section_blocks_reuses_unchanged_ids(doc: StructuredDocument) -> None:
@@ -674,18 +674,18 @@ def test_block_text_with_fence_containing_blank_lines_and_headings_is_accepted(
     result = apply_operations(doc, [AppendBlock("beta", text)])
     assert result.skipped == []
     assert texts(result.document, "beta")[-1] == text
-    assert parse_markdown(result.document.render()).sections[2].blocks[-1].text == text
+    assert parse_markdown(render_markdown(result.document)).sections[2].blocks[-1].text == text
 
 
 def test_unclosed_fence_in_op_text_is_closed(doc: StructuredDocument) -> None:
     result = apply_operations(doc, [AppendBlock("alpha", "```\ncode"), AddSection("After", blocks=["x"])])
     assert texts(result.document, "alpha")[-1] == "```\ncode\n```"
-    assert structure(parse_markdown(result.document.render())) == structure(result.document)
+    assert structure(parse_markdown(render_markdown(result.document))) == structure(result.document)
 
 
 def test_input_document_is_not_mutated_and_untouched_parts_are_shared(doc: StructuredDocument) -> None:
     before = copy.deepcopy(doc)
-    before_md = doc.render()
+    before_md = render_markdown(doc)
     ops = [
         AppendBlock("alpha", "x"),
         RenameSection("alpha", "Renamed"),
@@ -695,10 +695,10 @@ def test_input_document_is_not_mutated_and_untouched_parts_are_shared(doc: Struc
     ]
     result = apply_operations(doc, ops)
     assert doc == before
-    assert doc.render() == before_md
+    assert render_markdown(doc) == before_md
     assert result.document.sections[1] is doc.sections[2]
-    assert result.document.render() == "## Renamed\n\ny\n\n## Beta\n\nonly [mem:m1]\n\n## Z\n\nz\n"
-    assert BASE_MD.split("## Beta")[1] in result.document.render()
+    assert render_markdown(result.document) == "## Renamed\n\ny\n\n## Beta\n\nonly [mem:m1]\n\n## Z\n\nz\n"
+    assert BASE_MD.split("## Beta")[1] in render_markdown(result.document)
 
 
 def test_apply_rejects_non_operations(doc: StructuredDocument) -> None:

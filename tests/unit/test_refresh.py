@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mindbank.config import Settings
-from mindbank.domain.document import StructuredDocument, count_tokens
+from mindbank.domain.document import StructuredDocument, count_tokens, render_markdown
 from mindbank.domain.records import RetainItem
 from mindbank.engine.refresh import runner as refresh_module
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
@@ -60,7 +60,7 @@ def test_document_is_structured_cited_and_within_budget(mb: MindBank) -> None:
     mb.run_pending()
     model = mb.get_mental_model("b", model_id)
     doc = StructuredDocument.from_dict(model.structured_document)  # type: ignore[arg-type]
-    assert doc.render() == model.content
+    assert render_markdown(doc) == model.content
     assert count_tokens(model.content) <= 256
     cited = list(doc.memory_ids())
     assert cited and len(mb.store.get_memories("b", cited)) == len(cited)

@@ -454,17 +454,20 @@ def test_a_cited_memory_retagged_out_of_scope_is_stale_and_dropped(mb: MindBank,
     assert moved not in {e["id"] for e in after.reflect_response["based_on"]["world"]}  # type: ignore[index]
 
 
-def test_when_every_cited_memory_leaves_the_scope_the_refresh_still_drops_them(mb: MindBank) -> None:
+def test_when_every_cited_memory_leaves_the_scope_the_document_is_kept_not_emptied(mb: MindBank) -> None:
+    """Issue 14: a retraction that would leave no cited block, with nothing new in scope, is an empty publication:
+    refused (``refresh_failed_empty_scope``) with the retraction on record, until a person clears the model."""
     before = ready(mb, trigger={"mode": "delta"})
     cited = StructuredDocument.from_dict(before.structured_document).memory_ids()  # type: ignore[arg-type]
     for memory_id in cited:
         mb.update_memory("b", memory_id, tags=["user:someone-else"])
     assert mb.get_mental_model("b", "dana").is_stale is True
-    status, _, after = refresh(mb)  # nothing is in scope any more: no facts, but the retraction still runs
-    assert status == "completed" and not any(i in after.content for i in cited)
-    assert after.is_stale is False
-    sections = StructuredDocument.from_dict(after.structured_document).sections  # type: ignore[arg-type]
-    assert all(section.blocks for section in sections)  # no heading is left standing over nothing
+    status, result, after = refresh(mb)  # nothing is in scope any more
+    assert status == "failed" and result["outcome"] == "refresh_failed_empty_scope"  # type: ignore[index]
+    assert after.content == before.content and after.last_memory_seen_at == before.last_memory_seen_at
+    assert sorted(after.reflect_response["pending_retraction"]["fact_ids"]) == sorted(cited)  # type: ignore[index]
+    cleared = mb.clear_mental_model("b", "dana")
+    assert cleared.content == "" and cleared.refresh_state.failures == 0
 
 
 def test_an_edited_cited_memory_is_requoted_by_the_delta_refresh(mb: MindBank) -> None:

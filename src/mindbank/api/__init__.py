@@ -1,5 +1,2 @@
-"""HTTP API (FastAPI), wire-compatible with the reference under ``/v1/default/banks/{bank_id}``."""
-
-from mindbank.api.app import create_app
-
-__all__ = ["create_app"]
+"""The HTTP API: FastAPI routers (``routes/``), request bodies (``schemas.py``), error mapping and the API-key
+guard. The application with MCP and the worker is ``mindbank.server.create_app``."""

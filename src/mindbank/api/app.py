@@ -1,56 +1,72 @@
-"""Application factory: routers, error handlers and the worker's lifetime."""
+"""The HTTP API as a FastAPI application: routers, error handlers, ``/health`` and ``/version``.
+
+It knows nothing of MCP, the control plane or the worker: ``mindbank.server`` composes those around it. Every route
+gets, without declaring anything: parameter hygiene (``guard.check_parameters``), scoped-key authorization
+(``access.authorize``), the full ``Allow`` list on 405 and OPTIONS, and its app-wide errors in the OpenAPI document
+(``openapi.install_openapi``); see docs/security.md "Adding a route".
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, nullcontext
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
-from mindbank import __version__
-from mindbank.api.auth import ApiKeyMiddleware
+from mindbank.api.access import SCOPED, authorize
 from mindbank.api.errors import install_error_handlers
-from mindbank.api.routes import banks, llm_requests, memories, mental_models, operations, reflect
+from mindbank.api.guard import check_parameters, install_method_handlers
+from mindbank.api.observability import RequestMetricsMiddleware
+from mindbank.api.openapi import install_openapi
+from mindbank.api.routes import (
+    api_keys,
+    banks,
+    directives,
+    documents,
+    files,
+    health,
+    llm_request_log,
+    llm_requests,
+    memories,
+    mental_models,
+    operations,
+    operations_admin,
+    reflect,
+    webhooks,
+)
 from mindbank.service import MindBank
+from mindbank.version import __version__
+
+# one line per router: a new endpoint family is a module under routes/ and an entry here
+ROUTERS = (memories, mental_models, operations, banks, reflect, llm_requests, documents, directives, files, webhooks,
+           operations_admin, llm_request_log, health, api_keys)  # fmt: skip
 
 
-def create_app(mb: MindBank, *, run_worker: bool = True) -> FastAPI:
-    """A FastAPI app serving ``mb``. With ``run_worker`` the in-process worker runs while the app is up."""
-
-    @asynccontextmanager
-    async def lifespan(application: FastAPI) -> AsyncIterator[None]:
-        if run_worker:
-            mb.start_worker()
-        try:
-            mcp = application.state.mcp
-            async with mcp.run() if mcp is not None else nullcontext():  # MCP session managers live with the app
-                yield
-        finally:
-            mb.stop_worker()
-
-    app = FastAPI(title="mindbank", version=__version__, lifespan=lifespan)
+def create_api(
+    mb: MindBank, *, lifespan: Callable[[FastAPI], AbstractAsyncContextManager[Any]] | None = None
+) -> FastAPI:
+    """A FastAPI app serving ``mb``'s HTTP API (``app.state.mindbank`` is ``mb``); ``lifespan`` as FastAPI takes it."""
+    app = FastAPI(
+        title="mindbank",
+        version=__version__,
+        lifespan=lifespan,
+        dependencies=[Depends(check_parameters), Depends(authorize)],
+    )
     app.state.mindbank = mb
     install_error_handlers(app)
-    for module in (memories, mental_models, operations, banks, reflect, llm_requests):
+    app.add_middleware(RequestMetricsMiddleware, metrics=mb.metrics)
+    install_method_handlers(app)
+    install_openapi(app, auth=bool(mb.settings.api_key))
+    for module in ROUTERS:
         app.include_router(module.router)
 
-    @app.get("/health")
+    @app.get("/health", openapi_extra=SCOPED)
     def health() -> dict[str, str]:
         return {"status": "healthy", "database": "connected"}
 
-    @app.get("/version")
+    @app.get("/version", openapi_extra=SCOPED)
     def version() -> dict[str, str]:
         return {"api_version": __version__}
 
-    app.state.mcp = None
-    if mb.settings.mcp_enabled:
-        from mindbank.mcp.http import McpHttp  # imported here: mindbank.mcp itself imports the API's shapes
-        from mindbank.mcp.tools import parse_enabled_tools
-
-        app.state.mcp = McpHttp(
-            mb, host=mb.settings.host, enabled_tools=parse_enabled_tools(mb.settings.mcp_enabled_tools)
-        )
-        app.router.routes.extend(app.state.mcp.routes())
-    if mb.settings.api_key:  # outermost, so it guards every route, MCP included (/health stays open)
-        app.add_middleware(ApiKeyMiddleware, api_key=mb.settings.api_key)
     return app

@@ -1,20 +1,28 @@
-"""Optional API key: when ``MINDBANK_API_KEY`` is set, every request but ``/health`` needs ``Bearer <key>``.
+"""API keys: when ``MINDBANK_API_KEY`` is set, every request but ``/health`` needs ``Bearer <key>``, either that admin
+key or a scoped key created with it (docs/security.md).
 
 A pure ASGI middleware rather than a FastAPI dependency, so it guards everything mounted on the app (the HTTP API,
-the MCP endpoints, anything added later) and never buffers a streamed response. The key is compared in constant
-time and never written to a log or an error message.
+the MCP endpoints, anything added later) and never buffers a streamed response. It leaves the caller's
+:class:`~mindbank.domain.access.Principal` in the ASGI scope under ``PRINCIPAL_SCOPE_KEY``, where the API's
+``authorize`` dependency and the MCP endpoints read it. Keys are compared in constant time and never written to a
+log or an error message.
 """
 
 from __future__ import annotations
 
-import hmac
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
+from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-OPEN_PATHS: frozenset[str] = frozenset({"/health"})
+from mindbank.domain.access import PRINCIPAL_SCOPE_KEY, Principal
+
+# probes stay open so orchestrators need no key; /metrics is guarded (scrapers send the bearer token)
+OPEN_PATHS: frozenset[str] = frozenset({"/health", "/health/live", "/health/ready"})
 _UNAUTHORIZED = json.dumps({"detail": "Missing or invalid API key (send 'Authorization: Bearer <key>')"}).encode()
+
+Authenticate = Callable[[str], Principal | None]
 
 
 def bearer_token(headers: Iterable[tuple[bytes, bytes]]) -> bytes | None:
@@ -29,25 +37,34 @@ def bearer_token(headers: Iterable[tuple[bytes, bytes]]) -> bytes | None:
 
 
 class ApiKeyMiddleware:
-    """Answers 401 (``WWW-Authenticate: Bearer``) to any HTTP request without the right bearer token, and closes
-    websockets with policy-violation code 1008. Lifespan events and ``open_paths`` pass through untouched."""
+    """Answers 401 (``WWW-Authenticate: Bearer``) to any HTTP request whose bearer token ``authenticate`` does not
+    accept, and closes such websockets with policy-violation code 1008. Lifespan events and ``open_paths`` pass
+    through untouched. ``authenticate(token)`` returns the caller or None (it may read the store: it runs in a
+    worker thread)."""
 
-    def __init__(self, app: ASGIApp, *, api_key: str, open_paths: Iterable[str] = OPEN_PATHS) -> None:
-        if not api_key:
-            raise ValueError("api_key must not be empty")
+    def __init__(self, app: ASGIApp, *, authenticate: Authenticate, open_paths: Iterable[str] = OPEN_PATHS) -> None:
         self.app = app
-        self._key = api_key.encode()
+        self._authenticate = authenticate
         self._open = frozenset(open_paths)
 
-    def authorized(self, scope: Scope) -> bool:
-        """Whether the request in ``scope`` carries the key (constant-time comparison)."""
+    async def principal(self, scope: Scope) -> Principal | None:
+        """The caller the request in ``scope`` authenticates as, or None."""
         token = bearer_token(scope.get("headers") or ())
-        # compare_digest on bytes of any length: it only leaks whether the lengths differ, never where they do
-        return token is not None and hmac.compare_digest(token, self._key)
+        if token is None:
+            return None
+        try:
+            text = token.decode("ascii")
+        except UnicodeDecodeError:
+            return None
+        return await run_in_threadpool(self._authenticate, text)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or scope["path"] in self._open or self.authorized(scope):
+        if scope["type"] not in ("http", "websocket") or scope["path"] in self._open:
             await self.app(scope, receive, send)
+            return
+        principal = await self.principal(scope)
+        if principal is not None:
+            await self.app({**scope, PRINCIPAL_SCOPE_KEY: principal}, receive, send)
             return
         if scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 1008})

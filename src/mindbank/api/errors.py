@@ -5,13 +5,22 @@ from __future__ import annotations
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from mindbank.errors import ConflictError, InvalidInputError, NotFoundError, RefreshPreviewError, TransientError
+from mindbank.errors import (
+    ConflictError,
+    InvalidInputError,
+    NotFoundError,
+    RefreshPreviewError,
+    TooLargeError,
+    TransientError,
+    UnsupportedTypeError,
+)
 from mindbank.providers.llm.base import LLMError
 
 
 def install_error_handlers(app: FastAPI) -> None:
     """404 for missing things, 409 for conflicts, 422 (FastAPI's validation shape, field in ``loc``) for rules;
-    LLM provider failures 502 (permanent) or 503 (transient: retry later); a dry run whose engine failed 502 / 500."""
+    LLM provider failures 502 (permanent) or 503 (transient: retry later); a dry run whose engine failed 502 / 500;
+    413 for input over a size limit, 415 for a file type mindbank cannot read."""
 
     @app.exception_handler(NotFoundError)
     async def _not_found(_: Request, exc: NotFoundError) -> JSONResponse:
@@ -36,6 +45,14 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _preview(_: Request, exc: RefreshPreviewError) -> JSONResponse:
         status = 502 if exc.upstream else 500
         return JSONResponse(status_code=status, content={"detail": f"dry run failed ({exc.reason}): {exc}"})
+
+    @app.exception_handler(TooLargeError)
+    async def _too_large(_: Request, exc: TooLargeError) -> JSONResponse:
+        return JSONResponse(status_code=413, content={"detail": str(exc)})
+
+    @app.exception_handler(UnsupportedTypeError)
+    async def _unsupported(_: Request, exc: UnsupportedTypeError) -> JSONResponse:
+        return JSONResponse(status_code=415, content={"detail": str(exc), "media_type": exc.media_type})
 
     @app.exception_handler(TransientError)
     async def _transient(_: Request, exc: TransientError) -> JSONResponse:

@@ -1,67 +1,109 @@
-"""Request and response bodies of the HTTP API, with the reference's field names, defaults and shapes."""
+"""Request and response bodies of the HTTP API, with the reference's field names, defaults and shapes.
+
+Every request body derives from :class:`RequestBody`: a key that neither the reference (Hindsight 1.1.0) nor
+mindbank defines is a 422 naming it, at every level (nested objects are models too), and the limits of
+:mod:`mindbank.domain.fields` are part of each field's type. A reference field mindbank cannot honour is either
+accepted with its documented no-effect (hints such as ``entities``) or, where ignoring it would mislead the caller
+(a filter, a setting), declared as :data:`Refused`: only null is accepted, anything else is a 422 naming it.
+"""
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, model_validator
+from pydantic_core import PydanticCustomError
 
-from mindbank.domain.records import Bank, FactType, MemoryUnit, MentalModel, Operation, ScoredMemory
+from mindbank.config import BANK_OVERRIDABLE
+from mindbank.domain.fields import (
+    RETAIN_ITEMS,
+    ContentText,
+    DailyTokenBudget,
+    DocumentId,
+    IdRef,
+    IsoTime,
+    Metadata,
+    ModelId,
+    NameText,
+    PositiveId,
+    QueryText,
+    Seconds,
+    TagGroups,
+    TagList,
+    Text,
+    TokenBudget,
+    nullable_optionals,
+)
+from mindbank.domain.limits import DEFAULT_MAX_TOKENS, MaxTokens
+from mindbank.domain.records import FactType
 from mindbank.domain.tags import TagsMatch
-from mindbank.domain.timeutil import to_iso
 from mindbank.domain.trigger import MentalModelTrigger, MentalModelTriggerPatch
 
-Detail = Literal["metadata", "content", "full"]
+Budget = Literal["low", "mid", "high"]
+Score = Annotated[float, Field(allow_inf_nan=False)]
 
 
 class RequestBody(BaseModel):
-    """Base of request bodies: an explicit ``null`` means "use the default", as the reference's clients send
-    ``null`` for every field they were not given."""
+    """Base of request bodies: unknown keys are refused (422 naming them), and an explicit ``null`` for a known
+    field means "use the default", as the reference's clients send ``null`` for every field they were not given."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True, json_schema_extra=nullable_optionals)
 
     @model_validator(mode="before")
     @classmethod
     def _drop_nulls(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            return {k: v for k, v in data.items() if v is not None}
-        return data
+        if not isinstance(data, dict):
+            return data
+        known = set(cls.model_fields) | {f.alias for f in cls.model_fields.values() if f.alias}
+        return {k: v for k, v in data.items() if v is not None or k not in known}
 
 
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be blank")
-    return value
+def refused(message: str = "not supported by mindbank (send null or leave it out)") -> Any:
+    """The annotated type of a reference field mindbank cannot honour: declared (its JSON Schema is ``null``) so
+    the reference's clients may send null; any other value is a 422 (``unsupported_field``) saying ``message``."""
+
+    def refuse(value: Any) -> None:
+        if value is not None:
+            raise PydanticCustomError("unsupported_field", message)
+
+    return Annotated[None, BeforeValidator(refuse), Field(default=None, description=f"Only null: {message}.")]
+
+
+Refused = refused()
 
 
 # ---------------------------------------------------------------- retain
+class EntityInput(RequestBody):
+    """The reference's entity hint; mindbank has no entity graph and keeps none."""
+
+    text: Text
+    type: Text | None = None
+
+
 class MemoryItem(RequestBody):
     """One retained item: a document whose content is split into chunks and facts."""
 
-    content: str
-    timestamp: datetime | Literal["unset"] | None = None
-    context: str | None = None
-    metadata: dict[str, str] | None = None
-    document_id: str | None = None
-    tags: list[str] | None = None
+    content: ContentText
+    timestamp: IsoTime | Literal["unset"] | None = None
+    context: Text | None = None
+    metadata: Metadata | None = None
+    document_id: DocumentId | None = None
+    tags: TagList | None = None
     update_mode: Literal["replace", "append"] | None = None  # null = replace
     # accepted for wire compatibility; the extractive engine does not use them
-    entities: list[dict[str, Any]] | None = None
+    entities: list[EntityInput] | None = None
     resolve_entities: bool = True
-    observation_scopes: Any = None
-    strategy: str | None = None
-
-    _content_not_blank = field_validator("content")(_not_blank)
+    observation_scopes: Literal["per_tag", "combined", "all_combinations", "shared"] | list[TagList] | None = None
+    strategy: Text | None = None
 
 
 class RetainRequest(RequestBody):
     """``POST /memories``."""
 
-    model_config = ConfigDict(populate_by_name=True)
-
-    items: list[MemoryItem] = Field(min_length=1)
+    items: Annotated[list[MemoryItem], Field(min_length=1), RETAIN_ITEMS]
     async_: bool = Field(default=False, alias="async")
-    document_tags: list[str] | None = None
-    operation_id: str | None = None
+    document_tags: TagList | None = None
+    operation_id: IdRef | None = None
 
 
 class RetainResponse(BaseModel):
@@ -77,66 +119,86 @@ class RetainResponse(BaseModel):
 
 
 # ---------------------------------------------------------------- recall
+class EntityIncludeOptions(RequestBody):
+    """``include.entities``: mindbank has no entities, so the response's ``entities`` stays null."""
+
+    max_tokens: TokenBudget = 500
+
+
+class ChunkIncludeOptions(RequestBody):
+    """``include.chunks``: the chunk each result came from, keyed by chunk id, texts within ``max_tokens``."""
+
+    max_tokens: TokenBudget = 8192
+
+
+class SourceFactsIncludeOptions(RequestBody):
+    """``include.source_facts``: the facts each observation result was built from (-1: unlimited)."""
+
+    max_tokens: Annotated[int, Field(ge=-1, le=10_000_000)] = 4096
+    max_tokens_per_observation: Annotated[int, Field(ge=-1, le=10_000_000)] = -1
+
+
+class RecallInclude(RequestBody):
+    """``include``: extra data beside the results (each null or absent: off)."""
+
+    entities: EntityIncludeOptions | None = None
+    chunks: ChunkIncludeOptions | None = None
+    source_facts: SourceFactsIncludeOptions | None = None
+
+
+class MinScores(RequestBody):
+    """Inclusive score floors. ``semantic`` (cosine) and ``keyword`` (BM25) prune their own retriever's candidates;
+    ``final`` drops every result scoring below it. mindbank computes no ``reranker`` score: a floor on it is a 422."""
+
+    semantic: Annotated[float, Field(ge=-1, le=1, allow_inf_nan=False)] | None = None
+    keyword: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    reranker: refused("mindbank computes no reranker score (no cross-encoder); put the floor on final")  # type: ignore[valid-type]
+    final: Score | None = None
+
+
+class TemporalWindow(RequestBody):
+    """Memories whose own dates fall inside ``[start, end]`` rank higher (a boost, not a filter)."""
+
+    start: IsoTime
+    end: IsoTime
+
+    @model_validator(mode="after")
+    def _ordered(self) -> TemporalWindow:
+        if self.start > self.end:
+            raise ValueError("start must not be after end")
+        return self
+
+
 class RecallRequest(RequestBody):
-    """``POST /memories/recall``."""
+    """``POST /memories/recall``: every field of the reference's ``RecallRequest``."""
 
-    query: str
+    query: QueryText
     types: list[FactType] | None = None
-    prefer_observations: bool = False
-    budget: Literal["low", "mid", "high"] = "mid"
-    max_tokens: int = Field(default=4096, ge=1)
+    prefer_observations: bool | None = None
+    budget: Budget = "mid"
+    max_tokens: TokenBudget = 4096
     trace: bool = False
-    query_timestamp: datetime | None = None
-    include: dict[str, Any] | None = None
-    tags: list[str] | None = None
+    query_timestamp: IsoTime | None = Field(
+        default=None, description="Accepted; mindbank applies no recency scoring and parses no relative dates."
+    )
+    include: RecallInclude = Field(default_factory=RecallInclude)
+    tags: TagList | None = None
     tags_match: TagsMatch = "any"
-    tag_groups: list[dict[str, Any]] | None = None
-
-    _query_not_blank = field_validator("query")(_not_blank)
-
-    @field_validator("tag_groups")
-    @classmethod
-    def _no_tag_groups_yet(cls, value: list[dict[str, Any]] | None) -> None:
-        if value:
-            raise ValueError("tag_groups are not supported yet; use tags with tags_match")
-        return None
-
-
-def recall_result(hit: ScoredMemory) -> dict[str, Any]:
-    """One ``RecallResponse.results`` entry."""
-    m = hit.memory
-    return {
-        "id": m.id,
-        "text": m.text,
-        "type": m.fact_type,
-        "entities": None,
-        "context": m.context,
-        "occurred_start": to_iso(m.occurred_start),
-        "occurred_end": to_iso(m.occurred_end),
-        "mentioned_at": to_iso(m.mentioned_at),
-        "document_id": m.document_id,
-        "metadata": m.metadata,
-        "chunk_id": m.chunk_id,
-        "tags": list(m.tags),
-        "source_fact_ids": None if m.source_memory_ids is None else list(m.source_memory_ids),
-        "scores": {"final": hit.final, "reranker": None, "semantic": hit.semantic, "keyword": hit.keyword},
-        "attachments": None,
-    }
+    tag_groups: TagGroups | None = None
+    min_scores: MinScores | None = None
+    temporal_window: TemporalWindow | None = None
 
 
 # ---------------------------------------------------------------- mental models
 class CreateMentalModelRequest(RequestBody):
     """``POST /mental-models``."""
 
-    id: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=128)
-    name: str = Field(max_length=256)
-    source_query: str
-    tags: list[str] = Field(default_factory=list)
-    max_tokens: int = Field(default=2048, ge=256, le=8192)
+    id: ModelId | None = None
+    name: NameText
+    source_query: QueryText
+    tags: TagList = Field(default_factory=list)
+    max_tokens: MaxTokens = DEFAULT_MAX_TOKENS
     trigger: MentalModelTrigger = Field(default_factory=MentalModelTrigger)
-
-    _name_not_blank = field_validator("name")(_not_blank)
-    _query_not_blank = field_validator("source_query")(_not_blank)
 
 
 class RefreshRequest(RequestBody):
@@ -145,200 +207,98 @@ class RefreshRequest(RequestBody):
     mode: Literal["full"] | None = None
 
 
-_METADATA_KEYS = (
-    "id",
-    "bank_id",
-    "name",
-    "tags",
-    "last_refreshed_at",
-    "last_memory_seen_at",
-    "last_refresh_failed_at",
-    "last_full_refreshed_at",
-    "created_at",
-    "is_knowledge_page",
-)
-_CONTENT_KEYS = ("source_query", "content", "max_tokens", "trigger")
-
-
-def mental_model_response(model: MentalModel, detail: Detail) -> dict[str, Any]:
-    """``MentalModelResponse`` projected to a detail level; keys outside the level are present and null."""
-    full = {
-        "id": model.id,
-        "bank_id": model.bank_id,
-        "name": model.name,
-        "source_query": model.source_query,
-        "content": model.content,
-        "tags": list(model.tags),
-        "max_tokens": model.max_tokens,
-        "trigger": model.trigger,
-        "last_refreshed_at": to_iso(model.last_refreshed_at),
-        "last_memory_seen_at": to_iso(model.last_memory_seen_at),
-        "last_refresh_failed_at": to_iso(model.last_refresh_failed_at),
-        "last_full_refreshed_at": to_iso(model.last_full_refreshed_at),
-        "created_at": to_iso(model.created_at),
-        "is_knowledge_page": False,
-        "reflect_response": model.reflect_response,
-        "is_stale": model.is_stale,
-    }
-    keep = set(_METADATA_KEYS) | {"is_stale"}
-    if detail in ("content", "full"):
-        keep |= set(_CONTENT_KEYS)
-    if detail == "full":
-        keep.add("reflect_response")
-    return {k: (v if k in keep else None) for k, v in full.items()}
-
-
-# ---------------------------------------------------------------- operations
-def operation_response(op: Operation) -> dict[str, Any]:
-    """``OperationStatusResponse`` (wire sample 03)."""
-    return {
-        "operation_id": op.id,
-        "status": op.status,
-        "operation_type": op.operation_type,
-        "id": op.id,
-        "task_type": op.operation_type,
-        "mental_model_id": op.mental_model_id,
-        "created_at": to_iso(op.created_at),
-        "updated_at": to_iso(op.updated_at),
-        "completed_at": to_iso(op.completed_at),
-        "error_message": op.error,
-        "retry_count": op.retry_count,
-        "next_retry_at": to_iso(op.next_retry_at),
-        "progress": None,
-        "result_metadata": op.result,
-        "details": _details(op),
-        "child_operations": [],
-        "task_payload": None,
-    }
-
-
-def _details(op: Operation) -> dict[str, Any] | None:
-    if op.operation_type != "refresh_mental_model" or not op.result:
-        return None
-    return {
-        "operation_type": op.operation_type,
-        "outcome": op.result.get("outcome"),
-        "failure_reason": op.result.get("failure_reason"),
-    }
-
-
 class UpdateMentalModelRequest(BaseModel):
     """``PATCH /mental-models/{id}``: only the given fields change; ``trigger`` is merged over the stored one."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    name: str | None = Field(default=None, max_length=256)
-    source_query: str | None = None
-    max_tokens: int | None = Field(default=None, ge=256, le=8192)
-    tags: list[str] | None = None
+    name: NameText | None = None
+    source_query: QueryText | None = None
+    max_tokens: MaxTokens | None = None
+    tags: TagList | None = None
     trigger: MentalModelTriggerPatch | None = None  # type: ignore[valid-type]
 
 
 class RevertRequest(RequestBody):
     """``POST /mental-models/{id}/revert``."""
 
-    history_id: int
+    history_id: PositiveId
 
 
 class ScopePreviewRequest(RequestBody):
     """``POST /mental-models/scope-preview``: the create body; only ``tags`` and ``trigger`` matter."""
 
-    id: str | None = None
-    name: str | None = None
-    source_query: str | None = None
-    tags: list[str] = Field(default_factory=list)
-    max_tokens: int | None = None
+    id: ModelId | None = None
+    name: NameText | None = None
+    source_query: QueryText | None = None
+    tags: TagList = Field(default_factory=list)
+    max_tokens: MaxTokens | None = None
     trigger: MentalModelTrigger = Field(default_factory=MentalModelTrigger)
 
 
-class BankRequest(RequestBody):
-    """``PUT``/``PATCH /banks/{bank_id}`` (the reference's CreateBankRequest; fields we do not use are accepted)."""
+# ---------------------------------------------------------------- banks
+Trait = Annotated[int, Field(ge=1, le=5)]
 
-    name: str | None = None
-    mission: str | None = None
-    background: str | None = None
-    disposition: dict[str, int] | None = None
-    disposition_skepticism: int | None = Field(default=None, ge=1, le=5)
-    disposition_literalism: int | None = Field(default=None, ge=1, le=5)
-    disposition_empathy: int | None = Field(default=None, ge=1, le=5)
+
+class DispositionTraits(RequestBody):
+    """The reference's ``DispositionTraits``: each 1-5 (missing ones keep the stored or default value, 3)."""
+
+    skepticism: Trait | None = None
+    literalism: Trait | None = None
+    empathy: Trait | None = None
+
+
+class BankRequest(RequestBody):
+    """``PUT``/``PATCH /banks/{bank_id}``: every field of the reference's ``CreateBankRequest``. The mission is
+    ``reflect_mission``, else ``mission``, else ``background`` (the reference's deprecated spellings of it); the
+    settings of the reference's pipelines that mindbank does not have are :data:`Refused` unless null."""
+
+    name: Annotated[Text, Field(max_length=256)] | None = None
+    mission: Text | None = None
+    background: Text | None = None
+    disposition: DispositionTraits | None = None
+    disposition_skepticism: Trait | None = None
+    disposition_literalism: Trait | None = None
+    disposition_empathy: Trait | None = None
+    reflect_mission: Text | None = None
+    retain_mission: Refused
+    retain_extraction_mode: Refused
+    retain_custom_instructions: Refused
+    retain_chunk_size: Refused
+    retain_structured_chunk_size: Refused
+    retain_max_attachments_per_chunk: Refused
+    enable_observations: Refused
+    observations_mission: Refused
+    enable_text_search: Refused
+    enable_temporal_retrieval: Refused
+    enable_graph_retrieval: Refused
+    enable_reranking: Refused
+
+    @property
+    def resolved_mission(self) -> str | None:
+        """The mission this request sets (None: keep)."""
+        return self.reflect_mission or self.mission or self.background
+
+
+def _override_type(key: str, kind: type) -> Any:
+    if kind is bool:
+        return bool
+    if kind is float:
+        return Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+    if key.endswith("_daily_token_budget"):
+        return DailyTokenBudget
+    return Seconds if key.endswith("_seconds") else TokenBudget
+
+
+# one optional field per bank-overridable setting (config.BANK_OVERRIDABLE), unknown keys refused; null removes one
+BankConfigOverrides = create_model(  # type: ignore[call-overload]
+    "BankConfigOverrides",
+    __config__=ConfigDict(extra="forbid", strict=True),
+    **{key: (_override_type(key, kind) | None, None) for key, kind in BANK_OVERRIDABLE.items()},
+)
 
 
 class BankConfigUpdate(RequestBody):
-    """``PATCH /config``."""
+    """``PATCH /config``: ``updates`` maps a bank-overridable setting to its value (null removes the override)."""
 
-    updates: dict[str, Any]
-
-
-DEFAULT_DISPOSITION = {"skepticism": 3, "literalism": 3, "empathy": 3}
-
-
-def bank_profile(bank: Bank) -> dict[str, Any]:
-    """``BankProfileResponse``."""
-    return {
-        "bank_id": bank.bank_id,
-        "name": bank.name or bank.bank_id,
-        "disposition": bank.disposition or DEFAULT_DISPOSITION,
-        "mission": bank.mission or "",
-        "background": None,
-    }
-
-
-def bank_list_item(bank: Bank, fact_count: int) -> dict[str, Any]:
-    """``BankListItem``."""
-    return {
-        **bank_profile(bank),
-        "created_at": to_iso(bank.created_at),
-        "updated_at": to_iso(bank.updated_at),
-        "fact_count": fact_count,
-        "last_document_at": None,
-        "last_write_at": to_iso(bank.last_memory_write_at),
-        "display_alias": None,
-        "matched_aliases": [],
-    }
-
-
-def memory_item(m: MemoryUnit) -> dict[str, Any]:
-    """One memory as ``GET /memories/list`` and ``GET /memories/{id}`` return it."""
-    return {
-        "id": m.id,
-        "bank_id": m.bank_id,
-        "text": m.text,
-        "type": m.fact_type,
-        "fact_type": m.fact_type,
-        "context": m.context,
-        "tags": list(m.tags),
-        "metadata": m.metadata,
-        "document_id": m.document_id,
-        "chunk_id": m.chunk_id,
-        "occurred_start": to_iso(m.occurred_start),
-        "occurred_end": to_iso(m.occurred_end),
-        "mentioned_at": to_iso(m.mentioned_at),
-        "date": to_iso(m.occurred_start or m.mentioned_at),
-        "created_at": to_iso(m.created_at),
-        "updated_at": to_iso(m.updated_at),
-        "source_memory_ids": None if m.source_memory_ids is None else list(m.source_memory_ids),
-        "proof_count": m.proof_count,
-        "entities": None,
-    }
-
-
-def operation_summary(op: Operation) -> dict[str, Any]:
-    """One ``OperationsListResponse.operations`` entry (wire sample 22)."""
-    return {
-        "id": op.id,
-        "task_type": op.operation_type,
-        "operation_id": op.id,
-        "operation_type": op.operation_type,
-        "items_count": len(op.payload.get("items", [])),
-        "document_id": None,
-        "filename": None,
-        "mental_model_id": op.mental_model_id,
-        "details": _details(op),
-        "created_at": to_iso(op.created_at),
-        "updated_at": to_iso(op.updated_at),
-        "status": op.status,
-        "error_message": op.error,
-        "retry_count": op.retry_count,
-        "next_retry_at": to_iso(op.next_retry_at),
-        "progress": None,
-    }
+    updates: BankConfigOverrides  # type: ignore[valid-type]

@@ -90,6 +90,7 @@ class MentalModel(_Response):
     is_knowledge_page: bool = False
     reflect_response: dict[str, Any] | None = None
     is_stale: bool | None = None
+    refresh_status: dict[str, Any] | None = None  # governance and spend (failures, breaker, carried over, tokens)
     warnings: list[str] = Field(default_factory=list)
 
 
@@ -196,6 +197,10 @@ class BankStats(_Response):
     last_consolidated_at: datetime | None = None
     last_memory_write_at: datetime | None = None
     total_observations: int = 0
+    refresh_spend: dict[str, Any] | None = None  # {day, today: {...}, total: {...}}: tokens, LLM calls, cost
+    refresh_budget: dict[str, Any] | None = None
+    failing_models: int = 0
+    bank_breaker_open: bool = False
 
 
 class BankSummary(_Response):
@@ -277,3 +282,26 @@ class CancelResponse(_Response):
     success: bool
     message: str
     operation_id: str
+
+
+# ---------------------------------------------------------------- scoped API keys
+class ApiKeyInfo(_Response):
+    """A scoped API key as listed (never its secret): the banks (ids, ``prefix*``, ``*``) it may use."""
+
+    id: str
+    name: str | None = None
+    banks: list[str]
+    read_only: bool
+    created_at: datetime | None = None
+    revoked_at: datetime | None = None
+
+
+class CreatedApiKey(ApiKeyInfo):
+    """``POST /v1/default/api-keys``: ``key`` is the secret bearer token, returned this once."""
+
+    key: str
+
+
+class ApiKeyList(_Response):
+    items: list[ApiKeyInfo]
+    total: int

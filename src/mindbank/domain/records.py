@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from mindbank.domain.governance import RefreshState
+
 FactType = Literal["world", "experience", "observation"]
 FACT_TYPES: tuple[FactType, ...] = ("world", "experience", "observation")
 
@@ -131,7 +133,9 @@ class MentalModel:
     last_full_refreshed_at: datetime | None
     created_at: datetime
     cleared_at: datetime | None = None
+    refresh_state: RefreshState = field(default_factory=RefreshState)  # governance record (domain/governance.py)
     is_stale: bool | None = None
+    refresh_status: dict[str, Any] | None = None  # set by the service for responses: governance and spend
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +178,7 @@ class MemorySource:
     chunk_id: str | None
     chunk_text: str | None
     document_text: str | None
+    chunk_index: int | None = None  # the chunk's position in its document
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,37 +6,45 @@ rules hold whether a model is created over HTTP or in-process.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
+from mindbank.domain.fields import IdRef, Seconds, TagGroups, TokenBudget, nullable_optionals
+from mindbank.domain.limits import MAX_DAILY_TOKEN_BUDGET
 from mindbank.domain.records import FactType
-from mindbank.domain.tags import TagsMatch, validate_tag_groups
+from mindbank.domain.tags import TagsMatch
+
+Cron = Annotated[str, Field(max_length=256)]
 
 
 class MentalModelTrigger(BaseModel):
     """When and how a mental model refreshes, and what its refresh reads. Unknown keys are rejected."""
 
-    model_config = ConfigDict(extra="forbid")
+    # strict: JSON types as the schema says (no "1" for 1, no 0 for false); null means the default
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=nullable_optionals)
 
     budget: Literal["low", "mid", "high"] | None = None
     mode: Literal["full", "delta"] = "full"
     refresh_after_consolidation: bool = False
-    refresh_cron: str | None = None
-    full_refresh_cron: str | None = None
-    min_refresh_interval_seconds: int | None = Field(default=None, ge=0)
-    fact_types: list[FactType] | None = None
+    refresh_cron: Cron | None = None
+    full_refresh_cron: Cron | None = None
+    min_refresh_interval_seconds: Seconds | None = None
+    fact_types: list[FactType] | None = Field(default=None, json_schema_extra={"minItems": 1})
     exclude_mental_models: bool = False
-    exclude_mental_model_ids: list[str] | None = None
+    exclude_mental_model_ids: list[IdRef] | None = None
     tags_match: TagsMatch | None = None
-    tag_groups: list[dict[str, Any]] | None = None
+    tag_groups: TagGroups | None = None
     include_chunks: bool | None = None
-    recall_max_tokens: int | None = Field(default=None, ge=1)
-    recall_chunks_max_tokens: int | None = Field(default=None, ge=1)
-    reflect_search_observations_max_tokens: int | None = Field(default=None, ge=1)
+    recall_max_tokens: TokenBudget | None = None
+    recall_chunks_max_tokens: TokenBudget | None = None
+    reflect_search_observations_max_tokens: TokenBudget | None = None
     reflect_search_observations_include_entities: bool | None = None
     response_schema: dict[str, Any] | None = None
     keep_trace: bool = False
+    # beyond the reference (issue 14): LLM tokens this model's refreshes may spend per UTC day before automatic
+    # refreshes are refused (overrides the bank's and the environment's refresh_model_daily_token_budget)
+    daily_token_budget: int | None = Field(default=None, ge=0, le=MAX_DAILY_TOKEN_BUDGET)
 
     @model_validator(mode="before")
     @classmethod
@@ -59,11 +67,6 @@ class MentalModelTrigger(BaseModel):
         if value is None or not value.strip():
             return None
         return validate_cron(value)
-
-    @field_validator("tag_groups")
-    @classmethod
-    def _tag_groups_valid(cls, value: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
-        return None if value is None else validate_tag_groups(value, allow_fuzzy=False)
 
     @field_validator("response_schema")
     @classmethod
@@ -136,8 +139,12 @@ def merge_trigger(stored: dict[str, Any], patch: dict[str, Any]) -> dict[str, An
 # PATCH body for a trigger: every field optional, unknown keys rejected; the merged result is validated in full.
 MentalModelTriggerPatch = create_model(  # type: ignore[call-overload]
     "MentalModelTriggerPatch",
-    __config__=ConfigDict(extra="forbid"),
-    **{name: (field.annotation | None, None) for name, field in MentalModelTrigger.model_fields.items()},
+    __config__=ConfigDict(extra="forbid", strict=True),
+    **{
+        # a field's limits live in its annotation (Annotated inside the union), so they carry over to the patch
+        name: (field.annotation | None, None)
+        for name, field in MentalModelTrigger.model_fields.items()
+    },
 )
 
 

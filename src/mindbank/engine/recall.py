@@ -19,6 +19,14 @@ Hybrid recall runs in three steps:
 
 The ``dense`` and ``bm25`` retrievers return their own ranking unchanged. They are the baselines that hybrid
 is measured against.
+
+Beyond these, a request may carry the reference's score floors and time window (``RecallRequest`` /
+``MinScores`` / ``TemporalWindow`` of Hindsight 1.1.0): ``min_semantic`` and ``min_keyword`` cut the candidates of
+their own retriever before fusion (a result surfaced by the other keeps a null score for it), ``min_final`` drops
+every result whose final score is below it; ``window`` adds a temporal arm that surfaces the memories whose own
+dates (``occurred_start``, ``occurred_end``, ``mentioned_at``) fall inside it and raises their score by
+``TEMPORAL_BOOST`` (:func:`temporal_boost`): it ranks, it does not filter. ``prefer_observations`` drops a raw fact
+once an observation consolidated from it is among the results, and fills the freed budget with the next results.
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ DENSE_WEIGHT = 0.5  # convex fusion: weight of the cosine; normalised BM25 gets 
 NEIGHBOUR_PREV = 0.8  # a memory scores at least this share of the memory said just before it (answer after question)
 NEIGHBOUR_NEXT = 0.6  # ... and this share of the one said just after it (a turn whose follow-up spells it out)
 NEIGHBOUR_WINDOW_S = 3600.0  # memories further apart in time than this (seconds) are never neighbours
+TEMPORAL_BOOST = 0.2  # added to the score of a memory dated inside a request's temporal window
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +89,11 @@ class RecallRequest:
     limit: int | None = None
     retriever: Retriever = "hybrid"
     fill: bool = False
+    min_semantic: float | None = None
+    min_keyword: float | None = None
+    min_final: float | None = None
+    window: tuple[datetime, datetime] | None = None
+    prefer_observations: bool = False
 
 
 def _ranked(scores: Mapping[str, float]) -> list[tuple[str, float]]:
@@ -117,6 +131,19 @@ def convex_fuse(
         memory_id: dense_weight * cos.get(memory_id, floor) + (1.0 - dense_weight) * bm25.get(memory_id, 0.0)
         for memory_id in (*cos, *bm25)
     }
+    return _ranked(scores)
+
+
+def temporal_boost(
+    ranked: Sequence[tuple[str, float]], in_window: Sequence[str], *, boost: float = TEMPORAL_BOOST
+) -> list[tuple[str, float]]:
+    """Add ``boost`` to the score of every id in ``in_window``; best first. An id the other retrievers did not
+    surface enters with the lowest score among theirs (0 when there is none) before its boost: the temporal arm
+    brings it in, the query still decides how far it climbs."""
+    scores = dict(ranked)
+    base = min(scores.values(), default=0.0)
+    for memory_id in in_window:
+        scores[memory_id] = scores.get(memory_id, base) + boost
     return _ranked(scores)
 
 
@@ -218,6 +245,11 @@ def _recall_once(
         dense = store.vector_search(bank_id, vector, candidates, request.filter)
     if keyword is not None:
         sparse = keyword.result()
+    pool_full = max(len(dense), len(sparse)) >= candidates  # before the floors: they prune, the pool did not run dry
+    if request.min_semantic is not None:
+        dense = [(i, s) for i, s in dense if s >= request.min_semantic]
+    if request.min_keyword is not None:
+        sparse = [(i, s) for i, s in sparse if s >= request.min_keyword]
     memories: dict[str, MemoryUnit] = {}
     if request.retriever == "dense":
         ranked = dense
@@ -238,21 +270,46 @@ def _recall_once(
                 next_=params.neighbour_next,
                 window_s=params.neighbour_window_s,
             )
-    if not memories:
-        memories = {m.id: m for m in store.get_memories(bank_id, [i for i, _ in ranked])}
-    semantic = dict(dense)
-    keyword = dict(sparse)
-    results: list[ScoredMemory] = []
+    if request.window is not None:
+        start, end = request.window
+        ranked = temporal_boost(ranked, store.memories_in_window(bank_id, start, end, candidates, request.filter))
+    missing = [i for i, _ in ranked if i not in memories]
+    if missing:
+        memories.update((m.id, m) for m in store.get_memories(bank_id, missing))
+    results, stopped = _take(request, ranked, memories, dict(dense), dict(sparse))
+    return results, pool_full and not stopped
+
+
+def _take(
+    request: RecallRequest,
+    ranked: Sequence[tuple[str, float]],
+    memories: Mapping[str, MemoryUnit],
+    semantic: Mapping[str, float],
+    keyword: Mapping[str, float],
+) -> tuple[list[ScoredMemory], bool]:
+    """The results: ``ranked`` in order down to ``min_final``, within ``max_tokens`` of fact text (the first one
+    always) and ``limit``; with ``prefer_observations`` a raw fact goes once an observation built from it is in.
+    The flag says whether a floor, the budget or the limit stopped the walk before ``ranked`` ran out."""
+    results: dict[str, ScoredMemory] = {}
+    superseded: set[str] = set()
     used = 0
     for memory_id, score in ranked:
         memory = memories.get(memory_id)
-        if memory is None:
+        if memory is None or memory_id in superseded:
             continue
+        if request.min_final is not None and score < request.min_final:
+            return list(results.values()), True
         cost = count_tokens(memory.text)
         if results and used + cost > request.max_tokens:
-            return results, False
+            return list(results.values()), True
         used += cost
-        results.append(ScoredMemory(memory, score, semantic.get(memory_id), keyword.get(memory_id)))
+        results[memory_id] = ScoredMemory(memory, score, semantic.get(memory_id), keyword.get(memory_id))
+        if request.prefer_observations and memory.fact_type == "observation":
+            for source in memory.source_memory_ids or ():
+                superseded.add(source)
+                dropped = results.pop(source, None)  # a fact ranked above the observation it went into
+                if dropped is not None:
+                    used -= count_tokens(dropped.memory.text)
         if request.limit is not None and len(results) >= request.limit:
-            return results, False
-    return results, max(len(dense), len(sparse)) >= candidates
+            return list(results.values()), True
+    return list(results.values()), False

@@ -1,9 +1,12 @@
-"""MCP over streamable HTTP inside the FastAPI app: ``/mcp`` (multi-bank) and ``/mcp/{bank_id}`` (single bank).
+"""MCP over streamable HTTP inside the FastAPI app: ``/mcp`` (multi-bank) and ``/mcp/{bank_id}`` (single bank), each
+also with a trailing slash (the reference's URLs end in ``/``), answered directly rather than redirected.
 
 Stateless mode with JSON responses: every POST is self-contained, so any number of ``mindbank serve`` processes
 behind a load balancer can answer any request (no session affinity), matching the stateless API design. One
 MCPServer serves each flavour; the single-bank one learns its bank from the URL through a context variable that the
-endpoint sets for the request (the SDK runs the tool in a task and thread that inherit it).
+endpoint sets for the request (the SDK runs the tool in a task and thread that inherit it); the caller (a scoped API
+key, docs/security.md) travels the same way, for the tool layer to enforce. Host and Origin checks (DNS rebinding)
+are the app's, for every route (``api/origin.py``), so the SDK's own are off.
 """
 
 from __future__ import annotations
@@ -15,10 +18,13 @@ from contextvars import ContextVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
+from mindbank.domain.access import PRINCIPAL_SCOPE_KEY
+from mindbank.mcp.caller import REQUEST_PRINCIPAL
 from mindbank.mcp.server import build_server
 from mindbank.service import MindBank
 
@@ -36,24 +42,32 @@ class McpHttp:
     """The two MCP endpoints of one app. :meth:`run` must wrap the app's lifetime (it owns the SDK's session
     managers, which cannot be restarted, so each run builds fresh ones); :meth:`routes` are added to the app once."""
 
-    def __init__(self, mb: MindBank, *, host: str = "127.0.0.1", enabled_tools: Collection[str] | None = None) -> None:
+    def __init__(self, mb: MindBank, *, enabled_tools: Collection[str] | None = None) -> None:
         self.multi: MCPServer = build_server(mb, enabled_tools=enabled_tools)
         self.single: MCPServer = build_server(mb, bank=_bank_from_url, enabled_tools=enabled_tools)
-        # The SDK turns on DNS-rebinding protection (Host/Origin allow-lists) for a loopback bind: a web page on
-        # another origin must not reach a local memory server through the browser.
-        self._host = host
         self._managers: dict[str, StreamableHTTPSessionManager] = {}
 
     def routes(self) -> list[BaseRoute]:
-        """Starlette routes for ``/mcp`` and ``/mcp/{bank_id}`` (every method: POST, GET, DELETE)."""
-        return [Route("/mcp", _Endpoint(self, "multi")), Route("/mcp/{bank_id}", _Endpoint(self, "single"))]
+        """Starlette routes for ``/mcp`` and ``/mcp/{bank_id}``, with and without a trailing slash (every method:
+        POST, GET, DELETE)."""
+        multi, single = _Endpoint(self, "multi"), _Endpoint(self, "single")
+        return [
+            Route("/mcp", multi),
+            Route("/mcp/", multi),
+            Route("/mcp/{bank_id}", single),
+            Route("/mcp/{bank_id}/", single),
+        ]
 
     @asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
         """Start both session managers for the app's lifetime."""
         async with AsyncExitStack() as stack:
             for key, server in (("multi", self.multi), ("single", self.single)):
-                server.streamable_http_app(stateless_http=True, json_response=True, host=self._host)
+                server.streamable_http_app(
+                    stateless_http=True,
+                    json_response=True,
+                    transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+                )
                 manager = server.session_manager
                 await stack.enter_async_context(manager.run())
                 self._managers[key] = manager
@@ -80,7 +94,9 @@ class _Endpoint:
             await JSONResponse({"detail": "MCP is not running"}, status_code=503)(scope, receive, send)
             return
         token = _REQUEST_BANK.set(scope.get("path_params", {}).get("bank_id"))
+        caller = REQUEST_PRINCIPAL.set(scope.get(PRINCIPAL_SCOPE_KEY))
         try:
             await manager.handle_request(scope, receive, send)
         finally:
+            REQUEST_PRINCIPAL.reset(caller)
             _REQUEST_BANK.reset(token)

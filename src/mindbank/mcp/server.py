@@ -6,9 +6,10 @@ from collections.abc import Callable, Collection
 
 from mcp.server.mcpserver import MCPServer
 
-from mindbank import __version__
-from mindbank.mcp.tools import MULTI_BANK_ONLY, TOOL_NAMES, MindBankTools, as_tool, reflect_available
+from mindbank.mcp.tools import FAMILIES, MULTI_BANK_ONLY
+from mindbank.mcp.wrap import as_tool, reflect_available
 from mindbank.service import MindBank
+from mindbank.version import __version__
 
 INSTRUCTIONS = (
     "mindbank is a long-term memory. Store facts with retain, search them with recall. Mental models are curated, "
@@ -46,16 +47,17 @@ def build_server(
         # the SDK calls logging.basicConfig at construction; WARNING keeps that equal to Python's default level
         log_level="WARNING",
     )
-    tools = MindBankTools(mb)
-    for name in TOOL_NAMES:
-        if enabled_tools is not None and name not in enabled_tools:
-            continue
-        if resolve is not None and name in MULTI_BANK_ONLY:
-            continue
-        if name == "reflect" and not reflect_available(mb):
-            continue
-        fn = as_tool(getattr(tools, name), resolve)
-        server.add_tool(fn, name=name, description=fn.__doc__, structured_output=True)
+    for family in FAMILIES:
+        tools = family(mb)
+        for name in family.TOOLS:
+            if enabled_tools is not None and name not in enabled_tools:
+                continue
+            if resolve is not None and name in MULTI_BANK_ONLY:
+                continue
+            if name == "reflect" and not reflect_available(mb):
+                continue
+            fn = as_tool(getattr(tools, name), resolve, reads=name in family.READS)
+            server.add_tool(fn, name=name, description=fn.__doc__, structured_output=True)
     return server
 
 

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from mindbank.domain.access import ApiKey
 from mindbank.domain.records import (
     Bank,
     Chunk,
@@ -25,6 +26,15 @@ from mindbank.domain.records import (
     NewMemory,
     Operation,
     RetainItem,
+)
+from mindbank.domain.resources import (
+    ChunkRecord,
+    Directive,
+    DocumentEvent,
+    DocumentSummary,
+    Webhook,
+    WebhookDelivery,
+    WorkerHeartbeat,
 )
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TagsMatch
@@ -38,17 +48,23 @@ class DocumentWrite:
     document_id: str
     chunks: Sequence[Chunk]
     memories: Sequence[NewMemory]
+    # the document's history entry: kind (None: "retain", or "append" for an append to a stored document) and the
+    # operation that wrote it
+    event: str | None = None
+    operation_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class StalenessProbe:
     """One model's staleness question: is anything in ``scope`` newer than ``since``, or has a memory the model
-    cites left ``read_scope`` (re-tagged or re-typed out of what the model reads) since then?"""
+    cites left ``read_scope`` (re-tagged or re-typed out of what the model reads) since then, or are facts it was
+    given still ``carried_over``?"""
 
     mental_model_id: str
     since: datetime | None
     scope: MemoryFilter
     read_scope: MemoryFilter | None = None
+    carried_over: bool = False  # facts an earlier delta could not place are pending (stale whatever was written)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +105,7 @@ def mental_model_columns(detail: str) -> str:
     return (
         f"bank_id, id, name, source_query, {content}, NULL AS structured_document, NULL AS reflect_response, tags, "
         "max_tokens, trigger, last_refreshed_at, last_memory_seen_at, last_refreshed_source_query, "
-        "last_refresh_failed_at, last_full_refreshed_at, created_at, cleared_at"
+        "last_refresh_failed_at, last_full_refreshed_at, created_at, cleared_at, refresh_state"
     )
 
 
@@ -106,6 +122,56 @@ def fold_into_pending(pending: Operation, incoming: Operation, *, full: bool) ->
         payload.pop("automatic", None)
         next_retry = None
     return replace(pending, payload=dict(sorted(payload.items())), next_retry_at=next_retry)
+
+
+@dataclass(frozen=True, slots=True)
+class SpendRecord:
+    """What one refresh spent, added to its model's row of ``day`` (UTC, ``YYYY-MM-DD``) in ``refresh_spend``:
+    ``refreshes`` recorded (0 for a transient attempt that recorded nothing), LLM attempts (failed ones included)
+    and the tokens the provider reported."""
+
+    bank_id: str
+    mental_model_id: str
+    day: str
+    refreshes: int = 1
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def params(self) -> tuple[Any, ...]:
+        """The ``add_refresh_spend`` parameters."""
+        return (self.bank_id, self.mental_model_id, self.day, self.refreshes, self.llm_calls, self.input_tokens,
+                self.output_tokens)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class SpendTotals:
+    """Spend summed over some refreshes: counts and tokens (``total_tokens`` = input + output)."""
+
+    refreshes: int = 0
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: SpendTotals) -> SpendTotals:
+        return SpendTotals(
+            self.refreshes + other.refreshes,
+            self.llm_calls + other.llm_calls,
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Spend:
+    """A model's (or a bank's) spend: on one UTC day (``today``) and over all days (``total``)."""
+
+    today: SpendTotals = SpendTotals()
+    total: SpendTotals = SpendTotals()
 
 
 class StoreError(Exception):
@@ -137,8 +203,9 @@ class Store(Protocol):
     def get_memories(self, bank_id: str, ids: Sequence[str]) -> list[MemoryUnit]: ...
     def count_memories(self, bank_id: str) -> int: ...
     def list_memories(
-        self, bank_id: str, flt: MemoryFilter, *, query: str | None, limit: int, offset: int
-    ) -> tuple[list[MemoryUnit], int]: ...
+        self, bank_id: str, flt: MemoryFilter, *, query: str | None, limit: int, offset: int,
+        document_id: str | None = None,
+    ) -> tuple[list[MemoryUnit], int]: ...  # fmt: skip
     def delete_memory(self, bank_id: str, memory_id: str) -> bool: ...
     def update_memory(
         self,
@@ -161,6 +228,9 @@ class Store(Protocol):
     def keyword_search(
         self, bank_id: str, terms: Sequence[str], k: int, flt: MemoryFilter
     ) -> list[tuple[str, float]]: ...
+    def memories_in_window(
+        self, bank_id: str, start: datetime, end: datetime, k: int, flt: MemoryFilter
+    ) -> list[str]: ...
     def scope_watermark(self, bank_id: str, flt: MemoryFilter) -> datetime | None: ...
     def staleness_reads(self, bank_id: str, probes: Sequence[StalenessProbe]) -> StalenessReads: ...
     def db_now(self) -> datetime: ...
@@ -178,9 +248,17 @@ class Store(Protocol):
         offset: int,
         detail: str = "full",
     ) -> tuple[list[MentalModel], int]: ...
-    def save_refresh(self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int) -> None: ...
+    def save_refresh(
+        self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int, spend: SpendRecord | None = None
+    ) -> None: ...
     def list_history(self, bank_id: str, model_id: str) -> list[HistoryEntry]: ...
     def delete_mental_model(self, bank_id: str, model_id: str) -> bool: ...
+
+    # refresh spend and governance (issue 14)
+    def add_refresh_spend(self, spend: SpendRecord) -> None: ...
+    def refresh_spend_by_model(self, bank_id: str, model_ids: Sequence[str], day: str) -> dict[str, Spend]: ...
+    def bank_refresh_spend(self, bank_id: str, day: str) -> Spend: ...
+    def count_failing_models(self, bank_id: str) -> int: ...
 
     # operations
     def submit_operation(self, op: Operation) -> None: ...
@@ -222,5 +300,66 @@ class Store(Protocol):
     def record_llm_request(self, record: LLMRequestRecord) -> None: ...
     def list_llm_requests(self, bank_id: str, operation_id: str, *, limit: int) -> list[LLMRequestRecord]: ...
     def purge_llm_requests(self, before: datetime) -> int: ...
+
+    # documents (store/resources.py; deletion and retagging are memory writes: store/<backend>/documents.py)
+    def list_documents(
+        self, bank_id: str, *, query: str | None, tags: Sequence[str], tags_match: TagsMatch, time_field: str,
+        start: datetime | None, end: datetime | None, limit: int, offset: int,
+    ) -> tuple[list[DocumentSummary], int]: ...  # fmt: skip
+    def get_document(self, bank_id: str, document_id: str) -> DocumentSummary | None: ...
+    def list_chunks(
+        self, bank_id: str, document_id: str, *, limit: int, offset: int
+    ) -> tuple[list[ChunkRecord], int]: ...
+    def get_chunk(self, chunk_id: str) -> ChunkRecord | None: ...
+    def delete_document(self, bank_id: str, document_id: str) -> int | None: ...
+    def retag_document(self, bank_id: str, document_id: str, tags: Sequence[str]) -> bool: ...
+    def list_document_events(
+        self, bank_id: str, document_id: str, *, limit: int, offset: int
+    ) -> tuple[list[DocumentEvent], int]: ...
+
+    # directives
+    def insert_directive(self, directive: Directive) -> None: ...
+    def get_directive(self, bank_id: str, directive_id: str) -> Directive | None: ...
+    def list_directives(self, bank_id: str, *, active_only: bool) -> list[Directive]: ...
+    def update_directive(self, directive: Directive) -> bool: ...
+    def delete_directive(self, bank_id: str, directive_id: str) -> bool: ...
+
+    # webhooks and their deliveries
+    def insert_webhook(self, webhook: Webhook) -> None: ...
+    def get_webhook(self, bank_id: str, webhook_id: str) -> Webhook | None: ...
+    def list_webhooks(self, bank_id: str) -> list[Webhook]: ...
+    def update_webhook(self, webhook: Webhook) -> bool: ...
+    def delete_webhook(self, bank_id: str, webhook_id: str) -> bool: ...
+    def enqueue_deliveries(self, deliveries: Sequence[tuple[WebhookDelivery, Operation]]) -> None: ...
+    def get_delivery(self, delivery_id: str) -> WebhookDelivery | None: ...
+    def save_delivery_attempt(self, delivery: WebhookDelivery) -> None: ...
+    def list_deliveries(
+        self, bank_id: str, webhook_id: str, *, limit: int, before: datetime | None
+    ) -> list[WebhookDelivery]: ...
+
+    # operation administration, metrics and the bank's LLM request log
+    def requeue_operation(self, bank_id: str, operation_id: str) -> bool: ...
+    def delete_operation(self, bank_id: str, operation_id: str) -> bool: ...
+    def operation_counts(self) -> list[tuple[str, str, int]]: ...
+    def oldest_due_pending(self, now: datetime) -> datetime | None: ...
+    def page_llm_requests(
+        self, bank_id: str, *, status: str | None, scope: str | None, provider: str | None,
+        operation_id: str | None, start: datetime | None, end: datetime | None, limit: int, offset: int,
+        operation: str | None = None,
+    ) -> tuple[list[LLMRequestRecord], int]: ...  # fmt: skip
+    def llm_request_buckets(
+        self, bank_id: str, *, since: datetime, unit: str, operation: str | None = None
+    ) -> list[tuple[datetime, bool, int, int, int]]: ...
+
+    # health: schema version and worker heartbeats
+    def schema_status(self) -> tuple[int, int]: ...
+    def beat(self, heartbeat: WorkerHeartbeat) -> None: ...
+    def list_heartbeats(self, since: datetime) -> list[WorkerHeartbeat]: ...
+    def drop_heartbeat(self, worker_id: str) -> None: ...
+    # scoped API keys (store/api_keys.py, the same on both backends)
+    def insert_api_key(self, key: ApiKey) -> None: ...
+    def get_api_key(self, key_id: str) -> ApiKey | None: ...
+    def list_api_keys(self) -> list[ApiKey]: ...
+    def revoke_api_key(self, key_id: str, at: datetime) -> bool: ...
 
     def close(self) -> None: ...

@@ -2,8 +2,9 @@
 
 Handlers are plain callables ``(Operation) -> dict`` registered per ``operation_type``. A handler raising
 :class:`PermanentFailure` fails the operation at once; any other exception is retried with exponential backoff
-up to ``max_retries`` and then marked failed. A worker that dies mid-operation leaves a ``processing`` row whose
-lease expires, after which any worker reclaims and reruns it.
+up to ``max_retries`` and then marked failed, after the optional ``on_exhausted`` hook has recorded what that means
+for the operation (the service records a refresh failure) and returned its result. A worker that dies
+mid-operation leaves a ``processing`` row whose lease expires, after which any worker reclaims and reruns it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from mindbank.store.base import Store
 log = logging.getLogger(__name__)
 
 Handler = Callable[[Operation], dict[str, Any]]
+ExhaustedHook = Callable[[Operation, Exception], dict[str, Any] | None]
 
 
 class Deferred(Exception):
@@ -64,9 +66,11 @@ class Worker:
         settings: WorkerSettings,
         *,
         clock: Callable[[], datetime] = utcnow,
+        on_exhausted: ExhaustedHook | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
+        self.on_exhausted = on_exhausted
         self.handlers = handlers
         self.settings = settings
         self.worker_id = f"worker-{uuid.uuid4().hex[:8]}"
@@ -97,10 +101,20 @@ class Worker:
                 delay = self.settings.retry_backoff_seconds * (2**op.retry_count)
                 self.store.retry_operation(op.id, next_retry_at=self.clock() + timedelta(seconds=delay), error=str(exc))
             else:
-                self.store.finish_operation(op.id, status="failed", result=None, error=str(exc))
+                self.store.finish_operation(op.id, status="failed", result=self._exhausted(op, exc), error=str(exc))
         else:
             self.store.finish_operation(op.id, status="completed", result=result, error=None)
         return True
+
+    def _exhausted(self, op: Operation, exc: Exception) -> dict[str, Any] | None:
+        """The ``on_exhausted`` hook's result; a failing hook is logged and the operation still fails."""
+        if self.on_exhausted is None:
+            return None
+        try:
+            return self.on_exhausted(op, exc)
+        except Exception:
+            log.exception("recording the exhausted retries of operation %s failed", op.id)
+            return None
 
     def drain(self, *, max_operations: int = 10_000) -> int:
         """Run operations until none is runnable now; returns how many ran."""

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from mindbank.api.deps import Bank
+from mindbank.api.openapi import errors
 from mindbank.domain.records import LLMRequestRecord
 from mindbank.domain.timeutil import to_iso
 from mindbank.errors import NotFoundError
@@ -41,7 +42,7 @@ def llm_request_item(record: LLMRequestRecord) -> dict[str, Any]:
     }
 
 
-@router.get("/{operation_id}/llm-requests")
+@router.get("/{operation_id}/llm-requests", responses=errors(404))
 def list_llm_requests(
     bank_id: str, operation_id: str, mb: Bank, limit: Annotated[int, Query(ge=1, le=1000)] = 500
 ) -> dict[str, Any]:

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from mindbank.api.access import READ
 from mindbank.api.deps import Bank
-from mindbank.api.schemas import RecallRequest, RequestBody, RetainRequest, RetainResponse, memory_item, recall_result
-from mindbank.domain.records import FactType, RetainItem
+from mindbank.api.openapi import errors
+from mindbank.api.schemas import RecallRequest, Refused, RequestBody, RetainRequest, RetainResponse
+from mindbank.domain.fields import ContentText, Metadata, Offset, QueryParamText, Tag, TagList, Text
+from mindbank.domain.records import FactType, MemoryUnit, ScoredMemory
 from mindbank.domain.tags import TagsMatch
-from mindbank.domain.timeutil import parse_timestamp
+from mindbank.wire.items import retain_item
+from mindbank.wire.shapes import memory_item, recall_result
+
+TagQuery = Annotated[list[Tag] | None, Query(max_length=10)]
 
 router = APIRouter(prefix="/v1/default/banks/{bank_id}", tags=["memories"])
 
@@ -19,14 +26,15 @@ router = APIRouter(prefix="/v1/default/banks/{bank_id}", tags=["memories"])
 def retain(bank_id: str, body: RetainRequest, mb: Bank) -> dict[str, Any]:
     """Retain items (bank auto-created). ``async: true`` queues the work and returns an operation id."""
     items = [
-        RetainItem(
-            content=i.content,
-            timestamp=None if i.timestamp in (None, "unset") else parse_timestamp(i.timestamp),  # type: ignore[arg-type]
+        retain_item(
+            i.content,
+            timestamp=i.timestamp,
             context=i.context,
-            metadata=dict(i.metadata or {}),
+            metadata=i.metadata,
             document_id=i.document_id,
-            tags=tuple((i.tags or []) + (body.document_tags or [])),
-            update_mode=i.update_mode or "replace",
+            tags=i.tags,
+            extra_tags=body.document_tags,
+            update_mode=i.update_mode,
         )
         for i in body.items
     ]
@@ -42,9 +50,12 @@ def retain(bank_id: str, body: RetainRequest, mb: Bank) -> dict[str, Any]:
     }
 
 
-@router.post("/memories/recall")
+@router.post("/memories/recall", openapi_extra=READ, responses=errors(404))
 def recall(bank_id: str, body: RecallRequest, mb: Bank) -> dict[str, Any]:
-    """Hybrid recall (dense + BM25, reciprocal-rank fusion) within ``max_tokens`` of fact text."""
+    """Hybrid recall (dense + BM25, convex fusion) within ``max_tokens`` of fact text; every field of the
+    reference's request (``min_scores`` on the semantic, keyword and final scores; ``temporal_window`` a boost)."""
+    started = time.perf_counter()
+    window = body.temporal_window
     hits = mb.recall(
         bank_id,
         body.query,
@@ -52,52 +63,84 @@ def recall(bank_id: str, body: RecallRequest, mb: Bank) -> dict[str, Any]:
         tags=body.tags or (),
         tags_match=body.tags_match,
         max_tokens=body.max_tokens,
+        tag_groups=body.tag_groups,
+        budget=body.budget,
+        min_scores=body.min_scores.model_dump() if body.min_scores else None,
+        temporal_window=(window.start, window.end) if window else None,
+        prefer_observations=bool(body.prefer_observations),
     )
+    include = body.include
+    facts_options = include.source_facts
+    chunks, facts, truncated = mb.recall_sources(
+        bank_id,
+        hits,
+        chunks_max_tokens=include.chunks.max_tokens if include.chunks else None,
+        source_facts_max_tokens=facts_options.max_tokens if facts_options else None,
+        source_facts_per_observation=facts_options.max_tokens_per_observation if facts_options else -1,
+    )
+    trace = None
+    if body.trace:
+        trace = {"query": body.query, "num_results": len(hits), "time_seconds": time.perf_counter() - started}
     return {
         "results": [recall_result(h) for h in hits],
-        "trace": None,
+        "trace": trace,
         "entities": None,
-        "chunks": None,
-        "source_facts": None,
-        "source_facts_truncated": False,
+        "chunks": chunks,
+        "source_facts": None if facts is None else {i: _source_fact(m) for i, m in facts.items()},
+        "source_facts_truncated": truncated if facts is not None else False,
     }
 
 
-@router.get("/memories/list")
+def _source_fact(memory: MemoryUnit) -> dict[str, Any]:
+    """A source fact in the recall result shape; it was not ranked, so it has no scores."""
+    return {**recall_result(ScoredMemory(memory, 0.0)), "scores": None}
+
+
+@router.get("/memories/list", responses=errors(404))
 def list_memories(
     bank_id: str,
     mb: Bank,
     type: FactType | None = None,
-    q: str | None = None,
-    tags: Annotated[list[str] | None, Query()] = None,
+    q: QueryParamText | None = None,
+    tags: TagQuery = None,
     tags_match: TagsMatch = "any",
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[Offset, Query()] = 0,
+    document_id: str | None = None,
 ) -> dict[str, Any]:
-    """A page of memories, newest write first; filters by fact type, tags and a text substring."""
+    """A page of memories, newest write first; filters by fact type, tags, a text substring and document."""
     items, total = mb.list_memories(
         bank_id, types=[type] if type else None, tags=tags or (), tags_match=tags_match, query=q, limit=limit,
-        offset=offset,
+        offset=offset, document_id=document_id,
     )  # fmt: skip
     return {"items": [memory_item(m) for m in items], "total": total, "limit": limit, "offset": offset}
 
 
-@router.get("/memories/{memory_id}")
+@router.get("/memories/{memory_id}", responses=errors(404))
 def get_memory(bank_id: str, memory_id: str, mb: Bank) -> dict[str, Any]:
     """One memory."""
     return memory_item(mb.get_memory(bank_id, memory_id))
 
 
 class UpdateMemoryRequest(RequestBody):
-    """``PATCH /memories/{memory_id}``: the fields given change; the rest stay."""
+    """``PATCH /memories/{memory_id}``: the fields given change; the rest stay. ``tags`` and ``metadata`` are
+    mindbank's; the reference's time, type, entity and curation fields are refused unless null."""
 
-    text: str | None = None
-    context: str | None = None
-    tags: list[str] | None = None
-    metadata: dict[str, str] | None = None
+    text: ContentText | None = None
+    context: Text | None = None
+    tags: TagList | None = None
+    metadata: Metadata | None = None
+    occurred_start: Refused
+    occurred_end: Refused
+    mentioned_at: Refused
+    fact_type: Refused
+    entities: Refused
+    resolve_entities: bool = True
+    state: Refused
+    reason: Refused
 
 
-@router.patch("/memories/{memory_id}")
+@router.patch("/memories/{memory_id}", responses=errors(404))
 def update_memory(bank_id: str, memory_id: str, body: UpdateMemoryRequest, mb: Bank) -> dict[str, Any]:
     """Edit a fact (text re-embedded, tags, context, metadata): a memory write that can make models stale."""
     return memory_item(
@@ -107,7 +150,7 @@ def update_memory(bank_id: str, memory_id: str, body: UpdateMemoryRequest, mb: B
     )
 
 
-@router.delete("/memories/{memory_id}")
+@router.delete("/memories/{memory_id}", responses=errors(404))
 def delete_memory(bank_id: str, memory_id: str, mb: Bank) -> dict[str, Any]:
     """Delete one memory from every index (a write: models citing it become stale)."""
     mb.delete_memory(bank_id, memory_id)

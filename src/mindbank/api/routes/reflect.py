@@ -12,10 +12,13 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import Field, field_validator, model_validator
 
+from mindbank.api.access import READ
 from mindbank.api.deps import Bank
+from mindbank.api.openapi import errors
 from mindbank.api.schemas import RequestBody
+from mindbank.domain.fields import IdRef, QueryText, TagGroups, TagList, Text, TokenBudget
 from mindbank.domain.records import FactType
-from mindbank.domain.tags import TagsMatch, validate_tag_groups
+from mindbank.domain.tags import TagsMatch
 from mindbank.domain.trigger import validate_response_schema
 
 router = APIRouter(prefix="/v1/default/banks/{bank_id}", tags=["reflect"])
@@ -27,40 +30,36 @@ class ToolCallsInclude(RequestBody):
     output: bool = True
 
 
+class FactsInclude(RequestBody):
+    """``include.facts``: ``{}`` (the reference's ``FactsIncludeOptions`` has no field)."""
+
+
 class ReflectInclude(RequestBody):
     """``include``: ``facts: {}`` adds ``based_on``; ``tool_calls`` adds ``trace``. Null or absent: off."""
 
-    facts: dict[str, Any] | None = None
+    facts: FactsInclude | None = None
     tool_calls: ToolCallsInclude | None = None
 
 
 class ReflectRequest(RequestBody):
-    """``ReflectRequest`` (every reference field; ``apply_all_directives`` and
-    ``reflect_search_observations_include_entities`` are accepted and have no effect: mindbank has no directives
-    and no entities)."""
+    """``ReflectRequest`` (every reference field; ``reflect_search_observations_include_entities`` is accepted and
+    has no effect: mindbank has no entities)."""
 
-    query: str
+    query: QueryText
     budget: Literal["low", "mid", "high"] = "low"
-    context: str | None = None  # deprecated by the reference: appended to the query
-    max_tokens: int = Field(default=4096, ge=1)
+    context: Text | None = None  # deprecated by the reference: appended to the query
+    max_tokens: TokenBudget = 4096
     include: ReflectInclude = Field(default_factory=ReflectInclude)
     response_schema: dict[str, Any] | None = None
-    tags: list[str] | None = None
+    tags: TagList | None = None
     tags_match: TagsMatch = "any"
-    tag_groups: list[dict[str, Any]] | None = None
+    tag_groups: TagGroups | None = None
     apply_all_directives: bool = False
-    fact_types: list[FactType] | None = None
+    fact_types: list[FactType] | None = Field(default=None, json_schema_extra={"minItems": 1})
     exclude_mental_models: bool = False
-    exclude_mental_model_ids: list[str] | None = None
-    reflect_search_observations_max_tokens: int | None = Field(default=None, ge=1)
+    exclude_mental_model_ids: list[IdRef] | None = None
+    reflect_search_observations_max_tokens: TokenBudget | None = None
     reflect_search_observations_include_entities: bool | None = None
-
-    @field_validator("query")
-    @classmethod
-    def _query_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be blank")
-        return value
 
     @field_validator("fact_types")
     @classmethod
@@ -68,11 +67,6 @@ class ReflectRequest(RequestBody):
         if value is not None and not value:
             raise ValueError("must not be an empty list (use null for all types)")
         return value
-
-    @field_validator("tag_groups")
-    @classmethod
-    def _tag_groups_valid(cls, value: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
-        return None if value is None else validate_tag_groups(value)
 
     @field_validator("response_schema")
     @classmethod
@@ -86,7 +80,7 @@ class ReflectRequest(RequestBody):
         return self
 
 
-@router.post("/reflect")
+@router.post("/reflect", openapi_extra=READ, responses=errors(404, 502, 503))
 def reflect(bank_id: str, body: ReflectRequest, mb: Bank) -> dict[str, Any]:
     """``ReflectResponse``: ``text``, ``based_on`` (with ``include.facts``), ``structured_output`` /
     ``structured_output_error`` (with ``response_schema``), ``usage``, ``trace`` (with ``include.tool_calls``)."""
@@ -108,4 +102,5 @@ def reflect(bank_id: str, body: ReflectRequest, mb: Bank) -> dict[str, Any]:
         exclude_mental_models=body.exclude_mental_models,
         exclude_mental_model_ids=body.exclude_mental_model_ids or (),
         observations_max_tokens=body.reflect_search_observations_max_tokens,
+        apply_all_directives=body.apply_all_directives,
     )

@@ -14,9 +14,12 @@ Reference facts §5; spec "Reflect". Rules kept here:
   citations in the answer text are scrubbed of ids never seen.
 * **Document mode** (mental-model refresh): ``done`` carries ``document.sections[].blocks[] = {text, memory_ids}``;
   each block's ids are validated against the evidence and rendered as ``[mem:<id>]`` citations, so every block's
-  provenance is exactly the memories it rests on. The refresh pipeline's own scoped recall is handed in as
-  ``seed`` evidence (already retrieved, citable), with the source chunks of those facts (``seed_chunks``, when the
-  trigger's ``include_chunks`` is on) as uncitable context, so only the mental-model level is forced.
+  provenance is exactly the memories it rests on. Issue 14: a ``done`` with blocks citing nothing is refused once,
+  then those blocks are dropped (an answer left with no cited block is a refusal, ``answer_found`` false); a
+  document over ``max_tokens`` is refused once to shorten; the loop grants each such re-ask its answer turn. The
+  refresh pipeline's own scoped recall is handed in as ``seed`` evidence (already retrieved, citable), with the
+  source chunks of those facts (``seed_chunks``, when the trigger's ``include_chunks`` is on) as uncitable context,
+  so only the mental-model level is forced.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from mindbank.domain.document import cited_memory_ids, format_citation
+from mindbank.domain.document import cited_memory_ids, count_tokens, format_citation
 from mindbank.domain.records import ScoredMemory, SourceChunk
 from mindbank.engine.reflect.tools import Budget, ReflectTools, chunk_view, memory_view
 from mindbank.providers.llm.base import (
@@ -150,12 +153,26 @@ class AgentOutcome:
 
     def markdown(self) -> str:
         """Document mode: the sections rendered as markdown ("" when there are none)."""
-        parts: list[str] = []
-        for section in self.sections:
-            if section["heading"]:
-                parts.append("#" * section["level"] + " " + section["heading"])
-            parts.extend(section["blocks"])
-        return "\n\n".join(parts) + "\n" if parts else ""
+        return _render_sections(self.sections)
+
+
+def _render_sections(sections: Sequence[dict[str, Any]]) -> str:
+    parts: list[str] = []
+    for section in sections:
+        if section["heading"]:
+            parts.append("#" * section["level"] + " " + section["heading"])
+        parts.extend(section["blocks"])
+    return "\n\n".join(parts) + "\n" if parts else ""
+
+
+def cited_only(sections: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Document sections keeping only blocks that cite a memory (a section left without blocks goes)."""
+    out = []
+    for section in sections:
+        blocks = [b for b in section["blocks"] if cited_memory_ids(b)]
+        if blocks:
+            out.append({**section, "blocks": blocks})
+    return out
 
 
 def scrub_citations(text: str, allowed: Container[str]) -> str:
@@ -235,6 +252,8 @@ class _Run:
         self.forced: list[str] = []
         self.refused_not_found = False
         self.seeded = False  # document mode with the pipeline's recall handed in: that recall already ran
+        self.max_tokens = 4096
+        self.reasked: set[str] = set()  # document-mode re-asks already spent ("uncited", "long")
 
     def call(self, choice: ToolChoice, scope: str) -> tuple[str, tuple[ToolCall, ...]]:
         reply = self.llm.chat(
@@ -268,6 +287,25 @@ class _Run:
                 "they lack something the question needs."
             )
 
+    def check_document(self, sections: list[dict[str, Any]]) -> str | None:
+        """The one-time re-asks of document mode: blocks citing no memory, then a document over ``max_tokens``
+        (each refused once; the loop grants the extra turn). None: accept."""
+        uncited = sum(1 for s in sections for b in s["blocks"] if not cited_memory_ids(b))
+        if uncited and "uncited" not in self.reasked:
+            self.reasked.add("uncited")
+            return (
+                f"{uncited} block(s) cite no memory: give every block memory_ids from the evidence (only ids tools "
+                "returned), or leave the block out."
+            )
+        tokens = count_tokens(_render_sections(cited_only(sections)))
+        if tokens > self.max_tokens and "long" not in self.reasked:
+            self.reasked.add("long")
+            return (
+                f"The document is {tokens} tokens; the budget is {self.max_tokens}. Call done again with a shorter "
+                "document: merge or drop the least important blocks."
+            )
+        return None
+
     def handle_done(self, call: ToolCall) -> str | None:
         """Accept ``done`` (returns None) or return the refusal sent back to the model."""
         args = call.arguments
@@ -292,8 +330,20 @@ class _Run:
         outcome.declared_model_ids = [i for i in args.get("mental_model_ids") or [] if i in evidence.mental_models]
         if self.mode == "document":
             sections, cited = document_sections(args.get("document"), evidence.memories)
+            refusal = self.check_document(sections) if outcome.answer_found else None
+            if refusal:
+                return refusal
+            # every block must rest on a memory this run retrieved (issue 14): an uncited block is dropped
+            sections = cited_only(sections)
             if not sections and outcome.answer_found:
-                return "The document has no blocks; write sections with blocks (or set answer_found false)."
+                if self.reasked:  # asked once already: an answer still without a cited block is a refusal
+                    outcome.answer_found = False
+                else:
+                    self.reasked.add("empty")
+                    return (
+                        "The document has no cited blocks; write sections of blocks with memory_ids (or set "
+                        "answer_found false)."
+                    )
             outcome.sections = sections
             outcome.declared_memory_ids = cited
         else:
@@ -318,9 +368,12 @@ def run_agent(
     name: str | None = None,
     seed: Sequence[ScoredMemory] = (),
     seed_chunks: Sequence[SourceChunk] = (),
+    guidance: str = "",
 ) -> AgentOutcome:
-    """Run the loop (module docstring). Raises what the LLM raises (``LLMError`` / ``LLMTransientError``) and what
-    a tool raises other than a bad argument; a run that never gets a valid ``done`` returns ``finished=False``."""
+    """Run the loop (module docstring). ``guidance``: the bank's mission and directives, appended to the system
+    prompt (``domain.resources.guidance_prompt``). Raises what the LLM raises (``LLMError`` /
+    ``LLMTransientError``) and what a tool raises other than a bad argument; a run that never gets a valid ``done``
+    returns ``finished=False``."""
     document = mode == "document"
     run = _Run(
         llm,
@@ -331,7 +384,8 @@ def run_agent(
     )
     tools.evidence.add_memories(seed)
     run.seeded = bool(seed)
-    run.messages = [system((SYSTEM_DOCUMENT if document else SYSTEM_ANSWER).format(max_tokens=max_tokens))]
+    prompt = (SYSTEM_DOCUMENT if document else SYSTEM_ANSWER).format(max_tokens=max_tokens)
+    run.messages = [system(f"{prompt}\n\n{guidance}" if guidance else prompt)]
     if document:
         opening = f"Mental model: {name or query}\nStanding question: {query}"
         run.messages.append(user(f"{opening}\n\n{_seed_message(seed, seed_chunks)}"))
@@ -345,8 +399,11 @@ def run_agent(
         if tools.can_recall:
             run.forced.append("recall")
 
+    run.max_tokens = max_tokens
     limit = ITERATIONS[budget]
-    for iteration in range(1, limit + 1):
+    iteration = 0
+    while iteration < limit:
+        iteration += 1
         run.outcome.iterations = iteration
         last = iteration == limit
         if last:
@@ -374,9 +431,12 @@ def run_agent(
             else:
                 run.run_tool(call, iteration)
         if done_call is not None:
+            asked = len(run.reasked)
             refusal = run.handle_done(done_call)
             verdict = {"error": refusal} if refusal else {"status": "accepted"}
             run.messages.append(tool_result(done_call.id, "done", json.dumps(verdict)))
             if refusal is None:
                 break
+            if last and len(run.reasked) > asked:
+                limit += 1  # a document re-ask (citations, length) always gets its answer turn
     return run.outcome

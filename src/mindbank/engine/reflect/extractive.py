@@ -3,8 +3,8 @@
 The same tools the agent uses run in the agent's order: fresh, relevant mental models first; when one answers (and
 the budget is not ``high``) the lower levels are released, exactly as in the agent loop. Otherwise observations,
 then raw facts. The answer is a cited quotation: the relevant models' documents (whole blocks, within
-``max_tokens``), then observations and facts grouped by theme (``engine.compose``), observations ranked first.
-Its first line says what it is, so nobody mistakes it for an LLM's answer.
+``max_tokens``), then observations and facts grouped by theme (``engine/synthesis/compose.py``), observations
+ranked first. Its first line says what it is, so nobody mistakes it for an LLM's answer.
 """
 
 from __future__ import annotations

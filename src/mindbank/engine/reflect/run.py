@@ -2,15 +2,17 @@
 
 Reference facts §3 "Reflect" (``ReflectResponse``: ``text``, ``based_on``, ``structured_output``,
 ``structured_output_error``, ``usage``, ``trace``) and §5 (``based_on`` from tool outputs filtered to the declared
-ids; a category with no declared id lists everything retrieved in it; directives: none exist in mindbank).
+ids; a category with no declared id lists everything retrieved in it; directives: every one the LLM was given).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from mindbank.domain.records import FACT_TYPES, ScoredMemory
+from mindbank.domain.resources import Directive, guidance_prompt
 from mindbank.domain.timeutil import to_iso
 from mindbank.engine.reflect.agent import AgentOutcome, run_agent
 from mindbank.engine.reflect.extractive import extractive_reflect
@@ -42,6 +44,10 @@ class ReflectOptions:
     tool_outputs: bool = True
     response_schema: dict[str, Any] | None = None
     request_id: str | None = None  # LLM request tracing files this run's calls under it
+    # the bank's directives that apply to this request (prompt order) and its mission: the LLM follows them, the
+    # extractive engine cannot
+    directives: tuple[Directive, ...] = ()
+    mission: str | None = None
 
 
 def reflect(
@@ -53,7 +59,10 @@ def reflect(
     if llm is None:
         outcome = extractive_reflect(tools, query=options.query, budget=options.budget, max_tokens=options.max_tokens)
     else:
-        outcome = run_agent(llm, tools, query=options.query, budget=options.budget, max_tokens=options.max_tokens)
+        outcome = run_agent(
+            llm, tools, query=options.query, budget=options.budget, max_tokens=options.max_tokens,
+            guidance=guidance_prompt(options.directives, options.mission),
+        )  # fmt: skip
         if not outcome.finished:
             raise ReflectNoAnswer(f"the reflect agent gave no answer within {outcome.iterations} iterations")
     usage = outcome.usage
@@ -70,7 +79,7 @@ def reflect(
                 structured_error = str(exc)
     return {
         "text": outcome.answer,
-        "based_on": based_on(outcome) if options.include_facts else None,
+        "based_on": based_on(outcome, options.directives if llm is not None else ()) if options.include_facts else None,
         "structured_output": structured,
         "structured_output_error": structured_error,
         "usage": usage.to_dict() if llm is not None else TokenUsage().to_dict(),
@@ -97,9 +106,10 @@ def _fact(hit: ScoredMemory) -> dict[str, Any]:
     }
 
 
-def based_on(outcome: AgentOutcome) -> dict[str, Any]:
+def based_on(outcome: AgentOutcome, directives: Sequence[Directive] = ()) -> dict[str, Any]:
     """``ReflectBasedOn``: memories per fact type (declared ids, or all retrieved of a type none was declared for,
-    unless the outcome's declarations are exact) and mental models ``{id, text: "<name>: <content>", context}``."""
+    unless the outcome's declarations are exact), mental models ``{id, text: "<name>: <content>", context}`` and the
+    directives the answer was written under ``{id, name, content}`` (the reference lists every applied one)."""
     evidence = outcome.tools.evidence
     declared = set(outcome.declared_memory_ids)
     memories: list[dict[str, Any]] = []
@@ -114,7 +124,8 @@ def based_on(outcome: AgentOutcome) -> dict[str, Any]:
         {"id": m.id, "text": f"{m.name}: {m.content}", "context": None}
         for m in (evidence.mental_models[i] for i in model_ids)
     ]
-    return {"memories": memories, "mental_models": models, "directives": []}
+    applied = [{"id": d.id, "name": d.name, "content": d.content} for d in directives]
+    return {"memories": memories, "mental_models": models, "directives": applied}
 
 
 def trace(outcome: AgentOutcome, *, outputs: bool, request_id: str | None = None) -> dict[str, Any]:

@@ -11,11 +11,20 @@ from collections import Counter
 from typing import Any
 
 from mindbank.domain.timeutil import to_iso, utcnow
-from mindbank.engine.refresh.plan import WRITING_OUTCOMES, RefreshPlan
+from mindbank.engine.refresh.plan import (
+    WRITING_OUTCOMES,
+    RefreshPlan,
+    reference_fallback_reason,
+    reference_outcome,
+)
 
 
 def dry_run_result(plan: RefreshPlan) -> dict[str, Any]:
-    """``MentalModelDryRunRefreshResult`` (wire sample 15) for a plan."""
+    """``MentalModelDryRunRefreshResult`` (wire sample 15) for a plan.
+
+    The reference's client validates ``outcome`` and ``mode_fallback_reason`` (here and in ``trace``) against its
+    enums, so values beyond them (issue 14: ``refresh_failed_empty_scope``, ``delta_reanchored``) are reported as
+    the nearest reference value there, and exactly in ``failure_reason`` / ``mode_fallback_detail``."""
     model = plan.model
     preview = plan.content if plan.outcome in WRITING_OUTCOMES else model.content
     diff = "".join(
@@ -24,13 +33,17 @@ def dry_run_result(plan: RefreshPlan) -> dict[str, Any]:
         )
     )
     used = set(plan.used_ids)
+    trace = plan.trace(with_outputs=True)
+    trace["outcome"] = reference_outcome(plan.outcome, executor=True)
+    trace["mode_fallback_reason"] = reference_fallback_reason(plan.mode_fallback_reason)
     return {
         "mental_model_id": model.id,
         "name": model.name,
         "requested_mode": plan.requested_mode,
         "effective_mode": plan.effective_mode,
-        "mode_fallback_reason": plan.mode_fallback_reason,
-        "outcome": plan.outcome,
+        "mode_fallback_reason": reference_fallback_reason(plan.mode_fallback_reason),
+        "mode_fallback_detail": plan.mode_fallback_reason,
+        "outcome": reference_outcome(plan.outcome, executor=True),
         "would_persist": plan.would_persist,
         "failure_reason": plan.failure_reason,
         "scope": plan.scope,
@@ -51,8 +64,11 @@ def dry_run_result(plan: RefreshPlan) -> dict[str, Any]:
         "diff": diff,
         "delta_operations": plan.delta_operations(),
         "retraction": plan.retraction,
-        "trace": plan.trace(with_outputs=True),
+        "trace": trace,
         "usage": plan.usage,
         "duration_ms": plan.duration_ms,
         "warnings": plan.warnings + ([plan.error_message] if plan.error_message else []),
+        "candidate_tokens": plan.candidate_tokens,
+        "trimmed_block_ids": plan.trimmed,
+        "carried_over": plan.carried_over,
     }

@@ -1,6 +1,8 @@
 """Persisting a refresh plan: the success write (content, structured document, watermark, clocks, history row) or
 the failure write (stamp and failure row only: content, document, watermark and ``last_refreshed_at`` untouched).
-One store transaction either way (``Store.save_refresh``)."""
+Either way the model's governance record (``domain/governance.py``: consecutive failures, carried-over facts,
+re-anchor and empty-scope marks) and the refresh's spend go in the same store transaction
+(``Store.save_refresh``)."""
 
 from __future__ import annotations
 
@@ -9,15 +11,21 @@ from datetime import datetime
 from typing import Any
 
 from mindbank.domain.document import count_tokens
+from mindbank.domain.governance import scope_signature
 from mindbank.domain.history import failure_entry, version_entry
 from mindbank.domain.records import MentalModel
 from mindbank.engine.refresh.plan import WRITING_OUTCOMES, RefreshPlan, RefreshSettings, newer
-from mindbank.store.base import Store
+from mindbank.store.base import SpendRecord, Store
+
+# failures that spent nothing and cannot succeed until the scope changes: they do not move the backoff or breaker
+UNCOUNTED_FAILURES = ("empty_scope",)
 
 
-def persist_plan(store: Store, plan: RefreshPlan, settings: RefreshSettings, *, now: datetime) -> MentalModel:
+def persist_plan(
+    store: Store, plan: RefreshPlan, settings: RefreshSettings, *, now: datetime, spend: SpendRecord | None = None
+) -> MentalModel:
     """Write a plan: success (content, document, watermark, clocks, history) or failure (stamp + failure row
-    only). Raises ``LookupError`` if the model was deleted meanwhile."""
+    only), with the governance record and ``spend``. Raises ``LookupError`` if the model was deleted meanwhile."""
     model = plan.model
     keep_trace = bool(model.trigger.get("keep_trace"))
     if plan.failed:
@@ -26,15 +34,23 @@ def persist_plan(store: Store, plan: RefreshPlan, settings: RefreshSettings, *, 
             "refresh_skipped": plan.failure_reason,
             "outcome": plan.outcome,
         }
+        response.pop("pending_retraction", None)  # only the latest failure's
+        if plan.retraction is not None and plan.failure_reason == "empty_scope":
+            response["pending_retraction"] = plan.retraction  # what the refresh would have removed (issue 14)
         if keep_trace:
             response["trace"] = plan.trace()
-        failed = replace(model, reflect_response=response, last_refresh_failed_at=now)
+        state = model.refresh_state.after_failure(
+            plan.failure_reason, counts=plan.failure_reason not in UNCOUNTED_FAILURES, reanchor=plan.reanchor
+        )
+        if plan.failure_reason == "empty_scope":
+            state = replace(state, empty_scope=scope_signature(model.tags, model.trigger))
+        failed = replace(model, reflect_response=response, last_refresh_failed_at=now, refresh_state=state)
         history = None
         if settings.history_enabled:
             history = failure_entry(
                 outcome=plan.outcome, failure_reason=plan.failure_reason, error_message=plan.error_message
             )
-        store.save_refresh(failed, history=history, history_cap=settings.history_cap)
+        store.save_refresh(failed, history=history, history_cap=settings.history_cap, spend=spend)
         return failed
     response: dict[str, Any] = {
         "text": plan.content,
@@ -49,6 +65,13 @@ def persist_plan(store: Store, plan: RefreshPlan, settings: RefreshSettings, *, 
         "document_tokens": count_tokens(plan.content),
         "document_budget": model.max_tokens,
     }
+    if plan.mode_fallback_reason:
+        response["mode_fallback_reason"] = plan.mode_fallback_reason
+    if plan.trimmed:
+        response["candidate_tokens"] = plan.candidate_tokens
+        response["trimmed_block_ids"] = plan.trimmed
+    if plan.carried_over:
+        response["carried_over"] = plan.carried_over
     if plan.refresh_skipped:
         response["refresh_skipped"] = plan.refresh_skipped
     if plan.effective_mode == "delta" or plan.emitted:
@@ -71,7 +94,8 @@ def persist_plan(store: Store, plan: RefreshPlan, settings: RefreshSettings, *, 
         last_refresh_failed_at=None,
         last_full_refreshed_at=now if writes and plan.effective_mode == "full" else model.last_full_refreshed_at,
         cleared_at=None if writes else model.cleared_at,
+        refresh_state=model.refresh_state.after_success(carried_over=plan.carried_over),
     )
     history = version_entry(model) if settings.history_enabled and plan.outcome == "content_written" else None
-    store.save_refresh(updated, history=history, history_cap=settings.history_cap)
+    store.save_refresh(updated, history=history, history_cap=settings.history_cap, spend=spend)
     return updated

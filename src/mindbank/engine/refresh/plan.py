@@ -28,7 +28,50 @@ DRY_RUN_OUTCOMES = (
     "refresh_failed_empty_candidate",
     "refresh_failed_delta_not_applied",
 )
+# The reference's operation-record vocabularies (RefreshMentalModelOperationDetails; its client validates them).
+REFERENCE_OUTCOMES = (*DRY_RUN_OUTCOMES, "refresh_failed_structured_output", "refresh_failed_error")
+REFERENCE_FAILURE_REASONS = (
+    "empty_candidate", "structured_doc_unreadable", "delta_ops_failed", "delta_ops_all_skipped", "delta_not_applied",
+    "structured_output_failed", "retrieval_failed", "no_answer", "unexpected_error",
+)  # fmt: skip
+REFERENCE_FALLBACK_REASONS = (
+    "no_baseline_content", "source_query_changed", "structured_doc_unreadable", "delta_ops_failed",
+    "delta_ops_all_skipped",
+)  # fmt: skip
+# Beyond the reference (issue 14), and the reference value each is reported as where a client validates the enum:
+# an empty scope refuses an empty candidate; a re-anchored delta ran full because delta edits failed;
+# exhausted transient retries left the provider without an answer.
+EXTENDED_OUTCOMES = {"refresh_failed_empty_scope": "refresh_failed_empty_candidate"}
+EXTENDED_FAILURE_REASONS = {"empty_scope": "empty_candidate", "provider_unavailable": "no_answer"}
+EXTENDED_FALLBACK_REASONS = {"delta_reanchored": "delta_ops_failed"}
 Mode = Literal["full", "delta"]
+
+
+def reference_outcome(outcome: str, *, executor: bool = False) -> str:
+    """``outcome`` in the reference's vocabulary: the operation record's (default) or, with ``executor``, the dry
+    run's and trace's five values (a failure outside them reads ``refresh_failed_empty_candidate``: nothing was
+    written)."""
+    mapped = EXTENDED_OUTCOMES.get(outcome, outcome)
+    allowed = DRY_RUN_OUTCOMES if executor else REFERENCE_OUTCOMES
+    if mapped in allowed:
+        return mapped
+    return "refresh_failed_empty_candidate" if executor else "refresh_failed_error"
+
+
+def reference_failure_reason(reason: str | None) -> str | None:
+    """A failure reason in the reference's vocabulary (unknown ones read ``unexpected_error``)."""
+    if reason is None:
+        return None
+    mapped = EXTENDED_FAILURE_REASONS.get(reason, reason)
+    return mapped if mapped in REFERENCE_FAILURE_REASONS else "unexpected_error"
+
+
+def reference_fallback_reason(reason: str | None) -> str | None:
+    """A ``mode_fallback_reason`` in the reference's vocabulary."""
+    if reason is None:
+        return None
+    mapped = EXTENDED_FALLBACK_REASONS.get(reason, reason)
+    return mapped if mapped in REFERENCE_FALLBACK_REASONS else "delta_ops_failed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +84,7 @@ class RefreshSettings:
     recall_chunks_max_tokens: int = 1000
     history_enabled: bool = True
     history_cap: int = 50
-    relevance_threshold: float = 0.15
+    relevance_threshold: float = 0.04
 
 
 @dataclass(slots=True)
@@ -82,6 +125,12 @@ class RefreshPlan:
     synthesis_scope: SynthesisScope | None = None  # for a synthesizer that retrieves on its own
     dry_run: bool = False
     structured_output_would_fail: bool = False  # dry run only: the engine cannot fill the response_schema
+    # governance (issue 14): facts a delta could not place (carried to the next one), why the next refresh must
+    # re-anchor as full, blocks trimmed to the max_tokens cap, and the candidate's size before the cap
+    carried_over: list[str] = field(default_factory=list)
+    reanchor: str | None = None
+    trimmed: list[str] = field(default_factory=list)
+    candidate_tokens: int = 0
 
     @property
     def failed(self) -> bool:
@@ -113,6 +162,8 @@ class RefreshPlan:
             "retraction": self.retraction,
             "usage": self.usage,
             "synthesis_input_tokens": self.synthesis_input_tokens,
+            "carried_over": self.carried_over,
+            "trimmed_block_ids": self.trimmed,
             "duration_ms": self.duration_ms,
             "warnings": self.warnings,
         }

@@ -2,10 +2,16 @@
 model runs no synthesis.
 
 Issue 5 / DESIGN.md "Relevance-gated refresh": the reference spends tokens on refreshes that change nothing. A new
-memory is related when its cosine similarity (speaker prefixes stripped: names dominate the embeddings of short
-turns) to the source query, or to a fact the document already rests on, reaches the threshold
-(``MINDBANK_REFRESH_RELEVANCE_THRESHOLD``, per bank ``refresh_relevance_threshold``). Manual refreshes are never
-gated; the refresh pipeline also skips the gate when a cited memory was edited or left the scope.
+memory's score is its cosine similarity to the source query (speaker prefixes stripped: names dominate the
+embeddings of short turns) plus the share of the query's content words it contains; it is related when the score
+reaches the threshold (``MINDBANK_REFRESH_RELEVANCE_THRESHOLD``, per bank ``refresh_relevance_threshold``).
+
+Issue 14 calibrated both the signal and the default threshold on a labelled LoCoMo set (``python -m bench
+gate-calibration``, docs/benchmarks.md): the previous signal also took the best similarity to any fact the document
+cites, and that maximum over dozens of anchors let unrelated memories through (a tax form scored 0.176 for a
+cooking model through one cited fact) while gating fewer of them at the same loss of relevant ones. Manual
+refreshes are never gated; the refresh pipeline also skips the gate when a cited memory was edited or left the
+scope, or when facts are carried over.
 """
 
 from __future__ import annotations
@@ -17,13 +23,26 @@ import numpy as np
 
 from mindbank.domain.records import MentalModel
 from mindbank.domain.scope import MemoryFilter
-from mindbank.domain.text import strip_speaker
+from mindbank.domain.text import keyword_terms, strip_speaker
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.store.base import Store
 
 BODY_CACHE_SIZE = 50_000  # texts; about 75 MB of float32 vectors at most
 NEW_MEMORIES_READ = 64  # the gate looks at this many of the memories written since the watermark
-CITED_ANCHORS = 64
+_ENDINGS = ("ing", "ed", "es", "s")
+
+
+def content_words(text: str) -> set[str]:
+    """The content words of ``text`` (keyword terms, stop words out) with simple endings folded, so "cooking" and
+    "cooked" meet "cook"."""
+    out = set()
+    for word in keyword_terms(text):
+        for ending in _ENDINGS:
+            if word.endswith(ending) and len(word) - len(ending) >= 3:
+                word = word[: -len(ending)]
+                break
+        out.add(word)
+    return out
 
 
 class RelevanceGate:
@@ -34,24 +53,25 @@ class RelevanceGate:
         self.embedder = embedder
         self._vectors: dict[str, np.ndarray] = {}
 
-    def irrelevant(self, model: MentalModel, window: MemoryFilter, threshold: float, cited: Sequence[str]) -> bool:
+    def irrelevant(self, model: MentalModel, window: MemoryFilter, threshold: float) -> bool:
         """True when no memory of ``window`` written since the model's watermark (at most 64 read) is related to
-        the model (see :meth:`relevance`); ``threshold`` is a cosine in [-1, 1], ``cited`` the texts of the facts
-        the document rests on."""
+        the model: every :meth:`relevance` score is below ``threshold``."""
         since = model.last_memory_seen_at or model.last_refreshed_at
         new, _ = self.store.list_memories(
             model.bank_id, replace(window, updated_after=since), query=None, limit=NEW_MEMORIES_READ, offset=0
         )
-        return max(self.relevance(model.source_query, cited, [m.text for m in new]), default=0.0) < threshold
+        return max(self.relevance(model.source_query, [m.text for m in new]), default=0.0) < threshold
 
-    def relevance(self, source_query: str, cited: Sequence[str], texts: Sequence[str]) -> list[float]:
-        """Each text's best cosine similarity to the source query or to one of the ``cited`` fact texts."""
+    def relevance(self, source_query: str, texts: Sequence[str]) -> list[float]:
+        """Each text's gate score: cosine similarity to ``source_query`` (in [-1, 1]) plus the share of the query's
+        content words (stop words out, simple plural/tense endings folded) the text contains (in [0, 1])."""
         if not texts:
             return []
-        anchors = [source_query, *cited[:CITED_ANCHORS]]
-        vectors = self._body_vectors([*anchors, *texts])
-        similarity = vectors[len(anchors) :] @ vectors[: len(anchors)].T
-        return [float(x) for x in similarity.max(axis=1)]
+        vectors = self._body_vectors([source_query, *texts])
+        similarity = vectors[1:] @ vectors[0]
+        wanted = content_words(source_query)
+        share = [len(wanted & content_words(strip_speaker(t))) / len(wanted) if wanted else 0.0 for t in texts]
+        return [float(s) + w for s, w in zip(similarity, share, strict=True)]
 
     def _body_vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of texts with speaker prefixes stripped, cached: cited facts recur in every refresh."""

@@ -10,10 +10,15 @@ Refresh"; reference facts §4.3, §4.6, §4.7, §4.10, §4.11. The rules it keep
 * Delta mode reads only memories written after the watermark and edits the structured document with operations;
   sections no operation names stay byte-identical; ``based_on`` accumulates. It falls back to full with
   ``no_baseline_content`` or ``source_query_changed``.
-* Gone citations (beyond the reference; ``engine/retraction.py``): blocks citing a memory that was deleted or
+* Gone citations (beyond the reference; ``engine/refresh/retraction.py``): blocks citing a memory that was deleted or
   left the scope are removed by the next refresh, delta or full.
 * Nothing is lost: a failed refresh changes neither content, document, watermark nor ``last_refreshed_at``; it
   stamps ``last_refresh_failed_at``, writes a failure history row, and the trace when ``keep_trace`` is on.
+* Trust (issue 14; ``guards.py``): a refusal or an uncited candidate never replaces a populated document
+  (``refresh_failed_empty_candidate``); a retraction leaving no cited block with nothing new in scope is refused
+  without any synthesis (``refresh_failed_empty_scope``, the retraction kept on record); facts whose delta
+  operations failed are carried over to the next delta; a delta whose edits failed before re-anchors as full
+  (``delta_reanchored``); ``max_tokens`` is a hard cap (the least related blocks are trimmed).
 * A dry run is this same pipeline with the writes skipped.
 """
 
@@ -25,11 +30,20 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from mindbank.domain.document import DocumentError, StructuredDocument, apply_operations, count_tokens, parse_markdown
+from mindbank.domain.document import (
+    DocumentError,
+    StructuredDocument,
+    apply_operations,
+    count_tokens,
+    parse_markdown,
+    render_markdown,
+)
 from mindbank.domain.records import MemoryUnit, MentalModel, ScoredMemory
+from mindbank.domain.resources import applicable_directives, guidance_prompt
 from mindbank.domain.scope import MemoryFilter, admits, model_scope
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.engine.recall import RecallRequest, recall
+from mindbank.engine.refresh.guards import blocks_left, carried_facts, is_refusal, trim_to_budget
 from mindbank.engine.refresh.persist import persist_plan
 from mindbank.engine.refresh.plan import (
     TRANSIENT,
@@ -50,7 +64,7 @@ from mindbank.engine.refresh.retraction import retraction_operations, retraction
 from mindbank.engine.refresh.source_chunks import select_chunks
 from mindbank.engine.synthesis.port import ScopeRead, SynthesisError, Synthesizer
 from mindbank.providers.embeddings.base import Embedder
-from mindbank.store.base import Store
+from mindbank.store.base import SpendRecord, Store
 
 # A synthesizer that reads its whole scope (``reads_scope``: the extractive briefing) gets every in-scope memory of
 # the window, best match first, up to this many facts and tokens: a bank's whole history for one subject stays
@@ -112,25 +126,18 @@ class RefreshRunner:
                 plan.effective_mode, plan.mode_fallback_reason = "full", "no_baseline_content"
             elif model.last_refreshed_source_query not in (None, model.source_query):
                 plan.effective_mode, plan.mode_fallback_reason = "full", "source_query_changed"
+            elif model.refresh_state.reanchor:
+                # delta edits failed before (issue 14): this refresh rebuilds in full, once; if it fails the
+                # ordinary failure rules (backoff, breaker) apply and the next one tries full again
+                plan.effective_mode, plan.mode_fallback_reason = "full", "delta_reanchored"
             else:
                 try:
                     document = load_document(model)
                 except DocumentError as exc:
                     plan.fail("refresh_failed_delta_not_applied", "structured_doc_unreadable", str(exc))
                     return
-        delta = plan.effective_mode == "delta"
 
         cutoff = self.store.bank_last_memory_write_at(model.bank_id)
-        since = (model.last_memory_seen_at or model.last_refreshed_at) if delta else None
-        window = replace(scope, updated_before=cutoff, updated_after=since)
-        newest = None if cutoff is None else self.store.scope_watermark(model.bank_id, window)
-        plan.window = {
-            "created_after": since,
-            "created_before": cutoff,
-            "watermark": newer(newest, model.last_memory_seen_at),
-        }
-        plan.watermark = plan.window["watermark"]
-
         # citations gone from the scope (the memory was deleted, or re-tagged / re-typed out of it): found for every
         # mode, repaired by operations in delta and by the rebuild in full
         current = document if document is not None else self._current_document(model)
@@ -142,16 +149,34 @@ class RefreshRunner:
             plan.retraction, warning = retraction_report(current, missing, present, quoted)
             if warning:
                 plan.warnings.append(warning)
-        # cited memories edited since the model last looked: never gated as irrelevant (the document quotes them),
-        # and in delta the editor sees them whatever recall ranks first
+        # cited memories edited since the model last looked, and facts an earlier delta could not place (carried
+        # over): never gated as irrelevant, and in delta the editor sees them whatever recall ranks first
         seen = model.last_memory_seen_at or model.last_refreshed_at
         edited = [
             ScoredMemory(m, 0.0)
             for m in present
             if m.id not in missing and seen < m.updated_at and (cutoff is None or m.updated_at <= cutoff)
         ]
+        edited += self._carried_over(model, scope, cutoff, {h.memory.id for h in edited})
+        window, newest = self._window(plan, scope, cutoff)
+        if current is not None and missing and newest is None and not edited and not blocks_left(current, missing):
+            # every block rests on a memory that is gone and nothing new is in scope: no empty publication
+            if plan.effective_mode == "delta" and self._scope_reads_anything(model.bank_id, scope, cutoff):
+                plan.effective_mode, plan.mode_fallback_reason = "full", "delta_reanchored"
+                document = None
+                window, newest = self._window(plan, scope, cutoff)
+            else:
+                assert plan.retraction is not None
+                plan.retraction["deferred_reason"] = "empty_scope"
+                plan.warnings.append(
+                    "Nothing in the model's scope supports the document any more and the scope holds nothing new: "
+                    "the document is kept (clear the model to accept an empty one)."
+                )
+                plan.fail("refresh_failed_empty_scope", "empty_scope", "no memory in scope supports any block")
+                return
+        delta = plan.effective_mode == "delta"
 
-        if newest is None and not missing:
+        if newest is None and not missing and not edited:
             if model.last_memory_seen_at is None and cutoff is not None:
                 plan.warnings.append(
                     "The scope matches no memories: check the model's tags and its trigger's tags_match, "
@@ -165,12 +190,7 @@ class RefreshRunner:
             and newest is not None
             and not missing
             and not edited
-            and self.gate.irrelevant(
-                model,
-                window,
-                settings.relevance_threshold,
-                [e["text"] for e in flat_based_on((model.reflect_response or {}).get("based_on"))],
-            )
+            and self.gate.irrelevant(model, window, settings.relevance_threshold)
         ):
             plan.refresh_skipped = "not_relevant"
             plan.warnings.append("No new in-scope memory is relevant to the source query; the document was kept.")
@@ -200,9 +220,6 @@ class RefreshRunner:
             self._plan_full(plan, hits, plan_read)
         if plan.failed or plan.outcome not in WRITING_OUTCOMES:
             return
-        tokens = count_tokens(plan.content)
-        if tokens > model.max_tokens:
-            plan.warnings.append(f"The document is over its budget: {tokens} tokens > max_tokens {model.max_tokens}.")
         if plan.retrieved and not plan.used_ids:
             plan.warnings.append(f"Retrieval returned {len(plan.retrieved)} fact(s) but the synthesizer used none.")
         schema = model.trigger.get("response_schema")
@@ -220,6 +237,41 @@ class RefreshRunner:
                 plan.structured_output = self.synthesizer.extract_structured(content=plan.content, schema=schema)
             except SynthesisError as exc:
                 plan.fail("refresh_failed_structured_output", "structured_output_failed", str(exc))
+
+    def _window(
+        self, plan: RefreshPlan, scope: MemoryFilter, cutoff: datetime | None
+    ) -> tuple[MemoryFilter, datetime | None]:
+        """The snapshot window this refresh reads (delta: since the watermark) and its newest memory; records both
+        on the plan."""
+        model = plan.model
+        since = (model.last_memory_seen_at or model.last_refreshed_at) if plan.effective_mode == "delta" else None
+        window = replace(scope, updated_before=cutoff, updated_after=since)
+        newest = None if cutoff is None else self.store.scope_watermark(model.bank_id, window)
+        plan.window = {
+            "created_after": since,
+            "created_before": cutoff,
+            "watermark": newer(newest, model.last_memory_seen_at),
+        }
+        plan.watermark = plan.window["watermark"]
+        return window, newest
+
+    def _scope_reads_anything(self, bank_id: str, scope: MemoryFilter, cutoff: datetime | None) -> bool:
+        """Whether the scope holds any memory at all in this snapshot (not only since the watermark)."""
+        whole = replace(scope, updated_before=cutoff, updated_after=None)
+        return cutoff is not None and self.store.scope_watermark(bank_id, whole) is not None
+
+    def _carried_over(
+        self, model: MentalModel, scope: MemoryFilter, cutoff: datetime | None, known: set[str]
+    ) -> list[ScoredMemory]:
+        """The facts an earlier delta could not place, still in scope (issue 14: read again, never dropped)."""
+        ids = [i for i in model.refresh_state.carried_over if i not in known]
+        if not ids:
+            return []
+        return [
+            ScoredMemory(m, 0.0)
+            for m in self.store.get_memories(model.bank_id, ids)
+            if admits(scope, m.tags, m.fact_type) and (cutoff is None or m.updated_at <= cutoff)
+        ]
 
     def _current_document(self, model: MentalModel) -> StructuredDocument | None:
         try:
@@ -291,13 +343,17 @@ class RefreshRunner:
             return
         budget = int(trigger.get("recall_chunks_max_tokens") or settings.recall_chunks_max_tokens)
         plan.chunks = select_chunks(self.store, plan.model.bank_id, hits, budget)
+        if not plan.tool_calls:  # only carried-over facts, no recall ran: nothing to annotate
+            return
         recall_call = plan.tool_calls[-1]  # the recall that returned these facts returns their chunks too
         recall_call["input"]["max_chunk_tokens"] = budget
         recall_call["chunk_count"] = len(plan.chunks)
         recall_call["output"]["chunks"] = [{"memory_ids": list(c.memory_ids), "text": c.text} for c in plan.chunks]
 
     def _extra(self, plan: RefreshPlan, *, full: bool, read: ScopeRead | None = None) -> dict[str, Any]:
-        """Keyword arguments only some synthesizers take: the retrieval scope, the source chunks, the scope read."""
+        """Keyword arguments only some synthesizers take: the retrieval scope, the source chunks, the scope read
+        (``reads_scope``), and the bank's mission and directives (``reads_directives``: the LLM engine; the
+        extractive one cannot follow them)."""
         extra: dict[str, Any] = {}
         if read is not None:
             extra["read"] = read
@@ -305,7 +361,15 @@ class RefreshRunner:
             extra["scope"] = plan.synthesis_scope
         if getattr(self.synthesizer, "reads_chunks", False):
             extra["chunks"] = plan.chunks
+        if getattr(self.synthesizer, "reads_directives", False):
+            extra["guidance"] = self._guidance(plan.model)
         return extra
+
+    def _guidance(self, model: MentalModel) -> str:
+        """The bank's mission and the active directives that apply to the model's tags, for an LLM prompt."""
+        bank = self.store.get_bank(model.bank_id)
+        directives = applicable_directives(self.store.list_directives(model.bank_id, active_only=True), model.tags)
+        return guidance_prompt(directives, None if bank is None else bank.mission)
 
     def _synthesized(self, plan: RefreshPlan, synthesis: Any) -> None:
         plan.synthesis_input_tokens = synthesis.input_tokens
@@ -332,12 +396,17 @@ class RefreshRunner:
             return
         self._synthesized(plan, synthesis)
         plan.candidate_content = synthesis.markdown
+        populated = bool(model.content.strip())
         if not synthesis.markdown.strip() and synthesis.nothing_relevant and plan.retraction is not None:
             # nothing new to say, but cited memories are gone: drop their blocks from the current document
             current = self._current_document(model)
             if current is not None:
                 self._apply_retraction_only(plan, current)
                 return
+        if populated and synthesis.answer_found is False:
+            plan.fail("refresh_failed_empty_candidate", "empty_candidate", "the synthesizer found no answer "
+                      "(answer_found false); a refusal never replaces a populated document")  # fmt: skip
+            return
         if not synthesis.markdown.strip():
             if not synthesis.used_ids and synthesis.nothing_relevant:
                 plan.refresh_skipped = "no_relevant_facts"
@@ -346,23 +415,49 @@ class RefreshRunner:
             plan.fail("refresh_failed_empty_candidate", "empty_candidate", "the synthesizer returned an empty document")
             return
         document = parse_markdown(synthesis.markdown)
+        by_id = {h.memory.id: h for h in plan.retrieved}  # the pipeline's facts and what the synthesizer found
+        if populated and is_refusal(document, by_id, synthesis.answer_found):
+            plan.fail("refresh_failed_empty_candidate", "empty_candidate", "no block of the candidate cites a memory "
+                      "this refresh read; an uncited answer never replaces a populated document")  # fmt: skip
+            return
+        document = self._cap(plan, document)
         plan.document = document
-        plan.content = document.render()
+        plan.content = render_markdown(document)
         if plan.retraction is not None:
             plan.retraction["applied"] = not (set(document.memory_ids()) & set(plan.retraction["fact_ids"]))
-        by_id = {h.memory.id: h for h in plan.retrieved}  # the pipeline's facts and what the synthesizer found
         cited = [i for i in document.memory_ids() if i in by_id] or [i for i in plan.used_ids if i in by_id]
         plan.based_on = based_on_by_type([fact_entry(by_id[i]) for i in cited])
         plan.outcome = "content_written" if plan.content != model.content else "content_unchanged"
 
+    def _cap(self, plan: RefreshPlan, document: StructuredDocument) -> StructuredDocument:
+        """``max_tokens`` as a hard cap (issue 14; the reference only warns): blocks least related to the source
+        query are trimmed; the plan records the candidate's size and the blocks removed, and warns."""
+        model = plan.model
+        plan.candidate_tokens = count_tokens(render_markdown(document))
+        if plan.candidate_tokens <= model.max_tokens:
+            return document
+        capped, plan.trimmed = trim_to_budget(
+            document, model.max_tokens, lambda texts: self.gate.relevance(model.source_query, texts)
+        )
+        plan.warnings.append(
+            f"The candidate was {plan.candidate_tokens} tokens, over max_tokens {model.max_tokens}: "
+            f"{len(plan.trimmed)} block(s) least related to the source query were trimmed "
+            f"({count_tokens(render_markdown(capped))} tokens kept)."
+        )
+        return capped
+
     def _apply_retraction_only(self, plan: RefreshPlan, current: StructuredDocument) -> None:
         assert plan.retraction is not None
         missing = set(plan.retraction["fact_ids"])
+        if not blocks_left(current, missing):
+            plan.fail("refresh_failed_empty_candidate", "empty_candidate", "the retraction would leave no block and "
+                      "the synthesizer found nothing to write; the document was kept")  # fmt: skip
+            return
         result = apply_operations(current, retraction_operations(current, missing))
         plan.emitted, plan.applied, plan.skipped = result.applied, result.applied, result.skipped
         plan.retraction["applied"] = True
-        plan.document = result.document
-        plan.content = result.document.render()
+        plan.document = self._cap(plan, result.document)
+        plan.content = render_markdown(plan.document)
         previous = flat_based_on((plan.model.reflect_response or {}).get("based_on"))
         kept = [e for e in previous if e["id"] not in missing]
         plan.based_on = based_on_by_type(kept)
@@ -405,12 +500,23 @@ class RefreshRunner:
                 + "; ".join(s["reason"] for s in plan.skipped[:3])
             )
         if not result.applied:
+            plan.reanchor = "delta_ops_all_skipped"  # the next refresh re-anchors as full (issue 14)
             plan.fail("refresh_failed_delta_not_applied", "delta_ops_all_skipped", "every delta operation was rejected")
             return
+        if not blocks_left(result.document):
+            plan.fail("refresh_failed_empty_candidate", "empty_candidate", "the edits would leave no block; a "
+                      "populated document is never replaced with an empty one")  # fmt: skip
+            return
+        plan.carried_over = carried_facts(result.skipped, result.document, {h.memory.id for h in hits})
+        if plan.carried_over:
+            plan.warnings.append(
+                f"{len(plan.carried_over)} new fact(s) could not be placed (their operations were rejected); they "
+                "are carried over to the next refresh and the model stays stale until then."
+            )
         if plan.retraction is not None:
             plan.retraction["applied"] = True
-        plan.document = result.document
-        plan.content = result.document.render()
+        plan.document = self._cap(plan, result.document)
+        plan.content = render_markdown(plan.document)
         by_id = {h.memory.id: h for h in hits}
         previous = [e for e in flat_based_on(model.reflect_response and model.reflect_response.get("based_on"))
                     if e["id"] not in missing]  # fmt: skip
@@ -424,6 +530,7 @@ class RefreshRunner:
         plan.based_on = (plan.model.reflect_response or {}).get("based_on") or based_on_by_type([])
         plan.structured_output = (plan.model.reflect_response or {}).get("structured_output")
 
-    def persist(self, plan: RefreshPlan, settings: RefreshSettings) -> MentalModel:
-        """Write a plan (``persist.py``): success or failure, stamped with this runner's clock."""
-        return persist_plan(self.store, plan, settings, now=self.clock())
+    def persist(self, plan: RefreshPlan, settings: RefreshSettings, *, spend: SpendRecord | None = None) -> MentalModel:
+        """Write a plan (``persist.py``): success or failure, stamped with this runner's clock, with what the
+        refresh spent (``spend``) in the same transaction."""
+        return persist_plan(self.store, plan, settings, now=self.clock(), spend=spend)

@@ -2,11 +2,12 @@
 
 A model is stale iff a memory in its resolved scope (tags with the strict variant of its match mode, fact types)
 was written after its watermark, or a memory its document cites was deleted or left the scope it reads (beyond
-the reference, which documents deletions as invisible). The watermark is ``last_memory_seen_at`` or, before the
-first refresh, ``last_refreshed_at`` (set to ``created_at`` at insert). Memories still awaiting consolidation
-count. A page of models is one SQL statement (``Store.staleness_reads``), plus one memory read only when a memory
-it cites was written since a watermark (to judge whether it left the scope). This module owns the rule; stores
-only read.
+the reference, which documents deletions as invisible), or facts a delta refresh was given could not be placed and
+are carried over to the next one (issue 14: a fact the model was given is never silently dropped). The watermark
+is ``last_memory_seen_at`` or, before the first refresh, ``last_refreshed_at`` (set to ``created_at`` at insert).
+Memories still awaiting consolidation count. A page of models is one SQL statement (``Store.staleness_reads``),
+plus one memory read only when a memory it cites was written since a watermark (to judge whether it left the
+scope). This module owns the rule; stores only read.
 """
 
 from __future__ import annotations
@@ -35,8 +36,15 @@ def watermark_of(model: MentalModel) -> datetime:
 
 
 def probe_of(model: MentalModel) -> StalenessProbe:
-    """The staleness question for one model: its watermark, the scope whose writes count, the scope it reads."""
-    return StalenessProbe(model.id, watermark_of(model), staleness_scope(model), model_scope(model.tags, model.trigger))
+    """The staleness question for one model: its watermark, the scope whose writes count, the scope it reads, and
+    whether facts are carried over."""
+    return StalenessProbe(
+        model.id,
+        watermark_of(model),
+        staleness_scope(model),
+        model_scope(model.tags, model.trigger),
+        carried_over=bool(model.refresh_state.carried_over),
+    )
 
 
 def moved_out(
@@ -65,12 +73,12 @@ def moved_out(
 
 
 def decide_staleness(probes: Sequence[StalenessProbe], reads: StalenessReads, broken: set[str]) -> dict[str, bool]:
-    """The staleness rule over what a backend read: stale iff ``since`` is null, or the bank was written after
-    ``since`` and either the scope's newest memory is newer than ``since`` or the model is ``broken`` (a citation
-    deleted or moved out of its read scope). Returns ``{model id: stale}``."""
+    """The staleness rule over what a backend read: stale iff ``since`` is null, or facts are carried over, or the
+    bank was written after ``since`` and either the scope's newest memory is newer than ``since`` or the model is
+    ``broken`` (a citation deleted or moved out of its read scope). Returns ``{model id: stale}``."""
     flags: dict[str, bool] = {}
     for p in probes:
-        if p.since is None:
+        if p.since is None or p.carried_over:
             flags[p.mental_model_id] = True
         elif reads.bank_last is None or reads.bank_last <= p.since:
             flags[p.mental_model_id] = False

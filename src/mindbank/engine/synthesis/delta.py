@@ -41,6 +41,7 @@ from mindbank.domain.document import (
     ReplaceBlock,
     StructuredDocument,
     count_tokens,
+    render_markdown,
     slugify,
 )
 from mindbank.domain.records import ScoredMemory
@@ -284,7 +285,7 @@ def _fold(
 def _evict(document: StructuredDocument, placed: list[Placed], edit: Edit, max_tokens: int) -> None:
     """Drop the least worthy blocks, old or new, until the document fits ``max_tokens`` and ``MAX_BLOCKS``."""
     sizes = {s.id: len(s.blocks) for s in document.sections}
-    total = count_tokens(document.render())
+    total = count_tokens(render_markdown(document))
     for p in placed:
         total += count_tokens(p.text) - count_tokens(p.block.text)
     items: list[tuple[float, str, object]] = []

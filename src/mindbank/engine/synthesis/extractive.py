@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from mindbank.domain.document import StructuredDocument, count_tokens
+from mindbank.domain.document import StructuredDocument, count_tokens, render_markdown
 from mindbank.domain.records import ScoredMemory
 from mindbank.engine.synthesis.compose import compose_markdown
 from mindbank.engine.synthesis.delta import plan_delta_operations
@@ -62,7 +62,7 @@ class ExtractiveSynthesizer:
     ) -> Synthesis:
         operations, used = plan_delta_operations(document, facts, max_tokens=max_tokens, read=read)
         # what the extractive editor reads: the new facts and the document (its blocks' quotes, counts, citations)
-        read_tokens = count_tokens(source_query) + _facts_tokens(facts) + count_tokens(document.render())
+        read_tokens = count_tokens(source_query) + _facts_tokens(facts) + count_tokens(render_markdown(document))
         return Synthesis(operations=operations, used_ids=used, input_tokens=read_tokens)
 
     def extract_structured(self, *, content: str, schema: dict[str, Any]) -> dict[str, Any]:

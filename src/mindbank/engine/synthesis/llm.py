@@ -1,14 +1,18 @@
-"""``LLMSynthesizer``: the Synthesizer port (engine/synthesis.py) backed by an LLM.
+"""``LLMSynthesizer``: the Synthesizer port (engine/synthesis/port.py) backed by an LLM.
 
 * ``compose`` (full refresh) runs the reflect agent loop in document mode (engine/reflect/agent.py) over the
   refresh's scope and snapshot: the pipeline's recall is the seed evidence, the mental-model level is consulted
   first, and every block the agent writes carries the memory ids it rests on, validated against what this run
-  retrieved and rendered as ``[mem:<id>]`` citations — per-block provenance holds for LLM documents too.
+  retrieved and rendered as ``[mem:<id>]`` citations — per-block provenance holds for LLM documents too. A block
+  citing nothing is re-asked once, then dropped; a document over ``max_tokens`` is re-asked once to shorten; the
+  agent's ``answer_found`` is handed to the pipeline, which never lets a refusal replace a populated document.
 * ``edit`` (delta refresh) asks for delta operations as JSON-schema output (reference facts §4.9). A reply that is
-  not JSON or does not fit the operation shapes gets ONE re-ask quoting the rejections, then the refresh fails with
-  ``delta_ops_failed``. Operations naming unknown sections/blocks are NOT re-asked: ``apply_operations`` drops them
-  with reasons. Each operation's block texts carry their memory ids as citations (new facts, or ids the edited
-  block already cited).
+  not JSON, does not fit the operation shapes, or has a block citing no memory gets ONE re-ask quoting the
+  rejections, then the refresh fails with ``delta_ops_failed``. Operations naming unknown sections/blocks get ONE
+  repair re-ask listing every valid section and block id (issue 14); what is still rejected after it is dropped by
+  ``apply_operations`` with reasons, and the pipeline carries its facts over. An edit that would take the document
+  over ``max_tokens`` gets one re-ask to shorten (the pipeline trims whatever is still over). Each operation's
+  block texts carry their memory ids as citations (new facts, or ids the edited block already cited).
 * ``extract_structured`` fills a ``response_schema`` (one schema-constrained call; a reply that does not fit →
   ``SynthesisError("structured_output_failed")``).
 
@@ -36,8 +40,11 @@ from mindbank.domain.document import (
     ReplaceBlock,
     ReplaceSectionBlocks,
     StructuredDocument,
+    apply_operations,
+    cited_memory_ids,
     count_tokens,
     parse_operation,
+    render_markdown,
 )
 from mindbank.domain.records import FACT_TYPES, ScoredMemory, SourceChunk
 from mindbank.engine.reflect.agent import block_text, run_agent
@@ -45,7 +52,16 @@ from mindbank.engine.reflect.tools import ReflectScope, ReflectTools, ToolExecut
 from mindbank.engine.synthesis.port import Synthesis, SynthesisError, SynthesisScope
 from mindbank.engine.synthesis.structured import StructuredOutputError, extract_structured, schema_problems
 from mindbank.providers.embeddings.base import Embedder
-from mindbank.providers.llm.base import LLM, LLMError, LLMTransientError, TokenUsage, assistant, system, user
+from mindbank.providers.llm.base import (
+    LLM,
+    LLMError,
+    LLMTransientError,
+    Message,
+    TokenUsage,
+    assistant,
+    system,
+    user,
+)
 from mindbank.store.base import Store
 
 DELTA_TEMPERATURE = 0.0  # reference: consolidation temperature, also used for mental-model delta edits
@@ -150,12 +166,16 @@ def parse_delta_reply(payload: Any, allowed: Container[str]) -> tuple[list[Opera
             if key == "text":
                 value, ids = block_text({"text": value, "memory_ids": raw.get("memory_ids") or []}, allowed)
                 cited.extend(ids)
+                if value and not ids:  # every block rests on a memory (issue 14)
+                    problems.append(f"operations[{i}] ({name}): the block cites no memory; give its memory_ids")
             elif key == "blocks":
                 texts = []
                 for block in value:
                     text, ids = block_text(block, allowed)
                     texts.append(text)
                     cited.extend(ids)
+                    if text and not ids:
+                        problems.append(f"operations[{i}] ({name}): a block cites no memory; give its memory_ids")
                 value = texts
             data[key] = value
         if name == "insert_block":
@@ -165,6 +185,93 @@ def parse_delta_reply(payload: Any, allowed: Container[str]) -> tuple[list[Opera
         except DocumentError as exc:
             problems.append(f"operations[{i}]: {exc}")
     return operations, problems, list(dict.fromkeys(cited))
+
+
+_UNKNOWN_TARGET = ("unknown section_id", "unknown block_id", "unknown after_section_id", "belongs to section")
+
+
+def _names_unknown_target(reason: str) -> bool:
+    return any(marker in reason for marker in _UNKNOWN_TARGET)
+
+
+def _unknown_targets_message(skipped: Sequence[dict[str, Any]], document: StructuredDocument) -> str:
+    """The repair re-ask: which operations named what, and every valid section id with its block ids."""
+    valid = "; ".join(f"section {s.id!r}: blocks {[b.id for b in s.blocks]}" for s in document.sections)
+    rejected = "; ".join(f"{s['op']}: {s['reason']}" for s in skipped[:10])
+    return (
+        f"{len(skipped)} operation(s) name sections or blocks that do not exist ({rejected}). The valid ids are: "
+        f'{valid or "none (add_section to start one)"}. Reply again with the complete {{"operations": [...]}} '
+        "object, using only these ids."
+    )
+
+
+class _DeltaExchange:
+    """One delta conversation: asks for operations, re-asks once on a reply that fails the schema, and keeps the
+    usage and call log of every turn. ``reject`` appends a follow-up message for the next :meth:`ask`."""
+
+    def __init__(self, llm: LLM, messages: list[Message], allowed: set[str], *, fresh: set[str]) -> None:
+        self.llm = llm
+        self.messages = messages
+        self.allowed = allowed
+        self.fresh = fresh
+        self.usage = TokenUsage()
+        self.calls: list[dict[str, Any]] = []
+        self.cited: list[str] = []
+
+    def reject(self, message: str) -> None:
+        self.messages.append(user(message))
+
+    def ask(self, scope: str, *, fallback: list[Operation] | None = None) -> list[Operation]:
+        """The operations of a schema-valid reply. A reply failing the schema is re-asked once; after that the
+        ``fallback`` operations stand (a repair or shorten turn) or ``SynthesisError("delta_ops_failed")``."""
+        problems: list[str] = []
+        for attempt in (1, 2):
+            name = scope if attempt == 1 else f"{scope}_reask"
+            try:
+                reply = self.llm.chat(
+                    self.messages,
+                    response_schema=DELTA_SCHEMA,
+                    schema_name="delta_operations",
+                    temperature=DELTA_TEMPERATURE,
+                    scope=name,
+                )
+            except LLMTransientError:
+                raise
+            except LLMError as exc:
+                raise SynthesisError("delta_ops_failed", f"LLM provider error: {exc}") from exc
+            self.usage = self.usage + reply.usage
+            self.calls.append({"scope": name, "duration_ms": reply.duration_ms})
+            self.messages.append(assistant(reply.text))
+            operations, problems, cited = parse_delta_reply(reply.parsed, self.allowed)
+            if not problems:
+                self.cited = cited
+                return operations
+            if fallback is not None:
+                return fallback  # a repair or shorten turn gone wrong keeps the operations already validated
+            self.messages.append(
+                user(
+                    "Your reply was rejected: "
+                    + "; ".join(problems)
+                    + '. Reply again with the complete {"operations": [...]} object, fixing these problems.'
+                )
+            )
+        raise SynthesisError("delta_ops_failed", "the delta reply failed the schema twice: " + "; ".join(problems))
+
+    def synthesis(self, operations: list[Operation]) -> Synthesis:
+        cited = [i for op in operations for i in _op_citations(op)]
+        return Synthesis(
+            operations=operations,
+            used_ids=[i for i in dict.fromkeys(cited) if i in self.fresh],
+            input_tokens=self.usage.input_tokens,
+            usage=_usage(self.usage),
+            llm_calls=self.calls,
+        )
+
+
+def _op_citations(op: Operation) -> list[str]:
+    texts = [op.text] if isinstance(getattr(op, "text", None), str) else []
+    texts += list(getattr(op, "blocks", ()) or ())
+    return [i for t in texts for i in cited_memory_ids(t)]
 
 
 def _document_view(document: StructuredDocument) -> dict[str, Any]:
@@ -187,6 +294,7 @@ class LLMSynthesizer:
     name = "llm"
     retrieves = True  # compose() runs its own tools: the refresh pipeline hands it a SynthesisScope
     reads_chunks = True  # the facts' source chunks go into the prompt beside them (trigger include_chunks)
+    reads_directives = True  # the bank's mission and directives go into the prompts (``guidance``)
     extracts_structured = True
 
     def __init__(self, llm: LLM, *, store: Store, embedder: Embedder) -> None:
@@ -203,9 +311,11 @@ class LLMSynthesizer:
         max_tokens: int,
         scope: SynthesisScope | None = None,
         chunks: Sequence[SourceChunk] = (),
+        guidance: str = "",
     ) -> Synthesis:
-        """Full mode: the agent writes the document (see module docstring). Raises ``SynthesisError`` with reason
-        ``no_answer`` (no valid ``done``, or a permanent provider error) or ``retrieval_failed`` (a tool failed)."""
+        """Full mode: the agent writes the document (see module docstring), following ``guidance`` (the bank's
+        mission and directives). Raises ``SynthesisError`` with reason ``no_answer`` (no valid ``done``, or a
+        permanent provider error) or ``retrieval_failed`` (a tool failed)."""
         tools = ReflectTools(self.store, self.embedder, self._reflect_scope(scope))
         try:
             outcome = run_agent(
@@ -218,6 +328,7 @@ class LLMSynthesizer:
                 name=name,
                 seed=facts,
                 seed_chunks=chunks,
+                guidance=guidance,
             )
         except LLMTransientError:
             raise
@@ -235,6 +346,7 @@ class LLMSynthesizer:
             usage=_usage(outcome.usage),
             llm_calls=outcome.llm_calls,
             nothing_relevant=not outcome.sections and not outcome.answer_found,
+            answer_found=outcome.answer_found,
             retrieved=[h for h in tools.evidence.memories.values() if h.memory.id not in seeded],
             # with outputs: the stored trace drops them (reference facts §4.11), the dry run shows them (§4.10)
             tool_calls=list(outcome.tool_calls),
@@ -264,9 +376,10 @@ class LLMSynthesizer:
         facts: Sequence[ScoredMemory],
         max_tokens: int,
         chunks: Sequence[SourceChunk] = (),
+        guidance: str = "",
     ) -> Synthesis:
-        """Delta mode: operations folding ``facts`` into ``document`` (module docstring). Raises
-        ``SynthesisError("delta_ops_failed")`` after one refused re-ask or on a permanent provider error."""
+        """Delta mode: operations folding ``facts`` into ``document`` (module docstring), following ``guidance``.
+        Raises ``SynthesisError("delta_ops_failed")`` after one refused re-ask or on a permanent provider error."""
         if not facts:
             return Synthesis()  # nothing new: no call, the pipeline keeps the document
         allowed = {h.memory.id for h in facts} | set(document.memory_ids())
@@ -277,49 +390,29 @@ class LLMSynthesizer:
         }
         if chunks:
             request["source_excerpts"] = [chunk_view(c) for c in chunks]
+        prompt = DELTA_PROMPT.format(max_tokens=max_tokens, current=count_tokens(render_markdown(document)))
         messages = [
-            system(DELTA_PROMPT.format(max_tokens=max_tokens, current=count_tokens(document.render()))),
+            system(f"{prompt}\n\n{guidance}" if guidance else prompt),
             user(json.dumps(request, ensure_ascii=False)),
         ]
-        usage = TokenUsage()
-        calls: list[dict[str, Any]] = []
-        problems: list[str] = []
-        for attempt in (1, 2):
-            try:
-                reply = self.llm.chat(
-                    messages,
-                    response_schema=DELTA_SCHEMA,
-                    schema_name="delta_operations",
-                    temperature=DELTA_TEMPERATURE,
-                    scope="delta_ops" if attempt == 1 else "delta_ops_reask",
-                )
-            except LLMTransientError:
-                raise
-            except LLMError as exc:
-                raise SynthesisError("delta_ops_failed", f"LLM provider error: {exc}") from exc
-            usage = usage + reply.usage
-            calls.append(
-                {"scope": "delta_ops" if attempt == 1 else "delta_ops_reask", "duration_ms": reply.duration_ms}
+        exchange = _DeltaExchange(self.llm, messages, allowed, fresh={h.memory.id for h in facts})
+        operations = exchange.ask("delta_ops")
+        # operations naming unknown sections or blocks get ONE re-ask listing the valid ids (issue 14); the facts
+        # of those still rejected are carried over by the pipeline
+        unknown = [s for s in apply_operations(document, operations).skipped if _names_unknown_target(s["reason"])]
+        if unknown:
+            exchange.reject(_unknown_targets_message(unknown, document))
+            operations = exchange.ask("delta_ops_repair", fallback=operations)
+        # max_tokens is a hard cap (issue 14): an edit over it gets one re-ask to shorten; the pipeline trims after
+        tokens = count_tokens(render_markdown(apply_operations(document, operations).document))
+        if tokens > max_tokens:
+            exchange.reject(
+                f"Applied, these operations make the document {tokens} tokens; the budget is {max_tokens}. Reply "
+                'again with the complete {"operations": [...]} object, also shortening the document '
+                "(replace_block with a tighter text, or remove_block the least important blocks)."
             )
-            operations, problems, cited = parse_delta_reply(reply.parsed, allowed)
-            if not problems:
-                fresh = {h.memory.id for h in facts}
-                return Synthesis(
-                    operations=operations,
-                    used_ids=[i for i in cited if i in fresh],
-                    input_tokens=usage.input_tokens,
-                    usage=_usage(usage),
-                    llm_calls=calls,
-                )
-            messages += [
-                assistant(reply.text),
-                user(
-                    "Your reply was rejected: "
-                    + "; ".join(problems)
-                    + '. Reply again with the complete {"operations": [...]} object, fixing these problems.'
-                ),
-            ]
-        raise SynthesisError("delta_ops_failed", "the delta reply failed the schema twice: " + "; ".join(problems))
+            operations = exchange.ask("delta_ops_shorten", fallback=operations)
+        return exchange.synthesis(operations)
 
     def extract_structured(self, *, content: str, schema: dict[str, Any]) -> dict[str, Any]:
         """An object matching ``schema`` from ``content``. Raises ``SynthesisError("structured_output_failed")``."""

@@ -45,6 +45,7 @@ class Synthesis:
     usage: dict[str, int] = field(default_factory=lambda: {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0})
     llm_calls: list[dict[str, Any]] = field(default_factory=list)
     nothing_relevant: bool = False  # empty markdown because no fact was worth quoting (not a failure)
+    answer_found: bool | None = None  # an LLM's own verdict (None: the engine does not say); False is a refusal
     # synthesizers that retrieve on their own (the LLM agent): what else they read (citable like the pipeline's
     # facts) and their tool calls, for the refresh trace
     retrieved: list[ScoredMemory] = field(default_factory=list)

@@ -23,16 +23,19 @@ from mindbank.providers.llm.base import (
     ChatResult,
     ForceTool,
     LLMError,
-    LLMTransientError,
     Message,
+    SDKErrors,
     TokenUsage,
     ToolCall,
     ToolChoice,
-    is_transient_status,
+    call_sdk,
     parse_json_reply,
-    redact,
 )
 
+# APITimeoutError is an APIConnectionError
+_ERRORS = SDKErrors(
+    connection=anthropic.APIConnectionError, status=anthropic.APIStatusError, base=anthropic.AnthropicError
+)
 DEFAULT_MAX_TOKENS = 8192  # the Messages API requires a cap; documents go up to 8192 tokens plus JSON overhead
 
 
@@ -79,28 +82,13 @@ class AnthropicProvider:
             kwargs["tool_choice"] = {"type": "tool", "name": request.schema_name}
         if request.temperature is not None and self._takes_temperature:
             kwargs["temperature"] = request.temperature
-        try:
-            message = self._client.messages.create(**kwargs)
-        except anthropic.APIConnectionError as exc:  # includes APITimeoutError
-            raise LLMTransientError(self._message(exc), provider=self.provider) from exc
-        except anthropic.APIStatusError as exc:
-            status = exc.status_code
-            if is_transient_status(status):
-                raise LLMTransientError(
-                    self._message(exc), provider=self.provider, status=status, retry_after=_retry_after(exc.response)
-                ) from exc
-            raise LLMError(self._message(exc), provider=self.provider, status=status) from exc
-        except anthropic.AnthropicError as exc:
-            raise LLMError(self._message(exc), provider=self.provider) from exc
-        except ValueError as exc:  # a 200 whose body is not JSON: the SDK's decoder raises
-            raise LLMError(f"unreadable response body: {exc}", provider=self.provider) from exc
-        try:
-            return self._result(message, request)
-        except (AttributeError, TypeError, KeyError) as exc:  # a body of the wrong shape
-            raise LLMError(f"malformed response: {type(exc).__name__}: {exc}", provider=self.provider) from exc
-
-    def _message(self, exc: Exception) -> str:
-        return redact(f"{type(exc).__name__}: {exc}", self._key)
+        return call_sdk(
+            lambda: self._client.messages.create(**kwargs),
+            lambda message: self._result(message, request),
+            provider=self.provider,
+            errors=_ERRORS,
+            secret=self._key,
+        )
 
     def _result(self, message: Any, request: ChatRequest) -> ChatResult:
         blocks = getattr(message, "content", None)
@@ -157,14 +145,6 @@ def _tool_choice(choice: ToolChoice) -> dict[str, Any]:
     if isinstance(choice, ForceTool):
         return {"type": "tool", "name": choice.name}
     return {"auto": {"type": "auto"}, "required": {"type": "any"}, "none": {"type": "none"}}[choice]
-
-
-def _retry_after(response: Any) -> float | None:
-    value = getattr(response, "headers", {}).get("retry-after") if response is not None else None
-    try:
-        return None if value is None else max(0.0, float(value))
-    except ValueError:
-        return None
 
 
 def to_anthropic_messages(messages: Sequence[Message]) -> tuple[str, list[dict[str, Any]]]:

@@ -23,11 +23,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from mindbank.errors import TransientError
 
 log = logging.getLogger(__name__)
+R = TypeVar("R")
 
 Message = dict[str, Any]
 ToolSpec = dict[str, Any]  # OpenAI function format: {"type": "function", "function": {name, description, parameters}}
@@ -373,6 +374,67 @@ TRANSIENT_STATUSES = frozenset({408, 409, 429})
 def is_transient_status(status: int) -> bool:
     """Whether an HTTP status from a provider is worth retrying later: timeouts, conflicts, rate limits, 5xx."""
     return status in TRANSIENT_STATUSES or status >= 500
+
+
+# ---------------------------------------------------------------- SDK calls and their errors
+@dataclass(frozen=True, slots=True)
+class SDKErrors:
+    """The exception classes of one provider SDK, as :func:`call_sdk` maps them: ``connection`` (no answer: a
+    connection failure or a timeout), ``status`` (an HTTP error answer; the instance has ``status_code`` and
+    ``response``), ``base`` (any other error of the SDK, e.g. a body that is not the expected shape)."""
+
+    connection: type[Exception]
+    status: type[Exception]
+    base: type[Exception]
+
+
+def call_sdk(
+    send: Callable[[], R],
+    read: Callable[[R], ChatResult],
+    *,
+    provider: str,
+    errors: SDKErrors,
+    secret: str | None,
+) -> ChatResult:
+    """One provider attempt: ``read(send())`` with every failure mapped for :class:`ManagedLLM`.
+
+    Raises :class:`LLMTransientError` for a connection failure or timeout, and for a transient HTTP status
+    (:func:`is_transient_status`, with the ``Retry-After`` hint); :class:`LLMError` for any other HTTP status, any
+    other SDK error, a 2xx body that is not JSON (``ValueError`` from the SDK's decoder) or an answer of the wrong
+    shape (``AttributeError``/``TypeError``/``KeyError`` from ``read``); an ``LLMError`` that ``read`` raises itself
+    passes through. Messages never contain ``secret`` (the API key)."""
+
+    def message(exc: Exception) -> str:
+        return redact(f"{type(exc).__name__}: {exc}", secret)
+
+    try:
+        answer = send()
+    except errors.connection as exc:
+        raise LLMTransientError(message(exc), provider=provider) from exc
+    except errors.status as exc:
+        status: int = getattr(exc, "status_code")  # noqa: B009 - the SDKs' status errors all carry it
+        if is_transient_status(status):
+            retry_after = retry_after_seconds(getattr(exc, "response", None))
+            raise LLMTransientError(message(exc), provider=provider, status=status, retry_after=retry_after) from exc
+        raise LLMError(message(exc), provider=provider, status=status) from exc
+    except errors.base as exc:
+        raise LLMError(message(exc), provider=provider) from exc
+    except ValueError as exc:  # a 200 whose body is not JSON: the SDK's decoder raises
+        raise LLMError(f"unreadable response body: {exc}", provider=provider) from exc
+    try:
+        return read(answer)
+    except (AttributeError, TypeError, KeyError) as exc:  # a body of the wrong shape
+        raise LLMError(f"malformed response: {type(exc).__name__}: {exc}", provider=provider) from exc
+
+
+def retry_after_seconds(response: Any) -> float | None:
+    """The ``Retry-After`` header of an HTTP error answer, in seconds (None when absent, or an HTTP date: the
+    retry policy then uses its own backoff)."""
+    value = getattr(response, "headers", {}).get("retry-after") if response is not None else None
+    try:
+        return None if value is None else max(0.0, float(value))
+    except ValueError:
+        return None
 
 
 def parse_json_reply(text: str) -> Any:

@@ -21,16 +21,17 @@ from mindbank.providers.llm.base import (
     ChatResult,
     ForceTool,
     LLMError,
-    LLMTransientError,
     Message,
+    SDKErrors,
     TokenUsage,
     ToolCall,
     ToolChoice,
-    is_transient_status,
+    call_sdk,
     parse_json_reply,
-    redact,
 )
 
+# APITimeoutError is an APIConnectionError; OpenAIError also covers a body that is not a chat completion
+_ERRORS = SDKErrors(connection=openai.APIConnectionError, status=openai.APIStatusError, base=openai.OpenAIError)
 NO_KEY = "not-needed"  # local OpenAI-compatible servers ignore the key, but the SDK insists on one
 
 
@@ -72,28 +73,13 @@ class OpenAIProvider:
             kwargs["temperature"] = request.temperature
         if request.max_tokens is not None:
             kwargs["max_tokens"] = request.max_tokens
-        try:
-            completion = self._client.chat.completions.create(**kwargs)
-        except openai.APIConnectionError as exc:  # includes APITimeoutError
-            raise LLMTransientError(self._message(exc), provider=self.provider) from exc
-        except openai.APIStatusError as exc:
-            status = exc.status_code
-            if is_transient_status(status):
-                raise LLMTransientError(
-                    self._message(exc), provider=self.provider, status=status, retry_after=_retry_after(exc.response)
-                ) from exc
-            raise LLMError(self._message(exc), provider=self.provider, status=status) from exc
-        except openai.OpenAIError as exc:  # e.g. a body that is not a chat completion
-            raise LLMError(self._message(exc), provider=self.provider) from exc
-        except ValueError as exc:  # a 200 whose body is not JSON: the SDK's decoder raises
-            raise LLMError(f"unreadable response body: {exc}", provider=self.provider) from exc
-        try:
-            return self._result(completion, request)
-        except (AttributeError, TypeError, KeyError) as exc:  # a body of the wrong shape
-            raise LLMError(f"malformed response: {type(exc).__name__}: {exc}", provider=self.provider) from exc
-
-    def _message(self, exc: Exception) -> str:
-        return redact(f"{type(exc).__name__}: {exc}", self._key)
+        return call_sdk(
+            lambda: self._client.chat.completions.create(**kwargs),
+            lambda completion: self._result(completion, request),
+            provider=self.provider,
+            errors=_ERRORS,
+            secret=self._key,
+        )
 
     def _result(self, completion: Any, request: ChatRequest) -> ChatResult:
         choices = getattr(completion, "choices", None)
@@ -136,14 +122,6 @@ def _tool_choice(choice: ToolChoice) -> Any:
     if isinstance(choice, ForceTool):
         return {"type": "function", "function": {"name": choice.name}}
     return choice
-
-
-def _retry_after(response: Any) -> float | None:
-    value = getattr(response, "headers", {}).get("retry-after") if response is not None else None
-    try:
-        return None if value is None else max(0.0, float(value))
-    except ValueError:
-        return None  # an HTTP date: fall back to our own backoff
 
 
 def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -1,4 +1,5 @@
-"""Bank queries of the PostgreSQL store: create, read, list, profile and config updates, delete, live stats."""
+"""Bank queries of the PostgreSQL store: profile and config updates, delete, live stats (create, read and list are
+:mod:`mindbank.store.shared`)."""
 
 from __future__ import annotations
 
@@ -11,33 +12,11 @@ from psycopg.types.json import Jsonb
 from mindbank.domain.records import Bank
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.queries import Q
-from mindbank.store.postgres.rows import bank_row, jsonb
+from mindbank.store.postgres.rows import COLUMNS, jsonb
 
 
 class BanksMixin(PostgresBase):
     """The ``banks`` table: existence, profile, config overrides, deletion and counts."""
-
-    def ensure_bank(self, bank_id: str) -> None:
-        """Create the bank if it does not exist."""
-        with self._tx() as conn:
-            self._ensure_bank(conn, bank_id)
-
-    def bank_exists(self, bank_id: str) -> bool:
-        """Whether the bank exists."""
-        with self._read() as conn:
-            return conn.execute(Q["bank_exists"], (bank_id,)).fetchone() is not None
-
-    def get_bank(self, bank_id: str) -> Bank | None:
-        """The bank's profile and bookkeeping, or None."""
-        with self._read() as conn:
-            row = conn.execute(Q["get_bank"], (bank_id,)).fetchone()
-        return None if row is None else bank_row(row)
-
-    def list_banks(self) -> list[tuple[Bank, int]]:
-        """Every bank with its memory count, ordered by id."""
-        with self._read() as conn:
-            rows = conn.execute(Q["list_banks"]).fetchall()
-        return [(bank_row(r), int(r["n"])) for r in rows]
 
     def upsert_bank(
         self, bank_id: str, *, name: str | None, mission: str | None, disposition: dict[str, int] | None
@@ -47,7 +26,7 @@ class BanksMixin(PostgresBase):
             self._ensure_bank(conn, bank_id)
             row = conn.execute(Q["upsert_bank"], (name, mission, jsonb(disposition), bank_id)).fetchone()
         assert row is not None
-        return bank_row(row)
+        return COLUMNS.bank_row(row)
 
     def update_bank_config(self, bank_id: str, updates: dict[str, Any]) -> dict[str, Any]:
         """Merge ``updates`` into the bank's config overrides (a None value removes a key); returns the result.

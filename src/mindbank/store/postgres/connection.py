@@ -24,6 +24,8 @@ from psycopg_pool import ConnectionPool
 
 from mindbank.store.postgres.migrate import embedding_dimension, migrate
 from mindbank.store.postgres.queries import Q
+from mindbank.store.postgres.rows import COLUMNS
+from mindbank.store.shared import SharedQueries
 
 try:  # binary vector parameters when the pgvector package is installed; text '[...]' literals otherwise
     from pgvector.psycopg import register_vector
@@ -70,9 +72,12 @@ def _plain(value: Any) -> Any:
     return to_list() if callable(to_list) else value
 
 
-class PostgresBase:
+class PostgresBase(SharedQueries):
     """Pool, transactions, statement log and bank stamping of the PostgreSQL store (see
     :mod:`mindbank.store.postgres.store` for the concurrency model)."""
+
+    _q = Q
+    _columns = COLUMNS
 
     def __init__(self, url: str, *, dimension: int, min_connections: int = 1, max_connections: int = 10) -> None:
         self.url = url

@@ -1,12 +1,11 @@
 """Memory writes of the PostgreSQL store: retained documents, consolidation rounds, edits and deletes.
 
-Every memory write takes the bank lock first and stamps under it (``_lock_bank``, ``_stamp_memory_write``). The reads
-consolidation needs (unconsolidated facts, observations, stored vectors) live here too.
+Every memory write takes the bank lock first and stamps under it (``_lock_bank``, ``_stamp_memory_write``). The stored
+vectors consolidation reads live here too (unconsolidated facts and observations: :mod:`mindbank.store.shared`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
@@ -17,14 +16,16 @@ import numpy.typing as npt
 import psycopg
 from psycopg.types.json import Jsonb
 
-from mindbank.domain.records import MemoryUnit, NewMemory
+from mindbank.domain.records import NewMemory
+from mindbank.domain.timeutil import utcnow
 from mindbank.store.base import DocumentWrite
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.queries import Q, tag_list
-from mindbank.store.postgres.rows import as_vector, memory_row
+from mindbank.store.postgres.rows import COLUMNS, as_vector
+from mindbank.store.resources import ResourceQueries
 
 
-class MemoriesMixin(PostgresBase):
+class MemoriesMixin(PostgresBase, ResourceQueries):
     """Writes to ``documents``, ``chunks`` and ``memory_units``, and the consolidation reads."""
 
     def write_documents(self, bank_id: str, documents: Sequence[DocumentWrite]) -> list[list[str]]:
@@ -49,34 +50,26 @@ class MemoriesMixin(PostgresBase):
         text = item.content
         created = stamp
         chunk_base = 0
-        if existing is not None and item.update_mode == "append":
+        replaced = 0
+        appended = existing is not None and item.update_mode == "append"
+        if appended:
             text = existing["original_text"] + "\n\n" + item.content
             created = existing["created_at"]
             row = cur.execute(Q["count_document_chunks"], (bank_id, doc.document_id)).fetchone()
             chunk_base = int(row["count"]) if row else 0
         elif existing is not None:
-            cur.execute(Q["delete_document_memories"], (bank_id, doc.document_id))
+            replaced = int(cur.execute(Q["delete_document_memories"], (bank_id, doc.document_id)).rowcount)
             cur.execute(Q["delete_document_chunks"], (bank_id, doc.document_id))
-        cur.execute(
-            Q["upsert_document"],
-            (
-                bank_id,
-                doc.document_id,
-                text,
-                hashlib.sha256(text.encode()).hexdigest(),
-                tag_list(item.tags),
-                Jsonb(item.metadata),
-                item.context,
-                created,
-                stamp,
-            ),
-        )
+        cur.execute(Q["upsert_document"], COLUMNS.document_params(bank_id, doc.document_id, item, text, created, stamp))
         if doc.chunks:
             cur.executemany(
                 Q["insert_chunk"],
                 [(c.id, bank_id, doc.document_id, chunk_base + c.index, c.text) for c in doc.chunks],
             )
-        return self._insert_memories(cur, bank_id, doc.memories, stamp)
+        ids = self._insert_memories(cur, bank_id, doc.memories, stamp)
+        self._record_document_event(cur, bank_id, doc.document_id, doc.event or ("append" if appended else "retain"),
+                                    stamp, added=len(ids), removed=replaced, operation_id=doc.operation_id)  # fmt: skip
+        return ids
 
     def _insert_memories(
         self, cur: psycopg.Cursor[Any], bank_id: str, memories: Sequence[NewMemory], stamp: datetime
@@ -87,41 +80,11 @@ class MemoriesMixin(PostgresBase):
             cur.executemany(
                 Q["insert_memory"],
                 [
-                    (
-                        mid,
-                        bank_id,
-                        m.document_id,
-                        m.chunk_id,
-                        m.text,
-                        m.fact_type,
-                        tag_list(m.tags),
-                        m.context,
-                        Jsonb(m.metadata),
-                        m.occurred_start,
-                        m.occurred_end,
-                        m.mentioned_at,
-                        self._vector(m.embedding),
-                        None if m.source_memory_ids is None else list(m.source_memory_ids),
-                        m.proof_count,
-                        stamp,
-                        stamp,
-                    )
+                    COLUMNS.memory_params(mid, bank_id, m, stamp, self._vector(m.embedding))
                     for mid, m in zip(ids, memories, strict=True)
                 ],
             )
         return ids
-
-    def unconsolidated_facts(self, bank_id: str, limit: int) -> list[MemoryUnit]:
-        """Facts (world/experience) not yet consolidated, oldest first."""
-        with self._read() as conn:
-            rows = conn.execute(Q["unconsolidated_facts"], (bank_id, limit)).fetchall()
-        return [memory_row(r) for r in rows]
-
-    def list_observations(self, bank_id: str) -> list[MemoryUnit]:
-        """Every observation of the bank, oldest first."""
-        with self._read() as conn:
-            rows = conn.execute(Q["list_observations"], (bank_id,)).fetchall()
-        return [memory_row(r) for r in rows]
 
     def memory_vectors(self, bank_id: str, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         """Stored embeddings of the given memories as float32 vectors (unknown ids are left out)."""
@@ -172,8 +135,9 @@ class MemoriesMixin(PostgresBase):
         with self._tx() as conn:
             if conn.execute(Q["lock_bank"], (bank_id,)).fetchone() is None:
                 return False
+            self._record_fact_event(conn, bank_id, memory_id, "fact_deleted", utcnow())
             if conn.execute(Q["delete_memory"], (bank_id, memory_id)).rowcount == 0:
-                return False
+                return False  # no such memory: the event statement found none either
             self._stamp_memory_write(conn, bank_id)
         return True
 
@@ -196,6 +160,7 @@ class MemoriesMixin(PostgresBase):
             if not conn.execute(Q["get_memories"], (bank_id, [memory_id])).fetchall():
                 return False
             stamp, _ = self._stamp_memory_write(conn, bank_id)
+            self._record_fact_event(conn, bank_id, memory_id, "fact_edited", stamp)
             conn.execute(
                 Q["update_memory"],
                 (

@@ -1,5 +1,6 @@
 """Mental-model queries of the PostgreSQL store: models, their history and citations, trigger lookups, and the
-staleness reads (``staleness_reads``) the staleness rule decides from."""
+staleness reads (``staleness_reads``) the staleness rule decides from. The one-statement reads and the delete are
+:mod:`mindbank.store.shared`."""
 
 from __future__ import annotations
 
@@ -10,19 +11,20 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from mindbank.domain.records import HistoryEntry, MentalModel
+from mindbank.domain.records import MentalModel
 from mindbank.domain.tags import TagsMatch
 from mindbank.store.base import (
     AlreadyExists,
-    MemoryFilter,
+    SpendRecord,
     StalenessProbe,
     StalenessReads,
     cited_ids,
     mental_model_columns,
 )
 from mindbank.store.postgres.queries import HISTORY_KIND, Q, filter_sql, tag_list
-from mindbank.store.postgres.rows import model_params, model_row
+from mindbank.store.postgres.rows import COLUMNS
 from mindbank.store.postgres.search import SearchMixin
+from mindbank.store.shared import oldest_since
 
 _MAX_SCOPES_PER_STATEMENT = 4000  # keeps a staleness_reads statement far below PostgreSQL's 65535 bind parameters
 
@@ -36,15 +38,9 @@ class MentalModelsMixin(SearchMixin):
         try:
             with self._tx() as conn:
                 self._ensure_bank(conn, model.bank_id)
-                conn.execute(Q["insert_mental_model"], model_params(model))
+                conn.execute(Q["insert_mental_model"], COLUMNS.model_params(model))
         except psycopg.errors.UniqueViolation as exc:
             raise AlreadyExists(f"mental model {model.id!r} already exists") from exc
-
-    def get_mental_model(self, bank_id: str, model_id: str) -> MentalModel | None:
-        """One model, or None."""
-        with self._read() as conn:
-            row = conn.execute(Q["get_mental_model"], (bank_id, model_id)).fetchone()
-        return None if row is None else model_row(row)
 
     def list_mental_models(
         self,
@@ -72,20 +68,23 @@ class MentalModelsMixin(SearchMixin):
                 Q["list_mental_models"].format(where=where, columns=mental_model_columns(detail)),
                 (bank_id, *params, limit, offset),
             ).fetchall()
-        return [model_row(r) for r in rows], int(row["count"]) if row else 0
+        return [COLUMNS.model_row(r) for r in rows], int(row["count"]) if row else 0
 
-    def save_refresh(self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int) -> None:
-        """Persist a model's refresh state, its citations and (optionally) one history row in one transaction.
+    def save_refresh(
+        self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int, spend: SpendRecord | None = None
+    ) -> None:
+        """Persist a model's refresh state, its citations, (optionally) one history row and the refresh's spend in
+        one transaction.
 
         ``history_cap`` > 0 keeps only that many rows of the same kind per model (oldest trimmed).
         Raises ``LookupError`` if the model was deleted meanwhile.
         """
         with self._tx() as conn, conn.cursor() as cur:
-            cur.execute(
-                Q["update_mental_model"], (*model_params(model)[2:15], model.cleared_at, model.bank_id, model.id)
-            )
+            cur.execute(Q["update_mental_model"], COLUMNS.model_update_params(model))
             if cur.rowcount == 0:
                 raise LookupError(f"mental model {model.id!r} no longer exists")
+            if spend is not None:
+                cur.execute(Q["add_refresh_spend"], spend.params())
             cur.execute(Q["delete_citations"], (model.bank_id, model.id))
             cited = cited_ids(model.structured_document)
             if cited:
@@ -99,22 +98,9 @@ class MentalModelsMixin(SearchMixin):
                         (model.bank_id, model.id, model.bank_id, model.id, history_cap),
                     )
 
-    def delete_mental_model(self, bank_id: str, model_id: str) -> bool:
-        """Delete a model with its history and citations; False if it did not exist."""
-        with self._tx() as conn:
-            return conn.execute(Q["delete_mental_model"], (bank_id, model_id)).rowcount > 0
-
-    def list_history(self, bank_id: str, model_id: str) -> list[HistoryEntry]:
-        """History rows of a model, most recent first."""
-        with self._read() as conn:
-            rows = conn.execute(Q["list_history"], (bank_id, model_id)).fetchall()
-        return [HistoryEntry(int(r["id"]), r["mental_model_id"], r["content"], r["changed_at"]) for r in rows]
-
-    def list_models_with_trigger(self, key: str, *, bank_id: str | None = None) -> list[MentalModel]:
-        """Every mental model (of ``bank_id``, or of all banks) whose trigger has a truthy ``key``."""
-        with self._read() as conn:
-            rows = conn.execute(Q["list_models_with_trigger"], (key, key, bank_id, bank_id)).fetchall()
-        return [model_row(r) for r in rows]
+    def _bind_ids(self, statement: str, ids: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
+        """``statement`` as is, with the ids as one ``text[]`` parameter."""
+        return statement, (list(ids),)
 
     def staleness_reads(self, bank_id: str, probes: Sequence[StalenessProbe]) -> StalenessReads:
         """Read what the staleness rule needs for a page of probes in ONE statement (up to 4000 distinct scopes per
@@ -123,11 +109,8 @@ class MentalModelsMixin(SearchMixin):
         """
         if not probes:
             return StalenessReads(None, {}, set(), [])
-        groups: dict[MemoryFilter, list[StalenessProbe]] = {}
-        for p in probes:
-            if p.since is not None:
-                groups.setdefault(p.scope, []).append(p)
-        scopes = list(groups)
+        since = oldest_since(probes)
+        scopes = list(since)
         newest: dict[int, datetime | None] = {}
         bank_last: datetime | None = None
         broken: set[str] = set()
@@ -142,7 +125,7 @@ class MentalModelsMixin(SearchMixin):
                 params.append(bank_id)
             for i in range(start, min(start + _MAX_SCOPES_PER_STATEMENT, len(scopes))):
                 scope = scopes[i]
-                oldest = min(p.since for p in groups[scope] if p.since is not None)
+                oldest = since[scope]
                 where, p = filter_sql(scope)
                 parts.append(Q["stale_scope"].format(where=where))
                 params.extend([str(i), bank_id, oldest, *p])

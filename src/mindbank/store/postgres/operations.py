@@ -1,5 +1,6 @@
 """The operation queue of the PostgreSQL store (submit, coalesce under an advisory lock, claim with ``FOR UPDATE
-SKIP LOCKED``, finish, park, retry, cancel, list) and the LLM request trace kept per operation."""
+SKIP LOCKED``, finish, park, retry, cancel, list). Submitting, lookups and the LLM request trace are the same on
+both backends: :mod:`mindbank.store.shared`."""
 
 from __future__ import annotations
 
@@ -9,23 +10,17 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from mindbank.domain.records import LLMRequestRecord, Operation
+from mindbank.domain.records import Operation
 from mindbank.store.base import fold_into_pending
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.queries import Q
-from mindbank.store.postgres.rows import jsonb, operation_params, operation_row
+from mindbank.store.postgres.rows import COLUMNS, jsonb
 
 _CLAIM_ATTEMPTS = 8  # unique-violation retries of claim_operation (each loser sees the winner's commit next time)
 
 
 class OperationsMixin(PostgresBase):
     """The ``operations`` and ``llm_requests`` tables."""
-
-    def submit_operation(self, op: Operation) -> None:
-        """Insert a new operation (bank auto-created)."""
-        with self._tx() as conn:
-            self._ensure_bank(conn, op.bank_id)
-            conn.execute(Q["insert_operation"], operation_params(op))
 
     def submit_coalesced(self, op: Operation, *, full: bool = False) -> tuple[Operation, bool]:
         """Queue ``op`` unless an operation of the same type for the same bank and mental model (None = bank-wide)
@@ -44,10 +39,10 @@ class OperationsMixin(PostgresBase):
                 Q["find_pending_coalesced"], (op.bank_id, op.mental_model_id, op.operation_type)
             ).fetchone()
             if row is not None:
-                folded = fold_into_pending(operation_row(row), op, full=full)
+                folded = fold_into_pending(COLUMNS.operation_row(row), op, full=full)
                 conn.execute(Q["coalesce_operation"], (Jsonb(folded.payload), folded.next_retry_at, folded.id))
                 return folded, True
-            conn.execute(Q["insert_operation"], operation_params(op))
+            conn.execute(Q["insert_operation"], COLUMNS.operation_params(op))
             return op, False
 
     def list_operations(
@@ -64,7 +59,7 @@ class OperationsMixin(PostgresBase):
         with self._read() as conn:
             row = conn.execute(Q["count_operations"].format(where=where), (bank_id, *params)).fetchone()
             rows = conn.execute(Q["list_operations"].format(where=where), (bank_id, *params, limit, offset)).fetchall()
-        return [operation_row(r) for r in rows], int(row["count"]) if row else 0
+        return [COLUMNS.operation_row(r) for r in rows], int(row["count"]) if row else 0
 
     def cancel_operation(self, bank_id: str, operation_id: str) -> Operation | None:
         """Cancel a pending operation; returns the operation as it now stands (None: unknown).
@@ -74,19 +69,7 @@ class OperationsMixin(PostgresBase):
         with self._tx() as conn:
             conn.execute(Q["cancel_operation"], (bank_id, operation_id))
             row = conn.execute(Q["get_operation"], (bank_id, operation_id)).fetchone()
-        return None if row is None else operation_row(row)
-
-    def find_pending_refresh(self, bank_id: str, model_id: str) -> Operation | None:
-        """The model's queued (not yet running) refresh, if any."""
-        with self._read() as conn:
-            row = conn.execute(Q["find_pending_refresh"], (bank_id, model_id)).fetchone()
-        return None if row is None else operation_row(row)
-
-    def get_operation(self, bank_id: str, operation_id: str) -> Operation | None:
-        """One operation of the bank, or None."""
-        with self._read() as conn:
-            row = conn.execute(Q["get_operation"], (bank_id, operation_id)).fetchone()
-        return None if row is None else operation_row(row)
+        return None if row is None else COLUMNS.operation_row(row)
 
     def claim_operation(self, worker_id: str, lease_seconds: float, *, now: datetime | None = None) -> Operation | None:
         """Claim the oldest runnable operation: pending and due (``next_retry_at`` at or before ``now``), or
@@ -104,7 +87,7 @@ class OperationsMixin(PostgresBase):
             except psycopg.errors.UniqueViolation:
                 # another worker committed a claim for the same mental model first; the next attempt sees it
                 continue
-            return None if row is None else operation_row(row)
+            return None if row is None else COLUMNS.operation_row(row)
         raise RuntimeError("claim_operation kept losing the per-model race; giving up this round")
 
     def finish_operation(
@@ -123,55 +106,3 @@ class OperationsMixin(PostgresBase):
         """Put a failed attempt back in the queue: pending, ``retry_count + 1``, due at ``next_retry_at``."""
         with self._tx() as conn:
             conn.execute(Q["retry_operation"], (next_retry_at, error, operation_id))
-
-    def record_llm_request(self, record: LLMRequestRecord) -> None:
-        """Store one traced LLM attempt."""
-        with self._tx() as conn:
-            conn.execute(
-                Q["insert_llm_request"],
-                (
-                    record.id,
-                    record.bank_id,
-                    record.operation_id,
-                    record.scope,
-                    record.provider,
-                    record.model,
-                    record.attempt,
-                    Jsonb(record.request),
-                    jsonb(record.response),
-                    record.error,
-                    record.input_tokens,
-                    record.output_tokens,
-                    record.duration_ms,
-                    record.created_at,
-                ),
-            )
-
-    def list_llm_requests(self, bank_id: str, operation_id: str, *, limit: int) -> list[LLMRequestRecord]:
-        """The traced attempts of one operation, oldest first (at most ``limit``)."""
-        with self._read() as conn:
-            rows = conn.execute(Q["list_llm_requests"], (bank_id, operation_id, limit)).fetchall()
-        return [
-            LLMRequestRecord(
-                id=r["id"],
-                bank_id=r["bank_id"],
-                operation_id=r["operation_id"],
-                scope=r["scope"],
-                provider=r["provider"],
-                model=r["model"],
-                attempt=r["attempt"],
-                request=r["request"],
-                response=r["response"],
-                error=r["error"],
-                input_tokens=r["input_tokens"],
-                output_tokens=r["output_tokens"],
-                duration_ms=r["duration_ms"],
-                created_at=r["created_at"],
-            )
-            for r in rows
-        ]
-
-    def purge_llm_requests(self, before: datetime) -> int:
-        """Delete traced attempts created before ``before``; returns how many went."""
-        with self._tx() as conn:
-            return conn.execute(Q["purge_llm_requests"], (before,)).rowcount

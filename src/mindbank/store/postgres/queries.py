@@ -16,6 +16,7 @@ from typing import Any
 
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TAGS_MATCH_MODES
+from mindbank.store.postgres.resource_queries import RESOURCE_Q
 
 # memory columns returned to callers (never the embedding or the tsvector: they are large and nobody reads them)
 MEMORY_COLUMNS = (
@@ -152,6 +153,13 @@ Q: dict[str, str] = {
         "SELECT COUNT(DISTINCT j.tag) FROM {table} t CROSS JOIN LATERAL unnest(t.tags) AS j(tag) "
         "WHERE t.bank_id = %s{where}"
     ),
+    # recall's temporal arm: memories whose own dates fall inside a window, latest first
+    "memories_in_window": (
+        "SELECT m.id FROM memory_units m WHERE m.bank_id = %s AND {where} AND ("
+        "(m.occurred_start >= %s AND m.occurred_start <= %s) OR (m.occurred_end >= %s AND m.occurred_end <= %s) "
+        "OR (m.mentioned_at >= %s AND m.mentioned_at <= %s)) "
+        "ORDER BY COALESCE(m.occurred_start, m.mentioned_at) DESC, m.id LIMIT %s"
+    ),
     "scope_watermark": (
         "SELECT m.updated_at FROM memory_units m WHERE m.bank_id = %s AND {where} ORDER BY m.updated_at DESC LIMIT 1"
     ),
@@ -174,8 +182,8 @@ Q: dict[str, str] = {
     "insert_mental_model": (
         "INSERT INTO mental_models (bank_id, id, name, source_query, content, structured_document, reflect_response, "
         "tags, max_tokens, trigger, last_refreshed_at, last_memory_seen_at, last_refreshed_source_query, "
-        "last_refresh_failed_at, last_full_refreshed_at, created_at, cleared_at) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s::text[], %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        "last_refresh_failed_at, last_full_refreshed_at, created_at, cleared_at, refresh_state) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s::text[], %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
     ),
     "get_mental_model": "SELECT * FROM mental_models WHERE bank_id = %s AND id = %s",
     "count_mental_models": "SELECT COUNT(*) FROM mental_models WHERE bank_id = %s{where}",
@@ -187,7 +195,7 @@ Q: dict[str, str] = {
         "UPDATE mental_models SET name = %s, source_query = %s, content = %s, structured_document = %s, "
         "reflect_response = %s, tags = %s::text[], max_tokens = %s, trigger = %s, last_refreshed_at = %s, "
         "last_memory_seen_at = %s, last_refreshed_source_query = %s, last_refresh_failed_at = %s, "
-        "last_full_refreshed_at = %s, cleared_at = %s WHERE bank_id = %s AND id = %s"
+        "last_full_refreshed_at = %s, cleared_at = %s, refresh_state = %s WHERE bank_id = %s AND id = %s"
     ),
     "delete_citations": "DELETE FROM mental_model_citations WHERE bank_id = %s AND mental_model_id = %s",
     "insert_citation": (
@@ -208,6 +216,32 @@ Q: dict[str, str] = {
     "list_history": (
         "SELECT id, mental_model_id, content, changed_at FROM mental_model_history "
         "WHERE bank_id = %s AND mental_model_id = %s ORDER BY changed_at DESC, id DESC"
+    ),
+    # ---------------------------------------------------------------- refresh spend and governance (issue 14)
+    "add_refresh_spend": (
+        "INSERT INTO refresh_spend (bank_id, mental_model_id, day, refreshes, llm_calls, input_tokens, output_tokens) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (bank_id, day, mental_model_id) DO UPDATE SET "
+        "refreshes = refresh_spend.refreshes + excluded.refreshes, "
+        "llm_calls = refresh_spend.llm_calls + excluded.llm_calls, "
+        "input_tokens = refresh_spend.input_tokens + excluded.input_tokens, "
+        "output_tokens = refresh_spend.output_tokens + excluded.output_tokens"
+    ),
+    # spend summed per model of a list, split into one UTC day (``today``: the first parameter) and the other days
+    "refresh_spend_models": (
+        "SELECT mental_model_id, day = %s AS today, SUM(refreshes) AS refreshes, SUM(llm_calls) AS llm_calls, "
+        "SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens "
+        "FROM refresh_spend WHERE bank_id = %s AND mental_model_id = ANY(%s::text[]) GROUP BY 1, 2"
+    ),
+    # the same for the whole bank (a deleted model's spend still counts)
+    "refresh_spend_bank": (
+        "SELECT day = %s AS today, SUM(refreshes) AS refreshes, SUM(llm_calls) AS llm_calls, "
+        "SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens "
+        "FROM refresh_spend WHERE bank_id = %s GROUP BY 1"
+    ),
+    # models whose last refreshes failed (the bank-level circuit breaker counts them)
+    "count_failing_models": (
+        "SELECT COUNT(*) AS n FROM mental_models "
+        "WHERE bank_id = %s AND COALESCE((refresh_state->>'failures')::int, 0) > 0"
     ),
     # ---------------------------------------------------------------- operations
     "insert_operation": (
@@ -276,13 +310,15 @@ Q: dict[str, str] = {
     ),
     # ---------------------------------------------------------------- reflect expand / LLM tracing
     "memory_sources": (
-        "SELECT m.id, m.document_id, m.chunk_id, c.text AS chunk_text, d.original_text FROM memory_units m "
+        "SELECT m.id, m.document_id, m.chunk_id, c.text AS chunk_text, c.chunk_index, d.original_text "
+        "FROM memory_units m "
         "LEFT JOIN chunks c ON c.id = m.chunk_id AND c.bank_id = m.bank_id "
         "LEFT JOIN documents d ON d.bank_id = m.bank_id AND d.id = m.document_id "
         "WHERE m.bank_id = %s AND m.id = ANY(%s::text[])"
     ),
     "memory_chunk_sources": (
-        "SELECT m.id, m.document_id, m.chunk_id, c.text AS chunk_text, NULL AS original_text FROM memory_units m "
+        "SELECT m.id, m.document_id, m.chunk_id, c.text AS chunk_text, c.chunk_index, NULL AS original_text "
+        "FROM memory_units m "
         "LEFT JOIN chunks c ON c.id = m.chunk_id AND c.bank_id = m.bank_id "
         "WHERE m.bank_id = %s AND m.id = ANY(%s::text[])"
     ),
@@ -296,12 +332,22 @@ Q: dict[str, str] = {
         'ORDER BY created_at, id COLLATE "C" LIMIT %s'
     ),
     "purge_llm_requests": "DELETE FROM llm_requests WHERE created_at < %s",
+    # ---------------------------------------------------------------- scoped API keys (store/api_keys.py)
+    "insert_api_key": (
+        "INSERT INTO api_keys (id, name, banks, read_only, secret_hash, created_at) VALUES (%s, %s, %s, %s, %s, %s)"
+    ),
+    "get_api_key": "SELECT * FROM api_keys WHERE id = %s",
+    "list_api_keys": "SELECT * FROM api_keys ORDER BY created_at, id",
+    "revoke_api_key": "UPDATE api_keys SET revoked_at = %s WHERE id = %s AND revoked_at IS NULL",
     # ---------------------------------------------------------------- introspection
+    # worker heartbeats are process liveness, not data: a running worker writes them whatever a request does
     "list_tables": (
         "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
-        "AND table_type = 'BASE TABLE' ORDER BY table_name"
+        "AND table_type = 'BASE TABLE' AND table_name != 'worker_heartbeats' ORDER BY table_name"
     ),
 }
+# documents, directives, webhooks, operation administration, LLM request log, heartbeats: resource_queries.py
+Q.update(RESOURCE_Q)
 
 HISTORY_KIND = {
     True: "content->>'kind' = 'refresh_failed'",

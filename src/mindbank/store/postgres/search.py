@@ -12,9 +12,10 @@ import numpy.typing as npt
 
 from mindbank.domain.records import MemorySource, MemoryUnit
 from mindbank.store.base import MemoryFilter
+from mindbank.store.columns import memory_source
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.queries import Q, filter_sql, like_pattern, substring_pattern, tsquery
-from mindbank.store.postgres.rows import memory_row
+from mindbank.store.postgres.rows import COLUMNS
 
 _EF_SEARCH_MAX = 1000  # pgvector's upper bound for hnsw.ef_search
 
@@ -64,15 +65,19 @@ class SearchMixin(PostgresBase):
             return []
         with self._read() as conn:
             rows = conn.execute(Q["get_memories"], (bank_id, list(ids))).fetchall()
-        found = {r["id"]: memory_row(r) for r in rows}
+        found = {r["id"]: COLUMNS.memory_row(r) for r in rows}
         return [found[i] for i in ids if i in found]
 
     def list_memories(
-        self, bank_id: str, flt: MemoryFilter, *, query: str | None, limit: int, offset: int
-    ) -> tuple[list[MemoryUnit], int]:
-        """A page of memories passing ``flt`` (and containing ``query`` as a substring, case-insensitive), newest
-        first, with the total."""
+        self, bank_id: str, flt: MemoryFilter, *, query: str | None, limit: int, offset: int,
+        document_id: str | None = None,
+    ) -> tuple[list[MemoryUnit], int]:  # fmt: skip
+        """A page of memories passing ``flt`` (and containing ``query`` as a substring, case-insensitive; drawn
+        from ``document_id`` when given), newest first, with the total."""
         where, params = filter_sql(flt)
+        if document_id is not None:
+            where += " AND m.document_id = %s"
+            params.append(document_id)
         if query:
             where += " AND m.text ILIKE %s ESCAPE '\\'"
             params.append(substring_pattern(query))
@@ -83,7 +88,7 @@ class SearchMixin(PostgresBase):
             else:
                 row = conn.execute(Q["count_filtered"].format(where=where), (bank_id, *params)).fetchone()
                 total = int(row["count"]) if row else 0
-        return [memory_row(r) for r in rows], total
+        return [COLUMNS.memory_row(r) for r in rows], total
 
     def count_in_scope(self, bank_id: str, flt: MemoryFilter) -> dict[str, int]:
         """How many memories pass ``flt``, by fact type."""
@@ -120,6 +125,17 @@ class SearchMixin(PostgresBase):
             row = conn.execute(Q["count_memories"], (bank_id,)).fetchone()
         return int(row["count"]) if row else 0
 
+    def memories_in_window(self, bank_id: str, start: datetime, end: datetime, k: int, flt: MemoryFilter) -> list[str]:
+        """Ids of at most ``k`` memories passing ``flt`` whose ``occurred_start``, ``occurred_end`` or
+        ``mentioned_at`` lies in ``[start, end]``, latest first (recall's temporal arm)."""
+        where, params = filter_sql(flt)
+        lo, hi = start, end
+        with self._read() as conn:
+            rows = conn.execute(
+                Q["memories_in_window"].format(where=where), (bank_id, *params, lo, hi, lo, hi, lo, hi, k)
+            ).fetchall()
+        return [r["id"] for r in rows]
+
     def scope_watermark(self, bank_id: str, flt: MemoryFilter) -> datetime | None:
         """Newest ``updated_at`` among memories passing ``flt`` (None when none do)."""
         where, params = filter_sql(flt)
@@ -135,8 +151,5 @@ class SearchMixin(PostgresBase):
         query = Q["memory_sources"] if documents else Q["memory_chunk_sources"]
         with self._read() as conn:
             rows = conn.execute(query, (bank_id, list(memory_ids))).fetchall()
-        found = {
-            r["id"]: MemorySource(r["id"], r["document_id"], r["chunk_id"], r["chunk_text"], r["original_text"])
-            for r in rows
-        }
+        found = {r["id"]: memory_source(r) for r in rows}
         return [found[i] for i in memory_ids if i in found]

@@ -1,4 +1,5 @@
-"""Bank queries of the SQLite store: create, read, list, profile and config updates, delete, live stats."""
+"""Bank queries of the SQLite store: profile and config updates, delete, live stats (create, read and list are
+:mod:`mindbank.store.shared`)."""
 
 from __future__ import annotations
 
@@ -9,37 +10,12 @@ from typing import Any
 from mindbank.domain.records import Bank
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.sqlite.connection import SQLiteBase
-from mindbank.store.sqlite.rows import bank_row
-from mindbank.store.sqlite.sql import to_json, ts
+from mindbank.store.sqlite.queries import Q
+from mindbank.store.sqlite.rows import COLUMNS, to_json, ts
 
 
 class BanksMixin(SQLiteBase):
     """The ``banks`` table: existence, profile, config overrides, deletion and counts."""
-
-    def ensure_bank(self, bank_id: str) -> None:
-        """Create the bank if it does not exist."""
-        with self._tx() as conn:
-            self._ensure_bank(conn, bank_id)
-
-    def bank_exists(self, bank_id: str) -> bool:
-        """Whether the bank exists."""
-        with self._read() as conn:
-            return conn.execute("SELECT 1 FROM banks WHERE bank_id = ?", (bank_id,)).fetchone() is not None
-
-    def get_bank(self, bank_id: str) -> Bank | None:
-        """The bank's profile and bookkeeping, or None."""
-        with self._read() as conn:
-            row = conn.execute("SELECT * FROM banks WHERE bank_id = ?", (bank_id,)).fetchone()
-        return None if row is None else bank_row(row)
-
-    def list_banks(self) -> list[tuple[Bank, int]]:
-        """Every bank with its memory count, ordered by id."""
-        with self._read() as conn:
-            rows = conn.execute(
-                "SELECT b.*, (SELECT COUNT(*) FROM memory_units m WHERE m.bank_id = b.bank_id) AS n "
-                "FROM banks b ORDER BY b.bank_id"
-            ).fetchall()
-        return [(bank_row(r), int(r["n"])) for r in rows]
 
     def upsert_bank(
         self, bank_id: str, *, name: str | None, mission: str | None, disposition: dict[str, int] | None
@@ -48,11 +24,10 @@ class BanksMixin(SQLiteBase):
         with self._tx() as conn:
             self._ensure_bank(conn, bank_id)
             conn.execute(
-                "UPDATE banks SET name = COALESCE(?, name), mission = COALESCE(?, mission), "
-                "disposition = COALESCE(?, disposition), updated_at = ? WHERE bank_id = ?",
+                Q["upsert_bank"],
                 (name, mission, None if disposition is None else to_json(disposition), to_iso(utcnow()), bank_id),
             )
-            return bank_row(conn.execute("SELECT * FROM banks WHERE bank_id = ?", (bank_id,)).fetchone())
+            return COLUMNS.bank_row(conn.execute(Q["get_bank"], (bank_id,)).fetchone())
 
     def update_bank_config(self, bank_id: str, updates: dict[str, Any]) -> dict[str, Any]:
         """Merge ``updates`` into the bank's config overrides (a None value removes a key); returns the result.
@@ -60,25 +35,22 @@ class BanksMixin(SQLiteBase):
         Raises ``LookupError`` for an unknown bank.
         """
         with self._tx() as conn:
-            row = conn.execute("SELECT config FROM banks WHERE bank_id = ?", (bank_id,)).fetchone()
+            row = conn.execute(Q["lock_bank_config"], (bank_id,)).fetchone()
             if row is None:
                 raise LookupError(bank_id)
             config = {**json.loads(row[0]), **updates}
             config = {k: v for k, v in config.items() if v is not None}
-            conn.execute(
-                "UPDATE banks SET config = ?, updated_at = ? WHERE bank_id = ?",
-                (to_json(config), to_iso(utcnow()), bank_id),
-            )
+            conn.execute(Q["set_bank_config"], (to_json(config), to_iso(utcnow()), bank_id))
         return config
 
     def delete_bank(self, bank_id: str) -> int:
         """Delete the bank and everything in it atomically; returns the number of memories removed (-1: no bank)."""
         with self._tx() as conn:
-            if conn.execute("SELECT 1 FROM banks WHERE bank_id = ?", (bank_id,)).fetchone() is None:
+            if conn.execute(Q["lock_bank_for_delete"], (bank_id,)).fetchone() is None:
                 return -1
-            count = conn.execute("SELECT COUNT(*) FROM memory_units WHERE bank_id = ?", (bank_id,)).fetchone()[0]
-            conn.execute("DELETE FROM operations WHERE bank_id = ?", (bank_id,))
-            conn.execute("DELETE FROM banks WHERE bank_id = ?", (bank_id,))
+            count = conn.execute(Q["count_bank_memories"], (bank_id,)).fetchone()[0]
+            conn.execute(Q["delete_bank_operations"], (bank_id,))
+            conn.execute(Q["delete_bank"], (bank_id,))
         with self._index_lock:
             self._indexes.pop(bank_id, None)
         return int(count)
@@ -86,26 +58,12 @@ class BanksMixin(SQLiteBase):
     def bank_stats(self, bank_id: str) -> dict[str, Any]:
         """Live counts: memories by fact type, documents, operations by status, pending consolidation, last write."""
         with self._read() as conn:
-            by_type = dict(
-                conn.execute(
-                    "SELECT fact_type, COUNT(*) FROM memory_units WHERE bank_id = ? GROUP BY fact_type", (bank_id,)
-                ).fetchall()
-            )
-            by_status = dict(
-                conn.execute(
-                    "SELECT status, COUNT(*) FROM operations WHERE bank_id = ? GROUP BY status", (bank_id,)
-                ).fetchall()
-            )
-            documents = conn.execute("SELECT COUNT(*) FROM documents WHERE bank_id = ?", (bank_id,)).fetchone()[0]
-            pending = conn.execute(
-                "SELECT COUNT(*) FROM memory_units WHERE bank_id = ? AND fact_type != 'observation' "
-                "AND consolidated_at IS NULL",
-                (bank_id,),
-            ).fetchone()[0]
-            consolidated = conn.execute(
-                "SELECT MAX(consolidated_at) FROM memory_units WHERE bank_id = ?", (bank_id,)
-            ).fetchone()[0]
-            last = conn.execute("SELECT last_memory_write_at FROM banks WHERE bank_id = ?", (bank_id,)).fetchone()
+            by_type = dict(conn.execute(Q["stats_by_type"], (bank_id,)).fetchall())
+            by_status = dict(conn.execute(Q["stats_by_status"], (bank_id,)).fetchall())
+            documents = conn.execute(Q["stats_documents"], (bank_id,)).fetchone()[0]
+            pending = conn.execute(Q["stats_pending_consolidation"], (bank_id,)).fetchone()[0]
+            consolidated = conn.execute(Q["stats_last_consolidated"], (bank_id,)).fetchone()[0]
+            last = conn.execute(Q["bank_last_write"], (bank_id,)).fetchone()
         return {
             "nodes_by_fact_type": by_type,
             "total_nodes": sum(by_type.values()),
@@ -119,5 +77,5 @@ class BanksMixin(SQLiteBase):
     def bank_last_memory_write_at(self, bank_id: str) -> datetime | None:
         """Stamp of the bank's newest memory write (insert, edit or delete); None before the first."""
         with self._read() as conn:
-            row = conn.execute("SELECT last_memory_write_at FROM banks WHERE bank_id = ?", (bank_id,)).fetchone()
+            row = conn.execute(Q["bank_last_write"], (bank_id,)).fetchone()
         return None if row is None else ts(row[0])

@@ -19,14 +19,19 @@ from typing import Any
 import numpy as np
 
 from mindbank.domain.timeutil import to_iso, utcnow
+from mindbank.store.shared import SharedQueries
 from mindbank.store.sqlite.migrate import migrate
-from mindbank.store.sqlite.sql import ts
+from mindbank.store.sqlite.queries import Q
+from mindbank.store.sqlite.rows import COLUMNS, ts
 from mindbank.store.sqlite.vector_index import IndexRow, VectorIndex
 
 
-class SQLiteBase:
+class SQLiteBase(SharedQueries):
     """Connections, transactions, bank stamping and the vector-index cache of the SQLite store (see
     :mod:`mindbank.store.sqlite.store` for the concurrency model)."""
+
+    _q = Q
+    _columns = COLUMNS
 
     def __init__(self, path: str, *, dimension: int) -> None:
         self.path = path
@@ -43,11 +48,11 @@ class SQLiteBase:
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
         conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute("PRAGMA busy_timeout = 30000")
+        conn.execute(Q["pragma_foreign_keys"])
+        conn.execute(Q["pragma_busy_timeout"])
         if not self._memory:
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute(Q["pragma_journal_wal"])
+            conn.execute(Q["pragma_synchronous"])
         return conn
 
     def _reader(self) -> sqlite3.Connection:
@@ -71,13 +76,13 @@ class SQLiteBase:
         """One write transaction on the single writer connection."""
         with self._write_lock:
             conn = self._writer
-            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(Q["begin"])
             try:
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                conn.execute(Q["rollback"])
                 raise
-            conn.execute("COMMIT")
+            conn.execute(Q["commit"])
 
     @contextmanager
     def statement_log(self) -> Iterator[list[str]]:
@@ -102,27 +107,18 @@ class SQLiteBase:
 
     def _ensure_bank(self, conn: sqlite3.Connection, bank_id: str) -> None:
         now = to_iso(utcnow())
-        conn.execute(
-            "INSERT INTO banks (bank_id, name, created_at, updated_at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (bank_id) DO NOTHING",
-            (bank_id, bank_id, now, now),
-        )
+        conn.execute(Q["ensure_bank"], (bank_id, bank_id, now, now))
 
     def _stamp_memory_write(self, conn: sqlite3.Connection, bank_id: str) -> tuple[str, int]:
         """Next write stamp for the bank: now, or 1 µs past the previous stamp if the clock has not moved."""
-        row = conn.execute(
-            "SELECT last_memory_write_at, memory_version FROM banks WHERE bank_id = ?", (bank_id,)
-        ).fetchone()
+        row = conn.execute(Q["bank_stamp"], (bank_id,)).fetchone()
         now = utcnow()
         last = ts(row[0])
         if last is not None and now <= last:
             now = last + timedelta(microseconds=1)
         stamp = to_iso(now)
         version = int(row[1]) + 1
-        conn.execute(
-            "UPDATE banks SET last_memory_write_at = ?, memory_version = ?, updated_at = ? WHERE bank_id = ?",
-            (stamp, version, stamp, bank_id),
-        )
+        conn.execute(Q["stamp_bank"], (stamp, version, stamp, bank_id))
         return stamp, version
 
     def _advance_index(self, bank_id: str, version: int, added: list[IndexRow], removed: list[str]) -> None:
@@ -136,7 +132,7 @@ class SQLiteBase:
 
     def _index(self, bank_id: str) -> VectorIndex:
         with self._read() as conn:
-            row = conn.execute("SELECT memory_version FROM banks WHERE bank_id = ?", (bank_id,)).fetchone()
+            row = conn.execute(Q["bank_memory_version"], (bank_id,)).fetchone()
             version = -1 if row is None else int(row[0])
             with self._index_lock:
                 cached = self._indexes.get(bank_id)
@@ -150,11 +146,7 @@ class SQLiteBase:
                     tuple(json.loads(r[3])),
                     datetime.fromisoformat(r[4]).timestamp(),
                 )
-                for r in conn.execute(
-                    "SELECT id, embedding, fact_type, tags, updated_at FROM memory_units "
-                    "WHERE bank_id = ? ORDER BY seq",
-                    (bank_id,),
-                )
+                for r in conn.execute(Q["index_rows"], (bank_id,))
             ]
         index = VectorIndex.build(self.dimension, rows)
         with self._index_lock:
@@ -164,11 +156,5 @@ class SQLiteBase:
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every row of every table (test helper for "a rejected request writes nothing")."""
         with self._read() as conn:
-            tables = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'memory_fts%' "
-                    "AND name NOT LIKE 'sqlite_%' ORDER BY name"
-                )
-            ]
-            return {t: [tuple(r) for r in conn.execute(f"SELECT * FROM {t} ORDER BY 1")] for t in tables}
+            tables = [r[0] for r in conn.execute(Q["list_tables"])]
+            return {t: [tuple(r) for r in conn.execute(Q["dump_table"].format(table=t))] for t in tables}

@@ -1,13 +1,12 @@
 """Memory writes of the SQLite store: retained documents, consolidation rounds, edits and deletes.
 
 Every memory write is stamped under the writer lock (``_stamp_memory_write``) and applied to the cached vector index
-of this process in the same transaction. The reads consolidation needs (unconsolidated facts, observations, stored
-vectors) live here too.
+of this process in the same transaction. The stored vectors consolidation reads live here too (unconsolidated facts
+and observations: :mod:`mindbank.store.shared`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import uuid
@@ -17,16 +16,17 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
-from mindbank.domain.records import MemoryUnit, NewMemory
+from mindbank.domain.records import NewMemory
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.base import DocumentWrite
+from mindbank.store.resources import ResourceQueries
 from mindbank.store.sqlite.connection import SQLiteBase
-from mindbank.store.sqlite.rows import index_rows, memory_row
-from mindbank.store.sqlite.sql import MEMORY_COLUMNS, tags_json, to_json
+from mindbank.store.sqlite.queries import MAX_IDS, Q, marks
+from mindbank.store.sqlite.rows import COLUMNS, index_rows, vector_blob
 from mindbank.store.sqlite.vector_index import IndexRow
 
 
-class MemoriesMixin(SQLiteBase):
+class MemoriesMixin(SQLiteBase, ResourceQueries):
     """Writes to ``documents``, ``chunks`` and ``memory_units``, and the consolidation reads."""
 
     def write_documents(self, bank_id: str, documents: Sequence[DocumentWrite]) -> list[list[str]]:
@@ -44,56 +44,34 @@ class MemoriesMixin(SQLiteBase):
             updated = datetime.fromisoformat(stamp).timestamp()
             for doc in documents:
                 item = doc.item
-                existing = conn.execute(
-                    "SELECT original_text, created_at FROM documents WHERE bank_id = ? AND id = ?",
-                    (bank_id, doc.document_id),
-                ).fetchone()
+                existing = conn.execute(Q["get_document"], (bank_id, doc.document_id)).fetchone()
                 text = item.content
                 created = stamp
                 chunk_base = 0
-                if existing is not None and item.update_mode == "append":
+                replaced: list[str] = []
+                appended = existing is not None and item.update_mode == "append"
+                if appended:
                     text = existing["original_text"] + "\n\n" + item.content
                     created = existing["created_at"]
-                    chunk_base = conn.execute(
-                        "SELECT COUNT(*) FROM chunks WHERE bank_id = ? AND document_id = ?", (bank_id, doc.document_id)
-                    ).fetchone()[0]
+                    chunk_base = conn.execute(Q["count_document_chunks"], (bank_id, doc.document_id)).fetchone()[0]
                 elif existing is not None:
-                    removed.extend(
-                        r[0]
-                        for r in conn.execute(
-                            "SELECT id FROM memory_units WHERE bank_id = ? AND document_id = ?",
-                            (bank_id, doc.document_id),
-                        )
-                    )
-                    conn.execute(
-                        "DELETE FROM memory_units WHERE bank_id = ? AND document_id = ?", (bank_id, doc.document_id)
-                    )
-                    conn.execute("DELETE FROM chunks WHERE bank_id = ? AND document_id = ?", (bank_id, doc.document_id))
+                    replaced = [r[0] for r in conn.execute(Q["document_memory_ids"], (bank_id, doc.document_id))]
+                    removed.extend(replaced)
+                    conn.execute(Q["delete_document_memories"], (bank_id, doc.document_id))
+                    conn.execute(Q["delete_document_chunks"], (bank_id, doc.document_id))
                 conn.execute(
-                    "INSERT INTO documents (bank_id, id, original_text, content_hash, tags, metadata, context, "
-                    "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                    "ON CONFLICT (bank_id, id) DO UPDATE SET original_text = excluded.original_text, "
-                    "content_hash = excluded.content_hash, tags = excluded.tags, metadata = excluded.metadata, "
-                    "context = excluded.context, updated_at = excluded.updated_at",
-                    (
-                        bank_id,
-                        doc.document_id,
-                        text,
-                        hashlib.sha256(text.encode()).hexdigest(),
-                        tags_json(item.tags),
-                        to_json(item.metadata),
-                        item.context,
-                        created,
-                        stamp,
-                    ),
+                    Q["upsert_document"], COLUMNS.document_params(bank_id, doc.document_id, item, text, created, stamp)
                 )
                 conn.executemany(
-                    "INSERT INTO chunks (id, bank_id, document_id, chunk_index, text) VALUES (?, ?, ?, ?, ?)",
+                    Q["insert_chunk"],
                     [(c.id, bank_id, doc.document_id, chunk_base + c.index, c.text) for c in doc.chunks],
                 )
                 ids = self._insert_memories(conn, bank_id, doc.memories, stamp)
                 added.extend(index_rows(ids, doc.memories, updated))
                 out.append(ids)
+                kind = doc.event or ("append" if appended else "retain")
+                self._record_document_event(conn, bank_id, doc.document_id, kind, stamp, added=len(ids),
+                                            removed=len(replaced), operation_id=doc.operation_id)  # fmt: skip
             self._advance_index(bank_id, version, added, removed)
         return out
 
@@ -102,53 +80,13 @@ class MemoriesMixin(SQLiteBase):
     ) -> list[str]:
         ids = [str(uuid.uuid4()) for _ in memories]
         conn.executemany(
-            "INSERT INTO memory_units (id, bank_id, document_id, chunk_id, text, fact_type, tags, context, "
-            "metadata, occurred_start, occurred_end, mentioned_at, embedding, source_memory_ids, proof_count, "
-            "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            Q["insert_memory"],
             [
-                (
-                    mid,
-                    bank_id,
-                    m.document_id,
-                    m.chunk_id,
-                    m.text,
-                    m.fact_type,
-                    tags_json(m.tags),
-                    m.context,
-                    to_json(m.metadata),
-                    to_iso(m.occurred_start),
-                    to_iso(m.occurred_end),
-                    to_iso(m.mentioned_at),
-                    np.asarray(m.embedding, dtype="<f4").tobytes(),
-                    None if m.source_memory_ids is None else to_json(list(m.source_memory_ids)),
-                    m.proof_count,
-                    stamp,
-                    stamp,
-                )
+                COLUMNS.memory_params(mid, bank_id, m, stamp, vector_blob(m.embedding))
                 for mid, m in zip(ids, memories, strict=True)
             ],
         )
         return ids
-
-    def unconsolidated_facts(self, bank_id: str, limit: int) -> list[MemoryUnit]:
-        """Facts (world/experience) not yet consolidated, oldest first."""
-        with self._read() as conn:
-            rows = conn.execute(
-                f"SELECT {MEMORY_COLUMNS} FROM memory_units WHERE bank_id = ? AND fact_type != 'observation' "
-                "AND consolidated_at IS NULL ORDER BY seq LIMIT ?",
-                (bank_id, limit),
-            ).fetchall()
-        return [memory_row(r) for r in rows]
-
-    def list_observations(self, bank_id: str) -> list[MemoryUnit]:
-        """Every observation of the bank, oldest first."""
-        with self._read() as conn:
-            rows = conn.execute(
-                f"SELECT {MEMORY_COLUMNS} FROM memory_units WHERE bank_id = ? AND fact_type = 'observation' "
-                "ORDER BY seq",
-                (bank_id,),
-            ).fetchall()
-        return [memory_row(r) for r in rows]
 
     def memory_vectors(self, bank_id: str, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         """Stored embeddings of the given memories (unknown ids are left out)."""
@@ -176,17 +114,11 @@ class MemoriesMixin(SQLiteBase):
                 stamp, version = self._stamp_memory_write(conn, bank_id)
             ids = self._insert_memories(conn, bank_id, creates, stamp) if creates else []
             for memory_id, sources, proof in updates:
-                conn.execute(
-                    "UPDATE memory_units SET source_memory_ids = ?, proof_count = ?, updated_at = ? "
-                    "WHERE bank_id = ? AND id = ?",
-                    (to_json(list(sources)), proof, stamp, bank_id, memory_id),
-                )
+                conn.execute(Q["update_observation"], (COLUMNS.text_list(sources), proof, stamp, bank_id, memory_id))
             rewritten: list[IndexRow] = []
             for memory_id, text, vector in rewrites:
                 row = conn.execute(
-                    "UPDATE memory_units SET text = ?, embedding = ?, updated_at = ? WHERE bank_id = ? AND id = ? "
-                    "AND fact_type = 'observation' RETURNING tags",
-                    (text, np.asarray(vector, dtype="<f4").tobytes(), stamp, bank_id, memory_id),
+                    Q["rewrite_observation"], (text, vector_blob(vector), stamp, bank_id, memory_id)
                 ).fetchone()
                 if row is not None:
                     updated_at = datetime.fromisoformat(stamp).timestamp() if stamp else 0.0
@@ -195,18 +127,11 @@ class MemoriesMixin(SQLiteBase):
                                  updated_at)
                     )  # fmt: skip
             for memory_id in deletes:
-                conn.execute(
-                    "DELETE FROM memory_units WHERE bank_id = ? AND id = ? AND fact_type = 'observation'",
-                    (bank_id, memory_id),
-                )
+                conn.execute(Q["delete_observations"], (bank_id, memory_id))
             now = to_iso(utcnow())
-            for start in range(0, len(consolidated_ids), 500):
-                part = list(consolidated_ids[start : start + 500])
-                conn.execute(
-                    "UPDATE memory_units SET consolidated_at = ? WHERE bank_id = ? "
-                    f"AND id IN ({','.join('?' * len(part))})",
-                    (now, bank_id, *part),
-                )
+            for start in range(0, len(consolidated_ids), MAX_IDS):
+                part = list(consolidated_ids[start : start + MAX_IDS])
+                conn.execute(Q["mark_consolidated"].format(marks=marks(len(part))), (now, bank_id, *part))
             if version is not None and stamp is not None:
                 updated = datetime.fromisoformat(stamp).timestamp()
                 rows = index_rows(ids, creates, updated) + rewritten
@@ -224,9 +149,10 @@ class MemoriesMixin(SQLiteBase):
     def delete_memory(self, bank_id: str, memory_id: str) -> bool:
         """Delete one memory from every index; a deletion is a memory write (it advances the bank's stamp)."""
         with self._tx() as conn:
-            cur = conn.execute("DELETE FROM memory_units WHERE bank_id = ? AND id = ?", (bank_id, memory_id))
+            self._record_fact_event(conn, bank_id, memory_id, "fact_deleted", to_iso(utcnow()))
+            cur = conn.execute(Q["delete_memory"], (bank_id, memory_id))
             if cur.rowcount == 0:
-                return False
+                return False  # no such memory: the event statement found none either
             _, version = self._stamp_memory_write(conn, bank_id)
             self._advance_index(bank_id, version, [], [memory_id])
         return True
@@ -245,24 +171,21 @@ class MemoriesMixin(SQLiteBase):
         """Edit a memory (None = keep a field); an edit is a memory write and sends the fact back to
         consolidation. False when the memory does not exist."""
         with self._tx() as conn:
-            row = conn.execute(
-                "SELECT fact_type, tags, embedding FROM memory_units WHERE bank_id = ? AND id = ?", (bank_id, memory_id)
-            ).fetchone()
+            row = conn.execute(Q["memory_index_fields"], (bank_id, memory_id)).fetchone()
             if row is None:
                 return False
             stamp, version = self._stamp_memory_write(conn, bank_id)
+            self._record_fact_event(conn, bank_id, memory_id, "fact_edited", stamp)
             new_tags = json.loads(row["tags"]) if tags is None else sorted(set(tags))
             vector = np.frombuffer(row["embedding"], dtype="<f4") if embedding is None else np.asarray(embedding)
             conn.execute(
-                "UPDATE memory_units SET text = COALESCE(?, text), embedding = ?, context = COALESCE(?, context), "
-                "tags = ?, metadata = COALESCE(?, metadata), consolidated_at = NULL, updated_at = ? "
-                "WHERE bank_id = ? AND id = ?",
+                Q["update_memory"],
                 (
                     text,
-                    vector.astype("<f4").tobytes(),
+                    vector_blob(vector),
                     context,
-                    tags_json(new_tags),
-                    None if metadata is None else to_json(metadata),
+                    COLUMNS.tags(new_tags),
+                    None if metadata is None else COLUMNS.json(metadata),
                     stamp,
                     bank_id,
                     memory_id,

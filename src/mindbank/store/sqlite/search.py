@@ -3,6 +3,7 @@ watermarks, tags in use, and the chunk/document sources reflect expands memories
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -11,10 +12,38 @@ import numpy as np
 import numpy.typing as npt
 
 from mindbank.domain.records import MemorySource, MemoryUnit
+from mindbank.domain.timeutil import to_iso
 from mindbank.store.base import MemoryFilter
+from mindbank.store.columns import memory_source
 from mindbank.store.sqlite.connection import SQLiteBase
-from mindbank.store.sqlite.rows import memory_row
-from mindbank.store.sqlite.sql import MEMORY_COLUMNS, MEMORY_COLUMNS_M, filter_sql, prune_common_terms, ts
+from mindbank.store.sqlite.queries import (
+    MAX_IDS,
+    Q,
+    filter_sql,
+    fts_match,
+    glob_pattern,
+    marks,
+    substring_pattern,
+)
+from mindbank.store.sqlite.rows import COLUMNS, ts
+
+COMMON_TERM_SHARE = 0.05
+
+
+def prune_common_terms(conn: sqlite3.Connection, terms: Sequence[str]) -> list[str]:
+    """Drop query terms present in more than ``COMMON_TERM_SHARE`` of all memories (the rarest always stays);
+    below 1000 memories every term is kept."""
+    total = conn.execute(Q["max_memory_seq"]).fetchone()[0] or 0
+    if total < 1000 or len(terms) <= 1:
+        return list(terms)
+    # the index holds porter stems; a stem is the word or the word cut by up to three letters ("caroline" ->
+    # "carolin"), so the largest document count among those forms is the term's (an estimate good enough to prune)
+    forms = {t: [t] + [t[: len(t) - cut] for cut in range(1, 4) if len(t) - cut >= 3] for t in terms}
+    candidates = sorted({f for fs in forms.values() for f in fs})
+    docs = dict(conn.execute(Q["term_documents"].format(marks=marks(len(candidates))), candidates).fetchall())
+    frequency = {t: max((int(docs.get(f, 0)) for f in fs), default=0) for t, fs in forms.items()}
+    rarest = min(terms, key=lambda t: frequency[t])
+    return [t for t in terms if t == rarest or frequency[t] <= COMMON_TERM_SHARE * total]
 
 
 class SearchMixin(SQLiteBase):
@@ -48,27 +77,18 @@ class SearchMixin(SQLiteBase):
         where, params = filter_sql(flt)
         with self._read() as conn:
             terms = prune_common_terms(conn, terms)
-            match = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
+            match = fts_match(terms)
             over = 2 * k
-            ranked = conn.execute(
-                "SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rank LIMIT ?", (match, over)
-            ).fetchall()
+            ranked = conn.execute(Q["keyword_ranked"], (match, over)).fetchall()
             score = {r[0]: -float(r[1]) for r in ranked}
             kept: list[tuple[str, float]] = []
             if ranked:
                 rows = conn.execute(
-                    f"SELECT m.seq, m.id FROM memory_units m WHERE m.seq IN ({','.join('?' * len(ranked))}) "
-                    f"AND m.bank_id = ? AND {where}",
-                    (*score, bank_id, *params),
+                    Q["keyword_candidates"].format(marks=marks(len(ranked)), where=where), (*score, bank_id, *params)
                 ).fetchall()
                 kept = sorted(((r[1], score[r[0]]) for r in rows), key=lambda x: -x[1])[:k]
             if len(kept) < k and len(ranked) == over:
-                rows = conn.execute(
-                    "SELECT m.id, bm25(memory_fts) AS score FROM memory_fts "
-                    "JOIN memory_units m ON m.seq = memory_fts.rowid "
-                    f"WHERE memory_fts MATCH ? AND m.bank_id = ? AND {where} ORDER BY score LIMIT ?",
-                    (match, bank_id, *params, k),
-                ).fetchall()
+                rows = conn.execute(Q["keyword_search"].format(where=where), (match, bank_id, *params, k)).fetchall()
                 kept = [(r[0], -float(r[1])) for r in rows]
         return kept
 
@@ -78,49 +98,38 @@ class SearchMixin(SQLiteBase):
             return []
         found: dict[str, MemoryUnit] = {}
         with self._read() as conn:
-            for start in range(0, len(ids), 500):
-                part = list(ids[start : start + 500])
-                for r in conn.execute(
-                    f"SELECT {MEMORY_COLUMNS} FROM memory_units WHERE id IN ({','.join('?' * len(part))}) "
-                    "AND +bank_id = ?",  # unary +: look rows up by id, not by scanning the bank
-                    (*part, bank_id),
-                ):
-                    found[r["id"]] = memory_row(r)
+            for start in range(0, len(ids), MAX_IDS):
+                part = list(ids[start : start + MAX_IDS])
+                for r in conn.execute(Q["get_memories"].format(marks=marks(len(part))), (*part, bank_id)):
+                    found[r["id"]] = COLUMNS.memory_row(r)
         return [found[i] for i in ids if i in found]
 
     def list_memories(
-        self, bank_id: str, flt: MemoryFilter, *, query: str | None, limit: int, offset: int
-    ) -> tuple[list[MemoryUnit], int]:
-        """A page of memories passing ``flt`` (and containing ``query`` as a substring, case-insensitive), newest
-        first, with the total."""
+        self, bank_id: str, flt: MemoryFilter, *, query: str | None, limit: int, offset: int,
+        document_id: str | None = None,
+    ) -> tuple[list[MemoryUnit], int]:  # fmt: skip
+        """A page of memories passing ``flt`` (and containing ``query`` as a substring, case-insensitive; drawn
+        from ``document_id`` when given), newest first, with the total."""
         where, params = filter_sql(flt)
+        if document_id is not None:
+            where += " AND m.document_id = ?"
+            params.append(document_id)
         if query:
             where += " AND m.text LIKE ? ESCAPE '\\'"
-            params.append("%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+            params.append(substring_pattern(query))
         with self._read() as conn:
-            rows = conn.execute(
-                f"SELECT {MEMORY_COLUMNS_M}, COUNT(*) OVER () AS total FROM memory_units m "
-                f"WHERE m.bank_id = ? AND {where} "
-                "ORDER BY m.updated_at DESC, m.seq DESC LIMIT ? OFFSET ?",
-                (bank_id, *params, limit, offset),
-            ).fetchall()
+            rows = conn.execute(Q["list_memories"].format(where=where), (bank_id, *params, limit, offset)).fetchall()
             if rows:
                 total = int(rows[0]["total"])
             else:
-                total = conn.execute(
-                    f"SELECT COUNT(*) FROM memory_units m WHERE m.bank_id = ? AND {where}", (bank_id, *params)
-                ).fetchone()[0]
-        return [memory_row(r) for r in rows], int(total)
+                total = conn.execute(Q["count_filtered"].format(where=where), (bank_id, *params)).fetchone()[0]
+        return [COLUMNS.memory_row(r) for r in rows], int(total)
 
     def count_in_scope(self, bank_id: str, flt: MemoryFilter) -> dict[str, int]:
         """How many memories pass ``flt``, by fact type."""
         where, params = filter_sql(flt)
         with self._read() as conn:
-            rows = conn.execute(
-                f"SELECT m.fact_type, COUNT(*) FROM memory_units m WHERE m.bank_id = ? AND {where} "
-                "GROUP BY m.fact_type",
-                (bank_id, *params),
-            ).fetchall()
+            rows = conn.execute(Q["count_in_scope"].format(where=where), (bank_id, *params)).fetchall()
         return {r[0]: int(r[1]) for r in rows}
 
     def list_tags(
@@ -134,60 +143,47 @@ class SearchMixin(SQLiteBase):
         params: list[Any] = [bank_id]
         where = ""
         if pattern:
-            glob = pattern.lower() if "*" in pattern else f"*{pattern.lower()}*"
             where = " AND lower(j.value) GLOB ?"
-            params.append(glob.replace("[", "[[]").replace("?", "[?]"))
+            params.append(glob_pattern(pattern))
         with self._read() as conn:
-            rows = conn.execute(
-                f"SELECT j.value AS tag, COUNT(*) AS n, COUNT(*) OVER () AS total FROM {table} t, json_each(t.tags) j "
-                f"WHERE t.bank_id = ?{where} GROUP BY j.value ORDER BY n DESC, tag LIMIT ? OFFSET ?",
-                (*params, limit, offset),
-            ).fetchall()
+            rows = conn.execute(Q["list_tags"].format(table=table, where=where), (*params, limit, offset)).fetchall()
             if rows:
                 total = int(rows[0]["total"])
             else:
-                total = conn.execute(
-                    f"SELECT COUNT(DISTINCT j.value) FROM {table} t, json_each(t.tags) j WHERE t.bank_id = ?{where}",
-                    params,
-                ).fetchone()[0]
+                total = conn.execute(Q["count_tags"].format(table=table, where=where), params).fetchone()[0]
         return [(r["tag"], int(r["n"])) for r in rows], int(total)
 
     def count_memories(self, bank_id: str) -> int:
         """Number of memory units in the bank."""
         with self._read() as conn:
-            return int(conn.execute("SELECT COUNT(*) FROM memory_units WHERE bank_id = ?", (bank_id,)).fetchone()[0])
+            return int(conn.execute(Q["count_memories"], (bank_id,)).fetchone()[0])
+
+    def memories_in_window(self, bank_id: str, start: datetime, end: datetime, k: int, flt: MemoryFilter) -> list[str]:
+        """Ids of at most ``k`` memories passing ``flt`` whose ``occurred_start``, ``occurred_end`` or
+        ``mentioned_at`` lies in ``[start, end]``, latest first (recall's temporal arm)."""
+        where, params = filter_sql(flt)
+        lo, hi = to_iso(start), to_iso(end)
+        with self._read() as conn:
+            rows = conn.execute(
+                Q["memories_in_window"].format(where=where), (bank_id, *params, lo, hi, lo, hi, lo, hi, k)
+            ).fetchall()
+        return [r["id"] for r in rows]
 
     def scope_watermark(self, bank_id: str, flt: MemoryFilter) -> datetime | None:
         """Newest ``updated_at`` among memories passing ``flt`` (None when none do)."""
         where, params = filter_sql(flt)
         with self._read() as conn:
-            row = conn.execute(
-                f"SELECT m.updated_at FROM memory_units m WHERE m.bank_id = ? AND {where} "
-                "ORDER BY m.updated_at DESC LIMIT 1",
-                (bank_id, *params),
-            ).fetchone()
+            row = conn.execute(Q["scope_watermark"].format(where=where), (bank_id, *params)).fetchone()
         return None if row is None else ts(row[0])
 
     def memory_sources(self, bank_id: str, memory_ids: Sequence[str], *, documents: bool = True) -> list[MemorySource]:
         """Chunk and document text of the given memories, in the order of ``memory_ids`` (unknown ids left out);
         ``documents=False`` leaves ``document_text`` None and does not read documents."""
         found: dict[str, MemorySource] = {}
-        document = (
-            "d.original_text FROM memory_units m LEFT JOIN documents d "
-            "ON d.bank_id = m.bank_id AND d.id = m.document_id "
-            if documents
-            else "NULL AS original_text FROM memory_units m "
-        )
+        query = Q["memory_sources"] if documents else Q["memory_chunk_sources"]
         with self._read() as conn:
-            for start in range(0, len(memory_ids), 500):
-                part = list(memory_ids[start : start + 500])
-                for r in conn.execute(
-                    f"SELECT m.id, m.document_id, m.chunk_id, c.text AS chunk_text, {document}"
-                    "LEFT JOIN chunks c ON c.id = m.chunk_id AND c.bank_id = m.bank_id "
-                    f"WHERE m.bank_id = ? AND m.id IN ({','.join('?' * len(part))})",
-                    (bank_id, *part),
-                ):
-                    found[r["id"]] = MemorySource(
-                        r["id"], r["document_id"], r["chunk_id"], r["chunk_text"], r["original_text"]
-                    )
+            for start in range(0, len(memory_ids), MAX_IDS):
+                part = list(memory_ids[start : start + MAX_IDS])
+                for r in conn.execute(query.format(marks=marks(len(part))), (bank_id, *part)):
+                    found[r["id"]] = memory_source(r)
         return [found[i] for i in memory_ids if i in found]

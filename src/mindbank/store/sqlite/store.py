@@ -9,12 +9,16 @@ and rebuilt when ``banks.memory_version`` shows another process wrote.
 The store is one class assembled from a mixin per query family, each over :class:`SQLiteBase` (connections,
 transactions, bank stamping, the vector-index cache): :mod:`.banks`, :mod:`.memories` (writes and consolidation),
 :mod:`.search` (memory reads), :mod:`.mental_models` (models, history, citations, staleness) and :mod:`.operations`
-(the queue and LLM tracing).
+(the queue and LLM tracing). Row conversion lives in :mod:`.rows`, every SQL statement in :mod:`.queries`. The
+methods both backends run alike (one named statement, rows mapped by :mod:`mindbank.store.columns`) come from
+:class:`~mindbank.store.shared.SharedQueries`, the root of :class:`SQLiteBase`.
 """
 
 from __future__ import annotations
 
+from mindbank.store.api_keys import ApiKeysQueries
 from mindbank.store.sqlite.banks import BanksMixin
+from mindbank.store.sqlite.documents import DocumentsMixin
 from mindbank.store.sqlite.memories import MemoriesMixin
 from mindbank.store.sqlite.mental_models import MentalModelsMixin
 from mindbank.store.sqlite.operations import OperationsMixin
@@ -23,5 +27,7 @@ from mindbank.store.sqlite.search import SearchMixin
 __all__ = ["SQLiteStore"]
 
 
-class SQLiteStore(BanksMixin, MemoriesMixin, MentalModelsMixin, SearchMixin, OperationsMixin):
+class SQLiteStore(
+    BanksMixin, MemoriesMixin, MentalModelsMixin, SearchMixin, OperationsMixin, DocumentsMixin, ApiKeysQueries
+):
     """The embedded store. ``path`` is a file path or ``":memory:"`` (one shared connection)."""

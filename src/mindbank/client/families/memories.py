@@ -1,0 +1,133 @@
+"""Client methods over a bank's memories: ``retain``, ``recall``, ``reflect``, ``list_tags``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, Literal
+
+from mindbank.client._wire import Budget, Request, bank_path, clean, endpoint, iso_time, listed
+from mindbank.client.models import RecallResponse, ReflectResponse, RetainResponse, TagList
+
+
+class MemoryMethods:
+    """``retain``, ``recall``, ``reflect`` and ``list_tags``."""
+
+    @endpoint
+    def retain(
+        self,
+        bank_id: str,
+        content: str | None = None,
+        *,
+        items: Sequence[Mapping[str, Any]] | None = None,
+        tags: Sequence[str] | None = None,
+        context: str | None = None,
+        timestamp: str | datetime | None = None,
+        metadata: Mapping[str, str] | None = None,
+        document_id: str | None = None,
+        async_: bool = False,
+    ) -> Request[RetainResponse]:
+        """Store ``content`` (or a batch of ``items``: dicts with the HTTP item fields). ``async_`` queues the work
+        and returns its ``operation_id``. Raises ``ValueError`` unless exactly one of content/items is given."""
+        if (content is None) == (items is None):
+            raise ValueError("pass either content or items")
+        if items is None:
+            items = [
+                clean(
+                    {
+                        "content": content,
+                        "tags": listed(tags, keep_empty=True),
+                        "context": context,
+                        "timestamp": iso_time(timestamp),
+                        "metadata": dict(metadata) if metadata is not None else None,
+                        "document_id": document_id,
+                    }
+                )
+            ]
+        body = {
+            "items": [{k: iso_time(v) if k == "timestamp" else v for k, v in i.items()} for i in items],
+            "async": async_,
+        }
+        return Request("POST", f"{bank_path(bank_id)}/memories", RetainResponse.model_validate, json=body)
+
+    @endpoint
+    def recall(
+        self,
+        bank_id: str,
+        query: str,
+        *,
+        types: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        tags_match: str | None = None,
+        max_tokens: int | None = None,
+        budget: Budget | None = None,
+        tag_groups: Sequence[Mapping[str, Any]] | None = None,
+        min_scores: Mapping[str, float] | None = None,
+        temporal_window: tuple[str | datetime, str | datetime] | None = None,
+        prefer_observations: bool | None = None,
+    ) -> Request[RecallResponse]:
+        """Search memories (semantic + keyword); ``results`` best first. ``min_scores``: floors on ``semantic``,
+        ``keyword`` and ``final``; ``temporal_window``: ``(start, end)``, memories dated inside rank higher."""
+        window = None
+        if temporal_window is not None:
+            window = {"start": iso_time(temporal_window[0]), "end": iso_time(temporal_window[1])}
+        body = clean(
+            {
+                "query": query,
+                "types": listed(types),
+                "tags": listed(tags),
+                "tags_match": tags_match,
+                "max_tokens": max_tokens,
+                "budget": budget,
+                "tag_groups": None if tag_groups is None else [dict(g) for g in tag_groups],
+                "min_scores": None if min_scores is None else dict(min_scores),
+                "temporal_window": window,
+                "prefer_observations": prefer_observations,
+            }
+        )
+        return Request("POST", f"{bank_path(bank_id)}/memories/recall", RecallResponse.model_validate, json=body)
+
+    @endpoint
+    def reflect(
+        self,
+        bank_id: str,
+        query: str,
+        *,
+        budget: Budget | None = None,
+        max_tokens: int | None = None,
+        tags: Sequence[str] | None = None,
+        tags_match: str | None = None,
+        include_facts: bool = False,
+        response_schema: Mapping[str, Any] | None = None,
+        fact_types: Sequence[str] | None = None,
+        exclude_mental_models: bool | None = None,
+    ) -> Request[ReflectResponse]:
+        """Answer ``query`` from the bank (``POST /reflect``); ``include_facts`` adds ``based_on``."""
+        body = clean(
+            {
+                "query": query,
+                "budget": budget,
+                "max_tokens": max_tokens,
+                "tags": listed(tags),
+                "tags_match": tags_match,
+                "include": {"facts": {}} if include_facts else None,
+                "response_schema": dict(response_schema) if response_schema is not None else None,
+                "fact_types": listed(fact_types),
+                "exclude_mental_models": exclude_mental_models,
+            }
+        )
+        return Request("POST", f"{bank_path(bank_id)}/reflect", ReflectResponse.model_validate, json=body)
+
+    @endpoint
+    def list_tags(
+        self,
+        bank_id: str,
+        *,
+        q: str | None = None,
+        source: Literal["memories", "mental_models"] = "memories",
+        limit: int = 100,
+        offset: int = 0,
+    ) -> Request[TagList]:
+        """Tags in use with counts, most used first; ``q`` filters with ``*`` wildcards."""
+        params = clean({"q": q, "source": source, "limit": limit, "offset": offset})
+        return Request("GET", f"{bank_path(bank_id)}/tags", TagList.model_validate, params=params)

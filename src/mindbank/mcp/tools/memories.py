@@ -1,0 +1,93 @@
+"""Memory tools: retain, recall, reflect."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from mindbank.domain.records import FactType
+from mindbank.domain.tags import TagsMatch
+from mindbank.mcp.tools.common import BankId, TagList, ToolFamily, ToolInputError, jsonable
+from mindbank.wire.items import retain_item
+from mindbank.wire.shapes import recall_result
+
+
+class MemoryTools(ToolFamily):
+    """Memory tools: retain, recall, reflect."""
+
+    TOOLS = ("retain", "recall", "reflect")
+    READS = frozenset({"recall", "reflect"})
+
+    def retain(
+        self,
+        content: Annotated[str, Field(description="Text to remember (a message, a note, a document).", min_length=1)],
+        context: Annotated[str | None, Field(description="Where the content comes from, e.g. 'chat'.")] = None,
+        timestamp: Annotated[str | None, Field(description="When it was said, ISO-8601 (default: now).")] = None,
+        tags: TagList = None,
+        metadata: Annotated[dict[str, str] | None, Field(description="String key/value metadata.")] = None,
+        document_id: Annotated[str | None, Field(description="Re-using an id replaces that document.")] = None,
+        async_processing: Annotated[bool, Field(description="Queue the work and return an operation id.")] = False,
+        *,
+        bank_id: BankId,
+    ) -> dict[str, Any]:
+        """Store a memory in the bank (created if missing).
+
+        Returns {success, status: "stored", bank_id, items_count, memory_ids} or, with async_processing,
+        {success, status: "accepted", bank_id, items_count, operation_id}.
+        """
+        item = retain_item(
+            content, timestamp=timestamp, context=context, metadata=metadata, document_id=document_id, tags=tags
+        )
+        result = self.mb.retain(bank_id, [item], async_=async_processing)
+        base = {"success": True, "bank_id": bank_id, "items_count": result.items_count}
+        if async_processing:
+            return {**base, "status": "accepted", "operation_id": result.operation_id}
+        return {**base, "status": "stored", "memory_ids": result.memory_ids}
+
+    def recall(
+        self,
+        query: Annotated[str, Field(description="What to look for, in natural language.", min_length=1)],
+        max_tokens: Annotated[int, Field(ge=1, description="Budget of returned fact text in tokens.")] = 4096,
+        types: Annotated[list[FactType] | None, Field(description="Fact types to search (default all).")] = None,
+        tags: TagList = None,
+        tags_match: Annotated[TagsMatch, Field(description="How tags filter memories.")] = "any",
+        limit: Annotated[int | None, Field(ge=1, description="At most this many results.")] = None,
+        *,
+        bank_id: BankId,
+    ) -> dict[str, Any]:
+        """Search the bank's memories (semantic + keyword), best first.
+
+        Returns {results: [{id, text, type, context, tags, occurred_start, mentioned_at, document_id, scores, ...}]}.
+        """
+        if not query.strip():
+            raise ToolInputError("query must not be blank")
+        hits = self.mb.recall(
+            bank_id, query, types=types, tags=tags or (), tags_match=tags_match, max_tokens=max_tokens, limit=limit
+        )
+        return {"results": [recall_result(h) for h in hits]}
+
+    def reflect(
+        self,
+        query: Annotated[str, Field(description="The question to answer from the bank's memory.", min_length=1)],
+        budget: Annotated[Literal["low", "mid", "high"], Field(description="How hard to search.")] = "low",
+        max_tokens: Annotated[int, Field(ge=1, description="Target answer length in tokens.")] = 4096,
+        tags: TagList = None,
+        tags_match: Annotated[TagsMatch, Field(description="How tags filter memories.")] = "any",
+        include_facts: Annotated[bool, Field(description="Also return the memories the answer rests on.")] = False,
+        *,
+        bank_id: BankId,
+    ) -> dict[str, Any]:
+        """Answer a question from the bank's mental models and memories (mental models first, then observations,
+        then raw facts).
+
+        Returns {text, based_on (with include_facts), structured_output, usage, ...} as the HTTP reflect endpoint does.
+        """
+        reflect = getattr(self.mb, "reflect", None)
+        if reflect is None:  # registered only when the engine has reflect; kept defensive for direct callers
+            raise ToolInputError("reflect is not available on this server")
+        result = reflect(
+            bank_id, query, budget=budget, max_tokens=max_tokens, tags=tags or (), tags_match=tags_match,
+            include_facts=include_facts,
+        )  # fmt: skip
+        return jsonable(result)

@@ -1,0 +1,210 @@
+"""Jobs: the operation handlers (retain, consolidation, refresh), the cron tick, and the automatic-refresh policy.
+
+The worker calls :meth:`Jobs.handlers`; the scheduler calls :meth:`Jobs.scheduler_tick`. A refresh handler resolves
+settings (trigger > bank > environment), parks an automatic refresh inside its minimum interval or its failure
+backoff, refuses it when the policy says so (breakers, empty scope, budgets: ``service/governance.py``), runs the
+engine's plan and persist with what it spent, and shapes the operation result. Exhausted transient retries of a
+refresh become a recorded failure (:meth:`Jobs.record_exhausted`, the worker's hook). Spec: "Automatic Refresh",
+"Rate-limiting automatic refreshes"; issue 14.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from mindbank.domain.records import MentalModel, Operation
+from mindbank.domain.timeutil import to_iso
+from mindbank.engine.consolidate.rounds import consolidate_round
+from mindbank.engine.refresh.plan import TRANSIENT, RefreshPlan, RefreshSettings, newer
+from mindbank.engine.refresh.staleness import mark_stale
+from mindbank.engine.refresh.triggers import cron_due, park_until
+from mindbank.service.governance import metering
+from mindbank.service.job_events import observed
+from mindbank.service.memories import item_from_json
+from mindbank.service.tracing import llm_call_context
+from mindbank.worker.runner import Deferred, PermanentFailure
+
+if TYPE_CHECKING:
+    from mindbank.service.facade import MindBank
+
+
+MAX_CONSOLIDATION_ROUNDS = 10
+
+
+class Jobs:
+    """What the worker and the scheduler run for one :class:`~mindbank.service.facade.MindBank`: the handlers of
+    ``batch_retain``, ``consolidation`` and ``refresh_mental_model`` operations, the cron tick, and the
+    automatic-refresh policy (submit only stale models the governance policy allows, park inside the minimum
+    interval and the failure backoff)."""
+
+    def __init__(self, mb: MindBank) -> None:
+        self.mb = mb
+
+    def handlers(self) -> dict[str, Callable[[Operation], dict[str, Any]]]:
+        """Operation type -> handler, each running with its LLM calls attributed to the operation (tracing)."""
+        raw = {
+            "batch_retain": self.run_retain,
+            "refresh_mental_model": self.run_refresh,
+            "consolidation": self.run_consolidation,
+            "reprocess_document": self.mb.run_reprocess,
+            "webhook_delivery": self.mb.run_webhook_delivery,
+        }
+        # observed: the events of finished operations (webhooks, metrics: service/job_events.py)
+        return {kind: self.in_llm_context(observed(self.mb, kind, handler)) for kind, handler in raw.items()}
+
+    def run_retain(self, op: Operation) -> dict[str, Any]:
+        items = [item_from_json(d) for d in op.payload["items"]]
+        result = self.mb.retain(op.bank_id, items)
+        return {"items_count": len(items), "unit_ids_count": len(result.memory_ids)}
+
+    def run_consolidation(self, op: Operation) -> dict[str, Any]:
+        scopes = op.payload.get("observation_scopes") or self.mb.settings.observation_scopes
+        totals = {"created": 0, "updated": 0, "consolidated": 0}
+        for _ in range(MAX_CONSOLIDATION_ROUNDS):
+            done = consolidate_round(self.mb.store, op.bank_id, consolidator=self.mb.consolidator, scopes=scopes)
+            totals = {k: totals[k] + getattr(done, k) for k in totals}
+            if not done.more:
+                break
+        else:
+            # a long backlog: hand the rest to a fresh operation instead of holding the worker
+            self.mb.consolidate(op.bank_id, observation_scopes=scopes)
+            return {**totals, "continued": True}
+        totals["refreshes_submitted"] = len(self.refresh_after_consolidation(op.bank_id))
+        return totals
+
+    def refresh_after_consolidation(self, bank_id: str) -> list[str]:
+        """Submit automatic refreshes of the bank's ``refresh_after_consolidation`` models that are stale."""
+        models = self.mb.store.list_models_with_trigger("refresh_after_consolidation", bank_id=bank_id)
+        mark_stale(self.mb.store, bank_id, models)
+        return [op for m in models if m.is_stale and (op := self.submit_automatic_refresh(m)) is not None]
+
+    def submit_automatic_refresh(self, model: MentalModel) -> str | None:
+        """An automatic refresh (coalesced; parked by the worker inside the rate limit or the failure backoff); None
+        when the policy refuses it (a breaker open, an empty scope unchanged, a budget spent: the last recorded)."""
+        now = self.mb.clock()
+        verdict = self.mb.governance.verdict(model, now)
+        if verdict.action == "refuse":
+            self.mb.governance.record_refusal(model, verdict, now)
+            return None
+        return self.mb.refresh_mental_model(model.bank_id, model.id, automatic=True)
+
+    def scheduler_tick(self, now: datetime | None = None) -> list[str]:
+        """Refresh every ``refresh_cron`` model whose schedule fired since its last refresh AND that is stale; a
+        fresh model is skipped without any synthesis. Safe to run in several processes at once (submissions
+        coalesce). Returns the operation ids submitted."""
+        now = now or self.mb.clock()
+        due = [m for m in self.mb.store.list_models_with_trigger("refresh_cron") if cron_due(m, now)]
+        submitted: list[str] = []
+        for bank_id in sorted({m.bank_id for m in due}):
+            models = [m for m in due if m.bank_id == bank_id]
+            mark_stale(self.mb.store, bank_id, models)
+            submitted += [op for m in models if m.is_stale and (op := self.submit_automatic_refresh(m)) is not None]
+        return submitted
+
+    def refresh_settings(self, bank_id: str) -> RefreshSettings:
+        bank = self.mb.store.get_bank(bank_id)
+        config = {} if bank is None else bank.config
+
+        def setting(key: str) -> Any:
+            return self.mb.resolved_setting(bank_id, key, bank_config=config)
+
+        return RefreshSettings(
+            recall_max_tokens=setting("recall_max_tokens"),
+            recall_candidates=self.mb.settings.recall_candidates,
+            include_chunks=setting("recall_include_chunks"),
+            recall_chunks_max_tokens=setting("recall_chunks_max_tokens"),
+            history_enabled=self.mb.settings.enable_mental_model_history,
+            history_cap=self.mb.settings.mental_model_history_max_entries,
+            relevance_threshold=setting("refresh_relevance_threshold"),
+        )
+
+    def run_refresh(self, op: Operation) -> dict[str, Any]:
+        model_id = op.payload["mental_model_id"]
+        model = self.mb.store.get_mental_model(op.bank_id, model_id)
+        if model is None:
+            raise PermanentFailure(f"mental model '{model_id}' no longer exists")
+        governance = self.mb.governance
+        if op.payload.get("automatic"):
+            now = self.mb.clock()
+            interval = self.mb.resolved_setting(op.bank_id, "mental_model_min_refresh_interval_seconds", model.trigger)
+            due = park_until(model, interval, now)
+            if due is not None:
+                raise Deferred(due, "inside the model's minimum refresh interval")
+            verdict = governance.verdict(model, now)
+            if verdict.action == "park" and verdict.until is not None:
+                raise Deferred(verdict.until, "backing off after a failed refresh")
+            if verdict.action == "refuse":
+                governance.record_refusal(model, verdict, now)
+                details = {"mental_model_id": model_id, "name": model.name, "outcome": verdict.reason, "refused": True}
+                raise PermanentFailure(
+                    f"{verdict.reason}: automatic refresh refused", {**details, **(verdict.detail or {})}
+                )
+        settings = self.refresh_settings(op.bank_id)
+        with metering() as meter:
+            try:
+                plan = self.mb.refresher.plan(
+                    model, settings, mode=op.payload.get("mode"), automatic=bool(op.payload.get("automatic"))
+                )
+            except TRANSIENT:
+                # the worker retries; the calls this attempt made are spent all the same
+                spend = governance.spend_record(model, meter, None, self.mb.clock())
+                if spend.llm_calls:
+                    self.mb.store.add_refresh_spend(spend)
+                raise
+        spend = governance.spend_record(model, meter, plan, self.mb.clock())
+        self.mb.refresher.persist(plan, settings, spend=spend)
+        result = {
+            "mental_model_id": model_id,
+            "name": model.name,
+            "outcome": plan.outcome,
+            "effective_mode": plan.effective_mode,
+            "mode_fallback_reason": plan.mode_fallback_reason,
+            "content_len": len(plan.content),
+            "facts_retrieved": len(plan.retrieved),
+            "facts_used": len(plan.used_ids),
+            "delta_ops_applied": len(plan.applied),
+            "delta_ops_skipped": len(plan.skipped),
+            "carried_over": len(plan.carried_over),
+            "last_memory_seen_at": to_iso(newer(plan.watermark, model.last_memory_seen_at)),
+            "llm_model": meter.model,
+            "spend": governance.spend_view(spend),
+        }
+        if plan.failed:
+            raise PermanentFailure(
+                plan.error_message or plan.failure_reason or "refresh failed",
+                {**result, "failure_reason": plan.failure_reason},
+            )
+        return result
+
+    def record_exhausted(self, op: Operation, exc: BaseException) -> dict[str, Any] | None:
+        """The worker's hook when an operation's transient retries are spent. For a refresh it is a recorded failure
+        (issue 14): ``last_refresh_failed_at`` stamped, a failure history row, outcome ``refresh_failed_error`` with
+        reason ``provider_unavailable`` and the backoff and breaker counting it; content, watermark and
+        ``last_refreshed_at`` unchanged. Returns the operation result (None for other operation types)."""
+        if op.operation_type != "refresh_mental_model":
+            return None
+        model = self.mb.store.get_mental_model(op.bank_id, op.payload["mental_model_id"])
+        if model is None:
+            return None
+        mode = op.payload.get("mode") or model.trigger.get("mode") or "full"
+        plan = RefreshPlan(model=model, requested_mode=mode, effective_mode=mode, engine=self.mb.synthesizer.name)
+        plan.fail("refresh_failed_error", "provider_unavailable", f"transient failures outlasted the retries: {exc}")
+        self.mb.refresher.persist(plan, self.refresh_settings(op.bank_id))
+        return {
+            "mental_model_id": model.id,
+            "name": model.name,
+            "outcome": plan.outcome,
+            "failure_reason": plan.failure_reason,
+            "retries": op.retry_count,
+        }
+
+    def in_llm_context(self, handler: Callable[[Operation], dict[str, Any]]) -> Callable[[Operation], dict[str, Any]]:
+        """``handler`` with its LLM calls attributed to the operation it runs (LLM request tracing)."""
+
+        def run(op: Operation) -> dict[str, Any]:
+            with llm_call_context(op.bank_id, op.id):
+                return handler(op)
+
+        return run

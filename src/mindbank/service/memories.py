@@ -1,0 +1,333 @@
+"""Memories: retain (sync and queued), recall, list/get/edit/delete, tags, and queuing consolidation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from mindbank.domain.document import count_tokens
+from mindbank.domain.document.model import clip_tokens
+from mindbank.domain.limits import (
+    check_metadata,
+    check_offset,
+    check_retain_items,
+    check_tags,
+    check_text,
+    check_token_budget,
+)
+from mindbank.domain.records import FactType, MemoryUnit, RetainItem, ScoredMemory
+from mindbank.domain.tags import TagsMatch, freeze_groups, normalize_tags, validate_tag_groups
+from mindbank.domain.timeutil import parse_timestamp, to_iso, utcnow
+from mindbank.engine.consolidate.plan import ObservationScopes
+from mindbank.engine.recall import RecallRequest, Retriever, recall
+from mindbank.engine.retain.extractive import prepare_documents
+from mindbank.errors import InvalidInputError, NotFoundError
+from mindbank.service.core import ServiceCore
+from mindbank.service.events import ServiceEvent
+from mindbank.service.tracing import current_operation_id
+from mindbank.store.base import MemoryFilter
+
+
+@dataclass(frozen=True, slots=True)
+class RetainResult:
+    """Outcome of a retain: item count, and either the new memory ids (sync) or the queued operation id (async)."""
+
+    bank_id: str
+    items_count: int
+    operation_id: str | None
+    memory_ids: list[str]
+
+
+def item_to_json(item: RetainItem) -> dict[str, Any]:
+    return {
+        "content": item.content,
+        "timestamp": to_iso(item.timestamp),
+        "context": item.context,
+        "metadata": item.metadata,
+        "document_id": item.document_id,
+        "tags": list(item.tags),
+        "update_mode": item.update_mode,
+    }
+
+
+def item_from_json(data: dict[str, Any]) -> RetainItem:
+    return RetainItem(
+        content=data["content"],
+        timestamp=parse_timestamp(data.get("timestamp")),
+        context=data.get("context"),
+        metadata=data.get("metadata") or {},
+        document_id=data.get("document_id"),
+        tags=tuple(data.get("tags") or ()),
+        update_mode=data.get("update_mode") or "replace",
+    )
+
+
+def retain_event(
+    bank_id: str, document_ids: Sequence[str], memory_ids: Sequence[Sequence[str]], operation_id: str | None
+) -> ServiceEvent:
+    """``retain.completed`` for one retain: its documents and how many memories they yielded (``document_id``:
+    the first document, as the reference's single-document retains carry it)."""
+    return ServiceEvent(
+        "retain.completed",
+        bank_id,
+        {
+            "document_id": document_ids[0] if document_ids else None,
+            "document_ids": list(document_ids),
+            "items_count": len(document_ids),
+            "memory_unit_count": sum(len(i) for i in memory_ids),
+        },
+        operation_id=operation_id,
+    )
+
+
+# recall's ``budget``: the share of MINDBANK_RECALL_CANDIDATES each retriever contributes
+BUDGET_CANDIDATES: dict[str, float] = {"low": 0.5, "mid": 1.0, "high": 2.0}
+SCORE_FLOORS = {"semantic": "min_semantic", "keyword": "min_keyword", "final": "min_final"}
+
+
+def _score_floors(min_scores: Mapping[str, float | None] | None) -> dict[str, float]:
+    """The engine's floors from a ``min_scores`` mapping. Raises :class:`InvalidInputError` naming a floor on a
+    score mindbank does not compute (``reranker``: it has no cross-encoder) or an unknown one."""
+    floors: dict[str, float] = {}
+    for name, value in (min_scores or {}).items():
+        if value is None:
+            continue
+        if name == "reranker":
+            raise InvalidInputError(
+                "min_scores.reranker", "mindbank computes no reranker score (no cross-encoder); use final"
+            )
+        if name not in SCORE_FLOORS:
+            raise InvalidInputError(f"min_scores.{name}", f"unknown score; one of {', '.join(SCORE_FLOORS)}")
+        floors[SCORE_FLOORS[name]] = float(value)
+    return floors
+
+
+class MemoriesService(ServiceCore):
+    """Memory methods of :class:`~mindbank.service.facade.MindBank`."""
+
+    _extract_facts: Callable[..., Any] | None
+
+    def retain(self, bank_id: str, items: Sequence[RetainItem], *, async_: bool = False) -> RetainResult:
+        """Store ``items`` in the bank (created if missing).
+
+        Synchronous retains extract, embed and commit all items in one transaction before returning; ``async_``
+        queues a ``batch_retain`` operation and returns its id at once. Raises :class:`InvalidInputError` for an
+        empty list or blank content (nothing is written).
+        """
+        self._check_bank_id(bank_id)
+        check_retain_items(items, self.limits)
+        if async_:
+            op_id = self._submit(bank_id, "batch_retain", {"items": [item_to_json(i) for i in items]})
+            return RetainResult(bank_id, len(items), op_id, [])
+        documents = prepare_documents(items, self.embedder, now=utcnow(), extract=self._extract_facts)
+        ids = self.store.write_documents(bank_id, documents)
+        if self.settings.enable_auto_consolidation:
+            self.consolidate(bank_id)
+        self.events.emit(retain_event(bank_id, [d.document_id for d in documents], ids, current_operation_id()))
+        return RetainResult(bank_id, len(items), None, [i for doc in ids for i in doc])
+
+    def recall(
+        self,
+        bank_id: str,
+        query: str,
+        *,
+        types: Sequence[FactType] | None = None,
+        tags: Sequence[str] = (),
+        tags_match: TagsMatch = "any",
+        max_tokens: int = 4096,
+        limit: int | None = None,
+        retriever: Retriever = "hybrid",
+        tag_groups: list[dict[str, Any]] | None = None,
+        budget: Literal["low", "mid", "high"] = "mid",
+        min_scores: Mapping[str, float | None] | None = None,
+        temporal_window: tuple[datetime, datetime] | None = None,
+        prefer_observations: bool = False,
+    ) -> list[ScoredMemory]:
+        """Hybrid recall over the bank (``engine/recall.py``), best first.
+
+        ``tag_groups``: the reference's boolean tag filter, AND-ed with ``tags``. ``budget``: how many candidates
+        each retriever contributes (low: half of ``MINDBANK_RECALL_CANDIDATES``, mid: all, high: twice).
+        ``min_scores``: floors on the scores mindbank computes, ``semantic`` (cosine), ``keyword`` (BM25) and
+        ``final``. ``temporal_window``: ``(start, end)``, memories dated inside rank higher (not a filter).
+        ``prefer_observations``: an observation replaces the raw facts it was built from.
+
+        Raises :class:`NotFoundError` if the bank does not exist, :class:`InvalidInputError` for a query, tags or
+        budget past the limits, a bad tag group, a floor on a score mindbank does not compute (``reranker``) or
+        a window that ends before it starts.
+        """
+        self._require_bank(bank_id)
+        check_text(query, "query", self.limits.max_query_chars, blank_ok=False)
+        check_tags(tags, self.limits)
+        check_token_budget(max_tokens, "max_tokens", self.limits)
+        floors = _score_floors(min_scores)
+        if temporal_window is not None and temporal_window[0] > temporal_window[1]:
+            raise InvalidInputError("temporal_window", "start must not be after end")
+        try:
+            groups = None if not tag_groups else freeze_groups(validate_tag_groups(tag_groups))
+        except ValueError as exc:
+            raise InvalidInputError("tag_groups", str(exc)) from exc
+        flt = MemoryFilter(
+            fact_types=tuple(types) if types else None,
+            tags=normalize_tags(tags),
+            tags_match=tags_match,
+            tag_groups=groups,
+        )
+        request = RecallRequest(
+            query=query, filter=flt, max_tokens=max_tokens, limit=limit, retriever=retriever, **floors,
+            window=temporal_window, prefer_observations=prefer_observations,
+        )  # fmt: skip
+        candidates = max(1, round(self.settings.recall_candidates * BUDGET_CANDIDATES[budget]))
+        return recall(self.store, self.embedder, bank_id, request, candidates=candidates)
+
+    def recall_sources(
+        self,
+        bank_id: str,
+        hits: Sequence[ScoredMemory],
+        *,
+        chunks_max_tokens: int | None = None,
+        source_facts_max_tokens: int | None = None,
+        source_facts_per_observation: int = -1,
+    ) -> tuple[dict[str, dict[str, Any]] | None, dict[str, MemoryUnit] | None, bool]:
+        """What recall's ``include`` asks beside the results: ``(chunks, source facts, truncated)``.
+
+        ``chunks`` (with ``chunks_max_tokens``): the chunk each result was extracted from, keyed by chunk id, in
+        result order, ``{id, text, chunk_index, truncated}``, texts cut to the budget. ``source facts`` (with
+        ``source_facts_max_tokens``, -1 unlimited): the facts each observation result was built from, keyed by id,
+        at most ``source_facts_per_observation`` tokens per observation (-1 unlimited); ``truncated`` says the
+        budget cut the map short. Both None when not asked."""
+        chunks = None if chunks_max_tokens is None else self._recall_chunks(bank_id, hits, chunks_max_tokens)
+        if source_facts_max_tokens is None:
+            return chunks, None, False
+        facts, truncated = self._source_facts(bank_id, hits, source_facts_max_tokens, source_facts_per_observation)
+        return chunks, facts, truncated
+
+    def _recall_chunks(self, bank_id: str, hits: Sequence[ScoredMemory], budget: int) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        left = budget
+        for source in self.store.memory_sources(bank_id, [h.memory.id for h in hits], documents=False):
+            if source.chunk_id is None or source.chunk_text is None or source.chunk_id in out or left <= 0:
+                continue
+            text, truncated = clip_tokens(source.chunk_text, left)
+            left -= count_tokens(text)
+            out[source.chunk_id] = {
+                "id": source.chunk_id,
+                "text": text,
+                "chunk_index": source.chunk_index or 0,
+                "truncated": truncated,
+            }
+        return out
+
+    def _source_facts(
+        self, bank_id: str, hits: Sequence[ScoredMemory], budget: int, per_observation: int
+    ) -> tuple[dict[str, MemoryUnit], bool]:
+        wanted = [i for h in hits if h.memory.fact_type == "observation" for i in h.memory.source_memory_ids or ()]
+        found = {m.id: m for m in self.store.get_memories(bank_id, list(dict.fromkeys(wanted)))}
+        out: dict[str, MemoryUnit] = {}
+        used, truncated = 0, False
+        for hit in hits:
+            spent = 0
+            for fact_id in hit.memory.source_memory_ids or () if hit.memory.fact_type == "observation" else ():
+                fact = found.get(fact_id)
+                if fact is None or fact_id in out:
+                    continue
+                cost = count_tokens(fact.text)
+                if (budget >= 0 and used + cost > budget) or (per_observation >= 0 and spent + cost > per_observation):
+                    truncated = truncated or (budget >= 0 and used + cost > budget)
+                    continue
+                out[fact_id] = fact
+                used += cost
+                spent += cost
+        return out, truncated
+
+    def list_memories(
+        self,
+        bank_id: str,
+        *,
+        types: Sequence[FactType] | None = None,
+        tags: Sequence[str] = (),
+        tags_match: TagsMatch = "any",
+        query: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+        document_id: str | None = None,
+    ) -> tuple[list[MemoryUnit], int]:
+        """A page of memories (newest write first; drawn from ``document_id`` when given) and the total. Raises
+        :class:`NotFoundError` for a bank, :class:`InvalidInputError` for tags, a query or an offset past the
+        limits."""
+        self._require_bank(bank_id)
+        check_tags(tags, self.limits)
+        check_offset(offset, limits=self.limits)
+        if query is not None:
+            check_text(query, "q", self.limits.max_query_chars)
+        flt = MemoryFilter(fact_types=tuple(types) if types else None, tags=normalize_tags(tags), tags_match=tags_match)
+        return self.store.list_memories(bank_id, flt, query=query, limit=limit, offset=offset, document_id=document_id)
+
+    def get_memory(self, bank_id: str, memory_id: str) -> MemoryUnit:
+        """One memory. Raises :class:`NotFoundError`."""
+        found = self.store.get_memories(bank_id, [memory_id])
+        if not found:
+            raise NotFoundError(f"Memory '{memory_id}' not found in bank '{bank_id}'")
+        return found[0]
+
+    def update_memory(
+        self,
+        bank_id: str,
+        memory_id: str,
+        *,
+        text: str | None = None,
+        context: str | None = None,
+        tags: Sequence[str] | None = None,
+        metadata: dict[str, str] | None = None,
+    ) -> MemoryUnit:
+        """Edit a fact's text (re-embedded), context, tags or metadata. An edit is a memory write: models whose scope
+        the fact is in (before or after a tag change) go stale, and the fact is consolidated again. Observations are
+        derived and cannot be edited. Raises :class:`NotFoundError`, :class:`InvalidInputError`."""
+        memory = self.get_memory(bank_id, memory_id)
+        if memory.fact_type == "observation":
+            raise InvalidInputError("memory_id", "observations are derived from facts and cannot be edited")
+        if text is not None:
+            check_text(text, "text", self.limits.max_content_chars, blank_ok=False)
+        if context is not None:
+            check_text(context, "context", self.limits.max_text_chars)
+        if tags is not None:
+            check_tags(tags, self.limits)
+        if metadata is not None:
+            check_metadata(metadata, self.limits)
+        embedding = None if text is None else self.embedder.embed([text.strip()])[0]
+        self.store.update_memory(
+            bank_id, memory_id, text=None if text is None else text.strip(), embedding=embedding, context=context,
+            tags=None if tags is None else normalize_tags(tags), metadata=metadata,
+        )  # fmt: skip
+        if self.settings.enable_auto_consolidation:
+            self.consolidate(bank_id)
+        return self.get_memory(bank_id, memory_id)
+
+    def delete_memory(self, bank_id: str, memory_id: str) -> None:
+        """Delete one memory from every index. A deletion is a write: models citing it become stale, and (with
+        auto-consolidation) a consolidation is queued, which detaches it from the observations it supported.
+        Raises :class:`NotFoundError`."""
+        if not self.store.delete_memory(bank_id, memory_id):
+            raise NotFoundError(f"Memory '{memory_id}' not found in bank '{bank_id}'")
+        if self.settings.enable_auto_consolidation:
+            self.consolidate(bank_id)
+
+    def list_tags(
+        self, bank_id: str, *, source: Literal["memories", "mental_models"] = "memories", pattern: str | None = None,
+        limit: int = 100, offset: int = 0,
+    ) -> tuple[list[tuple[str, int]], int]:  # fmt: skip
+        """Tags in use with counts, most used first; ``pattern`` supports ``*`` wildcards."""
+        self._check_bank_id(bank_id)
+        check_offset(offset, limits=self.limits)
+        if pattern is not None:
+            check_text(pattern, "q", self.limits.max_text_chars)
+        return self.store.list_tags(bank_id, source=source, pattern=pattern, limit=limit, offset=offset)
+
+    def consolidate(self, bank_id: str, *, observation_scopes: ObservationScopes | None = None) -> tuple[str, bool]:
+        """Queue a consolidation of the bank's pending facts (at most one pending per bank: a second request
+        returns the queued one). Returns ``(operation_id, deduplicated)``."""
+        payload: dict[str, Any] = {"observation_scopes": observation_scopes or self.settings.observation_scopes}
+        op, deduplicated = self.store.submit_coalesced(self._new_operation(bank_id, "consolidation", payload))
+        self.worker.wake()
+        return op.id, deduplicated

@@ -1,0 +1,345 @@
+"""Mental models: create, read (with staleness), list, patch, delete, clear, revert, scope preview, history,
+dry run, and queuing refreshes. Spec: the Mental Models page, section by section.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from mindbank.domain.document import parse_markdown, render_markdown
+from mindbank.domain.governance import RefreshState
+from mindbank.domain.history import version_entry
+from mindbank.domain.limits import (
+    DEFAULT_MAX_TOKENS,
+    MAX_MODEL_ID_CHARS,
+    MAX_NAME_CHARS,
+    MODEL_ID_PATTERN,
+    check_max_tokens,
+    check_offset,
+    check_tags,
+    check_text,
+    scan_json,
+)
+from mindbank.domain.records import FACT_TYPES, MentalModel
+from mindbank.domain.scope import model_scope
+from mindbank.domain.tags import normalize_tags
+from mindbank.domain.timeutil import parse_timestamp, to_iso, utcnow
+from mindbank.domain.trigger import MentalModelTrigger, merge_trigger
+from mindbank.engine.refresh.dry_run import dry_run_result
+from mindbank.engine.refresh.plan import DRY_RUN_OUTCOMES, reference_outcome
+from mindbank.engine.refresh.runner import RefreshRunner
+from mindbank.engine.refresh.staleness import mark_stale
+from mindbank.errors import ConflictError, InvalidInputError, NotFoundError, RefreshPreviewError
+from mindbank.service.core import ServiceCore
+from mindbank.store.base import AlreadyExists
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"])
+    return f"{where}: {err['msg']}" if where else err["msg"]
+
+
+def _trigger(data: dict[str, Any]) -> MentalModelTrigger:
+    """A trigger from a dict: NUL characters and 64-bit overflow anywhere in it (tag groups, a response schema) are
+    refused before pydantic reads it, as the HTTP body guard refuses them. Raises :class:`InvalidInputError`."""
+    problem = scan_json(data)
+    if problem is not None:
+        raise InvalidInputError(".".join(["trigger", *map(str, problem[0])]), problem[2])
+    try:
+        return MentalModelTrigger.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidInputError("trigger", _first_error(exc)) from exc
+
+
+class MentalModelsService(ServiceCore):
+    """Mental-model methods of :class:`~mindbank.service.facade.MindBank`."""
+
+    refresher: RefreshRunner
+
+    def create_mental_model(
+        self,
+        bank_id: str,
+        *,
+        name: str,
+        source_query: str,
+        id: str | None = None,
+        tags: Sequence[str] = (),
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        trigger: MentalModelTrigger | dict[str, Any] | None = None,
+    ) -> tuple[str, str]:
+        """Create a model (bank auto-created) and queue its first refresh; returns ``(model_id, operation_id)``.
+
+        Raises :class:`InvalidInputError` (blank name/query, bad id, max_tokens outside 256–8192) and
+        :class:`ConflictError` when ``id`` is taken.
+        """
+        self._check_bank_id(bank_id)
+        check_text(name, "name", MAX_NAME_CHARS, blank_ok=False)
+        check_text(source_query, "source_query", self.limits.max_query_chars, blank_ok=False)
+        check_tags(tags, self.limits)
+        if id is not None and (len(id) > MAX_MODEL_ID_CHARS or not MODEL_ID_PATTERN.match(id)):
+            raise InvalidInputError("id", "must match ^[a-z0-9][a-z0-9-]*$ (lowercase letters, digits, hyphens)")
+        check_max_tokens(max_tokens)
+        trig = trigger if isinstance(trigger, MentalModelTrigger) else _trigger(trigger or {})
+        now = utcnow()
+        model = MentalModel(
+            id=id or f"mm-{uuid.uuid4().hex}",
+            bank_id=bank_id,
+            name=name.strip(),
+            source_query=source_query.strip(),
+            content="",
+            tags=normalize_tags(tags),
+            max_tokens=max_tokens,
+            trigger=trig.model_dump(),
+            structured_document=None,
+            reflect_response=None,
+            last_refreshed_at=now,
+            last_memory_seen_at=None,
+            last_refreshed_source_query=None,
+            last_refresh_failed_at=None,
+            last_full_refreshed_at=None,
+            created_at=now,
+        )
+        try:
+            self.store.insert_mental_model(model)
+        except AlreadyExists as exc:
+            raise ConflictError(f"mental model '{model.id}' already exists in bank '{bank_id}'") from exc
+        op_id = self._submit(bank_id, "refresh_mental_model", {"mental_model_id": model.id}, model.id)
+        return model.id, op_id
+
+    def get_mental_model(self, bank_id: str, model_id: str, *, with_staleness: bool = True) -> MentalModel:
+        """One model, with ``is_stale`` computed when asked. Raises :class:`NotFoundError`."""
+        model = self.store.get_mental_model(bank_id, model_id)
+        if model is None:
+            raise NotFoundError(f"Mental model '{model_id}' not found in bank '{bank_id}'")
+        if with_staleness:
+            mark_stale(self.store, bank_id, [model])
+            self.governance.annotate([model], self.clock())
+        return model
+
+    def list_mental_models(
+        self,
+        bank_id: str,
+        *,
+        tags: Sequence[str] = (),
+        tags_match: Literal["any", "all", "exact"] = "any",
+        limit: int = 100,
+        offset: int = 0,
+        detail: Literal["metadata", "content", "full"] = "full",
+    ) -> tuple[list[MentalModel], int]:
+        """A page of models (``last_refreshed_at DESC, id DESC``) with ``is_stale`` set, and the total. Below
+        ``full`` detail, fields outside the level are not loaded (``structured_document``/``reflect_response``
+        None; at ``metadata`` also ``content`` empty)."""
+        models, total = self.store.list_mental_models(
+            bank_id,
+            tags=normalize_tags(check_tags(tags, self.limits)),
+            tags_match=tags_match,
+            limit=limit,
+            offset=check_offset(offset, limits=self.limits),
+            detail=detail,
+        )
+        mark_stale(self.store, bank_id, models)
+        self.governance.annotate(models, self.clock())
+        return models, total
+
+    def refresh_mental_model(
+        self, bank_id: str, model_id: str, *, mode: Literal["full"] | None = None, automatic: bool = False
+    ) -> str:
+        """Queue a refresh and return its operation id.
+
+        Coalescing (spec "Refresh a Mental Model"): while a refresh of the model is still queued, the same operation
+        is returned; ``mode="full"`` upgrades it to full for that run; a manual request also releases a parked
+        automatic one. A refresh already running is never reused: a new one queues behind it.
+        Raises :class:`NotFoundError`.
+        """
+        self.get_mental_model(bank_id, model_id, with_staleness=False)
+        payload: dict[str, Any] = {"mental_model_id": model_id}
+        if mode == "full":
+            payload["mode"] = "full"
+        if automatic:
+            payload["automatic"] = True
+        op, _ = self.store.submit_coalesced(
+            self._new_operation(bank_id, "refresh_mental_model", payload, model_id), full=mode == "full"
+        )
+        self.worker.wake()
+        return op.id
+
+    def update_mental_model(
+        self,
+        bank_id: str,
+        model_id: str,
+        *,
+        name: str | None = None,
+        source_query: str | None = None,
+        max_tokens: int | None = None,
+        tags: Sequence[str] | None = None,
+        trigger: dict[str, Any] | None = None,
+    ) -> MentalModel:
+        """PATCH a model: given fields replace stored ones; ``trigger`` is MERGED over the stored trigger
+        (``domain.trigger.merge_trigger``). Queues no refresh and writes no history (content is unchanged).
+
+        Raises :class:`NotFoundError`, :class:`InvalidInputError` (blank name/query, max_tokens range, a merged
+        trigger that breaks a rule).
+        """
+        model = self.get_mental_model(bank_id, model_id, with_staleness=False)
+        if name is not None:
+            check_text(name, "name", MAX_NAME_CHARS, blank_ok=False)
+        if source_query is not None:
+            check_text(source_query, "source_query", self.limits.max_query_chars, blank_ok=False)
+        if tags is not None:
+            check_tags(tags, self.limits)
+        if trigger is not None and (problem := scan_json(trigger, self.limits)) is not None:
+            raise InvalidInputError(".".join(["trigger", *map(str, problem[0])]), problem[2])
+        if max_tokens is not None:
+            check_max_tokens(max_tokens)
+        merged = model.trigger
+        if trigger is not None:
+            try:
+                merged = merge_trigger(model.trigger, trigger)
+            except ValidationError as exc:
+                raise InvalidInputError("trigger", _first_error(exc)) from exc
+        updated = replace(
+            model,
+            name=name.strip() if name is not None else model.name,
+            source_query=source_query.strip() if source_query is not None else model.source_query,
+            max_tokens=max_tokens if max_tokens is not None else model.max_tokens,
+            tags=normalize_tags(tags) if tags is not None else model.tags,
+            trigger=merged,
+        )
+        self.store.save_refresh(updated, history=None, history_cap=self.settings.mental_model_history_max_entries)
+        return self.get_mental_model(bank_id, model_id)
+
+    def delete_mental_model(self, bank_id: str, model_id: str) -> None:
+        """Delete a model and its history. Raises :class:`NotFoundError`."""
+        if not self.store.delete_mental_model(bank_id, model_id):
+            raise NotFoundError(f"Mental model '{model_id}' not found in bank '{bank_id}'")
+
+    def clear_mental_model(self, bank_id: str, model_id: str) -> MentalModel:
+        """Spec "Clear a Mental Model": content "" and structure reset synchronously (previous version kept in
+        history); configuration kept; the next refresh is necessarily full, and the model counts as stale until it
+        runs. The refresh-governance record is reset too (issue 14: clearing is how a person accepts an empty
+        document and closes the model's circuit breaker). Raises :class:`NotFoundError`."""
+        model = self.get_mental_model(bank_id, model_id, with_staleness=False)
+        cleared = replace(
+            model,
+            content="",
+            structured_document=None,
+            reflect_response=None,
+            last_refreshed_source_query=None,
+            last_refresh_failed_at=None,
+            cleared_at=utcnow(),
+            refresh_state=RefreshState(),  # clearing accepts the empty document: failures, breaker and marks reset
+        )
+        self.store.save_refresh(
+            cleared, history=self._version_history(model), history_cap=self.settings.mental_model_history_max_entries
+        )
+        return self.get_mental_model(bank_id, model_id)
+
+    def revert_mental_model(self, bank_id: str, model_id: str, history_id: int) -> MentalModel:
+        """Restore the content (and its structure) a history version recorded, with the watermark it was written
+        at, so memories written since make the model stale again; the revert is itself recorded.
+
+        Raises :class:`NotFoundError` (model or history id) and :class:`InvalidInputError` (a failure record).
+        """
+        model = self.get_mental_model(bank_id, model_id, with_staleness=False)
+        entry = next((e for e in self.store.list_history(bank_id, model_id) if e.id == history_id), None)
+        if entry is None:
+            raise NotFoundError(f"History entry {history_id} not found for mental model '{model_id}'")
+        if entry.content.get("kind") == "refresh_failed" or "previous_content" not in entry.content:
+            raise InvalidInputError("history_id", "is a failure record, not a version; nothing to restore")
+        content = entry.content.get("previous_content") or ""
+        document = parse_markdown(content)
+        restored = replace(
+            model,
+            content=render_markdown(document),
+            structured_document=document.to_dict() if content else None,
+            reflect_response={
+                **(entry.content.get("previous_reflect_response") or {}),
+                "outcome": "content_written",
+                "reverted_from_history_id": history_id,
+            },
+            last_refreshed_at=utcnow(),
+            # the restored content stands for the data it was written from: its watermark comes back with it (a
+            # deliberate step back), so memories written since make the model stale and a delta refresh reads them
+            last_memory_seen_at=parse_timestamp(entry.content.get("previous_last_memory_seen_at"))
+            if "previous_last_memory_seen_at" in entry.content
+            else model.last_memory_seen_at,
+            cleared_at=None,
+        )
+        self.store.save_refresh(
+            restored, history=self._version_history(model), history_cap=self.settings.mental_model_history_max_entries
+        )
+        return self.get_mental_model(bank_id, model_id)
+
+    def scope_preview(
+        self, bank_id: str, *, tags: Sequence[str] = (), trigger: MentalModelTrigger | dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """How many memories a model with ``tags`` and ``trigger`` would read now, by fact type, and the resolved
+        match mode (beyond the reference: the strict-tag default silently matching nothing is its top pitfall)."""
+        self._check_bank_id(bank_id)
+        check_tags(tags, self.limits)
+        trig = trigger if isinstance(trigger, MentalModelTrigger) else _trigger(trigger or {})
+        scope = model_scope(normalize_tags(tags), trig.model_dump())
+        counts = self.store.count_in_scope(bank_id, scope) if self.store.bank_exists(bank_id) else {}
+        by_type = {t: counts.get(t, 0) for t in FACT_TYPES}
+        return {
+            "total": sum(by_type.values()),
+            "by_fact_type": by_type,
+            "tags": list(scope.tags),
+            "tags_match": None if scope.tag_groups else scope.tags_match,
+            "tag_groups": scope.groups or None,
+            "fact_types": None if scope.fact_types is None else list(scope.fact_types),
+        }
+
+    def scope_warnings(self, model: MentalModel) -> list[str]:
+        """Plain-language warnings about a model's scope (empty list when all is well)."""
+        preview = self.scope_preview(model.bank_id, tags=model.tags, trigger=model.trigger)
+        if preview["total"] == 0:
+            mode = preview["tags_match"] or "tag_groups"
+            warning = f"The scope matches no memories right now (tags {list(model.tags)}, match {mode}); a refresh "
+            warning += "will find nothing."
+            if model.tags and mode == "all_strict":
+                warning += (
+                    " Tagged models default to all_strict: set trigger.tags_match to 'any' if your memories carry"
+                    " only some of the tags."
+                )
+            return [warning]
+        return []
+
+    def _version_history(self, model: MentalModel) -> dict[str, Any] | None:
+        if not self.settings.enable_mental_model_history:
+            return None
+        return version_entry(model)
+
+    def mental_model_history(self, bank_id: str, model_id: str) -> list[dict[str, Any]]:
+        """History entries, most recent first: ``{id, changed_at, previous_content, ...}`` or failure records."""
+        self.get_mental_model(bank_id, model_id, with_staleness=False)
+        return [
+            {"id": e.id, **e.content, "changed_at": to_iso(e.changed_at)}
+            for e in self.store.list_history(bank_id, model_id)
+        ]
+
+    def dry_run_refresh(self, bank_id: str, model_id: str) -> dict[str, Any]:
+        """Spec "Dry run": the real pipeline with every write skipped (and, as in the reference, no structured-output
+        extraction); returns what a refresh would do (``MentalModelDryRunRefreshResult``). Raises
+        :class:`NotFoundError`, and :class:`RefreshPreviewError` when the engine failed in a way none of the five
+        dry-run outcomes names (no answer, retrieval or unexpected error)."""
+        model = self.get_mental_model(bank_id, model_id, with_staleness=False)
+        plan = self.refresher.plan(model, self.jobs.refresh_settings(bank_id), dry_run=True)
+        if reference_outcome(plan.outcome) not in DRY_RUN_OUTCOMES:
+            reason = plan.failure_reason or "unexpected_error"
+            raise RefreshPreviewError(plan.error_message or reason, reason=reason, upstream=reason == "no_answer")
+        return dry_run_result(plan)
+
+    def dry_run_refresh_mental_model(self, bank_id: str, model_id: str) -> dict[str, Any]:
+        """Alias of :meth:`dry_run_refresh` (the client's name)."""
+        return self.dry_run_refresh(bank_id, model_id)
+
+    def get_mental_model_history(self, bank_id: str, model_id: str) -> list[dict[str, Any]]:
+        """Alias of :meth:`mental_model_history` (the client's name)."""
+        return self.mental_model_history(bank_id, model_id)

@@ -1,0 +1,294 @@
+"""Row <-> record mapping shared by the stores: column order of the inserts and record construction from a row.
+
+Both stores write the same columns in the same order and read the same records back; they differ only in how a
+value is stored. SQLite keeps JSON as text, string lists (tags, source ids) as JSON arrays and times as fixed-width
+ISO-8601 strings; PostgreSQL keeps jsonb, ``text[]`` and ``timestamptz``, which psycopg adapts both ways.
+:class:`Columns` is the shared part; each backend's ``rows`` module subclasses it with those six encodings and
+exposes one instance, ``COLUMNS``. The statements the parameters go to are the backends' ``Q["insert_…"]`` and
+``Q["update_mental_model"]``, whose column lists follow the order here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, Protocol, TypeVar
+
+from mindbank.domain.governance import RefreshState
+from mindbank.domain.records import (
+    Bank,
+    HistoryEntry,
+    LLMRequestRecord,
+    MemorySource,
+    MemoryUnit,
+    MentalModel,
+    NewMemory,
+    Operation,
+    RetainItem,
+)
+
+_In = TypeVar("_In")
+_Out = TypeVar("_Out")
+
+
+class Row(Protocol):
+    """A result row read by column name (``sqlite3.Row`` and psycopg's dict rows both are)."""
+
+    def __getitem__(self, key: str, /) -> Any: ...
+
+
+def _maybe(convert: Callable[[_In], _Out], value: _In | None) -> _Out | None:
+    """``convert(value)``, except that SQL NULL (None) stays None."""
+    return None if value is None else convert(value)
+
+
+def memory_source(r: Row) -> MemorySource:
+    """A ``memory_sources`` / ``memory_chunk_sources`` row as a :class:`MemorySource` (plain text columns only)."""
+    return MemorySource(r["id"], r["document_id"], r["chunk_id"], r["chunk_text"], r["original_text"], r["chunk_index"])
+
+
+class Columns(ABC):
+    """Column order and record construction over a backend's value encodings (the abstract methods).
+
+    The encoders are only called with non-None values where the column may be NULL; ``time`` is the exception and
+    must map None to None itself (so an optional time needs no guard at each use).
+    """
+
+    # ---------------------------------------------------------------- the backend's encodings
+
+    @abstractmethod
+    def json(self, value: Any) -> Any:
+        """A JSON column parameter for a (non-None) value."""
+
+    @abstractmethod
+    def text_list(self, values: Sequence[str]) -> Any:
+        """A string-list column parameter (tags, source ids), order kept."""
+
+    @abstractmethod
+    def time(self, value: datetime | None) -> Any:
+        """A time column parameter (None stays None)."""
+
+    @abstractmethod
+    def load_json(self, value: Any) -> Any:
+        """A (non-NULL) stored JSON value as Python data."""
+
+    @abstractmethod
+    def load_text_list(self, value: Any) -> tuple[str, ...]:
+        """A (non-NULL) stored string list as a tuple."""
+
+    @abstractmethod
+    def load_time(self, value: Any) -> datetime:
+        """A (non-NULL) stored time as an aware datetime."""
+
+    # ---------------------------------------------------------------- shared construction
+
+    def tags(self, values: Sequence[str]) -> Any:
+        """A tags parameter: sorted and de-duplicated, so ``exact`` tag matching is plain equality."""
+        return self.text_list(sorted(set(values)))
+
+    def bank_row(self, r: Row) -> Bank:
+        """A ``banks`` row as a :class:`Bank`."""
+        return Bank(
+            bank_id=r["bank_id"],
+            name=r["name"],
+            mission=r["mission"],
+            disposition=_maybe(self.load_json, r["disposition"]),
+            config=self.load_json(r["config"]),
+            created_at=self.load_time(r["created_at"]),
+            updated_at=self.load_time(r["updated_at"]),
+            last_memory_write_at=_maybe(self.load_time, r["last_memory_write_at"]),
+        )
+
+    def document_params(
+        self, bank_id: str, document_id: str, item: RetainItem, text: str, created: Any, stamp: Any
+    ) -> tuple[Any, ...]:
+        """The ``upsert_document`` parameters; ``created`` and ``stamp`` are already in stored form."""
+        return (
+            bank_id,
+            document_id,
+            text,
+            hashlib.sha256(text.encode()).hexdigest(),
+            self.tags(item.tags),
+            self.json(item.metadata),
+            item.context,
+            created,
+            stamp,
+        )
+
+    def memory_params(self, memory_id: str, bank_id: str, m: NewMemory, stamp: Any, embedding: Any) -> tuple[Any, ...]:
+        """The ``insert_memory`` parameters of a new memory; ``stamp`` (created and updated) and ``embedding`` are
+        already in stored form."""
+        return (
+            memory_id,
+            bank_id,
+            m.document_id,
+            m.chunk_id,
+            m.text,
+            m.fact_type,
+            self.tags(m.tags),
+            m.context,
+            self.json(m.metadata),
+            self.time(m.occurred_start),
+            self.time(m.occurred_end),
+            self.time(m.mentioned_at),
+            embedding,
+            _maybe(self.text_list, m.source_memory_ids),
+            m.proof_count,
+            stamp,
+            stamp,
+        )
+
+    def memory_row(self, r: Row) -> MemoryUnit:
+        """A ``memory_units`` row (the store's memory column list) as a :class:`MemoryUnit`."""
+        return MemoryUnit(
+            id=r["id"],
+            bank_id=r["bank_id"],
+            text=r["text"],
+            fact_type=r["fact_type"],
+            tags=self.load_text_list(r["tags"]),
+            context=r["context"],
+            metadata=self.load_json(r["metadata"]),
+            document_id=r["document_id"],
+            chunk_id=r["chunk_id"],
+            occurred_start=_maybe(self.load_time, r["occurred_start"]),
+            occurred_end=_maybe(self.load_time, r["occurred_end"]),
+            mentioned_at=_maybe(self.load_time, r["mentioned_at"]),
+            created_at=self.load_time(r["created_at"]),
+            updated_at=self.load_time(r["updated_at"]),
+            source_memory_ids=_maybe(self.load_text_list, r["source_memory_ids"]),
+            proof_count=r["proof_count"],
+        )
+
+    def model_params(self, m: MentalModel) -> tuple[Any, ...]:
+        """The ``insert_mental_model`` parameters of a model, in column order."""
+        return (
+            m.bank_id,
+            m.id,
+            m.name,
+            m.source_query,
+            m.content,
+            _maybe(self.json, m.structured_document),
+            _maybe(self.json, m.reflect_response),
+            self.tags(m.tags),
+            m.max_tokens,
+            self.json(m.trigger),
+            self.time(m.last_refreshed_at),
+            self.time(m.last_memory_seen_at),
+            m.last_refreshed_source_query,
+            self.time(m.last_refresh_failed_at),
+            self.time(m.last_full_refreshed_at),
+            self.time(m.created_at),
+            self.time(m.cleared_at),
+            self.json(m.refresh_state.to_dict()),
+        )
+
+    def model_update_params(self, m: MentalModel) -> tuple[Any, ...]:
+        """The ``update_mental_model`` parameters: every insert column but the key and ``created_at``, then the
+        key (``WHERE bank_id = … AND id = …``)."""
+        params = self.model_params(m)
+        return (*params[2:15], *params[16:18], m.bank_id, m.id)
+
+    def model_row(self, r: Row) -> MentalModel:
+        """A ``mental_models`` row (any ``mental_model_columns`` detail) as a :class:`MentalModel`."""
+        return MentalModel(
+            id=r["id"],
+            bank_id=r["bank_id"],
+            name=r["name"],
+            source_query=r["source_query"],
+            content=r["content"],
+            tags=self.load_text_list(r["tags"]),
+            max_tokens=r["max_tokens"],
+            trigger=self.load_json(r["trigger"]),
+            structured_document=_maybe(self.load_json, r["structured_document"]),
+            reflect_response=_maybe(self.load_json, r["reflect_response"]),
+            last_refreshed_at=self.load_time(r["last_refreshed_at"]),
+            last_memory_seen_at=_maybe(self.load_time, r["last_memory_seen_at"]),
+            last_refreshed_source_query=r["last_refreshed_source_query"],
+            last_refresh_failed_at=_maybe(self.load_time, r["last_refresh_failed_at"]),
+            last_full_refreshed_at=_maybe(self.load_time, r["last_full_refreshed_at"]),
+            created_at=self.load_time(r["created_at"]),
+            cleared_at=_maybe(self.load_time, r["cleared_at"]),
+            refresh_state=RefreshState.from_dict(_maybe(self.load_json, r["refresh_state"])),
+        )
+
+    def history_row(self, r: Row) -> HistoryEntry:
+        """A ``list_history`` row as a :class:`HistoryEntry`."""
+        return HistoryEntry(
+            int(r["id"]), r["mental_model_id"], self.load_json(r["content"]), self.load_time(r["changed_at"])
+        )
+
+    def operation_params(self, op: Operation) -> tuple[Any, ...]:
+        """The ``insert_operation`` parameters of an operation, in column order."""
+        return (
+            op.id,
+            op.bank_id,
+            op.operation_type,
+            op.status,
+            self.json(op.payload),
+            _maybe(self.json, op.result),
+            op.error,
+            op.retry_count,
+            self.time(op.next_retry_at),
+            op.mental_model_id,
+            self.time(op.created_at),
+            self.time(op.updated_at),
+            self.time(op.completed_at),
+        )
+
+    def operation_row(self, r: Row) -> Operation:
+        """An ``operations`` row as an :class:`Operation`."""
+        return Operation(
+            id=r["id"],
+            bank_id=r["bank_id"],
+            operation_type=r["operation_type"],
+            status=r["status"],
+            payload=self.load_json(r["payload"]),
+            result=_maybe(self.load_json, r["result"]),
+            error=r["error"],
+            retry_count=r["retry_count"],
+            next_retry_at=_maybe(self.load_time, r["next_retry_at"]),
+            mental_model_id=r["mental_model_id"],
+            created_at=self.load_time(r["created_at"]),
+            updated_at=self.load_time(r["updated_at"]),
+            completed_at=_maybe(self.load_time, r["completed_at"]),
+        )
+
+    def llm_request_params(self, record: LLMRequestRecord) -> tuple[Any, ...]:
+        """The ``insert_llm_request`` parameters of a traced attempt, in column order."""
+        return (
+            record.id,
+            record.bank_id,
+            record.operation_id,
+            record.scope,
+            record.provider,
+            record.model,
+            record.attempt,
+            self.json(record.request),
+            _maybe(self.json, record.response),
+            record.error,
+            record.input_tokens,
+            record.output_tokens,
+            record.duration_ms,
+            self.time(record.created_at),
+        )
+
+    def llm_request_row(self, r: Row) -> LLMRequestRecord:
+        """An ``llm_requests`` row as an :class:`LLMRequestRecord`."""
+        return LLMRequestRecord(
+            id=r["id"],
+            bank_id=r["bank_id"],
+            operation_id=r["operation_id"],
+            scope=r["scope"],
+            provider=r["provider"],
+            model=r["model"],
+            attempt=r["attempt"],
+            request=self.load_json(r["request"]),
+            response=_maybe(self.load_json, r["response"]),
+            error=r["error"],
+            input_tokens=r["input_tokens"],
+            output_tokens=r["output_tokens"],
+            duration_ms=r["duration_ms"],
+            created_at=self.load_time(r["created_at"]),
+        )

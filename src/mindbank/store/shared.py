@@ -1,0 +1,207 @@
+"""Store methods that both backends run the same way: one named statement, rows mapped by the backend's columns.
+
+Each backend keys its SQL alike (``store/sqlite/queries.py``, ``store/postgres/queries.py``) and maps rows through
+one :class:`~mindbank.store.columns.Columns`, so a method that is "run ``Q[name]``, map the rows" is written once
+here. :class:`SharedQueries` is the root of both backends' ``…Base`` classes, which supply the statements
+(``_q``), the row mapping (``_columns``) and the connection handling (``_read``, ``_tx``, ``_ensure_bank``).
+A method whose SQL or locking differs between the backends stays in the backend's own mixin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any, ClassVar
+
+from mindbank.domain.records import Bank, HistoryEntry, LLMRequestRecord, MemoryUnit, MentalModel, Operation
+from mindbank.domain.scope import MemoryFilter
+from mindbank.store.base import Spend, SpendRecord, SpendTotals, StalenessProbe
+from mindbank.store.columns import Columns
+
+
+def oldest_since(probes: Sequence[StalenessProbe]) -> dict[MemoryFilter, datetime]:
+    """The distinct scopes of a page of staleness probes (first appearance first), each with the oldest ``since``
+    among its probes: one scope lookup bounded below by that watermark serves every probe of the scope. Probes
+    without a watermark (never refreshed) need no lookup and are left out."""
+    oldest: dict[MemoryFilter, datetime] = {}
+    for p in probes:
+        if p.since is not None:
+            oldest[p.scope] = p.since if p.scope not in oldest else min(oldest[p.scope], p.since)
+    return oldest
+
+
+def fold_spend(rows: Sequence[Any]) -> Spend:
+    """Rows of ``refresh_spend_models``/``refresh_spend_bank`` (one per ``today`` group) folded into a
+    :class:`Spend`."""
+    today, other = SpendTotals(), SpendTotals()
+    for r in rows:
+        totals = SpendTotals(
+            int(r["refreshes"] or 0), int(r["llm_calls"] or 0), int(r["input_tokens"] or 0),
+            int(r["output_tokens"] or 0),
+        )  # fmt: skip
+        if r["today"]:
+            today = today + totals
+        else:
+            other = other + totals
+    return Spend(today=today, total=today + other)
+
+
+class SharedQueries:
+    """The backend-neutral half of a store; see the module docstring."""
+
+    _q: ClassVar[Mapping[str, str]]
+    _columns: ClassVar[Columns]
+
+    # ---------------------------------------------------------------- supplied by the backend
+
+    def _read(self) -> AbstractContextManager[Any]:
+        """A connection for reads (the backend's)."""
+        raise NotImplementedError
+
+    def _tx(self) -> AbstractContextManager[Any]:
+        """A connection inside one write transaction (the backend's)."""
+        raise NotImplementedError
+
+    def _ensure_bank(self, conn: Any, bank_id: str) -> None:
+        """Create the bank in the open transaction if it does not exist (the backend's)."""
+        raise NotImplementedError
+
+    def _bind_ids(self, statement: str, ids: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
+        """A statement taking a list of ids, ready to run, and the parameters standing for the list (the backend's:
+        one placeholder per id in SQLite, one array parameter in PostgreSQL)."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- banks
+
+    def ensure_bank(self, bank_id: str) -> None:
+        """Create the bank if it does not exist."""
+        with self._tx() as conn:
+            self._ensure_bank(conn, bank_id)
+
+    def bank_exists(self, bank_id: str) -> bool:
+        """Whether the bank exists."""
+        with self._read() as conn:
+            return conn.execute(self._q["bank_exists"], (bank_id,)).fetchone() is not None
+
+    def get_bank(self, bank_id: str) -> Bank | None:
+        """The bank's profile and bookkeeping, or None."""
+        with self._read() as conn:
+            row = conn.execute(self._q["get_bank"], (bank_id,)).fetchone()
+        return None if row is None else self._columns.bank_row(row)
+
+    def list_banks(self) -> list[tuple[Bank, int]]:
+        """Every bank with its memory count, ordered by id."""
+        with self._read() as conn:
+            rows = conn.execute(self._q["list_banks"]).fetchall()
+        return [(self._columns.bank_row(r), int(r["n"])) for r in rows]
+
+    # ---------------------------------------------------------------- consolidation reads
+
+    def unconsolidated_facts(self, bank_id: str, limit: int) -> list[MemoryUnit]:
+        """Facts (world/experience) not yet consolidated, oldest first."""
+        with self._read() as conn:
+            rows = conn.execute(self._q["unconsolidated_facts"], (bank_id, limit)).fetchall()
+        return [self._columns.memory_row(r) for r in rows]
+
+    def list_observations(self, bank_id: str) -> list[MemoryUnit]:
+        """Every observation of the bank, oldest first."""
+        with self._read() as conn:
+            rows = conn.execute(self._q["list_observations"], (bank_id,)).fetchall()
+        return [self._columns.memory_row(r) for r in rows]
+
+    # ---------------------------------------------------------------- mental models
+
+    def get_mental_model(self, bank_id: str, model_id: str) -> MentalModel | None:
+        """One model, or None."""
+        with self._read() as conn:
+            row = conn.execute(self._q["get_mental_model"], (bank_id, model_id)).fetchone()
+        return None if row is None else self._columns.model_row(row)
+
+    def delete_mental_model(self, bank_id: str, model_id: str) -> bool:
+        """Delete a model with its history and citations; False if it did not exist."""
+        with self._tx() as conn:
+            return int(conn.execute(self._q["delete_mental_model"], (bank_id, model_id)).rowcount) > 0
+
+    def list_history(self, bank_id: str, model_id: str) -> list[HistoryEntry]:
+        """History rows of a model, most recent first."""
+        with self._read() as conn:
+            rows = conn.execute(self._q["list_history"], (bank_id, model_id)).fetchall()
+        return [self._columns.history_row(r) for r in rows]
+
+    def list_models_with_trigger(self, key: str, *, bank_id: str | None = None) -> list[MentalModel]:
+        """Every mental model (of ``bank_id``, or of all banks) whose trigger has a truthy ``key``."""
+        with self._read() as conn:
+            rows = conn.execute(self._q["list_models_with_trigger"], (key, key, bank_id, bank_id)).fetchall()
+        return [self._columns.model_row(r) for r in rows]
+
+    # ---------------------------------------------------------------- refresh spend and governance
+
+    def add_refresh_spend(self, spend: SpendRecord) -> None:
+        """Add one refresh's spend to its model's row of the day (used when nothing else is written: a transient
+        attempt; a recorded refresh adds its spend inside ``save_refresh``)."""
+        with self._tx() as conn:
+            self._ensure_bank(conn, spend.bank_id)
+            conn.execute(self._q["add_refresh_spend"], spend.params())
+
+    def refresh_spend_by_model(self, bank_id: str, model_ids: Sequence[str], day: str) -> dict[str, Spend]:
+        """Each listed model's refresh spend on ``day`` (UTC ``YYYY-MM-DD``) and over all days (models that never
+        spent are absent). One statement for the whole list."""
+        ids = list(dict.fromkeys(model_ids))
+        if not ids:
+            return {}
+        statement, id_params = self._bind_ids(self._q["refresh_spend_models"], ids)
+        with self._read() as conn:
+            rows = conn.execute(statement, (day, bank_id, *id_params)).fetchall()
+        by_model: dict[str, list[Any]] = {}
+        for r in rows:
+            by_model.setdefault(r["mental_model_id"], []).append(r)
+        return {model_id: fold_spend(group) for model_id, group in by_model.items()}
+
+    def bank_refresh_spend(self, bank_id: str, day: str) -> Spend:
+        """The bank's refresh spend on ``day`` (UTC ``YYYY-MM-DD``) and over all days."""
+        with self._read() as conn:
+            rows = conn.execute(self._q["refresh_spend_bank"], (day, bank_id)).fetchall()
+        return fold_spend(rows)
+
+    def count_failing_models(self, bank_id: str) -> int:
+        """How many of the bank's models have failed since their last completed refresh (``refresh_state``)."""
+        with self._read() as conn:
+            row = conn.execute(self._q["count_failing_models"], (bank_id,)).fetchone()
+        return 0 if row is None else int(row["n"])
+
+    # ---------------------------------------------------------------- operations and LLM tracing
+
+    def submit_operation(self, op: Operation) -> None:
+        """Insert a new operation (bank auto-created)."""
+        with self._tx() as conn:
+            self._ensure_bank(conn, op.bank_id)
+            conn.execute(self._q["insert_operation"], self._columns.operation_params(op))
+
+    def find_pending_refresh(self, bank_id: str, model_id: str) -> Operation | None:
+        """The model's queued (not yet running) refresh, if any."""
+        with self._read() as conn:
+            row = conn.execute(self._q["find_pending_refresh"], (bank_id, model_id)).fetchone()
+        return None if row is None else self._columns.operation_row(row)
+
+    def get_operation(self, bank_id: str, operation_id: str) -> Operation | None:
+        """One operation of the bank, or None."""
+        with self._read() as conn:
+            row = conn.execute(self._q["get_operation"], (bank_id, operation_id)).fetchone()
+        return None if row is None else self._columns.operation_row(row)
+
+    def record_llm_request(self, record: LLMRequestRecord) -> None:
+        """Store one traced LLM attempt."""
+        with self._tx() as conn:
+            conn.execute(self._q["insert_llm_request"], self._columns.llm_request_params(record))
+
+    def list_llm_requests(self, bank_id: str, operation_id: str, *, limit: int) -> list[LLMRequestRecord]:
+        """The traced attempts of one operation, oldest first (at most ``limit``)."""
+        with self._read() as conn:
+            rows = conn.execute(self._q["list_llm_requests"], (bank_id, operation_id, limit)).fetchall()
+        return [self._columns.llm_request_row(r) for r in rows]
+
+    def purge_llm_requests(self, before: datetime) -> int:
+        """Delete traced attempts created before ``before``; returns how many went."""
+        with self._tx() as conn:
+            return int(conn.execute(self._q["purge_llm_requests"], (self._columns.time(before),)).rowcount)

@@ -1,0 +1,228 @@
+"""Response shapes shared by every surface (HTTP API, MCP): domain records turned into the reference's JSON
+shapes, so a model, an operation, a memory or a recall hit looks the same whichever way it is fetched.
+
+Pure functions of domain records; no surface imports another, they all import this.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from mindbank.domain.records import Bank, MemoryUnit, MentalModel, Operation, ScoredMemory
+from mindbank.domain.timeutil import to_iso
+from mindbank.engine.refresh.plan import reference_failure_reason, reference_outcome
+
+Detail = Literal["metadata", "content", "full"]
+
+
+def recall_result(hit: ScoredMemory) -> dict[str, Any]:
+    """One ``RecallResponse.results`` entry."""
+    m = hit.memory
+    return {
+        "id": m.id,
+        "text": m.text,
+        "type": m.fact_type,
+        "entities": None,
+        "context": m.context,
+        "occurred_start": to_iso(m.occurred_start),
+        "occurred_end": to_iso(m.occurred_end),
+        "mentioned_at": to_iso(m.mentioned_at),
+        "document_id": m.document_id,
+        "metadata": m.metadata,
+        "chunk_id": m.chunk_id,
+        "tags": list(m.tags),
+        "source_fact_ids": None if m.source_memory_ids is None else list(m.source_memory_ids),
+        "scores": {"final": hit.final, "reranker": None, "semantic": hit.semantic, "keyword": hit.keyword},
+        "attachments": None,
+    }
+
+
+_METADATA_KEYS = (
+    "id",
+    "bank_id",
+    "name",
+    "tags",
+    "last_refreshed_at",
+    "last_memory_seen_at",
+    "last_refresh_failed_at",
+    "last_full_refreshed_at",
+    "created_at",
+    "is_knowledge_page",
+)
+_CONTENT_KEYS = ("source_query", "content", "max_tokens", "trigger")
+
+
+def mental_model_response(model: MentalModel, detail: Detail) -> dict[str, Any]:
+    """``MentalModelResponse`` projected to a detail level; keys outside the level are present and null."""
+    full = {
+        "id": model.id,
+        "bank_id": model.bank_id,
+        "name": model.name,
+        "source_query": model.source_query,
+        "content": model.content,
+        "tags": list(model.tags),
+        "max_tokens": model.max_tokens,
+        "trigger": model.trigger,
+        "last_refreshed_at": to_iso(model.last_refreshed_at),
+        "last_memory_seen_at": to_iso(model.last_memory_seen_at),
+        "last_refresh_failed_at": to_iso(model.last_refresh_failed_at),
+        "last_full_refreshed_at": to_iso(model.last_full_refreshed_at),
+        "created_at": to_iso(model.created_at),
+        "is_knowledge_page": False,
+        "reflect_response": model.reflect_response,
+        "is_stale": model.is_stale,
+        "refresh_status": model.refresh_status,
+    }
+    keep = set(_METADATA_KEYS) | {"is_stale", "refresh_status"}
+    if detail in ("content", "full"):
+        keep |= set(_CONTENT_KEYS)
+    if detail == "full":
+        keep.add("reflect_response")
+    return {k: (v if k in keep else None) for k, v in full.items()}
+
+
+def operation_response(op: Operation) -> dict[str, Any]:
+    """``OperationStatusResponse`` (wire sample 03)."""
+    return {
+        "operation_id": op.id,
+        "status": op.status,
+        "operation_type": op.operation_type,
+        "id": op.id,
+        "task_type": op.operation_type,
+        "mental_model_id": op.mental_model_id,
+        "created_at": to_iso(op.created_at),
+        "updated_at": to_iso(op.updated_at),
+        "completed_at": to_iso(op.completed_at),
+        "error_message": op.error,
+        "retry_count": op.retry_count,
+        "next_retry_at": to_iso(op.next_retry_at),
+        "progress": None,
+        "result_metadata": op.result,
+        "details": operation_details(op),
+        "child_operations": [],
+        "task_payload": None,
+    }
+
+
+def operation_details(op: Operation) -> dict[str, Any] | None:
+    """``RefreshMentalModelOperationDetails`` of a refresh operation (None for other types and for a refresh that
+    never ran, e.g. refused by budget). The reference's client validates both fields against its enums: outcomes
+    and reasons beyond them are reported as the nearest reference value (``result_metadata`` has the exact ones)."""
+    if op.operation_type != "refresh_mental_model" or not op.result or op.result.get("refused"):
+        return None
+    outcome = op.result.get("outcome")
+    return {
+        "operation_type": op.operation_type,
+        "outcome": None if outcome is None else reference_outcome(outcome),
+        "failure_reason": reference_failure_reason(op.result.get("failure_reason")),
+    }
+
+
+DEFAULT_DISPOSITION = {"skepticism": 3, "literalism": 3, "empathy": 3}
+
+
+def bank_profile(bank: Bank) -> dict[str, Any]:
+    """``BankProfileResponse``."""
+    return {
+        "bank_id": bank.bank_id,
+        "name": bank.name or bank.bank_id,
+        "disposition": bank.disposition or DEFAULT_DISPOSITION,
+        "mission": bank.mission or "",
+        "background": None,
+    }
+
+
+def bank_list_item(bank: Bank, fact_count: int) -> dict[str, Any]:
+    """``BankListItem``."""
+    return {
+        **bank_profile(bank),
+        "created_at": to_iso(bank.created_at),
+        "updated_at": to_iso(bank.updated_at),
+        "fact_count": fact_count,
+        "last_document_at": None,
+        "last_write_at": to_iso(bank.last_memory_write_at),
+        "display_alias": None,
+        "matched_aliases": [],
+    }
+
+
+def memory_item(m: MemoryUnit) -> dict[str, Any]:
+    """One memory as ``GET /memories/list`` and ``GET /memories/{id}`` return it."""
+    return {
+        "id": m.id,
+        "bank_id": m.bank_id,
+        "text": m.text,
+        "type": m.fact_type,
+        "fact_type": m.fact_type,
+        "context": m.context,
+        "tags": list(m.tags),
+        "metadata": m.metadata,
+        "document_id": m.document_id,
+        "chunk_id": m.chunk_id,
+        "occurred_start": to_iso(m.occurred_start),
+        "occurred_end": to_iso(m.occurred_end),
+        "mentioned_at": to_iso(m.mentioned_at),
+        "date": to_iso(m.occurred_start or m.mentioned_at),
+        "created_at": to_iso(m.created_at),
+        "updated_at": to_iso(m.updated_at),
+        "source_memory_ids": None if m.source_memory_ids is None else list(m.source_memory_ids),
+        "proof_count": m.proof_count,
+        "entities": None,
+    }
+
+
+def operation_summary(op: Operation) -> dict[str, Any]:
+    """One ``OperationsListResponse.operations`` entry (wire sample 22)."""
+    return {
+        "id": op.id,
+        "task_type": op.operation_type,
+        "operation_id": op.id,
+        "operation_type": op.operation_type,
+        "items_count": len(op.payload.get("items", [])),
+        "document_id": None,
+        "filename": None,
+        "mental_model_id": op.mental_model_id,
+        "details": operation_details(op),
+        "created_at": to_iso(op.created_at),
+        "updated_at": to_iso(op.updated_at),
+        "status": op.status,
+        "error_message": op.error,
+        "retry_count": op.retry_count,
+        "next_retry_at": to_iso(op.next_retry_at),
+        "progress": None,
+    }
+
+
+def bank_stats_response(bank_id: str, stats: dict[str, Any]) -> dict[str, Any]:
+    """``BankStatsResponse`` from :meth:`~mindbank.service.MindBank.bank_stats` (wire sample 21): the reference's
+    graph counters mindbank does not keep (links) are present and zero."""
+    by_status = stats["operations_by_status"]
+    return {
+        "bank_id": bank_id,
+        "total_nodes": stats["total_nodes"],
+        "total_links": 0,
+        "total_documents": stats["total_documents"],
+        "nodes_by_fact_type": stats["nodes_by_fact_type"],
+        "links_by_link_type": {},
+        "links_by_fact_type": {},
+        "links_breakdown": {},
+        "pending_operations": by_status.get("pending", 0) + by_status.get("processing", 0),
+        "failed_operations": by_status.get("failed", 0),
+        "operations_by_status": by_status,
+        "last_consolidated_at": to_iso(stats["last_consolidated_at"]),
+        "last_memory_write_at": to_iso(stats["last_memory_write_at"]),
+        "pending_consolidation": stats["pending_consolidation"],
+        "failed_consolidation": 0,
+        "total_observations": stats["nodes_by_fact_type"].get("observation", 0),
+        # beyond the reference (issue 14): what refreshes spent, the budgets, the failing models
+        **{
+            k: stats[k]
+            for k in ("refresh_spend", "refresh_budget", "failing_models", "bank_breaker_open")
+            if k in stats
+        },
+    }
+
+
+def tag_page(items: list[tuple[str, int]], total: int, limit: int, offset: int) -> dict[str, Any]:
+    """``ListTagsResponse``: ``{items: [{tag, count}], total, limit, offset}``."""
+    return {"items": [{"tag": t, "count": n} for t, n in items], "total": total, "limit": limit, "offset": offset}
