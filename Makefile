@@ -16,10 +16,12 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/mindbank demo $(ARGS)
 
-## test: install dev dependencies, start a throwaway PostgreSQL (+pgvector), run the whole suite on both backends
+## test: install dev dependencies, Debian's Chromium (browser tests) and a throwaway PostgreSQL (+pgvector), run the
+## whole suite on both backends
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	scripts/chromium.sh install
 	scripts/postgres.sh install
 	scripts/postgres.sh start || { scripts/postgres.sh stop; exit 1; }
 	MINDBANK_TEST_POSTGRES_URL="$$(scripts/postgres.sh url)"; export MINDBANK_TEST_POSTGRES_URL; \

@@ -1,9 +1,10 @@
 """Command line of the benchmarks: ``python -m bench {locomo-recall,retain,refresh-cost,freshness,mm-quality,scale,
-operators,gate-calibration} ...``."""
+operators,gate-calibration,load,knowledge-base,transfer} ...``."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 
@@ -83,6 +84,27 @@ def _parser() -> argparse.ArgumentParser:
     ops.add_argument("--operations", type=int, default=10_000, help="operations stored for the scrape")
     ops.add_argument("--repeat", type=int, default=21, help="timed calls per figure (median)")
     ops.add_argument("--json", type=Path, default=None, help="report path (default bench/results/operators.json)")
+    load = sub.add_parser("load", help="concurrent load on a server process: SQLite, then PostgreSQL, one run")
+    load.add_argument(
+        "--database-url", default=os.environ.get("MINDBANK_TEST_POSTGRES_URL") or None,
+        help="a postgresql:// URL on a server with pgvector; a fresh database is made beside it and dropped "
+        "(default MINDBANK_TEST_POSTGRES_URL; without one PostgreSQL is skipped)",
+    )  # fmt: skip
+    load.add_argument("--seconds", type=float, default=60.0, help="length of each mixed-load run (default 60)")
+    load.add_argument("--stores", nargs="+", choices=["sqlite", "postgres"], default=["sqlite", "postgres"])
+    load.add_argument(
+        "--big-chars", type=int, default=1_000_000, help="size of the async retain (default 1,000,000 characters)"
+    )
+    load.add_argument("--json", type=Path, default=None, help="report path (default bench/results/load.json)")
+    kb = sub.add_parser("knowledge-base", help="tree, page search and export latency as the knowledge base grows")
+    kb.add_argument("--sizes", nargs="+", type=int, default=[100, 1000], help="page counts (default: 100 1000)")
+    kb.add_argument("--database-url", default=None, help="a postgresql:// URL (default: a temporary SQLite file)")
+    kb.add_argument("--json", type=Path, default=None, help="report path (default bench/results/knowledge-base-*.json)")
+
+    transfer = sub.add_parser("transfer", help="export a bank and restore it elsewhere: time, archive size, memory")
+    transfer.add_argument("--sizes", nargs="+", type=int, default=[10_000], help="bank sizes (memories)")
+    transfer.add_argument("--database-url", default=None, help="restore into this postgresql:// URL (default SQLite)")
+    transfer.add_argument("--json", type=Path, default=None, help="report path (default bench/results/transfer-*.json)")
     return parser
 
 
@@ -135,6 +157,24 @@ def main(argv: list[str] | None = None) -> int:
         from bench import operators
 
         operators.run(args.sizes, operations=args.operations, repeat=args.repeat, json_out=args.json)
+    elif args.command == "load":
+        from bench import load
+
+        load.run(
+            database_url=args.database_url,
+            seconds=args.seconds,
+            stores=tuple(args.stores),
+            json_out=args.json,
+            big_chars=args.big_chars,
+        )
+    elif args.command == "knowledge-base":
+        from bench import knowledge_base
+
+        knowledge_base.run(args.sizes, database_url=args.database_url, json_out=args.json)
+    elif args.command == "transfer":
+        from bench import transfer
+
+        transfer.run(args.sizes, database_url=args.database_url, json_out=args.json)
     else:
         from bench import scale
 

@@ -5,6 +5,7 @@ Every option is listed in :data:`OPTIONS`; ``docs/configuration.md`` documents e
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -98,6 +99,19 @@ OPTIONS: tuple[Option, ...] = (
         "Seconds a claimed operation stays claimed before another worker may retake it.",
     ),
     Option("worker_max_retries", int, 3, "Retries of a failing operation before it is marked failed."),
+    Option(
+        "worker_slots",
+        int,
+        2,
+        "Operations one worker process runs at once (threads); claims are fair by bank and by operation type.",
+    ),
+    Option(
+        "retain_sync_max_chars",
+        int,
+        250_000,
+        "Largest synchronous retain (characters of content, all items together); larger ones get HTTP 413 and "
+        'belong in an async retain ("async": true), which is written in parts and resumes after a crash.',
+    ),
     Option("worker_retry_backoff_seconds", float, 5.0, "First retry delay; doubles on each further retry (seconds)."),
     Option("enable_mental_model_history", bool, True, "Keep a history row each time a mental model's content changes."),
     Option("mental_model_history_max_entries", int, 50, "History rows kept per model and kind (<= 0: unbounded)."),
@@ -196,6 +210,19 @@ OPTIONS: tuple[Option, ...] = (
         "(CORS). Loopback origins are always allowed on a loopback bind.",
     ),
     *LIMIT_OPTIONS,
+    Option(
+        "knowledge_page_default_trigger",
+        dict,
+        None,
+        "JSON object: the trigger a new knowledge page starts from (any trigger field; unset: delta mode, "
+        "observations only, refreshed after consolidation). A bank overrides it; a page's own trigger is merged over.",
+    ),
+    Option(
+        "transfer_retention_hours",
+        float,
+        24.0,
+        "Hours an exported bank archive stays downloadable (and an unused uploaded one is kept) before it is purged.",
+    ),
     *LLM_OPTIONS,
 )
 
@@ -206,6 +233,7 @@ BANK_OVERRIDABLE: dict[str, type] = {
     "recall_max_tokens": int,
     "recall_chunks_max_tokens": int,
     "refresh_relevance_threshold": float,
+    "knowledge_page_default_trigger": dict,
     "refresh_model_daily_token_budget": int,
     "refresh_bank_daily_token_budget": int,
 }
@@ -217,6 +245,14 @@ TRIGGER_KEYS: dict[str, str] = {
 
 
 def _parse(option: Option, raw: str) -> Any:
+    if option.type is dict:
+        try:
+            value = json.loads(raw)
+        except ValueError as exc:
+            raise ValueError(f"{option.env}: expected a JSON object, got {raw!r}") from exc
+        if not isinstance(value, dict):
+            raise ValueError(f"{option.env}: expected a JSON object, got {raw!r}")
+        return value
     if option.type is bool:
         value = raw.strip().lower()
         if value in ("1", "true", "yes", "on"):
@@ -241,6 +277,8 @@ class Settings:
     worker_poll_seconds: float = 0.2
     worker_lease_seconds: float = 300.0
     worker_max_retries: int = 3
+    worker_slots: int = 2
+    retain_sync_max_chars: int = 250_000
     worker_retry_backoff_seconds: float = 5.0
     enable_mental_model_history: bool = True
     mental_model_history_max_entries: int = 50
@@ -287,6 +325,10 @@ class Settings:
     max_metadata_entries: int = 100
     max_token_budget: int = 65_536
     max_offset: int = 1_000_000_000
+
+    knowledge_page_default_trigger: dict[str, Any] | None = None
+
+    transfer_retention_hours: float = 24.0
 
     # LLM (see LLM_OPTIONS); api keys stay out of repr() so a logged Settings never shows one
     llm_provider: str = "extractive"

@@ -29,6 +29,16 @@ class InvalidInputError(MindBankError):
         self.message = message
 
 
+class PayloadTooLargeError(MindBankError):
+    """A request over a size limit that another form of the request can carry (HTTP 413). ``field`` names what is
+    too large; the message says the limit, its setting and what to send instead."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
 class RefreshPreviewError(MindBankError):
     """A dry run whose synthesis failed in a way its result cannot express (the dry-run ``outcome`` is one of the
     five executor outcomes): ``reason`` is the refresh failure reason (``no_answer``, ``retrieval_failed``,
@@ -38,14 +48,6 @@ class RefreshPreviewError(MindBankError):
         super().__init__(message)
         self.reason = reason
         self.upstream = upstream
-
-
-class TooLargeError(MindBankError):
-    """Input over a documented size limit (HTTP 413); ``field`` names it."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
 
 
 class UnsupportedTypeError(MindBankError):

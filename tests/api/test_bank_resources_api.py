@@ -117,7 +117,7 @@ def test_files_retain_size_limit(mindbank: MindBank, settings: Settings) -> None
                      settings=replace(settings, file_retain_max_bytes=10))  # fmt: skip
     with TestClient(create_app(small, run_worker=False), base_url="http://localhost") as c:
         r = c.post(f"{BASE}/files/retain", files=[("files", ("a.txt", b"x" * 11, "text/plain"))])
-    assert r.status_code == 413 and "files[0]" in r.json()["detail"]
+    assert r.status_code == 413 and r.json()["detail"][0]["loc"] == ["body", "files[0]"]
 
 
 def test_operation_retry_and_delete(client: TestClient, mindbank: MindBank) -> None:

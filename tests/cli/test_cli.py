@@ -247,6 +247,38 @@ def test_ops_cancel_pending(idle_server: str, capsys: pytest.CaptureFixture[str]
     assert code == 1 and "cancelled" in out
 
 
+def test_kb(cli: Cli, mindbank: MindBank, tmp_path: Any) -> None:
+    assert cli("retain", "Alice: I started training for the Berlin marathon.", "--tag", "user:alice")[0] == 0
+    code, out, _ = cli("kb", "tree")
+    assert code == 0 and "(empty knowledge base)" in out
+    folder = cli.json("kb", "mkdir", "People")
+    code, out, _ = cli("kb", "mkdir", "Runners", "--parent", folder["id"])
+    assert code == 0 and "created folder 'Runners'" in out
+    code, out, err = cli("kb", "page", "--name", "Alice", "--query", "What is Alice training for?", "--parent",
+                         folder["id"], "--tag", "user:alice", "--trigger", '{"fact_types": ["world"]}', "--wait")  # fmt: skip
+    assert code == 0 and "created page" in out and "completed" in out, err
+    page_node = next(n for n in mindbank.knowledge_tree("b").nodes if n.kind == "page")
+    page_id, model_id = page_node.id, page_node.mental_model_id or ""
+    code, out, _ = cli("kb", "tree")
+    assert code == 0 and "People/" in out and "  Alice  (fresh, refreshed" in out
+    code, out, _ = cli("kb", "show", page_id)
+    assert code == 0 and out.startswith("---") and "Berlin marathon" in out
+    code, out, _ = cli("kb", "search", "marathon")
+    assert code == 0 and page_id in out and "1 match(es)" in out
+    code, out, _ = cli("kb", "update", page_id, "--name", "Alice B", "--root", "--trigger", '{"mode": "full"}')
+    assert code == 0 and "updated page 'Alice B'" in out and "in the root" in out
+    assert mindbank.get_mental_model("b", model_id).trigger["mode"] == "full"
+    code, _, err = cli("kb", "update", folder["id"], "--parent", page_id)
+    assert code == 1 and "is a page" in err and "HTTP 422" in err
+    code, out, _ = cli("kb", "export", "--out", str(tmp_path / "bundle"))
+    assert code == 0 and "wrote 3 file(s)" in out
+    assert "Berlin marathon" in (tmp_path / "bundle" / "alice-b.md").read_text()
+    listed = cli.json("kb", "export")
+    assert [f["path"] for f in listed["files"]] == ["index.md", "alice-b.md", "log.md"]
+    code, out, _ = cli("kb", "delete", folder["id"])
+    assert code == 0 and "2 folder(s), 0 page(s)" in out
+
+
 def test_errors_exit_non_zero(cli: Cli, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MINDBANK_BANK", raising=False)
     code, _, err = cli("mm", "list", bank=None)
@@ -292,7 +324,7 @@ def test_every_command_has_a_test() -> None:
     source = "".join(p.read_text() for p in sorted(Path(__file__).parent.glob("test_*.py")))
     for name in names:
         assert f"def test_{name.replace('-', '_')}" in source, name
-    for group in ("mm", "ops", "docs", "directives", "webhooks"):
+    for group in ("mm", "ops", "docs", "directives", "webhooks", "kb"):
         parser = sub.choices[group]  # type: ignore[index]
         inner = next(a for a in parser._actions if a.dest == f"{group}_command")
         for name in inner.choices:

@@ -46,3 +46,13 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     s = BACKENDS[request.param](request, tmp_path)
     yield s
     s.close()
+
+
+@pytest.fixture
+def another_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A second, empty store on the backend of the test's ``store`` (another database to restore into)."""
+    folder = tmp_path / "another"
+    folder.mkdir()
+    s = BACKENDS[request.node.callspec.params["store"]](request, folder)
+    yield s
+    s.close()

@@ -321,11 +321,14 @@ def test_migrated_database_has_the_schema(store: Store) -> None:
         "mental_model_history",
         "operations",
         "schema_version",
+        "file_storage",
+        "file_storage_chunks",
     } <= tables
     versions = [row[0] for row in store.dump()["schema_version"]]  # type: ignore[attr-defined]
     # every shipped migration applied, in order (numbers are ranges reserved per change, so they may skip)
     backend = postgres_migrate if type(store).__name__ == "PostgresStore" else sqlite_migrate
     assert versions and versions == [number for number, _, _ in backend.migrations()]
+    assert {"knowledge_nodes", "knowledge_page_vectors"} <= tables
 
 
 def test_consolidation_round_trip(store: Store) -> None:
@@ -383,6 +386,9 @@ def test_coalescing_deferral_injected_clock_and_trigger_lookup(store: Store) -> 
     assert parked is not None and parked.status == "pending" and parked.retry_count == 0 and parked.error is None
     assert store.claim_operation("w", 60, now=later)  # type: ignore[call-arg]  # m2 is due, m1 is parked
     assert store.claim_operation("w", 60, now=later) is None  # type: ignore[call-arg]
+    # at +6 min both are runnable, in the order they became so: m2's claim expired at +1 min, m1's park at +5 min
+    reclaimed = store.claim_operation("w", 60, now=later + timedelta(minutes=6))  # type: ignore[call-arg]
+    assert reclaimed is not None and reclaimed.id == other.id
     assert store.claim_operation("w", 60, now=later + timedelta(minutes=6)).id == first.id  # type: ignore[union-attr,call-arg]
     store.insert_mental_model(
         replace(model(model_id="cron"), trigger={**default_trigger(), "refresh_cron": "0 * * * *"})

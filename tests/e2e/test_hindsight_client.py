@@ -9,6 +9,7 @@ import pytest
 from mindbank.service import MindBank
 
 hindsight_client = pytest.importorskip("hindsight_client")
+hindsight_client_api = pytest.importorskip("hindsight_client_api")
 
 
 def wait(mb: MindBank, bank: str, operation_id: str) -> None:
@@ -140,5 +141,110 @@ def test_reference_client_parses_the_refresh_governance_responses(server: str, m
         assert dry.trace.mode_fallback_reason == "delta_ops_failed"
         raw = httpx.post(f"{server}/v1/default/banks/b/mental-models/alice/dry-run-refresh", json={}).json()
         assert raw["mode_fallback_detail"] == "delta_reanchored"
+    finally:
+        client.close()
+
+
+def test_reference_client_drives_every_knowledge_base_method(server: str, mindbank: MindBank) -> None:
+    """get_knowledge_base_tree, create_knowledge_folder, create_knowledge_page, get_knowledge_page,
+    search_knowledge_base, update_knowledge_node, delete_knowledge_node, export_knowledge_base, and
+    list_mental_models(exclude_knowledge_pages=True), parsed by the reference client's own models."""
+    client = hindsight_client.Hindsight(base_url=server)
+    try:
+        client.retain("b", "Alice: I started training for the Berlin marathon.", tags=["user:alice"])
+        client.create_mental_model("b", name="Solo", source_query="What is going on?", id="solo")
+        people = client.create_knowledge_folder("b", "People")
+        assert people.kind == "folder" and people.parent_id is None
+        runners = client.create_knowledge_folder("b", "Runners", parent_id=people.id)
+        created = client.create_knowledge_page("b", "Alice", "What is Alice training for?", parent_id=runners.id,
+                                               tags=["user:alice"], trigger={"fact_types": ["world"]})  # fmt: skip
+        assert created.page_id and created.mental_model_id
+        wait(mindbank, "b", created.operation_id)
+
+        tree = client.get_knowledge_base_tree("b")
+        alice = tree.roots[0].children[0].children[0]
+        assert alice.name == "Alice" and alice.kind == "page" and alice.is_stale is False
+        assert alice.trigger.mode == "delta" and alice.trigger.fact_types == ["world"]  # the page default, patched
+        assert alice.trigger.refresh_after_consolidation is True
+        filtered = client.get_knowledge_base_tree("b", tags=["user:bob"], tags_match="all_strict")
+        assert filtered.roots == []
+        grouped = client.get_knowledge_base_tree("b", tag_groups=[{"tags": ["user:alice"], "match": "all_strict"}])
+        assert grouped.roots[0].children[0].children[0].id == alice.id
+
+        page = client.get_knowledge_page("b", created.page_id)
+        assert "Berlin marathon" in page.body and page.markdown.startswith("---\n") and page.type == "knowledge-page"
+        found = client.search_knowledge_base("b", "marathon", limit=5)
+        assert found.total == 1 and found.results[0].id == created.page_id and found.results[0].score == 1.0
+
+        moved = client.update_knowledge_node("b", created.page_id, name="Alice B", parent_id=None,
+                                             trigger={"keep_trace": True})  # fmt: skip
+        assert moved.parent_id is None and moved.name == "Alice B"
+        assert moved.trigger.keep_trace is True and moved.trigger.mode == "delta"  # a patch: the rest kept
+        renamed = client.update_knowledge_node("b", runners.id, name="Athletes")
+        assert renamed.parent_id == people.id  # parent_id not passed: the node stays
+        with pytest.raises(hindsight_client_api.exceptions.ApiException) as refused:  # a cycle
+            client.update_knowledge_node("b", people.id, parent_id=runners.id)
+        assert refused.value.status == 422 and "descendants" in str(refused.value)
+
+        bundle = client.export_knowledge_base("b")
+        assert {f.path for f in bundle.files} >= {"index.md", "alice-b.md", "log.md"}
+
+        pages_out = client.list_mental_models("b", exclude_knowledge_pages=True)
+        assert [m.id for m in pages_out.items] == ["solo"]
+        assert client.list_mental_models("b").total == 2
+
+        client.delete_knowledge_node("b", people.id)
+        client.delete_knowledge_node("b", created.page_id)
+        assert client.get_knowledge_base_tree("b").roots == []
+        assert client.list_mental_models("b").total == 1
+    finally:
+        client.close()
+
+
+def test_reference_client_backs_up_restores_clones_and_exports_documents(server: str, mindbank: MindBank) -> None:
+    """``export_bank`` / ``import_bank`` / ``clone_bank`` / ``export_documents`` of hindsight-client 1.1.0, its
+    document-transfer import and its bank-template calls, against a live mindbank."""
+    from hindsight_client.hindsight_client import _run_async
+    from hindsight_client_api.api.bank_templates_api import BankTemplatesApi
+    from hindsight_client_api.models.bank_template_manifest import BankTemplateManifest
+
+    client = hindsight_client.Hindsight(base_url=server)
+    try:
+        client.retain("b", "Alice: I started training for the Berlin marathon.", tags=["user:alice"],
+                      document_id="d1")  # fmt: skip
+        client.retain("b", "Bob: I bake sourdough bread.", tags=["user:bob"], document_id="d2")
+        created = client.create_mental_model("b", name="Alice", source_query="What is Alice training for?",
+                                             tags=["user:alice"], id="alice")  # fmt: skip
+        wait(mindbank, "b", created.operation_id)
+        mindbank.worker.stop()
+        mindbank.run_pending()  # settle the consolidations the retains queued
+        mindbank.worker.start()
+
+        archive = client.export_bank("b", poll_interval=0.05, timeout=60)
+        assert archive[:2] == b"PK"
+        operation_id = client.import_bank("b", archive, target_bank_id="restored")
+        wait(mindbank, "b", operation_id)
+        status = _run_async(client.operations.get_operation_status("b", operation_id))  # type: ignore[attr-defined]
+        assert status.status == "completed" and status.result_metadata["documents_imported"] == 2
+        restored = client.get_mental_model("restored", "alice")
+        assert restored.is_stale is False and "marathon" in restored.content
+
+        operation_id = client.clone_bank("b", "cloned")
+        wait(mindbank, "b", operation_id)
+        assert client.get_mental_model("cloned", "alice").is_stale is False
+        assert {b.bank_id for b, _ in mindbank.list_banks()} == {"b", "restored", "cloned"}
+
+        documents = client.export_documents("b", document_ids=["d2"], poll_interval=0.05, timeout=60)
+        submitted = _run_async(client.document_transfer.import_documents("cloned", documents, on_conflict="new-id"))
+        wait(mindbank, "cloned", submitted.operation_id)
+        bread = [m for m in mindbank.list_memories("cloned", limit=100)[0] if "sourdough" in m.text]
+        assert len(bread) == 2 and len({m.document_id for m in bread}) == 2
+
+        templates = BankTemplatesApi(client._api_client)  # type: ignore[attr-defined]
+        manifest = _run_async(templates.export_bank_template("b"))
+        assert manifest.version == "1" and [m.id for m in manifest.mental_models] == ["alice"]
+        result = _run_async(templates.import_bank_template("templated", BankTemplateManifest.from_dict(
+            manifest.to_dict())))  # fmt: skip
+        assert result.mental_models_created == ["alice"] and len(result.operation_ids) == 1
     finally:
         client.close()

@@ -25,6 +25,7 @@ SQLITE_ONLY = {
     "pragma_busy_timeout",
     "pragma_journal_wal",
     "pragma_synchronous",
+    "pragma_reader_cache",
     "begin",
     "commit",
     "rollback",
@@ -44,6 +45,9 @@ SQLITE_ONLY = {
     "claim_candidate",
     # dump(): PostgreSQL composes SELECT * FROM <table> with psycopg.sql.Identifier
     "dump_table",
+    # a bank snapshot is an explicit read transaction (PostgreSQL: conn.transaction() and set_snapshot)
+    "begin_snapshot",
+    "end_snapshot",
 }
 
 # statements only the PostgreSQL store runs, and why SQLite has no counterpart
@@ -54,11 +58,14 @@ POSTGRES_ONLY = {
     # row and advisory locks: SQLite's BEGIN IMMEDIATE already serialises every writer
     "lock_bank",
     "lock_coalesce_key",
+    "lock_knowledge_tree",
     # vector search in SQL with transaction-local HNSW settings (SQLite: the in-process vector index)
     "set_ef_search",
     "set_iterative_scan",
     "vector_search",
     "memory_vectors",
+    # the snapshot transaction's isolation (SQLite: a WAL read transaction is a snapshot already)
+    "set_snapshot",
 }
 
 # format slots only SQLite statements take: {marks} is the ``?,?,…`` of an IN list where PostgreSQL binds one array,

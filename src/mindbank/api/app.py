@@ -26,6 +26,7 @@ from mindbank.api.routes import (
     documents,
     files,
     health,
+    knowledge_base,
     llm_request_log,
     llm_requests,
     memories,
@@ -33,6 +34,8 @@ from mindbank.api.routes import (
     operations,
     operations_admin,
     reflect,
+    templates,
+    transfer,
     webhooks,
 )
 from mindbank.service import MindBank
@@ -40,7 +43,8 @@ from mindbank.version import __version__
 
 # one line per router: a new endpoint family is a module under routes/ and an entry here
 ROUTERS = (memories, mental_models, operations, banks, reflect, llm_requests, documents, directives, files, webhooks,
-           operations_admin, llm_request_log, health, api_keys)  # fmt: skip
+           operations_admin, llm_request_log, health, api_keys, knowledge_base,
+           transfer, templates)  # fmt: skip
 
 
 def create_api(

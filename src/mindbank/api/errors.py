@@ -9,8 +9,8 @@ from mindbank.errors import (
     ConflictError,
     InvalidInputError,
     NotFoundError,
+    PayloadTooLargeError,
     RefreshPreviewError,
-    TooLargeError,
     TransientError,
     UnsupportedTypeError,
 )
@@ -18,9 +18,9 @@ from mindbank.providers.llm.base import LLMError
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    """404 for missing things, 409 for conflicts, 422 (FastAPI's validation shape, field in ``loc``) for rules;
-    LLM provider failures 502 (permanent) or 503 (transient: retry later); a dry run whose engine failed 502 / 500;
-    413 for input over a size limit, 415 for a file type mindbank cannot read."""
+    """404 for missing things, 409 for conflicts, 422 (FastAPI's validation shape, field in ``loc``) for rules, 413
+    (the same shape) for a request over a size limit; LLM provider failures 502 (permanent) or 503 (transient: retry
+    later); a dry run whose engine failed 502 / 500; 415 for a file type mindbank cannot read."""
 
     @app.exception_handler(NotFoundError)
     async def _not_found(_: Request, exc: NotFoundError) -> JSONResponse:
@@ -35,6 +35,11 @@ def install_error_handlers(app: FastAPI) -> None:
         detail = [{"type": "value_error", "loc": ["body", exc.field], "msg": exc.message, "input": None}]
         return JSONResponse(status_code=422, content={"detail": detail})
 
+    @app.exception_handler(PayloadTooLargeError)
+    async def _too_large(_: Request, exc: PayloadTooLargeError) -> JSONResponse:
+        detail = [{"type": "too_large", "loc": ["body", exc.field], "msg": exc.message, "input": None}]
+        return JSONResponse(status_code=413, content={"detail": detail})
+
     @app.exception_handler(LLMError)
     async def _llm(_: Request, exc: LLMError) -> JSONResponse:
         # the LLM provider failed: 503 when retrying later may help (429, 5xx, timeout), 502 when it will not
@@ -45,10 +50,6 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _preview(_: Request, exc: RefreshPreviewError) -> JSONResponse:
         status = 502 if exc.upstream else 500
         return JSONResponse(status_code=status, content={"detail": f"dry run failed ({exc.reason}): {exc}"})
-
-    @app.exception_handler(TooLargeError)
-    async def _too_large(_: Request, exc: TooLargeError) -> JSONResponse:
-        return JSONResponse(status_code=413, content={"detail": str(exc)})
 
     @app.exception_handler(UnsupportedTypeError)
     async def _unsupported(_: Request, exc: UnsupportedTypeError) -> JSONResponse:

@@ -3,11 +3,12 @@
 Local commands open the database themselves: ``serve``, ``worker``, ``mcp`` (stdio), ``import``, ``demo``
 (:mod:`.server`). Client commands talk to a running server through :class:`mindbank.client.Client` (``--url`` /
 ``MINDBANK_URL``, ``--api-key`` / ``MINDBANK_API_KEY``): ``retain``, ``recall``, ``reflect`` (:mod:`.memories`),
-``mm ...`` (:mod:`.mental_models`), ``config`` and ``profile`` (:mod:`.bank_config`), ``ops ...``
-(:mod:`.operations`), ``docs ...`` (:mod:`.documents`), ``directives ...`` (:mod:`.directives`), ``webhooks ...``
-(:mod:`.webhooks`), ``health``, ``metrics``, ``llm-requests`` (:mod:`.monitoring`), ``keys ...``
-(:mod:`.api_keys`), ``stats`` (:mod:`.stats`). They print for people by default (rich, :mod:`.output`) and JSON with
-``--json``; an error answer exits 1 with the server's message on stderr, a usage error exits 2 (:mod:`.common`).
+``mm ...`` (:mod:`.mental_models`), ``kb ...`` (:mod:`.knowledge_base`), ``config`` and ``profile``
+(:mod:`.bank_config`), ``ops ...`` (:mod:`.operations`), ``docs ...`` (:mod:`.documents`), ``directives ...``
+(:mod:`.directives`), ``webhooks ...`` (:mod:`.webhooks`), ``health``, ``metrics``, ``llm-requests``
+(:mod:`.monitoring`), ``keys ...`` (:mod:`.api_keys`), ``stats`` (:mod:`.stats`), ``bank ...`` (:mod:`.transfer`).
+They print for people by default (rich, :mod:`.output`) and JSON with ``--json``; an error answer exits 1 with the
+server's message on stderr, a usage error exits 2 (:mod:`.common`).
 
 A command group is one module with ``register(subparsers)``, listed once in :data:`COMMAND_GROUPS`.
 """
@@ -24,12 +25,14 @@ from mindbank.cli import (
     bank_config,
     directives,
     documents,
+    knowledge_base,
     memories,
     mental_models,
     monitoring,
     operations,
     server,
     stats,
+    transfer,
     webhooks,
 )
 from mindbank.cli.common import Subparsers, UsageError
@@ -42,6 +45,7 @@ COMMAND_GROUPS: tuple[Callable[[Subparsers], None], ...] = (
     server.register,
     memories.register,
     mental_models.register,
+    knowledge_base.register,
     bank_config.register,
     operations.register,
     documents.register,
@@ -50,6 +54,7 @@ COMMAND_GROUPS: tuple[Callable[[Subparsers], None], ...] = (
     monitoring.register,
     stats.register,
     api_keys.register,
+    transfer.register,
 )
 
 

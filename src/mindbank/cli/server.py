@@ -62,9 +62,10 @@ def _local_settings(args: argparse.Namespace) -> Settings:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from mindbank.server import UVICORN_OPTIONS, create_app
+    from mindbank.server import UVICORN_OPTIONS, create_app, serving_threads
     from mindbank.service import MindBank
 
+    serving_threads()  # before the store and the embedder start their threads
     settings = _local_settings(args)
     if args.host:  # the MCP endpoint's DNS-rebinding protection depends on the bind address
         settings = replace(settings, host=args.host)
@@ -78,8 +79,10 @@ def _worker(args: argparse.Namespace) -> int:
     import signal
     import threading
 
+    from mindbank.server import serving_threads
     from mindbank.service import MindBank
 
+    serving_threads()  # before the store and the embedder start their threads
     settings = _local_settings(args)
     mb = MindBank.open(settings)
     if args.metrics_port:

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import httpx
 
 from mindbank.client._wire import Request, read_response
-from mindbank.client.errors import MindBankConnectionError
+from mindbank.client.errors import MindBankClientError, MindBankConnectionError
 from mindbank.client.families import Families
 from mindbank.client.models import Operation
 from mindbank.version import __version__
@@ -51,6 +51,14 @@ def _settled(op: Operation, operation_id: str, deadline: float, timeout: float) 
     if time.monotonic() >= deadline:
         raise TimeoutError(f"operation {operation_id} still {op.status} after {timeout} s")
     return False
+
+
+def _archive_url(op: Operation) -> str:
+    """Where a completed export's archive is. Raises :class:`MindBankClientError` when there is none."""
+    url = (op.result_metadata or {}).get("download_url") if op.status == "completed" else None
+    if not url:
+        raise MindBankClientError(f"export {op.operation_id} {op.status} without an archive: {op.error_message or '-'}")
+    return str(url)
 
 
 class Client(Families):
@@ -100,6 +108,14 @@ class Client(Families):
         while not _settled(op := self.get_operation(bank_id, operation_id), operation_id, deadline, timeout):
             time.sleep(poll_interval)
         return op
+
+    def fetch_archive(
+        self, bank_id: str, operation_id: str, *, timeout: float = 300.0, poll_interval: float = 0.2
+    ) -> bytes:
+        """Wait for an export operation and download the archive it wrote. Raises ``TimeoutError``, and
+        :class:`MindBankClientError` when the export did not complete."""
+        op = self.wait(bank_id, operation_id, timeout=timeout, poll_interval=poll_interval)
+        return self.download_archive(_archive_url(op))
 
 
 class AsyncClient(Families):
@@ -152,3 +168,10 @@ class AsyncClient(Families):
         while not _settled(op := await self.get_operation(bank_id, operation_id), operation_id, deadline, timeout):
             await asyncio.sleep(poll_interval)
         return op
+
+    async def fetch_archive(
+        self, bank_id: str, operation_id: str, *, timeout: float = 300.0, poll_interval: float = 0.2
+    ) -> bytes:
+        """See :meth:`Client.fetch_archive`."""
+        op = await self.wait(bank_id, operation_id, timeout=timeout, poll_interval=poll_interval)
+        return await self.download_archive(_archive_url(op))

@@ -34,8 +34,9 @@ Trigger: TypeAlias = Mapping[str, Any] | BaseModel
 
 @dataclass(frozen=True, slots=True)
 class Request(Generic[T]):
-    """One HTTP exchange: ``parse`` turns the decoded JSON body of a 2xx answer (its text, with ``text``) into the
-    method's return value. ``files`` / ``data``: a multipart body (httpx's arguments) instead of JSON."""
+    """One HTTP exchange: ``parse`` turns the decoded JSON body of a 2xx answer (its text, with ``text``; its bytes,
+    with ``raw``) into the method's return value. ``files`` / ``data``: a multipart body (httpx's arguments) instead of
+    JSON."""
 
     method: str
     path: str
@@ -45,6 +46,7 @@ class Request(Generic[T]):
     files: Any = None
     data: Any = None
     text: bool = False
+    raw: bool = False
 
     def send_arguments(self) -> dict[str, Any]:
         """The keyword arguments of ``httpx.Client.request`` for this exchange."""
@@ -104,6 +106,8 @@ def read_response(response: httpx.Response, request: Request[T]) -> T:
     """The parsed body of a 2xx response. Raises :class:`MindBankHTTPError` (status, the server's message) for any
     other status."""
     if response.is_success:
+        if request.raw:
+            return request.parse(response.content)
         return request.parse(response.text if request.text else response.json())
     try:
         body = response.json()

@@ -305,3 +305,114 @@ class CreatedApiKey(ApiKeyInfo):
 class ApiKeyList(_Response):
     items: list[ApiKeyInfo]
     total: int
+
+
+# ---------------------------------------------------------------- knowledge base
+class KnowledgeNode(_Response):
+    """A folder or a page of the knowledge-base tree. A page carries its mental model's question
+    (``description``), tags, last refresh (``timestamp``), ``is_stale`` (tree and patch answers) and trigger."""
+
+    id: str
+    kind: str
+    name: str
+    parent_id: str | None = None
+    mental_model_id: str | None = None
+    managed: bool = False
+    description: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    timestamp: datetime | None = None
+    is_stale: bool | None = None
+    last_refresh_failed_at: datetime | None = None
+    trigger: dict[str, Any] | None = None
+    children: list[KnowledgeNode] = Field(default_factory=list)
+
+
+class KnowledgeTree(_Response):
+    """``GET /knowledge-base/tree``: the root nodes, folders first, each with its children."""
+
+    roots: list[KnowledgeNode]
+
+
+class CreateKnowledgePageResponse(_Response):
+    """``POST /knowledge-base/pages``: the page's node id, its mental model, and its first refresh."""
+
+    page_id: str
+    mental_model_id: str
+    operation_id: str | None = None
+    warnings: list[str] = Field(default_factory=list)
+
+
+class KnowledgePage(_Response):
+    """``GET /knowledge-base/pages/{id}``: ``markdown`` is frontmatter + body; ``body`` the stored content."""
+
+    id: str
+    name: str
+    type: str
+    description: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    timestamp: datetime | None = None
+    body: str | None = None
+    markdown: str
+    mental_model_id: str | None = None
+
+
+class KnowledgeSearchResult(_Response):
+    """One page search hit; ``score`` is the rank-fusion score in 0..1."""
+
+    id: str
+    name: str
+    mental_model_id: str | None = None
+    source_query: str | None = None
+    snippet: str
+    score: float
+    updated_at: datetime | None = None
+
+
+class KnowledgeSearchResponse(_Response):
+    """``GET /knowledge-base/search``: best first, and how many pages matched."""
+
+    results: list[KnowledgeSearchResult]
+    total: int
+
+
+class KnowledgeFile(_Response):
+    path: str
+    content: str
+
+
+class KnowledgeBundle(_Response):
+    """``GET /knowledge-base/export``: ``index.md``, one file per page, ``log.md``."""
+
+    files: list[KnowledgeFile]
+
+
+class DeleteNodeResponse(_Response):
+    """``DELETE /knowledge-base/nodes/{id}``: what went with the node."""
+
+    status: str
+    node_id: str | None = None
+    deleted_folders: int = 0
+    deleted_pages: int = 0
+
+
+# ---------------------------------------------------------------- bank transfer and templates
+class TransferSubmitted(_Response):
+    """``POST /transfer/export|import``, ``/clone``, ``/document-transfer[/export]`` (202): the queued operation.
+    An export's ``result_metadata.download_url`` names its archive once it completed."""
+
+    operation_id: str
+    status: str = "pending"
+
+
+class TemplateImportResult(_Response):
+    """``POST /import`` (bank template): what was (or, with ``dry_run``, would be) applied."""
+
+    bank_id: str
+    config_applied: bool
+    mental_models_created: list[str] = Field(default_factory=list)
+    mental_models_updated: list[str] = Field(default_factory=list)
+    directives_created: list[str] = Field(default_factory=list)
+    directives_updated: list[str] = Field(default_factory=list)
+    operation_ids: list[str] = Field(default_factory=list)
+    dry_run: bool = False
+    config_ignored: list[str] = Field(default_factory=list)

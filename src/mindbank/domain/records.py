@@ -136,6 +136,7 @@ class MentalModel:
     refresh_state: RefreshState = field(default_factory=RefreshState)  # governance record (domain/governance.py)
     is_stale: bool | None = None
     refresh_status: dict[str, Any] | None = None  # set by the service for responses: governance and spend
+    is_knowledge_page: bool = False  # set by the service from the knowledge base (a page is a model in its tree)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +151,11 @@ class HistoryEntry:
 
 @dataclass(slots=True)
 class Operation:
-    """A queued unit of asynchronous work (retain, refresh_mental_model, ...)."""
+    """A queued unit of asynchronous work (retain, refresh_mental_model, ...).
+
+    ``claim_token``: set by each claim and checked by every write of the claiming worker (the fence that keeps a
+    worker which lost its lease from committing); ``progress``: the checkpoint a resumed operation continues from.
+    """
 
     id: str
     bank_id: str
@@ -165,6 +170,8 @@ class Operation:
     created_at: datetime
     updated_at: datetime
     completed_at: datetime | None
+    claim_token: str | None = None
+    progress: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

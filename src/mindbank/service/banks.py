@@ -2,25 +2,41 @@
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
 from typing import Any
 
 from mindbank.config import BANK_OVERRIDABLE
-from mindbank.domain.limits import MAX_INTERVAL_SECONDS, MAX_NAME_CHARS, Limits, check_text
+from mindbank.domain.knowledge import page_default_trigger
+from mindbank.domain.limits import MAX_DAILY_TOKEN_BUDGET, MAX_INTERVAL_SECONDS, MAX_NAME_CHARS, Limits, check_text
 from mindbank.domain.records import Bank
 from mindbank.errors import InvalidInputError, NotFoundError
 from mindbank.service.core import ServiceCore
 
 
-def _config_value_problem(key: str, kind: type, value: Any, limits: Limits) -> str | None:
+def config_value_problem(key: str, kind: type, value: Any, limits: Limits) -> str | None:
     """Why ``value`` is not acceptable for the bank override ``key`` of type ``kind`` (None when it is): integers
-    are token budgets (``max_token_budget``) or, for the refresh interval, seconds up to ten years."""
+    are token budgets (``max_token_budget``; daily budgets up to ``MAX_DAILY_TOKEN_BUDGET``, 0 refusing every
+    automatic refresh) or, for the refresh interval, seconds up to ten years; the one object, a knowledge page's
+    default trigger, must be a valid trigger."""
+    if kind is dict:  # the one object-valued setting: knowledge_page_default_trigger
+        if not isinstance(value, dict):
+            return "must be a JSON object"
+        try:
+            page_default_trigger(value)
+        except ValueError as exc:
+            return str(exc)
+        return None
     if kind is bool:
         return None if isinstance(value, bool) else "must be a boolean"
     if isinstance(value, bool) or not isinstance(value, int | float):
         return f"must be a{'n integer' if kind is int else ' number'}"
     if kind is int:
-        low, top = (0, MAX_INTERVAL_SECONDS) if key.endswith("_seconds") else (1, limits.max_token_budget)
+        low, top = (1, limits.max_token_budget)
+        if key.endswith("_seconds"):
+            low, top = 0, MAX_INTERVAL_SECONDS
+        elif key.endswith("_daily_token_budget"):
+            low, top = 0, MAX_DAILY_TOKEN_BUDGET
         if not isinstance(value, int) or not low <= value <= top:
             return f"must be an integer between {low} and {top}"
     if kind is float and not 0 <= value <= 1:
@@ -80,9 +96,15 @@ class BanksService(ServiceCore):
         return self.put_bank(bank_id, name=name, mission=mission, disposition=disposition)
 
     def bank_config(self, bank_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        """``(resolved config, overrides)`` for the bank-overridable settings. Raises :class:`NotFoundError`."""
+        """``(resolved config, overrides)`` for the bank-overridable settings. ``knowledge_page_default_trigger``
+        resolves to the whole trigger a new page starts from (the override, or the reference's page default).
+        Raises :class:`NotFoundError`."""
         overrides = self.get_bank(bank_id).config
         resolved = {key: overrides.get(key, getattr(self.settings, key)) for key in BANK_OVERRIDABLE}
+        key = "knowledge_page_default_trigger"
+        # a malformed environment default is reported where it is used (page creation: a 422)
+        with contextlib.suppress(ValueError):
+            resolved[key] = page_default_trigger(resolved[key])
         return resolved, overrides
 
     def update_bank_config(self, bank_id: str, updates: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -95,7 +117,7 @@ class BanksService(ServiceCore):
                 raise InvalidInputError(f"updates.{key}", f"unknown setting; allowed: {', '.join(BANK_OVERRIDABLE)}")
             if value is None:
                 continue
-            problem = _config_value_problem(key, kind, value, self.limits)
+            problem = config_value_problem(key, kind, value, self.limits)
             if problem:
                 raise InvalidInputError(f"updates.{key}", problem)
         self.store.update_bank_config(bank_id, updates)

@@ -1,9 +1,10 @@
 """``MindBank``: the one facade every surface (HTTP API, MCP, CLI, demo, in-process users) calls.
 
-It is composed from resource modules — banks, memories, documents, files, mental models, operations (and their
-administration), reflect (with directives), webhooks, health — over one shared core
-(store, embedder, settings, clock, LLMs, worker); the worker runs :class:`~mindbank.service.jobs.Jobs`. Errors are
-the domain errors of :mod:`mindbank.errors`. A new resource family is a module here and one base class below.
+It is composed from resource modules — banks, memories, documents, files, knowledge base, mental models, operations
+(and their administration), reflect (with directives), webhooks, health, access (scoped API keys), transfer,
+templates — over one shared core (store, embedder, settings, clock, LLMs, worker); the worker runs
+:class:`~mindbank.service.jobs.Jobs`. Errors are the domain errors of :mod:`mindbank.errors`. A new resource family
+is a module here and one base class below.
 """
 
 from __future__ import annotations
@@ -33,13 +34,16 @@ from mindbank.service.files import FilesService
 from mindbank.service.governance import Governance, SpendMeter
 from mindbank.service.health import HealthService, Heartbeat
 from mindbank.service.jobs import Jobs
+from mindbank.service.knowledge import KnowledgeService
 from mindbank.service.memories import MemoriesService
 from mindbank.service.mental_models import MentalModelsService
 from mindbank.service.metrics import Metrics
 from mindbank.service.operations import OperationsService
 from mindbank.service.operations_admin import OperationsAdminService
 from mindbank.service.reflect import ReflectService
+from mindbank.service.templates import TemplatesService
 from mindbank.service.tracing import LLMTracer
+from mindbank.service.transfer import TransferService
 from mindbank.service.webhooks import WebhooksService
 from mindbank.store.base import Store
 from mindbank.store.open import open_store
@@ -48,8 +52,9 @@ from mindbank.worker.scheduler import Scheduler
 
 
 class MindBank(
-    BanksService, DocumentsService, FilesService, MemoriesService, MentalModelsService, OperationsAdminService,
-    OperationsService, ReflectService, WebhooksService, HealthService, AccessService,
+    BanksService, DocumentsService, FilesService, MemoriesService, KnowledgeService, MentalModelsService,
+    OperationsAdminService, OperationsService, ReflectService, WebhooksService, HealthService, AccessService,
+    TransferService, TemplatesService,
 ):  # fmt: skip
     """The memory server's engine room, usable in-process: ``MindBank.open()``.
 
@@ -105,6 +110,7 @@ class MindBank(
                 lease_seconds=self.settings.worker_lease_seconds,
                 max_retries=self.settings.worker_max_retries,
                 retry_backoff_seconds=self.settings.worker_retry_backoff_seconds,
+                slots=self.settings.worker_slots,
             ),
             clock=clock,
             on_exhausted=self.jobs.record_exhausted,

@@ -14,7 +14,7 @@ from typing import Any
 from mindbank.domain.records import RetainItem
 from mindbank.domain.timeutil import parse_timestamp
 from mindbank.engine.retain.convert import UnreadableFile, UnsupportedFileType, file_to_text
-from mindbank.errors import InvalidInputError, TooLargeError, UnsupportedTypeError
+from mindbank.errors import InvalidInputError, PayloadTooLargeError, UnsupportedTypeError
 from mindbank.service.memories import MemoriesService
 
 MAX_FILES = 100  # per request
@@ -41,7 +41,7 @@ class FilesService(MemoriesService):
         ``metadata`` (str -> str), ``timestamp``. The file name and type are added to its metadata.
 
         Raises :class:`InvalidInputError` (no files, too many, metadata count, a file without text),
-        :class:`TooLargeError` (a file over ``MINDBANK_FILE_RETAIN_MAX_BYTES``) and :class:`UnsupportedTypeError`
+        :class:`PayloadTooLargeError` (a file over ``MINDBANK_FILE_RETAIN_MAX_BYTES``) and :class:`UnsupportedTypeError`
         (a type that needs a model to read, or a file unreadable as its type). Nothing is queued on error."""
         if not files:
             raise InvalidInputError("files", "must not be empty")
@@ -54,7 +54,7 @@ class FilesService(MemoriesService):
         for i, (upload, meta) in enumerate(zip(files, metas, strict=True)):
             limit = self.settings.file_retain_max_bytes
             if len(upload.data) > limit:
-                raise TooLargeError(f"files[{i}]", f"{upload.name!r} is over {limit} bytes")
+                raise PayloadTooLargeError(f"files[{i}]", f"{upload.name!r} is over {limit} bytes")
             try:
                 kind, text = file_to_text(upload.name, upload.content_type, upload.data)
             except UnsupportedFileType as exc:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from mindbank.domain.records import Operation
 from mindbank.domain.timeutil import to_iso
 from mindbank.service.events import ServiceEvent
-from mindbank.worker.runner import Deferred, PermanentFailure
+from mindbank.worker.runner import Deferred, PermanentFailure, Requeue
 
 if TYPE_CHECKING:
     from mindbank.service.facade import MindBank
@@ -31,7 +31,7 @@ def observed(mb: MindBank, kind: str, handler: Handler) -> Handler:
     def run(op: Operation) -> dict[str, Any]:
         try:
             result = handler(op)
-        except Deferred:
+        except (Deferred, Requeue):  # parked or stepping aside: not finished yet
             raise
         except PermanentFailure as exc:
             _emit(mb, kind, op, {**exc.details, "error_message": str(exc)}, failed=True)

@@ -22,8 +22,8 @@ from mindbank.engine.refresh.staleness import mark_stale
 from mindbank.engine.refresh.triggers import cron_due, park_until
 from mindbank.service.governance import metering
 from mindbank.service.job_events import observed
-from mindbank.service.memories import item_from_json
 from mindbank.service.tracing import llm_call_context
+from mindbank.store.fence import current_fence
 from mindbank.worker.runner import Deferred, PermanentFailure
 
 if TYPE_CHECKING:
@@ -31,6 +31,14 @@ if TYPE_CHECKING:
 
 
 MAX_CONSOLIDATION_ROUNDS = 10
+
+
+def settle_refresh(outcome: dict[str, Any]) -> dict[str, Any]:
+    """The operation result of a persisted refresh (``{"result", "error"?}``): returned, or raised as the
+    :class:`PermanentFailure` of a failed refresh."""
+    if "error" in outcome:
+        raise PermanentFailure(outcome["error"], outcome["result"])
+    return dict(outcome["result"])
 
 
 class Jobs:
@@ -50,14 +58,13 @@ class Jobs:
             "consolidation": self.run_consolidation,
             "reprocess_document": self.mb.run_reprocess,
             "webhook_delivery": self.mb.run_webhook_delivery,
+            **self.mb.transfer_handlers(),
         }
         # observed: the events of finished operations (webhooks, metrics: service/job_events.py)
         return {kind: self.in_llm_context(observed(self.mb, kind, handler)) for kind, handler in raw.items()}
 
     def run_retain(self, op: Operation) -> dict[str, Any]:
-        items = [item_from_json(d) for d in op.payload["items"]]
-        result = self.mb.retain(op.bank_id, items)
-        return {"items_count": len(items), "unit_ids_count": len(result.memory_ids)}
+        return self.mb.run_retain_operation(op)
 
     def run_consolidation(self, op: Operation) -> dict[str, Any]:
         scopes = op.payload.get("observation_scopes") or self.mb.settings.observation_scopes
@@ -121,6 +128,8 @@ class Jobs:
         )
 
     def run_refresh(self, op: Operation) -> dict[str, Any]:
+        if op.progress and "refresh" in op.progress:  # persisted by a worker that died before settling it
+            return settle_refresh(op.progress["refresh"])
         model_id = op.payload["mental_model_id"]
         model = self.mb.store.get_mental_model(op.bank_id, model_id)
         if model is None:
@@ -154,7 +163,6 @@ class Jobs:
                     self.mb.store.add_refresh_spend(spend)
                 raise
         spend = governance.spend_record(model, meter, plan, self.mb.clock())
-        self.mb.refresher.persist(plan, settings, spend=spend)
         result = {
             "mental_model_id": model_id,
             "name": model.name,
@@ -171,12 +179,14 @@ class Jobs:
             "llm_model": meter.model,
             "spend": governance.spend_view(spend),
         }
+        outcome: dict[str, Any] = {"result": result}
         if plan.failed:
-            raise PermanentFailure(
-                plan.error_message or plan.failure_reason or "refresh failed",
-                {**result, "failure_reason": plan.failure_reason},
-            )
-        return result
+            outcome["error"] = plan.error_message or plan.failure_reason or "refresh failed"
+            result["failure_reason"] = plan.failure_reason
+        if (fence := current_fence()) is not None:
+            fence.stage({"refresh": outcome})  # committed by persist's transaction: a rerun settles, never redoes
+        self.mb.refresher.persist(plan, settings, spend=spend)
+        return settle_refresh(outcome)
 
     def record_exhausted(self, op: Operation, exc: BaseException) -> dict[str, Any] | None:
         """The worker's hook when an operation's transient retries are spent. For a refresh it is a recorded failure

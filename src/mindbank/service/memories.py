@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -17,17 +19,22 @@ from mindbank.domain.limits import (
     check_text,
     check_token_budget,
 )
-from mindbank.domain.records import FactType, MemoryUnit, RetainItem, ScoredMemory
+from mindbank.domain.records import FactType, MemoryUnit, Operation, RetainItem, ScoredMemory
 from mindbank.domain.tags import TagsMatch, freeze_groups, normalize_tags, validate_tag_groups
 from mindbank.domain.timeutil import parse_timestamp, to_iso, utcnow
 from mindbank.engine.consolidate.plan import ObservationScopes
 from mindbank.engine.recall import RecallRequest, Retriever, recall
 from mindbank.engine.retain.extractive import prepare_documents
-from mindbank.errors import InvalidInputError, NotFoundError
+from mindbank.engine.retain.parts import RetainCursor, retain_parts
+from mindbank.errors import ConflictError, InvalidInputError, NotFoundError, PayloadTooLargeError
 from mindbank.service.core import ServiceCore
 from mindbank.service.events import ServiceEvent
 from mindbank.service.tracing import current_operation_id
 from mindbank.store.base import MemoryFilter
+from mindbank.store.fence import current_fence
+from mindbank.worker.runner import Requeue
+
+RETAIN_SLICE_SECONDS = 5.0  # a queued retain steps aside after this long when it has parts left (fair scheduling)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,18 +72,18 @@ def item_from_json(data: dict[str, Any]) -> RetainItem:
 
 
 def retain_event(
-    bank_id: str, document_ids: Sequence[str], memory_ids: Sequence[Sequence[str]], operation_id: str | None
+    bank_id: str, document_ids: Sequence[str], memory_count: int, operation_id: str | None, *, items_count: int
 ) -> ServiceEvent:
-    """``retain.completed`` for one retain: its documents and how many memories they yielded (``document_id``:
-    the first document, as the reference's single-document retains carry it)."""
+    """``retain.completed`` for one retain of ``items_count`` items: its documents and how many memories they
+    yielded (``document_id``: the first document, as the reference's single-document retains carry it)."""
     return ServiceEvent(
         "retain.completed",
         bank_id,
         {
             "document_id": document_ids[0] if document_ids else None,
             "document_ids": list(document_ids),
-            "items_count": len(document_ids),
-            "memory_unit_count": sum(len(i) for i in memory_ids),
+            "items_count": items_count,
+            "memory_unit_count": memory_count,
         },
         operation_id=operation_id,
     )
@@ -109,24 +116,92 @@ class MemoriesService(ServiceCore):
 
     _extract_facts: Callable[..., Any] | None
 
-    def retain(self, bank_id: str, items: Sequence[RetainItem], *, async_: bool = False) -> RetainResult:
+    def retain(
+        self,
+        bank_id: str,
+        items: Sequence[RetainItem],
+        *,
+        async_: bool = False,
+        operation_id: str | None = None,
+    ) -> RetainResult:
         """Store ``items`` in the bank (created if missing).
 
-        Synchronous retains extract, embed and commit all items in one transaction before returning; ``async_``
-        queues a ``batch_retain`` operation and returns its id at once. Raises :class:`InvalidInputError` for an
-        empty list or blank content (nothing is written).
+        Synchronous retains extract, embed and commit all items in one transaction before returning, up to
+        ``retain_sync_max_chars`` characters of content. ``async_`` queues a ``batch_retain`` operation and returns
+        its id at once; the worker writes it in bounded parts (:meth:`run_retain_operation`). ``operation_id``
+        (async only, as in the reference: a client-chosen UUID) makes a resubmission return the original operation
+        without queuing new work. Raises :class:`InvalidInputError` for an empty list, blank content or an
+        ``operation_id`` that is not a UUID, :class:`PayloadTooLargeError` for a sync retain over the limit, and
+        :class:`ConflictError` for an ``operation_id`` that names a different operation (nothing is written).
         """
         self._check_bank_id(bank_id)
         check_retain_items(items, self.limits)
         if async_:
-            op_id = self._submit(bank_id, "batch_retain", {"items": [item_to_json(i) for i in items]})
-            return RetainResult(bank_id, len(items), op_id, [])
+            payload = {"items": [item_to_json(i) for i in items]}
+            if operation_id is None:
+                return RetainResult(bank_id, len(items), self._submit(bank_id, "batch_retain", payload), [])
+            return RetainResult(bank_id, len(items), self._submit_once(bank_id, operation_id, payload), [])
+        size = sum(len(item.content) for item in items)
+        if size > self.settings.retain_sync_max_chars:
+            raise PayloadTooLargeError(
+                "items",
+                f"a synchronous retain takes at most {self.settings.retain_sync_max_chars} characters of content "
+                f'(MINDBANK_RETAIN_SYNC_MAX_CHARS); this one has {size}. Send it with "async": true: it is queued, '
+                "written in parts that survive a restart, and GET /operations/{operation_id} reports when it is done",
+            )
         documents = prepare_documents(items, self.embedder, now=utcnow(), extract=self._extract_facts)
         ids = self.store.write_documents(bank_id, documents)
         if self.settings.enable_auto_consolidation:
             self.consolidate(bank_id)
-        self.events.emit(retain_event(bank_id, [d.document_id for d in documents], ids, current_operation_id()))
+        doc_ids = [d.document_id for d in documents]
+        memories = sum(len(i) for i in ids)
+        self.events.emit(retain_event(bank_id, doc_ids, memories, current_operation_id(), items_count=len(items)))
         return RetainResult(bank_id, len(items), None, [i for doc in ids for i in doc])
+
+    def _submit_once(self, bank_id: str, operation_id: str, payload: dict[str, Any]) -> str:
+        """Queue a retain under the client's ``operation_id``, or return it when the same retain is queued already."""
+        try:
+            canonical = str(uuid.UUID(operation_id))
+        except ValueError:
+            raise InvalidInputError("operation_id", "must be a UUID") from None
+        op = replace(self._new_operation(bank_id, "batch_retain", payload), id=canonical)
+        try:
+            stored, created = self.store.submit_operation_once(op)
+        except KeyError:
+            raise ConflictError(f"operation_id '{canonical}' belongs to another operation") from None
+        if created:
+            self.worker.wake()
+        elif stored.operation_type != "batch_retain" or stored.payload != op.payload:
+            raise ConflictError(f"operation_id '{canonical}' belongs to another operation")
+        return stored.id
+
+    def run_retain_operation(self, op: Operation) -> dict[str, Any]:
+        """The ``batch_retain`` handler: write the operation's items in parts of bounded size, each in one
+        transaction that also checkpoints the cursor after it (:mod:`mindbank.engine.retain.parts`), resuming at the
+        stored cursor. Inside a worker's claim fence, a part commits only while the claim holds; after
+        ``RETAIN_SLICE_SECONDS`` with parts still to write it raises ``Requeue`` so other work gets a turn. Returns
+        ``{"items_count", "unit_ids_count"}``."""
+        items = [item_from_json(d) for d in op.payload["items"]]
+        fence = current_fence()
+        cursor = RetainCursor.from_json(op.progress)
+        began = time.monotonic()
+        parts = retain_parts(
+            items, self.embedder, operation_id=op.id, cursor=cursor, now=op.created_at, extract=self._extract_facts
+        )
+        written: list[str] = []  # the documents this run wrote (a resumed run starts after the checkpoint)
+        for part in parts:
+            if fence is not None:
+                fence.check()
+                fence.stage(part.after.to_json())
+            self.store.write_documents(op.bank_id, part.documents)
+            written += [d.document_id for d in part.documents if d.document_id not in written]
+            cursor = part.after
+            if cursor.item < len(items) and time.monotonic() - began > RETAIN_SLICE_SECONDS and fence is not None:
+                raise Requeue(f"retain at item {cursor.item} of {len(items)}: stepping aside for waiting work")
+        if self.settings.enable_auto_consolidation:
+            self.consolidate(op.bank_id)
+        self.events.emit(retain_event(op.bank_id, written, cursor.memories, op.id, items_count=len(items)))
+        return {"items_count": len(items), "unit_ids_count": cursor.memories}
 
     def recall(
         self,

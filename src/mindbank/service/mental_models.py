@@ -19,6 +19,7 @@ from mindbank.domain.limits import (
     MAX_MODEL_ID_CHARS,
     MAX_NAME_CHARS,
     MODEL_ID_PATTERN,
+    Limits,
     check_max_tokens,
     check_offset,
     check_tags,
@@ -57,6 +58,45 @@ def _trigger(data: dict[str, Any]) -> MentalModelTrigger:
         raise InvalidInputError("trigger", _first_error(exc)) from exc
 
 
+def patched_model(
+    model: MentalModel,
+    *,
+    name: str | None = None,
+    source_query: str | None = None,
+    max_tokens: int | None = None,
+    tags: Sequence[str] | None = None,
+    trigger: dict[str, Any] | None = None,
+    limits: Limits,
+) -> MentalModel:
+    """``model`` with a PATCH applied (None = keep): given fields replace stored ones, ``trigger`` is MERGED over
+    the stored trigger (``domain.trigger.merge_trigger``). Nothing is written. Raises :class:`InvalidInputError`
+    (blank or over-long name/query, tags past ``limits``, max_tokens range, a merged trigger that breaks a rule)."""
+    if name is not None:
+        check_text(name, "name", MAX_NAME_CHARS, blank_ok=False)
+    if source_query is not None:
+        check_text(source_query, "source_query", limits.max_query_chars, blank_ok=False)
+    if tags is not None:
+        check_tags(tags, limits)
+    if trigger is not None and (problem := scan_json(trigger, limits)) is not None:
+        raise InvalidInputError(".".join(["trigger", *map(str, problem[0])]), problem[2])
+    if max_tokens is not None:
+        check_max_tokens(max_tokens)
+    merged = model.trigger
+    if trigger is not None:
+        try:
+            merged = merge_trigger(model.trigger, trigger)
+        except ValidationError as exc:
+            raise InvalidInputError("trigger", _first_error(exc)) from exc
+    return replace(
+        model,
+        name=name.strip() if name is not None else model.name,
+        source_query=source_query.strip() if source_query is not None else model.source_query,
+        max_tokens=max_tokens if max_tokens is not None else model.max_tokens,
+        tags=normalize_tags(tags) if tags is not None else model.tags,
+        trigger=merged,
+    )
+
+
 class MentalModelsService(ServiceCore):
     """Mental-model methods of :class:`~mindbank.service.facade.MindBank`."""
 
@@ -78,6 +118,28 @@ class MentalModelsService(ServiceCore):
         Raises :class:`InvalidInputError` (blank name/query, bad id, max_tokens outside 256–8192) and
         :class:`ConflictError` when ``id`` is taken.
         """
+        model = self._new_model(
+            bank_id, name=name, source_query=source_query, id=id, tags=tags, max_tokens=max_tokens, trigger=trigger
+        )
+        try:
+            self.store.insert_mental_model(model)
+        except AlreadyExists as exc:
+            raise ConflictError(f"mental model '{model.id}' already exists in bank '{bank_id}'") from exc
+        op_id = self._submit(bank_id, "refresh_mental_model", {"mental_model_id": model.id}, model.id)
+        return model.id, op_id
+
+    def _new_model(
+        self,
+        bank_id: str,
+        *,
+        name: str,
+        source_query: str,
+        id: str | None,
+        tags: Sequence[str],
+        max_tokens: int,
+        trigger: MentalModelTrigger | dict[str, Any] | None,
+    ) -> MentalModel:
+        """A new, never refreshed model row, validated (see :meth:`create_mental_model`); nothing is written."""
         self._check_bank_id(bank_id)
         check_text(name, "name", MAX_NAME_CHARS, blank_ok=False)
         check_text(source_query, "source_query", self.limits.max_query_chars, blank_ok=False)
@@ -87,7 +149,7 @@ class MentalModelsService(ServiceCore):
         check_max_tokens(max_tokens)
         trig = trigger if isinstance(trigger, MentalModelTrigger) else _trigger(trigger or {})
         now = utcnow()
-        model = MentalModel(
+        return MentalModel(
             id=id or f"mm-{uuid.uuid4().hex}",
             bank_id=bank_id,
             name=name.strip(),
@@ -105,12 +167,6 @@ class MentalModelsService(ServiceCore):
             last_full_refreshed_at=None,
             created_at=now,
         )
-        try:
-            self.store.insert_mental_model(model)
-        except AlreadyExists as exc:
-            raise ConflictError(f"mental model '{model.id}' already exists in bank '{bank_id}'") from exc
-        op_id = self._submit(bank_id, "refresh_mental_model", {"mental_model_id": model.id}, model.id)
-        return model.id, op_id
 
     def get_mental_model(self, bank_id: str, model_id: str, *, with_staleness: bool = True) -> MentalModel:
         """One model, with ``is_stale`` computed when asked. Raises :class:`NotFoundError`."""
@@ -131,10 +187,12 @@ class MentalModelsService(ServiceCore):
         limit: int = 100,
         offset: int = 0,
         detail: Literal["metadata", "content", "full"] = "full",
+        exclude_knowledge_pages: bool = False,
     ) -> tuple[list[MentalModel], int]:
-        """A page of models (``last_refreshed_at DESC, id DESC``) with ``is_stale`` set, and the total. Below
-        ``full`` detail, fields outside the level are not loaded (``structured_document``/``reflect_response``
-        None; at ``metadata`` also ``content`` empty)."""
+        """A page of models (``last_refreshed_at DESC, id DESC``) with ``is_stale`` and ``is_knowledge_page`` set,
+        and the total. Below ``full`` detail, fields outside the level are not loaded
+        (``structured_document``/``reflect_response`` None; at ``metadata`` also ``content`` empty).
+        ``exclude_knowledge_pages`` lists standalone models only."""
         models, total = self.store.list_mental_models(
             bank_id,
             tags=normalize_tags(check_tags(tags, self.limits)),
@@ -142,6 +200,7 @@ class MentalModelsService(ServiceCore):
             limit=limit,
             offset=check_offset(offset, limits=self.limits),
             detail=detail,
+            exclude_knowledge_pages=exclude_knowledge_pages,
         )
         mark_stale(self.store, bank_id, models)
         self.governance.annotate(models, self.clock())
@@ -187,29 +246,14 @@ class MentalModelsService(ServiceCore):
         trigger that breaks a rule).
         """
         model = self.get_mental_model(bank_id, model_id, with_staleness=False)
-        if name is not None:
-            check_text(name, "name", MAX_NAME_CHARS, blank_ok=False)
-        if source_query is not None:
-            check_text(source_query, "source_query", self.limits.max_query_chars, blank_ok=False)
-        if tags is not None:
-            check_tags(tags, self.limits)
-        if trigger is not None and (problem := scan_json(trigger, self.limits)) is not None:
-            raise InvalidInputError(".".join(["trigger", *map(str, problem[0])]), problem[2])
-        if max_tokens is not None:
-            check_max_tokens(max_tokens)
-        merged = model.trigger
-        if trigger is not None:
-            try:
-                merged = merge_trigger(model.trigger, trigger)
-            except ValidationError as exc:
-                raise InvalidInputError("trigger", _first_error(exc)) from exc
-        updated = replace(
+        updated = patched_model(
             model,
-            name=name.strip() if name is not None else model.name,
-            source_query=source_query.strip() if source_query is not None else model.source_query,
-            max_tokens=max_tokens if max_tokens is not None else model.max_tokens,
-            tags=normalize_tags(tags) if tags is not None else model.tags,
-            trigger=merged,
+            name=name,
+            source_query=source_query,
+            max_tokens=max_tokens,
+            tags=tags,
+            trigger=trigger,
+            limits=self.limits,
         )
         self.store.save_refresh(updated, history=None, history_cap=self.settings.mental_model_history_max_entries)
         return self.get_mental_model(bank_id, model_id)

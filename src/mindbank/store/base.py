@@ -6,15 +6,17 @@ Each backend implements the same method names with the same semantics; the contr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Literal, Protocol, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
 from mindbank.domain.access import ApiKey
+from mindbank.domain.knowledge import KnowledgeNode, PageLogEntry, Removed, Unset
 from mindbank.domain.records import (
     Bank,
     Chunk,
@@ -42,7 +44,11 @@ from mindbank.domain.tags import TagsMatch
 
 @dataclass(frozen=True, slots=True)
 class DocumentWrite:
-    """A retained document with its chunks and extracted facts, written in one transaction."""
+    """A retained document with its chunks and extracted facts, written in one transaction.
+
+    ``continuation``: a later part of a document an earlier transaction began (a large retain written in
+    sub-batches): the document row and its chunks exist already, only ``memories`` are added (``chunks`` empty).
+    """
 
     item: RetainItem
     document_id: str
@@ -52,6 +58,7 @@ class DocumentWrite:
     # operation that wrote it
     event: str | None = None
     operation_id: str | None = None
+    continuation: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,8 +181,145 @@ class Spend:
     total: SpendTotals = SpendTotals()
 
 
+# ---------------------------------------------------------------- bank transfer (backup, migration, clone)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredDocument:
+    """A ``documents`` row as stored, with its chunks (bank export and import)."""
+
+    id: str
+    original_text: str
+    content_hash: str
+    tags: tuple[str, ...]
+    metadata: dict[str, Any]
+    context: str | None
+    created_at: datetime
+    updated_at: datetime
+    chunks: tuple[Chunk, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMemory:
+    """A ``memory_units`` row as stored: the memory, its embedding and its consolidation bookkeeping;
+    ``chunk_index``: the position of its chunk in its document (read, never written: the chunk id is)."""
+
+    memory: MemoryUnit
+    embedding: npt.NDArray[np.float32]
+    consolidated_at: datetime | None
+    chunk_index: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredHistory:
+    """A ``mental_model_history`` row to import; ``id`` None lets the database assign one."""
+
+    mental_model_id: str
+    content: dict[str, Any]
+    changed_at: datetime
+    id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredOperation:
+    """An ``operations`` row as stored: the operation and its claim (worker, lease)."""
+
+    operation: Operation
+    worker_id: str | None
+    lease_expires_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredDocumentEvent:
+    """A ``document_events`` row to import (a document's change history); ``id`` None lets the database assign one."""
+
+    document_id: str
+    kind: str
+    created_at: datetime
+    operation_id: str | None
+    fact_id: str | None
+    facts_added: int
+    facts_removed: int
+    id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentReplace:
+    """Import instruction (merge mode ``replace``): delete the target bank's document, its chunks and its memories
+    before the archive's document of the same id is written."""
+
+    document_id: str
+
+
+ImportRow: TypeAlias = (
+    StoredDocument
+    | StoredMemory
+    | MentalModel
+    | StoredHistory
+    | StoredOperation
+    | LLMRequestRecord
+    | DocumentReplace
+    | StoredDocumentEvent
+    | Directive
+    | Webhook
+    | WebhookDelivery
+)
+# the id spaces an import may collide in: memory, chunk, operation, LLM request, webhook delivery, history and
+# document-event ids are unique across the whole database; document and mental-model ids only within a bank
+IdKind = Literal[
+    "memory", "chunk", "operation", "llm_request", "delivery", "history", "document_event", "document", "mental_model"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportTarget:
+    """Where an import writes. ``create``: restore mode, the bank row to create (it must not exist: the import
+    fails with :class:`AlreadyExists`); None: merge into the bank (created if missing). ``fresh_stamps``: every
+    memory written gets this import's write stamp (merge: the memories are new to the bank); otherwise memories keep
+    their stamps and the bank's ``last_memory_write_at`` becomes the newest of its own and theirs (restore)."""
+
+    bank_id: str
+    create: Bank | None
+    fresh_stamps: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFile:
+    """A stored file's description (export archives, uploads awaiting import); ``byte_size`` in bytes."""
+
+    key: str
+    bank_id: str
+    filename: str
+    content_type: str
+    byte_size: int
+    chunk_count: int
+    created_at: datetime
+
+
+class BankSnapshot(Protocol):
+    """One consistent read of a bank (a read-only transaction): every iterator sees the same committed state and
+    reads in pages, so a bank of any size is exported in bounded memory."""
+
+    def bank(self) -> Bank | None: ...
+    def documents(self, document_ids: Sequence[str] | None = None) -> Iterator[StoredDocument]: ...
+    def memories(
+        self, *, document_ids: Sequence[str] | None = None, observations: bool = True
+    ) -> Iterator[StoredMemory]: ...
+    def mental_models(self) -> Iterator[tuple[MentalModel, list[HistoryEntry]]]: ...
+    def operations(self) -> Iterator[StoredOperation]: ...
+    def llm_requests(self) -> Iterator[LLMRequestRecord]: ...
+    def document_events(self) -> Iterator[StoredDocumentEvent]: ...
+    def directives(self) -> list[Directive]: ...
+    def webhooks(self) -> list[Webhook]: ...
+    def deliveries(self) -> Iterator[WebhookDelivery]: ...
+
+
 class StoreError(Exception):
     """Base class for store failures that callers may map to user-facing errors."""
+
+
+class FileGone(StoreError):
+    """A file an operation was to consume (an uploaded archive) is no longer stored: another run consumed it."""
 
 
 class AlreadyExists(StoreError):
@@ -247,6 +391,7 @@ class Store(Protocol):
         limit: int,
         offset: int,
         detail: str = "full",
+        exclude_knowledge_pages: bool = False,
     ) -> tuple[list[MentalModel], int]: ...
     def save_refresh(
         self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int, spend: SpendRecord | None = None
@@ -260,19 +405,42 @@ class Store(Protocol):
     def bank_refresh_spend(self, bank_id: str, day: str) -> Spend: ...
     def count_failing_models(self, bank_id: str) -> int: ...
 
+    # knowledge base (store/knowledge.py): the tree, pages' settings, page-search vectors
+    def list_knowledge_nodes(self, bank_id: str) -> list[KnowledgeNode]: ...
+    def get_knowledge_node(self, bank_id: str, node_id: str) -> KnowledgeNode | None: ...
+    def insert_knowledge_node(self, node: KnowledgeNode, *, model: MentalModel | None = None) -> None: ...
+    def update_knowledge_node(
+        self, node: KnowledgeNode, *, name: str, parent_id: str | Unset | None, model: MentalModel | None = None
+    ) -> KnowledgeNode | None: ...
+    def delete_knowledge_node(self, bank_id: str, node_id: str) -> Removed | None: ...
+    def knowledge_page_models(self, bank_id: str, *, detail: str) -> list[MentalModel]: ...
+    def page_vectors(self, bank_id: str) -> dict[str, tuple[str, npt.NDArray[np.float32]]]: ...
+    def save_page_vectors(self, bank_id: str, vectors: Sequence[tuple[str, str, npt.NDArray[np.float32]]]) -> None: ...
+    def knowledge_history_log(self, bank_id: str) -> list[PageLogEntry]: ...
+
     # operations
-    def submit_operation(self, op: Operation) -> None: ...
+    def submit_operation(self, op: Operation, *, ensure_bank: bool = True) -> None: ...
     def find_pending_refresh(self, bank_id: str, model_id: str) -> Operation | None: ...
     def get_operation(self, bank_id: str, operation_id: str) -> Operation | None: ...
     def claim_operation(
         self, worker_id: str, lease_seconds: float, *, now: datetime | None = None
     ) -> Operation | None: ...
     def finish_operation(
-        self, operation_id: str, *, status: str, result: dict[str, Any] | None, error: str | None
-    ) -> None: ...
+        self,
+        operation_id: str,
+        *,
+        status: str,
+        result: dict[str, Any] | None,
+        error: str | None,
+        token: str | None = None,
+    ) -> bool: ...
+    def renew_lease(
+        self, operation_id: str, token: str, lease_seconds: float, *, now: datetime | None = None
+    ) -> bool: ...
+    def submit_operation_once(self, op: Operation) -> tuple[Operation, bool]: ...
 
     def submit_coalesced(self, op: Operation, *, full: bool = False) -> tuple[Operation, bool]: ...
-    def defer_operation(self, operation_id: str, *, next_retry_at: datetime) -> None: ...
+    def defer_operation(self, operation_id: str, *, next_retry_at: datetime, token: str | None = None) -> bool: ...
     def list_models_with_trigger(self, key: str, *, bank_id: str | None = None) -> list[MentalModel]: ...
     def unconsolidated_facts(self, bank_id: str, limit: int) -> list[MemoryUnit]: ...
     def list_observations(self, bank_id: str) -> list[MemoryUnit]: ...
@@ -291,7 +459,9 @@ class Store(Protocol):
         self, bank_id: str, *, status: str | None, operation_type: str | None, limit: int, offset: int
     ) -> tuple[list[Operation], int]: ...
     def cancel_operation(self, bank_id: str, operation_id: str) -> Operation | None: ...
-    def retry_operation(self, operation_id: str, *, next_retry_at: datetime, error: str) -> None: ...
+    def retry_operation(
+        self, operation_id: str, *, next_retry_at: datetime, error: str, token: str | None = None
+    ) -> bool: ...
 
     # reflect's expand tool, and LLM request tracing (MINDBANK_LLM_TRACE_ENABLED)
     def memory_sources(
@@ -361,5 +531,16 @@ class Store(Protocol):
     def get_api_key(self, key_id: str) -> ApiKey | None: ...
     def list_api_keys(self) -> list[ApiKey]: ...
     def revoke_api_key(self, key_id: str, at: datetime) -> bool: ...
+    # bank transfer: consistent reads, all-or-nothing imports, stored files
+    def bank_snapshot(self, bank_id: str) -> AbstractContextManager[BankSnapshot]: ...
+    def existing_ids(self, kind: IdKind, ids: Sequence[Any], *, bank_id: str | None = None) -> set[Any]: ...
+    def import_rows(
+        self, target: ImportTarget, rows: Iterable[ImportRow], *, consume_file: str | None = None
+    ) -> dict[str, int]: ...
+    def put_file(self, key: str, *, bank_id: str, filename: str, content_type: str, source: BinaryIO) -> StoredFile: ...
+    def get_file(self, key: str) -> StoredFile | None: ...
+    def read_file(self, key: str) -> Iterator[bytes]: ...
+    def delete_file(self, key: str) -> bool: ...
+    def purge_files(self, before: datetime, *, prefix: str) -> int: ...
 
     def close(self) -> None: ...

@@ -13,12 +13,15 @@ from __future__ import annotations
 import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
 from mindbank.domain.governance import RefreshState
+from mindbank.domain.knowledge import KnowledgeNode
 from mindbank.domain.records import (
     Bank,
+    Chunk,
     HistoryEntry,
     LLMRequestRecord,
     MemorySource,
@@ -28,9 +31,15 @@ from mindbank.domain.records import (
     Operation,
     RetainItem,
 )
+from mindbank.store.base import StoredDocument, StoredMemory, StoredOperation
 
 _In = TypeVar("_In")
 _Out = TypeVar("_Out")
+
+
+def replace_bank(op: Operation, bank_id: str) -> Operation:
+    """``op`` recorded against ``bank_id`` (an imported operation belongs to the bank it was imported into)."""
+    return op if op.bank_id == bank_id else replace(op, bank_id=bank_id)
 
 
 class Row(Protocol):
@@ -42,6 +51,15 @@ class Row(Protocol):
 def _maybe(convert: Callable[[_In], _Out], value: _In | None) -> _Out | None:
     """``convert(value)``, except that SQL NULL (None) stays None."""
     return None if value is None else convert(value)
+
+
+def _flag(r: Row, key: str) -> bool:
+    """A boolean column a statement may not select (False when absent: ``sqlite3.Row`` raises IndexError, a
+    psycopg dict row KeyError)."""
+    try:
+        return bool(r[key])
+    except (IndexError, KeyError):
+        return False
 
 
 def memory_source(r: Row) -> MemorySource:
@@ -120,6 +138,12 @@ class Columns(ABC):
     def memory_params(self, memory_id: str, bank_id: str, m: NewMemory, stamp: Any, embedding: Any) -> tuple[Any, ...]:
         """The ``insert_memory`` parameters of a new memory; ``stamp`` (created and updated) and ``embedding`` are
         already in stored form."""
+        return (*self._memory_columns(memory_id, bank_id, m, embedding), stamp, stamp)
+
+    def _memory_columns(
+        self, memory_id: str, bank_id: str, m: NewMemory | MemoryUnit, embedding: Any
+    ) -> tuple[Any, ...]:
+        """The memory columns every memory insert starts with, ``id`` to ``proof_count``."""
         return (
             memory_id,
             bank_id,
@@ -136,8 +160,6 @@ class Columns(ABC):
             embedding,
             _maybe(self.text_list, m.source_memory_ids),
             m.proof_count,
-            stamp,
-            stamp,
         )
 
     def memory_row(self, r: Row) -> MemoryUnit:
@@ -191,7 +213,8 @@ class Columns(ABC):
         return (*params[2:15], *params[16:18], m.bank_id, m.id)
 
     def model_row(self, r: Row) -> MentalModel:
-        """A ``mental_models`` row (any ``mental_model_columns`` detail) as a :class:`MentalModel`."""
+        """A ``mental_models`` row (any ``mental_model_columns`` detail) as a :class:`MentalModel`;
+        ``is_knowledge_page`` where the statement reads it (``get_mental_model``, ``list_mental_models``)."""
         return MentalModel(
             id=r["id"],
             bank_id=r["bank_id"],
@@ -211,6 +234,20 @@ class Columns(ABC):
             created_at=self.load_time(r["created_at"]),
             cleared_at=_maybe(self.load_time, r["cleared_at"]),
             refresh_state=RefreshState.from_dict(_maybe(self.load_json, r["refresh_state"])),
+            is_knowledge_page=_flag(r, "is_knowledge_page"),
+        )
+
+    def knowledge_node_row(self, r: Row) -> KnowledgeNode:
+        """A ``knowledge_nodes`` row as a :class:`KnowledgeNode`."""
+        return KnowledgeNode(
+            id=r["id"],
+            bank_id=r["bank_id"],
+            kind=r["kind"],
+            name=r["name"],
+            parent_id=r["parent_id"],
+            mental_model_id=r["mental_model_id"],
+            created_at=self.load_time(r["created_at"]),
+            updated_at=self.load_time(r["updated_at"]),
         )
 
     def history_row(self, r: Row) -> HistoryEntry:
@@ -253,6 +290,85 @@ class Columns(ABC):
             created_at=self.load_time(r["created_at"]),
             updated_at=self.load_time(r["updated_at"]),
             completed_at=_maybe(self.load_time, r["completed_at"]),
+            claim_token=r["claim_token"],
+            progress=_maybe(self.load_json, r["progress"]),
+        )
+
+    # ---------------------------------------------------------------- bank transfer (rows as stored)
+
+    def bank_import_params(self, bank: Bank) -> tuple[Any, ...]:
+        """The ``import_bank`` parameters: a bank row created by a restore, every column as archived."""
+        return (
+            bank.bank_id,
+            bank.name,
+            self.json(bank.config),
+            self.time(bank.created_at),
+            self.time(bank.updated_at),
+            self.time(bank.last_memory_write_at),
+            bank.mission,
+            _maybe(self.json, bank.disposition),
+        )
+
+    def stored_document_params(self, bank_id: str, doc: StoredDocument) -> tuple[Any, ...]:
+        """The ``import_document`` parameters of a :class:`~mindbank.store.base.StoredDocument`."""
+        return (
+            bank_id,
+            doc.id,
+            doc.original_text,
+            doc.content_hash,
+            self.tags(doc.tags),
+            self.json(doc.metadata),
+            doc.context,
+            self.time(doc.created_at),
+            self.time(doc.updated_at),
+        )
+
+    def stored_document(self, r: Row, chunks: Sequence[Row]) -> StoredDocument:
+        """A ``documents`` row and its ``chunks`` rows as a :class:`~mindbank.store.base.StoredDocument`."""
+        return StoredDocument(
+            id=r["id"],
+            original_text=r["original_text"],
+            content_hash=r["content_hash"],
+            tags=self.load_text_list(r["tags"]),
+            metadata=self.load_json(r["metadata"]),
+            context=r["context"],
+            created_at=self.load_time(r["created_at"]),
+            updated_at=self.load_time(r["updated_at"]),
+            chunks=tuple(Chunk(c["id"], c["document_id"], int(c["chunk_index"]), c["text"]) for c in chunks),
+        )
+
+    def stored_memory_params(
+        self, bank_id: str, stored: StoredMemory, embedding: Any, stamp: Any | None
+    ) -> tuple[Any, ...]:
+        """The ``import_memory`` parameters of a :class:`~mindbank.store.base.StoredMemory`; ``embedding`` already
+        in stored form; ``stamp`` (stored form), when given, replaces ``updated_at`` (a merged memory is a new
+        write to its bank) and clears ``consolidated_at`` (the bank consolidates it itself)."""
+        m = stored.memory
+        return (
+            *self._memory_columns(m.id, bank_id, m, embedding),
+            None if stamp is not None else self.time(stored.consolidated_at),
+            self.time(m.created_at),
+            stamp if stamp is not None else self.time(m.updated_at),
+        )
+
+    def stored_operation_params(self, bank_id: str, stored: StoredOperation) -> tuple[Any, ...]:
+        """The ``import_operation`` parameters of a :class:`~mindbank.store.base.StoredOperation` (the operation
+        moved to ``bank_id``)."""
+        return (
+            *self.operation_params(replace_bank(stored.operation, bank_id)),
+            stored.worker_id,
+            self.time(stored.lease_expires_at),
+        )
+
+    def stored_operation(self, r: Row) -> StoredOperation:
+        """An ``operations`` row as a :class:`~mindbank.store.base.StoredOperation`."""
+        return StoredOperation(self.operation_row(r), r["worker_id"], _maybe(self.load_time, r["lease_expires_at"]))
+
+    def stored_memory(self, r: Row, embedding: Any) -> StoredMemory:
+        """A snapshot memory row (memory columns, ``consolidated_at``, ``chunk_index``) and its decoded embedding as a
+        :class:`~mindbank.store.base.StoredMemory`."""
+        return StoredMemory(
+            self.memory_row(r), embedding, _maybe(self.load_time, r["consolidated_at"]), r["chunk_index"]
         )
 
     def llm_request_params(self, record: LLMRequestRecord) -> tuple[Any, ...]:

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from mindbank.domain.records import Bank, HistoryEntry, LLMRequestRecord, MemoryUnit, MentalModel, Operation
 from mindbank.domain.scope import MemoryFilter
+from mindbank.domain.timeutil import utcnow
 from mindbank.store.base import Spend, SpendRecord, SpendTotals, StalenessProbe
 from mindbank.store.columns import Columns
+from mindbank.store.fence import LeaseLost, current_fence
 
 
 def oldest_since(probes: Sequence[StalenessProbe]) -> dict[MemoryFilter, datetime]:
@@ -172,11 +174,49 @@ class SharedQueries:
 
     # ---------------------------------------------------------------- operations and LLM tracing
 
-    def submit_operation(self, op: Operation) -> None:
-        """Insert a new operation (bank auto-created)."""
+    def submit_operation(self, op: Operation, *, ensure_bank: bool = True) -> None:
+        """Insert a new operation (bank auto-created unless ``ensure_bank`` is false: a restore records its
+        operation against the bank it is about to create)."""
+        with self._tx() as conn:
+            if ensure_bank:
+                self._ensure_bank(conn, op.bank_id)
+            conn.execute(self._q["insert_operation"], self._columns.operation_params(op))
+
+    def submit_operation_once(self, op: Operation) -> tuple[Operation, bool]:
+        """Insert ``op`` unless an operation with its id exists (bank auto-created): a client's retry of a request
+        that names its operation id. Returns ``(the operation stored under that id, created)``; the caller decides
+        whether a stored one is the same request. Raises ``KeyError`` when the id is taken in another bank."""
         with self._tx() as conn:
             self._ensure_bank(conn, op.bank_id)
-            conn.execute(self._q["insert_operation"], self._columns.operation_params(op))
+            created = conn.execute(self._q["insert_operation_once"], self._columns.operation_params(op)).rowcount == 1
+            row = conn.execute(self._q["get_operation"], (op.bank_id, op.id)).fetchone()
+        if row is None:
+            raise KeyError(op.id)
+        return self._columns.operation_row(row), created
+
+    def renew_lease(self, operation_id: str, token: str, lease_seconds: float, *, now: datetime | None = None) -> bool:
+        """Extend a running operation's lease to ``now + lease_seconds`` while ``token`` still holds it (the
+        worker's heartbeat); False when the claim is gone (another worker reclaimed it, or it finished)."""
+        now = now or utcnow()
+        until = now + timedelta(seconds=lease_seconds)
+        with self._tx() as conn:
+            cur = conn.execute(
+                self._q["renew_lease"], (self._columns.time(until), self._columns.time(now), operation_id, token)
+            )
+            return int(cur.rowcount) == 1
+
+    def _check_fence(self, conn: Any) -> None:
+        """The claim fence (:mod:`mindbank.store.fence`): the last statement of a write transaction run by a worker's
+        handler. Stores the fence's staged progress and raises :class:`~mindbank.store.fence.LeaseLost` (the caller
+        rolls back) unless the operation is still processing under the fence's token. No fence: nothing."""
+        fence = current_fence()
+        if fence is None:
+            return
+        progress = fence.take_staged()
+        params = (None if progress is None else self._columns.json(progress), fence.operation_id, fence.token)
+        if int(conn.execute(self._q["fence_operation"], params).rowcount) != 1:
+            fence.lost.set()
+            raise LeaseLost(f"operation {fence.operation_id}: its claim is gone; this transaction was rolled back")
 
     def find_pending_refresh(self, bank_id: str, model_id: str) -> Operation | None:
         """The model's queued (not yet running) refresh, if any."""

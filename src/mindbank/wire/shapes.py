@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from mindbank.domain.records import Bank, MemoryUnit, MentalModel, Operation, ScoredMemory
-from mindbank.domain.timeutil import to_iso
+from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.engine.refresh.plan import reference_failure_reason, reference_outcome
+from mindbank.engine.refresh.triggers import next_fire
 
 Detail = Literal["metadata", "content", "full"]
 
@@ -68,14 +69,17 @@ def mental_model_response(model: MentalModel, detail: Detail) -> dict[str, Any]:
         "last_refresh_failed_at": to_iso(model.last_refresh_failed_at),
         "last_full_refreshed_at": to_iso(model.last_full_refreshed_at),
         "created_at": to_iso(model.created_at),
-        "is_knowledge_page": False,
+        "is_knowledge_page": model.is_knowledge_page,
         "reflect_response": model.reflect_response,
         "is_stale": model.is_stale,
         "refresh_status": model.refresh_status,
+        # beyond the reference, with the trigger: when its cron schedules fire next (the control plane shows them)
+        "next_refresh_at": to_iso(next_fire(model.trigger.get("refresh_cron"), utcnow())),
+        "next_full_refresh_at": to_iso(next_fire(model.trigger.get("full_refresh_cron"), utcnow())),
     }
     keep = set(_METADATA_KEYS) | {"is_stale", "refresh_status"}
     if detail in ("content", "full"):
-        keep |= set(_CONTENT_KEYS)
+        keep |= {*_CONTENT_KEYS, "next_refresh_at", "next_full_refresh_at"}
     if detail == "full":
         keep.add("reflect_response")
     return {k: (v if k in keep else None) for k, v in full.items()}
@@ -96,11 +100,25 @@ def operation_response(op: Operation) -> dict[str, Any]:
         "error_message": op.error,
         "retry_count": op.retry_count,
         "next_retry_at": to_iso(op.next_retry_at),
-        "progress": None,
+        "progress": operation_progress(op),
         "result_metadata": op.result,
         "details": operation_details(op),
         "child_operations": [],
         "task_payload": None,
+    }
+
+
+def operation_progress(op: Operation) -> dict[str, Any] | None:
+    """``OperationProgress`` of a queued retain written in parts (items finished of all, facts written so far) while
+    it runs; None for other operations and once it is finished."""
+    if op.operation_type != "batch_retain" or not op.progress or op.status in ("completed", "failed", "cancelled"):
+        return None
+    return {
+        "stage": "processing_batch",
+        "at": to_iso(op.updated_at),
+        "processed": int(op.progress.get("item", 0)),
+        "total": len(op.payload.get("items", [])),
+        "detail": {"memories_written": int(op.progress.get("memories", 0))},
     }
 
 
@@ -189,7 +207,7 @@ def operation_summary(op: Operation) -> dict[str, Any]:
         "error_message": op.error,
         "retry_count": op.retry_count,
         "next_retry_at": to_iso(op.next_retry_at),
-        "progress": None,
+        "progress": operation_progress(op),
     }
 
 

@@ -24,7 +24,9 @@ router = APIRouter(prefix="/v1/default/banks/{bank_id}", tags=["memories"])
 
 @router.post("/memories", response_model=RetainResponse, response_model_by_alias=True)
 def retain(bank_id: str, body: RetainRequest, mb: Bank) -> dict[str, Any]:
-    """Retain items (bank auto-created). ``async: true`` queues the work and returns an operation id."""
+    """Retain items (bank auto-created). ``async: true`` queues the work and returns an operation id; with the
+    client's ``operation_id`` (a UUID) a resubmission returns the original operation (409 if the id names a
+    different one). A synchronous retain over ``MINDBANK_RETAIN_SYNC_MAX_CHARS`` characters gets 413."""
     items = [
         retain_item(
             i.content,
@@ -38,7 +40,7 @@ def retain(bank_id: str, body: RetainRequest, mb: Bank) -> dict[str, Any]:
         )
         for i in body.items
     ]
-    result = mb.retain(bank_id, items, async_=body.async_)
+    result = mb.retain(bank_id, items, async_=body.async_, operation_id=body.operation_id if body.async_ else None)
     return {
         "success": True,
         "bank_id": bank_id,

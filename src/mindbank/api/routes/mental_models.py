@@ -54,10 +54,18 @@ def list_mental_models(
     detail: Detail = "metadata",
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     offset: Annotated[Offset, Query()] = 0,
+    exclude_knowledge_pages: bool = False,
 ) -> dict[str, Any]:
-    """A page of models ordered ``last_refreshed_at DESC, id DESC``; every item carries ``is_stale``."""
+    """A page of models ordered ``last_refreshed_at DESC, id DESC``; every item carries ``is_stale``.
+    ``exclude_knowledge_pages`` lists standalone models only."""
     models, total = mb.list_mental_models(
-        bank_id, tags=tags or (), tags_match=tags_match, limit=limit, offset=offset, detail=detail
+        bank_id,
+        tags=tags or (),
+        tags_match=tags_match,
+        limit=limit,
+        offset=offset,
+        detail=detail,
+        exclude_knowledge_pages=exclude_knowledge_pages,
     )
     return {
         "items": [mental_model_response(m, detail) for m in models],

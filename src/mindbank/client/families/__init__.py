@@ -9,20 +9,22 @@ from mindbank.client.families.api_keys import ApiKeyMethods
 from mindbank.client.families.banks import BankMethods
 from mindbank.client.families.directives import DirectiveMethods
 from mindbank.client.families.documents import DocumentMethods
+from mindbank.client.families.knowledge_base import KnowledgeBaseMethods
 from mindbank.client.families.memories import MemoryMethods
 from mindbank.client.families.mental_models import MentalModelMethods
 from mindbank.client.families.monitoring import MonitoringMethods
 from mindbank.client.families.operations import OperationMethods
+from mindbank.client.families.transfer import TransferMethods
 from mindbank.client.families.webhooks import WebhookMethods
 
 __all__ = [
-    "ApiKeyMethods", "BankMethods", "DirectiveMethods", "DocumentMethods", "Families", "MemoryMethods",
-    "MentalModelMethods", "MonitoringMethods", "OperationMethods", "WebhookMethods",
+    "ApiKeyMethods", "BankMethods", "DirectiveMethods", "DocumentMethods", "Families", "KnowledgeBaseMethods",
+    "MemoryMethods", "MentalModelMethods", "MonitoringMethods", "OperationMethods", "TransferMethods", "WebhookMethods",
 ]  # fmt: skip
 
 
 class Families(
     MemoryMethods, BankMethods, MentalModelMethods, OperationMethods, DocumentMethods, DirectiveMethods,
-    WebhookMethods, MonitoringMethods, ApiKeyMethods,
+    WebhookMethods, MonitoringMethods, ApiKeyMethods, KnowledgeBaseMethods, TransferMethods,
 ):  # fmt: skip
     """Every method family of the client (one line each)."""

@@ -26,9 +26,12 @@ class MemoryMethods:
         metadata: Mapping[str, str] | None = None,
         document_id: str | None = None,
         async_: bool = False,
+        operation_id: str | None = None,
     ) -> Request[RetainResponse]:
         """Store ``content`` (or a batch of ``items``: dicts with the HTTP item fields). ``async_`` queues the work
-        and returns its ``operation_id``. Raises ``ValueError`` unless exactly one of content/items is given."""
+        and returns its ``operation_id``; with ``async_``, a UUID of your own as ``operation_id`` makes a retry after
+        a lost response return the original operation instead of queuing the work twice. Raises ``ValueError``
+        unless exactly one of content/items is given."""
         if (content is None) == (items is None):
             raise ValueError("pass either content or items")
         if items is None:
@@ -44,10 +47,12 @@ class MemoryMethods:
                     }
                 )
             ]
-        body = {
+        body: dict[str, Any] = {
             "items": [{k: iso_time(v) if k == "timestamp" else v for k, v in i.items()} for i in items],
             "async": async_,
         }
+        if operation_id is not None:
+            body["operation_id"] = operation_id
         return Request("POST", f"{bank_path(bank_id)}/memories", RetainResponse.model_validate, json=body)
 
     @endpoint

@@ -66,11 +66,15 @@ class MentalModelMethods:
         detail: Detail = "metadata",
         limit: int = 100,
         offset: int = 0,
+        exclude_knowledge_pages: bool = False,
     ) -> Request[MentalModelList]:
-        """A page of models, newest refresh first, each with ``is_stale``."""
+        """A page of models, newest refresh first, each with ``is_stale``; ``exclude_knowledge_pages`` lists
+        standalone models only."""
         params = clean(
             {"tags": listed(tags), "tags_match": tags_match, "detail": detail, "limit": limit, "offset": offset}
         )
+        if exclude_knowledge_pages:
+            params["exclude_knowledge_pages"] = True
         return Request("GET", f"{bank_path(bank_id)}/mental-models", MentalModelList.model_validate, params=params)
 
     @endpoint

@@ -61,6 +61,14 @@ def next_automatic_at(
     return last_failed_at + backoff.delay(state.failures)
 
 
+def next_fire(expression: str | None, now: datetime) -> datetime | None:
+    """When a (validated, UTC) cron expression fires next after ``now``; None without one. What a person reads as
+    "next refresh at" (a cron refresh still runs only if the model is stale then)."""
+    if not expression:
+        return None
+    return croniter(expression, now).get_next(datetime)  # type: ignore[no-any-return]
+
+
 def park_until(model: MentalModel, interval_seconds: int | float, now: datetime) -> datetime | None:
     """When an automatic refresh inside the model's minimum interval may run (None: it may run now)."""
     if interval_seconds <= 0:

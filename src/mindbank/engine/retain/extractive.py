@@ -10,6 +10,9 @@ import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+import numpy as np
+import numpy.typing as npt
+
 from mindbank.domain.records import Chunk, FactType, NewMemory, RetainItem
 from mindbank.domain.tags import normalize_tags
 from mindbank.domain.text import split_chunks, split_facts
@@ -53,24 +56,35 @@ def prepare_documents(
     out: list[DocumentWrite] = []
     cursor = 0
     for item, document_id, chunks, facts in drafts:
-        when = item.timestamp or now
         memories = []
         for chunk_id, text, kind in facts:
-            memories.append(
-                NewMemory(
-                    text=text,
-                    fact_type=kind or _fact_type(item),  # type: ignore[arg-type]
-                    embedding=vectors[cursor],
-                    tags=normalize_tags(item.tags),
-                    context=item.context,
-                    metadata=dict(item.metadata),
-                    document_id=document_id,
-                    chunk_id=chunk_id,
-                    occurred_start=item.timestamp,
-                    occurred_end=item.timestamp,
-                    mentioned_at=when,
-                )
-            )
+            memories.append(new_memory(item, text, kind, vectors[cursor], document_id, chunk_id, now))
             cursor += 1
         out.append(DocumentWrite(item=item, document_id=document_id, chunks=chunks, memories=memories))
     return out
+
+
+def new_memory(
+    item: RetainItem,
+    text: str,
+    kind: FactType | None,
+    vector: npt.NDArray[np.float32],
+    document_id: str,
+    chunk_id: str,
+    now: datetime,
+) -> NewMemory:
+    """One fact of ``item`` as a memory to write: the item's tags, context, metadata and time (``now`` is the mention
+    time of an item without a timestamp); ``kind`` None takes the item's rule (assistant turns are experience)."""
+    return NewMemory(
+        text=text,
+        fact_type=kind or _fact_type(item),  # type: ignore[arg-type]
+        embedding=vector,
+        tags=normalize_tags(item.tags),
+        context=item.context,
+        metadata=dict(item.metadata),
+        document_id=document_id,
+        chunk_id=chunk_id,
+        occurred_start=item.timestamp,
+        occurred_end=item.timestamp,
+        mentioned_at=item.timestamp or now,
+    )

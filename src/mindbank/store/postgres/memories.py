@@ -32,7 +32,8 @@ class MemoriesMixin(PostgresBase, ResourceQueries):
         """Write retained documents atomically (bank auto-created); returns the new memory ids per document.
 
         ``update_mode == "replace"`` deletes the document's previous chunks and memories first; ``append`` keeps
-        them and adds the new content after the stored text. All rows share one stamp taken under the bank lock.
+        them and adds the new content after the stored text; a ``continuation`` adds its memories only. All rows
+        share one stamp taken under the bank lock.
         """
         out: list[list[str]] = []
         with self._tx() as conn:
@@ -45,6 +46,8 @@ class MemoriesMixin(PostgresBase, ResourceQueries):
         return out
 
     def _write_document(self, cur: psycopg.Cursor[Any], bank_id: str, doc: DocumentWrite, stamp: datetime) -> list[str]:
+        if doc.continuation:  # a later part of a document an earlier transaction wrote: its facts only
+            return self._insert_memories(cur, bank_id, doc.memories, stamp)
         item = doc.item
         existing = cur.execute(Q["get_document"], (bank_id, doc.document_id)).fetchone()
         text = item.content

@@ -54,7 +54,9 @@ def current_version(conn: psycopg.Connection) -> int:
 
 
 def migrate(conn: psycopg.Connection, *, dimension: int) -> int:
-    """Apply every migration newer than the database's version; returns the resulting version.
+    """Apply every shipped migration the database has not recorded yet, in ascending order; returns the resulting
+    version. Not only the ones above its version: features number their migrations from assigned ranges and may be
+    merged out of numeric order, so a database already at 50 still gets a 40 that arrived later.
 
     ``conn`` must be in autocommit mode (each file gets its own explicit transaction, together with its
     ``schema_version`` row, so a crash leaves the database at the previous version, never half-migrated).
@@ -63,14 +65,15 @@ def migrate(conn: psycopg.Connection, *, dimension: int) -> int:
     conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
     try:
         version = current_version(conn)
+        applied = {int(r[0]) for r in conn.execute("SELECT version FROM schema_version").fetchall()}
         for number, name, template in migrations():
-            if number <= version:
+            if number in applied:
                 continue
             with conn.transaction():
                 # no parameters: psycopg sends the whole file as one simple query, statements run in order
                 conn.execute(render(template, dimension))
                 conn.execute("INSERT INTO schema_version (version, name) VALUES (%s, %s)", (number, name))
-            version = number
+            version = max(version, number)
         return version
     finally:
         conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))

@@ -4,6 +4,7 @@ both backends: :mod:`mindbank.store.shared`."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 from typing import Any
 
@@ -72,37 +73,55 @@ class OperationsMixin(PostgresBase):
         return None if row is None else COLUMNS.operation_row(row)
 
     def claim_operation(self, worker_id: str, lease_seconds: float, *, now: datetime | None = None) -> Operation | None:
-        """Claim the oldest runnable operation: pending and due (``next_retry_at`` at or before ``now``), or
-        processing with an expired lease; ``now`` defaults to the database clock (workers and tests pass theirs).
+        """Claim a runnable operation under a fresh claim token: pending and due (``next_retry_at`` at or before
+        ``now``), or processing with an expired lease; ``now`` defaults to the database clock (workers and tests
+        pass theirs). Fair order: banks with fewer live claims first, then operation types with fewer live claims,
+        then the time the row became runnable.
 
         One statement with ``FOR UPDATE SKIP LOCKED``, so concurrent workers never claim the same row and never wait
         on each other's candidates. At most one operation per mental model runs at a time: a model with a row in
-        ``processing`` is skipped unless that row is the expired one being reclaimed. Raises ``RuntimeError`` only
-        if the per-model race is lost repeatedly (not expected in practice).
+        ``processing`` is skipped unless that row is the expired one being reclaimed, and so is a consolidation of a
+        bank with one in ``processing``. Raises ``RuntimeError`` only if that race is lost repeatedly (not expected
+        in practice).
         """
         for _ in range(_CLAIM_ATTEMPTS):
+            params = {"now": now, "worker": worker_id, "token": uuid.uuid4().hex, "lease": float(lease_seconds)}
             try:
                 with self._tx() as conn:
-                    row = conn.execute(Q["claim_operation"], (now, worker_id, float(lease_seconds))).fetchone()
+                    row = conn.execute(Q["claim_operation"], params).fetchone()
             except psycopg.errors.UniqueViolation:
-                # another worker committed a claim for the same mental model first; the next attempt sees it
+                # another worker committed a claim for the same mental model (or the bank's consolidation) first;
+                # the next attempt sees it
                 continue
             return None if row is None else COLUMNS.operation_row(row)
         raise RuntimeError("claim_operation kept losing the per-model race; giving up this round")
 
     def finish_operation(
-        self, operation_id: str, *, status: str, result: dict[str, Any] | None, error: str | None
-    ) -> None:
-        """Mark an operation terminal (completed / failed / cancelled) with its result or error."""
+        self,
+        operation_id: str,
+        *,
+        status: str,
+        result: dict[str, Any] | None,
+        error: str | None,
+        token: str | None = None,
+    ) -> bool:
+        """Mark an operation terminal (completed / failed / cancelled) with its result or error. With ``token``
+        only while that claim still holds it; returns whether the row changed."""
         with self._tx() as conn:
-            conn.execute(Q["finish_operation"], (status, jsonb(result), error, operation_id))
+            cur = conn.execute(Q["finish_operation"], (status, jsonb(result), error, operation_id, token, token))
+            return cur.rowcount == 1
 
-    def defer_operation(self, operation_id: str, *, next_retry_at: datetime) -> None:
-        """Park a claimed operation: back to pending, due at ``next_retry_at``, no retry counted, no error."""
+    def defer_operation(self, operation_id: str, *, next_retry_at: datetime, token: str | None = None) -> bool:
+        """Park a claimed operation: back to pending, due at ``next_retry_at``, no retry counted, no error, its
+        progress kept. With ``token`` only while that claim still holds it; returns whether the row changed."""
         with self._tx() as conn:
-            conn.execute(Q["defer_operation"], (next_retry_at, operation_id))
+            return conn.execute(Q["defer_operation"], (next_retry_at, operation_id, token, token)).rowcount == 1
 
-    def retry_operation(self, operation_id: str, *, next_retry_at: datetime, error: str) -> None:
-        """Put a failed attempt back in the queue: pending, ``retry_count + 1``, due at ``next_retry_at``."""
+    def retry_operation(
+        self, operation_id: str, *, next_retry_at: datetime, error: str, token: str | None = None
+    ) -> bool:
+        """Put a failed attempt back in the queue: pending, ``retry_count + 1``, due at ``next_retry_at``. With
+        ``token`` only while that claim still holds it; returns whether the row changed."""
         with self._tx() as conn:
-            conn.execute(Q["retry_operation"], (next_retry_at, error, operation_id))
+            cur = conn.execute(Q["retry_operation"], (next_retry_at, error, operation_id, token, token))
+            return cur.rowcount == 1

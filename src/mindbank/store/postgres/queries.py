@@ -17,6 +17,7 @@ from typing import Any
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TAGS_MATCH_MODES
 from mindbank.store.postgres.resource_queries import RESOURCE_Q
+from mindbank.store.postgres.transfer_queries import TRANSFER_Q
 
 # memory columns returned to callers (never the embedding or the tsvector: they are large and nobody reads them)
 MEMORY_COLUMNS = (
@@ -25,6 +26,12 @@ MEMORY_COLUMNS = (
 )
 
 _STAMP = "GREATEST(clock_timestamp(), last_memory_write_at + interval '1 microsecond')"
+
+# whether a mental model is a knowledge page (a page is a model placed in the knowledge-base tree), read with it
+IS_PAGE = (
+    "EXISTS (SELECT 1 FROM knowledge_nodes k WHERE k.bank_id = mental_models.bank_id "
+    "AND k.mental_model_id = mental_models.id) AS is_knowledge_page"
+)
 
 Q: dict[str, str] = {
     # ---------------------------------------------------------------- clock
@@ -185,10 +192,10 @@ Q: dict[str, str] = {
         "last_refresh_failed_at, last_full_refreshed_at, created_at, cleared_at, refresh_state) "
         "VALUES (%s, %s, %s, %s, %s, %s, %s, %s::text[], %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
     ),
-    "get_mental_model": "SELECT * FROM mental_models WHERE bank_id = %s AND id = %s",
+    "get_mental_model": f"SELECT *, {IS_PAGE} FROM mental_models WHERE bank_id = %s AND id = %s",
     "count_mental_models": "SELECT COUNT(*) FROM mental_models WHERE bank_id = %s{where}",
     "list_mental_models": (
-        "SELECT {columns} FROM mental_models WHERE bank_id = %s{where} "
+        f"SELECT {{columns}}, {IS_PAGE} FROM mental_models WHERE bank_id = %s{{where}} "
         'ORDER BY last_refreshed_at DESC, id COLLATE "C" DESC LIMIT %s OFFSET %s'
     ),
     "update_mental_model": (
@@ -243,6 +250,69 @@ Q: dict[str, str] = {
         "SELECT COUNT(*) AS n FROM mental_models "
         "WHERE bank_id = %s AND COALESCE((refresh_state->>'failures')::int, 0) > 0"
     ),
+    # ---------------------------------------------------------------- knowledge base (store/knowledge.py)
+    # one knowledge-base writer per bank at a time (SQLite: BEGIN IMMEDIATE): the parent checks, the cycle check
+    # and the write then see one tree
+    "lock_knowledge_tree": "SELECT pg_advisory_xact_lock(hashtextextended('mindbank.knowledge:' || %s, 0))",
+    "list_knowledge_nodes": "SELECT * FROM knowledge_nodes WHERE bank_id = %s",
+    "get_knowledge_node": "SELECT * FROM knowledge_nodes WHERE bank_id = %s AND id = %s",
+    # the node and its ancestors, nearest first (depth-bounded: a stored cycle cannot loop the query)
+    "knowledge_ancestors": (
+        "WITH RECURSIVE chain(id, depth) AS (SELECT id, 0 FROM knowledge_nodes WHERE bank_id = %s AND id = %s "
+        "UNION ALL SELECT k.parent_id, chain.depth + 1 FROM knowledge_nodes k JOIN chain ON k.id = chain.id "
+        "WHERE k.bank_id = %s AND k.parent_id IS NOT NULL AND chain.depth < 10000) "
+        "SELECT k.* FROM chain JOIN knowledge_nodes k ON k.id = chain.id AND k.bank_id = %s ORDER BY chain.depth"
+    ),
+    "knowledge_subtree": (
+        "WITH RECURSIVE sub(id, depth) AS (SELECT id, 0 FROM knowledge_nodes WHERE bank_id = %s AND id = %s "
+        "UNION ALL SELECT k.id, sub.depth + 1 FROM knowledge_nodes k JOIN sub ON k.parent_id = sub.id "
+        "WHERE k.bank_id = %s AND sub.depth < 10000) "
+        "SELECT k.* FROM sub JOIN knowledge_nodes k ON k.id = sub.id AND k.bank_id = %s"
+    ),
+    "insert_knowledge_node": (
+        "INSERT INTO knowledge_nodes (bank_id, id, kind, name, parent_id, mental_model_id, created_at, updated_at) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+    ),
+    "update_knowledge_node": (
+        "UPDATE knowledge_nodes SET name = %s, parent_id = %s, updated_at = %s WHERE bank_id = %s AND id = %s"
+    ),
+    # a page's settings only: a concurrent refresh's content, watermark and history stay untouched
+    "update_page_settings": (
+        "UPDATE mental_models SET name = %s, source_query = %s, tags = %s, max_tokens = %s, trigger = %s "
+        "WHERE bank_id = %s AND id = %s"
+    ),
+    # the pages' mental models of a subtree (their nodes go with them: ON DELETE CASCADE)
+    "delete_subtree_models": (
+        "DELETE FROM mental_models WHERE bank_id = %s AND id IN (WITH RECURSIVE sub(id, depth) AS ("
+        "SELECT id, 0 FROM knowledge_nodes WHERE bank_id = %s AND id = %s UNION ALL SELECT k.id, sub.depth + 1 "
+        "FROM knowledge_nodes k JOIN sub ON k.parent_id = sub.id WHERE k.bank_id = %s AND sub.depth < 10000) "
+        "SELECT k.mental_model_id FROM sub JOIN knowledge_nodes k ON k.id = sub.id AND k.bank_id = %s "
+        "WHERE k.mental_model_id IS NOT NULL)"
+    ),
+    "delete_knowledge_node": "DELETE FROM knowledge_nodes WHERE bank_id = %s AND id = %s",
+    # a {where} fragment of list_mental_models / count_mental_models
+    "exclude_knowledge_pages": (
+        " AND NOT EXISTS (SELECT 1 FROM knowledge_nodes k WHERE k.bank_id = mental_models.bank_id "
+        "AND k.mental_model_id = mental_models.id)"
+    ),
+    "knowledge_page_models": (
+        "SELECT {columns} FROM mental_models WHERE bank_id = %s AND EXISTS (SELECT 1 FROM knowledge_nodes k "
+        "WHERE k.bank_id = mental_models.bank_id AND k.mental_model_id = mental_models.id)"
+    ),
+    "page_vectors": "SELECT mental_model_id, text_hash, embedding FROM knowledge_page_vectors WHERE bank_id = %s",
+    # a page deleted meanwhile gets no vector (the WHERE EXISTS), rather than a foreign-key error
+    "upsert_page_vector": (
+        "INSERT INTO knowledge_page_vectors (bank_id, mental_model_id, text_hash, embedding) SELECT %s, %s, %s, %s "
+        "WHERE EXISTS (SELECT 1 FROM mental_models WHERE bank_id = %s AND id = %s) "
+        "ON CONFLICT (bank_id, mental_model_id) DO UPDATE SET text_hash = excluded.text_hash, "
+        "embedding = excluded.embedding"
+    ),
+    "knowledge_history_log": (
+        "SELECT h.mental_model_id, h.changed_at, h.content->>'kind' AS kind, "
+        "h.content->>'outcome' AS outcome, h.content->>'failure_reason' AS reason "
+        "FROM mental_model_history h JOIN knowledge_nodes k ON k.bank_id = h.bank_id "
+        "AND k.mental_model_id = h.mental_model_id WHERE h.bank_id = %s"
+    ),
     # ---------------------------------------------------------------- operations
     "insert_operation": (
         "INSERT INTO operations (id, bank_id, operation_type, status, payload, result, error, retry_count, "
@@ -270,28 +340,57 @@ Q: dict[str, str] = {
         "WHERE bank_id = %s AND id = %s AND status = 'pending'"
     ),
     "get_operation": "SELECT * FROM operations WHERE bank_id = %s AND id = %s",
-    # One statement: pick the oldest runnable row, lock it (skipping rows other claimers hold), mark it ours.
-    # "now" is the caller's clock when given (workers pass theirs, so next_retry_at and leases they computed compare
-    # on one clock), else the database's. A model with ANY processing row is skipped: a live one is running, an
-    # expired one is itself runnable and is reclaimed first. The partial unique index
-    # uq_operations_one_running_per_model settles the remaining race (two claimers picking two rows of one model
-    # from snapshots that predate each other's commit): the loser gets a unique violation and the store retries.
+    "insert_operation_once": (
+        "INSERT INTO operations (id, bank_id, operation_type, status, payload, result, error, retry_count, "
+        "next_retry_at, mental_model_id, created_at, updated_at, completed_at) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING"
+    ),
+    # One statement: pick a runnable row, lock it (skipping rows other claimers hold), mark it ours under a fresh
+    # claim token. "now" is the caller's clock when given (workers pass theirs, so next_retry_at and leases they
+    # computed compare on one clock), else the database's. A model with ANY processing row is skipped: a live one is
+    # running, an expired one is itself runnable and is reclaimed first; likewise a bank with a processing
+    # consolidation (two would both fold the same facts). The partial unique indexes
+    # uq_operations_one_running_per_model and uq_operations_one_consolidation_per_bank settle the remaining race
+    # (two claimers picking two rows from snapshots that predate each other's commit): the loser gets a unique
+    # violation and the store retries.
+    # Fair order: banks with fewer live claims first, then operation types with fewer live claims, then the time
+    # the row became runnable (a parked, retried or yielding row queues behind rows that were ready before it; a
+    # crashed worker's row became runnable when its lease expired).
     "claim_operation": (
-        "WITH clock AS (SELECT COALESCE(%s::timestamptz, now()) AS at), "
+        "WITH clock AS (SELECT COALESCE(%(now)s::timestamptz, now()) AS at), "
         "candidate AS ("
         "SELECT o.id FROM operations o, clock WHERE o.status IN ('pending', 'processing') "
         "AND ((o.status = 'pending' AND (o.next_retry_at IS NULL OR o.next_retry_at <= clock.at)) "
         "OR (o.status = 'processing' AND o.lease_expires_at < clock.at)) "
         "AND (o.mental_model_id IS NULL OR NOT EXISTS (SELECT 1 FROM operations p WHERE p.bank_id = o.bank_id "
         "AND p.mental_model_id = o.mental_model_id AND p.status = 'processing' AND p.id <> o.id)) "
-        "ORDER BY o.created_at, o.id LIMIT 1 FOR UPDATE OF o SKIP LOCKED) "
-        "UPDATE operations SET status = 'processing', worker_id = %s, "
-        "lease_expires_at = clock.at + make_interval(secs => %s), updated_at = clock.at "
+        "AND (o.operation_type <> 'consolidation' OR NOT EXISTS (SELECT 1 FROM operations p "
+        "WHERE p.bank_id = o.bank_id AND p.operation_type = 'consolidation' AND p.status = 'processing' "
+        "AND p.id <> o.id)) "
+        "ORDER BY (SELECT COUNT(*) FROM operations r WHERE r.status = 'processing' AND r.bank_id = o.bank_id "
+        "AND r.lease_expires_at >= clock.at), "
+        "(SELECT COUNT(*) FROM operations r WHERE r.status = 'processing' AND r.operation_type = o.operation_type "
+        "AND r.lease_expires_at >= clock.at), "
+        "CASE WHEN o.status = 'processing' THEN o.lease_expires_at ELSE COALESCE(o.next_retry_at, o.created_at) END, "
+        "o.created_at, o.id LIMIT 1 FOR UPDATE OF o SKIP LOCKED) "
+        "UPDATE operations SET status = 'processing', worker_id = %(worker)s, claim_token = %(token)s, "
+        "lease_expires_at = clock.at + make_interval(secs => %(lease)s), updated_at = clock.at "
         "FROM candidate, clock WHERE operations.id = candidate.id RETURNING operations.*"
     ),
+    # the claim fence: the last statement of every write transaction a running handler makes (store/fence.py)
+    "fence_operation": (
+        "UPDATE operations SET progress = COALESCE(%s::jsonb, progress) WHERE id = %s AND claim_token = %s "
+        "AND status = 'processing'"
+    ),
+    "renew_lease": (
+        "UPDATE operations SET lease_expires_at = %s, updated_at = %s WHERE id = %s AND claim_token = %s "
+        "AND status = 'processing'"
+    ),
+    # defer / finish / retry with a token apply only while the claim holds (token NULL: unconditional)
     "defer_operation": (
         "UPDATE operations SET status = 'pending', next_retry_at = %s, updated_at = now(), worker_id = NULL, "
-        "lease_expires_at = NULL WHERE id = %s"
+        "lease_expires_at = NULL, claim_token = NULL WHERE id = %s "
+        "AND (%s::text IS NULL OR (claim_token = %s AND status = 'processing'))"
     ),
     # "truthy" as the SQLite store reads it: present and not null, false, 0 or ""
     "list_models_with_trigger": (
@@ -302,11 +401,13 @@ Q: dict[str, str] = {
     ),
     "finish_operation": (
         "UPDATE operations SET status = %s, result = %s, error = %s, updated_at = now(), completed_at = now(), "
-        "lease_expires_at = NULL WHERE id = %s"
+        "lease_expires_at = NULL, claim_token = NULL WHERE id = %s "
+        "AND (%s::text IS NULL OR (claim_token = %s AND status = 'processing'))"
     ),
     "retry_operation": (
         "UPDATE operations SET status = 'pending', retry_count = retry_count + 1, next_retry_at = %s, error = %s, "
-        "updated_at = now(), worker_id = NULL, lease_expires_at = NULL WHERE id = %s"
+        "updated_at = now(), worker_id = NULL, lease_expires_at = NULL, claim_token = NULL WHERE id = %s "
+        "AND (%s::text IS NULL OR (claim_token = %s AND status = 'processing'))"
     ),
     # ---------------------------------------------------------------- reflect expand / LLM tracing
     "memory_sources": (
@@ -348,6 +449,8 @@ Q: dict[str, str] = {
 }
 # documents, directives, webhooks, operation administration, LLM request log, heartbeats: resource_queries.py
 Q.update(RESOURCE_Q)
+# bank transfer (snapshots, imports) and stored files: transfer_queries.py
+Q.update(TRANSFER_Q)
 
 HISTORY_KIND = {
     True: "content->>'kind' = 'refresh_failed'",

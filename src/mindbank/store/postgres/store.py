@@ -19,10 +19,12 @@ sorted, exactly as the SQLite store returns them.
 
 The store is one class assembled from a mixin per query family, each over :class:`PostgresBase` (pool, transactions,
 bank locking and stamping): :mod:`.banks`, :mod:`.memories` (writes and consolidation), :mod:`.search` (memory
-reads), :mod:`.mental_models` (models, history, citations, staleness) and :mod:`.operations` (the queue and LLM
-tracing). Row conversion lives in :mod:`.rows`, every SQL statement in :mod:`.queries`. The methods both backends
-run alike (one named statement, rows mapped by :mod:`mindbank.store.columns`) come from
-:class:`~mindbank.store.shared.SharedQueries`, the root of :class:`PostgresBase`.
+reads), :mod:`.mental_models` (models, history, citations, staleness), :mod:`.operations` (the queue and LLM
+tracing), :mod:`.knowledge` (the knowledge-base tree, written once in :mod:`mindbank.store.knowledge`) and
+:mod:`.transfer` (bank snapshots, imports and stored files, over :mod:`mindbank.store.transfer`). Row conversion
+lives in :mod:`.rows`, every SQL statement in :mod:`.queries`. The methods both backends run alike (one named
+statement, rows mapped by :mod:`mindbank.store.columns`) come from :class:`~mindbank.store.shared.SharedQueries`,
+the root of :class:`PostgresBase`.
 """
 
 from __future__ import annotations
@@ -30,16 +32,26 @@ from __future__ import annotations
 from mindbank.store.api_keys import ApiKeysQueries
 from mindbank.store.postgres.banks import BanksMixin
 from mindbank.store.postgres.documents import DocumentsMixin
+from mindbank.store.postgres.knowledge import KnowledgeMixin
 from mindbank.store.postgres.memories import MemoriesMixin
 from mindbank.store.postgres.mental_models import MentalModelsMixin
 from mindbank.store.postgres.operations import OperationsMixin
 from mindbank.store.postgres.search import SearchMixin
+from mindbank.store.postgres.transfer import TransferMixin
 
 __all__ = ["PostgresStore"]
 
 
 class PostgresStore(
-    BanksMixin, MemoriesMixin, MentalModelsMixin, SearchMixin, OperationsMixin, DocumentsMixin, ApiKeysQueries
+    BanksMixin,
+    MemoriesMixin,
+    MentalModelsMixin,
+    SearchMixin,
+    OperationsMixin,
+    DocumentsMixin,
+    ApiKeysQueries,
+    KnowledgeMixin,
+    TransferMixin,
 ):
     """The scale-out store over one PostgreSQL database with the ``vector`` extension.
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -24,6 +25,8 @@ from mindbank.store.sqlite.migrate import migrate
 from mindbank.store.sqlite.queries import Q
 from mindbank.store.sqlite.rows import COLUMNS, ts
 from mindbank.store.sqlite.vector_index import IndexRow, VectorIndex
+
+INDEX_CACHE_BYTES = 512 * 1024 * 1024  # vector memory the per-bank index cache keeps before evicting banks
 
 
 class SQLiteBase(SharedQueries):
@@ -39,8 +42,10 @@ class SQLiteBase(SharedQueries):
         self._memory = path == ":memory:"
         self._write_lock = threading.RLock()
         self._local = threading.local()
-        self._indexes: dict[str, tuple[int, VectorIndex]] = {}
+        self._indexes: OrderedDict[str, tuple[int, VectorIndex]] = OrderedDict()  # least recently used first
         self._index_lock = threading.Lock()
+        self._build_locks: dict[str, threading.Lock] = {}
+        self._advanced: set[str] = set()  # banks whose cached index the open write transaction advanced
         self._writer = self._connect()
         with self._write_lock:
             migrate(self._writer)
@@ -61,6 +66,8 @@ class SQLiteBase(SharedQueries):
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = self._local.conn = self._connect()
+            # bounded memory: every request thread has one of these, so each keeps a small private page cache
+            conn.execute(Q["pragma_reader_cache"])
         return conn
 
     @contextmanager
@@ -79,10 +86,15 @@ class SQLiteBase(SharedQueries):
             conn.execute(Q["begin"])
             try:
                 yield conn
+                self._check_fence(conn)  # a worker's handler commits only while it holds its claim
             except BaseException:
                 conn.execute(Q["rollback"])
+                self._forget_advanced()
                 raise
             conn.execute(Q["commit"])
+            if self._advanced:
+                with self._index_lock:
+                    self._advanced.clear()
 
     @contextmanager
     def statement_log(self) -> Iterator[list[str]]:
@@ -122,36 +134,93 @@ class SQLiteBase(SharedQueries):
         return stamp, version
 
     def _advance_index(self, bank_id: str, version: int, added: list[IndexRow], removed: list[str]) -> None:
-        """Apply this process's own write to the cached index (called inside the write transaction)."""
+        """Apply this process's own write to the cached index (inside the write transaction)."""
         with self._index_lock:
             cached = self._indexes.get(bank_id)
             if cached is not None and cached[0] == version - 1:
-                self._indexes[bank_id] = (version, cached[1].without(removed).with_rows(added))
+                self._cache_index(bank_id, version, cached[1].without(removed).with_rows(added))
             else:
                 self._indexes.pop(bank_id, None)
 
-    def _index(self, bank_id: str) -> VectorIndex:
-        with self._read() as conn:
-            row = conn.execute(Q["bank_memory_version"], (bank_id,)).fetchone()
-            version = -1 if row is None else int(row[0])
-            with self._index_lock:
-                cached = self._indexes.get(bank_id)
-            if cached is not None and cached[0] == version:
-                return cached[1]
-            rows = [
-                IndexRow(
-                    r[0],
-                    np.frombuffer(r[1], dtype="<f4").astype(np.float32),
-                    r[2],
-                    tuple(json.loads(r[3])),
-                    datetime.fromisoformat(r[4]).timestamp(),
-                )
-                for r in conn.execute(Q["index_rows"], (bank_id,))
-            ]
-        index = VectorIndex.build(self.dimension, rows)
+    def _cache_index(self, bank_id: str, version: int, index: VectorIndex) -> None:
+        """Swap in the index of the write in progress (caller holds ``_index_lock`` and the writer lock). It is
+        cached before the commit, and until the commit readers accept it one version ahead of what they read, so a
+        write of this process never sends a reader into a rebuild; a rollback drops it (:meth:`_forget_advanced`)."""
+        self._store_index(bank_id, version, index)
+        self._advanced.add(bank_id)
+
+    def _forget_advanced(self) -> None:
+        """Drop the cached indexes a rolled-back write transaction had advanced (they hold rows never committed)."""
         with self._index_lock:
-            self._indexes[bank_id] = (version, index)
+            for bank_id in self._advanced:
+                self._indexes.pop(bank_id, None)
+        self._advanced.clear()
+
+    def _index(self, bank_id: str) -> VectorIndex:
+        """The bank's vector index at (or just ahead of) the committed version, rebuilt only when another process
+        wrote or nothing is cached. Readers never take the writer lock: a write of this process updates the cache
+        itself, and concurrent rebuilds of one bank wait for the first instead of each reading every vector."""
+        with self._read() as conn:
+            version = self._committed_version(conn, bank_id)
+            cached = self._cached(bank_id, version)
+            if cached is not None:
+                return cached
+            with self._index_lock:
+                build_lock = self._build_locks.setdefault(bank_id, threading.Lock())
+            with build_lock:
+                version = self._committed_version(conn, bank_id)
+                cached = self._cached(bank_id, version)
+                if cached is not None:
+                    return cached
+                rows = [
+                    IndexRow(
+                        r[0],
+                        np.frombuffer(r[1], dtype="<f4").astype(np.float32),
+                        r[2],
+                        tuple(json.loads(r[3])),
+                        datetime.fromisoformat(r[4]).timestamp(),
+                    )
+                    for r in conn.execute(Q["index_rows"], (bank_id,))
+                ]
+                index = VectorIndex.build(self.dimension, rows)
+                with self._index_lock:
+                    current = self._indexes.get(bank_id)
+                    # a write of this process may have cached a newer index meanwhile: keep it (one version ahead
+                    # is that race; further ahead can only be a deleted and re-created bank, which is replaced)
+                    if bank_id not in self._advanced and (current is None or not 0 < current[0] - version <= 1):
+                        self._store_index(bank_id, version, index)
         return index
+
+    @staticmethod
+    def _committed_version(conn: sqlite3.Connection, bank_id: str) -> int:
+        row = conn.execute(Q["bank_memory_version"], (bank_id,)).fetchone()
+        return -1 if row is None else int(row[0])
+
+    def _cached(self, bank_id: str, version: int) -> VectorIndex | None:
+        """The cached index at ``version``, or one ahead while a write of this process is committing it."""
+        with self._index_lock:
+            cached = self._indexes.get(bank_id)
+            if cached is None:
+                return None
+            if cached[0] == version or (cached[0] == version + 1 and bank_id in self._advanced):
+                self._indexes.move_to_end(bank_id)
+                return cached[1]
+        return None
+
+    def _store_index(self, bank_id: str, version: int, index: VectorIndex) -> None:
+        """Cache a bank's index (caller holds ``_index_lock``), then evict the least recently used other banks'
+        indexes while the cache holds more than ``INDEX_CACHE_BYTES`` of vectors: memory stays bounded however
+        many banks one process serves (an evicted bank is rebuilt from the database on its next search)."""
+        self._indexes[bank_id] = (version, index)
+        self._indexes.move_to_end(bank_id)
+        total = sum(i.nbytes for _, i in self._indexes.values())
+        for other in list(self._indexes):
+            if total <= INDEX_CACHE_BYTES or other == bank_id:
+                break
+            if other in self._advanced:
+                continue
+            total -= self._indexes.pop(other)[1].nbytes
+            self._build_locks.pop(other, None)
 
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every row of every table (test helper for "a rejected request writes nothing")."""

@@ -33,7 +33,7 @@ class MemoriesMixin(SQLiteBase, ResourceQueries):
         """Write retained documents atomically (bank auto-created); returns the new memory ids per document.
 
         ``update_mode == "replace"`` deletes the document's previous chunks and memories first; ``append`` keeps
-        them and adds the new content after the stored text.
+        them and adds the new content after the stored text; a ``continuation`` adds its memories only.
         """
         out: list[list[str]] = []
         added: list[IndexRow] = []
@@ -43,6 +43,11 @@ class MemoriesMixin(SQLiteBase, ResourceQueries):
             stamp, version = self._stamp_memory_write(conn, bank_id)
             updated = datetime.fromisoformat(stamp).timestamp()
             for doc in documents:
+                if doc.continuation:  # a later part of a document an earlier transaction wrote: its facts only
+                    ids = self._insert_memories(conn, bank_id, doc.memories, stamp)
+                    added.extend(index_rows(ids, doc.memories, updated))
+                    out.append(ids)
+                    continue
                 item = doc.item
                 existing = conn.execute(Q["get_document"], (bank_id, doc.document_id)).fetchone()
                 text = item.content
@@ -141,7 +146,7 @@ class MemoriesMixin(SQLiteBase, ResourceQueries):
                         index = (
                             cached[1].without(list(deletes)).with_rows(rows).restamped([u[0] for u in updates], updated)
                         )
-                        self._indexes[bank_id] = (version, index)
+                        self._cache_index(bank_id, version, index)
                     else:
                         self._indexes.pop(bank_id, None)
         return ids

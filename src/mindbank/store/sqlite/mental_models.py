@@ -55,13 +55,17 @@ class MentalModelsMixin(SearchMixin):
         limit: int,
         offset: int,
         detail: str = "full",
+        exclude_knowledge_pages: bool = False,
     ) -> tuple[list[MentalModel], int]:
         """A page of models ordered ``last_refreshed_at DESC, id DESC`` and the total matching; below ``full``
         detail the heavy columns are not read (``mental_model_columns``).
 
         Tag filter on models: ``any`` = overlaps, ``all`` = superset, ``exact`` = equal (empty tags: no filter).
+        ``exclude_knowledge_pages`` leaves out the models that are knowledge pages.
         """
         where, params = model_tags_clause(tags, tags_match)
+        if exclude_knowledge_pages:
+            where += Q["exclude_knowledge_pages"]
         with self._read() as conn:
             total = conn.execute(Q["count_mental_models"].format(where=where), (bank_id, *params)).fetchone()[0]
             rows = conn.execute(

@@ -34,14 +34,17 @@ def current_version(conn: sqlite3.Connection) -> int:
 
 
 def migrate(conn: sqlite3.Connection) -> int:
-    """Apply every migration newer than the database's version; returns the resulting version.
+    """Apply every shipped migration the database has not recorded yet, in ascending order; returns the resulting
+    version. Not only the ones above its version: features number their migrations from assigned ranges and may be
+    merged out of numeric order, so a database already at 50 still gets a 40 that arrived later.
 
     Each file runs in one transaction together with its ``schema_version`` row, so a crash leaves the database at
     the previous version, never half-migrated.
     """
     version = current_version(conn)
+    applied = {int(r[0]) for r in conn.execute("SELECT version FROM schema_version")}
     for number, name, sql in migrations():
-        if number <= version:
+        if number in applied:
             continue
         # executescript would commit implicitly; run statements ourselves inside one explicit transaction
         conn.execute("BEGIN IMMEDIATE")
@@ -56,7 +59,7 @@ def migrate(conn: sqlite3.Connection) -> int:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        version = number
+        version = max(version, number)
     return version
 
 

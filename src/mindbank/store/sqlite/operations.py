@@ -3,6 +3,7 @@ Submitting, lookups and the LLM request trace are the same on both backends: :mo
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -68,37 +69,58 @@ class OperationsMixin(SQLiteBase):
         return None if row is None else COLUMNS.operation_row(row)
 
     def claim_operation(self, worker_id: str, lease_seconds: float, *, now: datetime | None = None) -> Operation | None:
-        """Claim the oldest runnable operation: pending and due (``next_retry_at`` at or before ``now``), or
-        processing with an expired lease. At most one refresh per mental model runs at a time: a model with a live
-        claimed refresh is skipped. ``now`` defaults to the clock (tests inject one)."""
+        """Claim a runnable operation under a fresh claim token: pending and due (``next_retry_at`` at or before
+        ``now``), or processing with an expired lease. At most one refresh per mental model and one consolidation per
+        bank run at a time: a model with a live claimed refresh, or a bank with a live claimed consolidation, is
+        skipped. Fair order: banks with fewer live claims first, then operation types
+        with fewer live claims, then the time the row became runnable. ``now`` defaults to the clock (tests inject
+        one)."""
         now = now or utcnow()
         with self._tx() as conn:
-            row = conn.execute(Q["claim_candidate"], (to_iso(now), to_iso(now), to_iso(now))).fetchone()
+            row = conn.execute(Q["claim_candidate"], {"now": to_iso(now)}).fetchone()
             if row is None:
                 return None
             claimed = conn.execute(
                 Q["claim_operation"],
-                (worker_id, to_iso(now + timedelta(seconds=lease_seconds)), to_iso(now), row[0]),
+                (worker_id, uuid.uuid4().hex, to_iso(now + timedelta(seconds=lease_seconds)), to_iso(now), row[0]),
             ).fetchone()
         return COLUMNS.operation_row(claimed)
 
     def finish_operation(
-        self, operation_id: str, *, status: str, result: dict[str, Any] | None, error: str | None
-    ) -> None:
-        """Mark an operation terminal (completed / failed / cancelled) with its result or error."""
+        self,
+        operation_id: str,
+        *,
+        status: str,
+        result: dict[str, Any] | None,
+        error: str | None,
+        token: str | None = None,
+    ) -> bool:
+        """Mark an operation terminal (completed / failed / cancelled) with its result or error. With ``token``
+        only while that claim still holds it; returns whether the row changed."""
         now = to_iso(utcnow())
         with self._tx() as conn:
-            conn.execute(
+            cur = conn.execute(
                 Q["finish_operation"],
-                (status, None if result is None else to_json(result), error, now, now, operation_id),
+                (status, None if result is None else to_json(result), error, now, now, operation_id, token, token),
             )
+            return cur.rowcount == 1
 
-    def defer_operation(self, operation_id: str, *, next_retry_at: datetime) -> None:
-        """Park a claimed operation: back to pending, due at ``next_retry_at``, no retry counted, no error."""
+    def defer_operation(self, operation_id: str, *, next_retry_at: datetime, token: str | None = None) -> bool:
+        """Park a claimed operation: back to pending, due at ``next_retry_at``, no retry counted, no error, its
+        progress kept. With ``token`` only while that claim still holds it; returns whether the row changed."""
         with self._tx() as conn:
-            conn.execute(Q["defer_operation"], (to_iso(next_retry_at), to_iso(utcnow()), operation_id))
+            cur = conn.execute(
+                Q["defer_operation"], (to_iso(next_retry_at), to_iso(utcnow()), operation_id, token, token)
+            )
+            return cur.rowcount == 1
 
-    def retry_operation(self, operation_id: str, *, next_retry_at: datetime, error: str) -> None:
-        """Put a failed attempt back in the queue: pending, ``retry_count + 1``, due at ``next_retry_at``."""
+    def retry_operation(
+        self, operation_id: str, *, next_retry_at: datetime, error: str, token: str | None = None
+    ) -> bool:
+        """Put a failed attempt back in the queue: pending, ``retry_count + 1``, due at ``next_retry_at``. With
+        ``token`` only while that claim still holds it; returns whether the row changed."""
         with self._tx() as conn:
-            conn.execute(Q["retry_operation"], (to_iso(next_retry_at), error, to_iso(utcnow()), operation_id))
+            cur = conn.execute(
+                Q["retry_operation"], (to_iso(next_retry_at), error, to_iso(utcnow()), operation_id, token, token)
+            )
+            return cur.rowcount == 1

@@ -20,6 +20,7 @@ from typing import Any
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.timeutil import to_iso
 from mindbank.store.sqlite.resource_queries import RESOURCE_Q
+from mindbank.store.sqlite.transfer_queries import TRANSFER_Q
 
 # every memory column but the embedding blob, which readers of MemoryUnit never need
 MEMORY_COLUMNS = (
@@ -32,6 +33,12 @@ MAX_COMPOUND = 400
 # ids per statement where a list is bound as ``IN (?,…)``: far below SQLite's bound-parameter limit
 MAX_IDS = 500
 
+# whether a mental model is a knowledge page (a page is a model placed in the knowledge-base tree), read with it
+IS_PAGE = (
+    "EXISTS (SELECT 1 FROM knowledge_nodes k WHERE k.bank_id = mental_models.bank_id "
+    "AND k.mental_model_id = mental_models.id) AS is_knowledge_page"
+)
+
 Q: dict[str, str] = {
     # ---------------------------------------------------------------- connection and transactions
     "pragma_foreign_keys": "PRAGMA foreign_keys = ON",
@@ -39,6 +46,9 @@ Q: dict[str, str] = {
     # file databases only: WAL lets the per-thread readers run beside the single writer
     "pragma_journal_wal": "PRAGMA journal_mode = WAL",
     "pragma_synchronous": "PRAGMA synchronous = NORMAL",
+    # read connections (one per request thread, up to 40): a small private page cache each (the OS page cache,
+    # outside the process, holds the file for all of them) instead of SQLite's default 2 MiB
+    "pragma_reader_cache": "PRAGMA cache_size = -512",
     # IMMEDIATE takes the database write lock up front, so a transaction never fails to upgrade midway
     "begin": "BEGIN IMMEDIATE",
     "commit": "COMMIT",
@@ -189,10 +199,10 @@ Q: dict[str, str] = {
         "last_refreshed_source_query, last_refresh_failed_at, last_full_refreshed_at, created_at, "
         "cleared_at, refresh_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     ),
-    "get_mental_model": "SELECT * FROM mental_models WHERE bank_id = ? AND id = ?",
+    "get_mental_model": f"SELECT *, {IS_PAGE} FROM mental_models WHERE bank_id = ? AND id = ?",
     "count_mental_models": "SELECT COUNT(*) FROM mental_models WHERE bank_id = ?{where}",
     "list_mental_models": (
-        "SELECT {columns} FROM mental_models WHERE bank_id = ?{where} "
+        f"SELECT {{columns}}, {IS_PAGE} FROM mental_models WHERE bank_id = ?{{where}} "
         "ORDER BY last_refreshed_at DESC, id DESC LIMIT ? OFFSET ?"
     ),
     "update_mental_model": (
@@ -250,6 +260,66 @@ Q: dict[str, str] = {
         "SELECT COUNT(*) AS n FROM mental_models "
         "WHERE bank_id = ? AND CAST(json_extract(refresh_state, '$.failures') AS INTEGER) > 0"
     ),
+    # ---------------------------------------------------------------- knowledge base (store/knowledge.py)
+    "list_knowledge_nodes": "SELECT * FROM knowledge_nodes WHERE bank_id = ?",
+    "get_knowledge_node": "SELECT * FROM knowledge_nodes WHERE bank_id = ? AND id = ?",
+    # the node and its ancestors, nearest first (depth-bounded: a stored cycle cannot loop the query)
+    "knowledge_ancestors": (
+        "WITH RECURSIVE chain(id, depth) AS (SELECT id, 0 FROM knowledge_nodes WHERE bank_id = ? AND id = ? "
+        "UNION ALL SELECT k.parent_id, chain.depth + 1 FROM knowledge_nodes k JOIN chain ON k.id = chain.id "
+        "WHERE k.bank_id = ? AND k.parent_id IS NOT NULL AND chain.depth < 10000) "
+        "SELECT k.* FROM chain JOIN knowledge_nodes k ON k.id = chain.id AND k.bank_id = ? ORDER BY chain.depth"
+    ),
+    "knowledge_subtree": (
+        "WITH RECURSIVE sub(id, depth) AS (SELECT id, 0 FROM knowledge_nodes WHERE bank_id = ? AND id = ? "
+        "UNION ALL SELECT k.id, sub.depth + 1 FROM knowledge_nodes k JOIN sub ON k.parent_id = sub.id "
+        "WHERE k.bank_id = ? AND sub.depth < 10000) "
+        "SELECT k.* FROM sub JOIN knowledge_nodes k ON k.id = sub.id AND k.bank_id = ?"
+    ),
+    "insert_knowledge_node": (
+        "INSERT INTO knowledge_nodes (bank_id, id, kind, name, parent_id, mental_model_id, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    ),
+    "update_knowledge_node": (
+        "UPDATE knowledge_nodes SET name = ?, parent_id = ?, updated_at = ? WHERE bank_id = ? AND id = ?"
+    ),
+    # a page's settings only: a concurrent refresh's content, watermark and history stay untouched
+    "update_page_settings": (
+        "UPDATE mental_models SET name = ?, source_query = ?, tags = ?, max_tokens = ?, trigger = ? "
+        "WHERE bank_id = ? AND id = ?"
+    ),
+    # the pages' mental models of a subtree (their nodes go with them: ON DELETE CASCADE)
+    "delete_subtree_models": (
+        "DELETE FROM mental_models WHERE bank_id = ? AND id IN (WITH RECURSIVE sub(id, depth) AS ("
+        "SELECT id, 0 FROM knowledge_nodes WHERE bank_id = ? AND id = ? UNION ALL SELECT k.id, sub.depth + 1 "
+        "FROM knowledge_nodes k JOIN sub ON k.parent_id = sub.id WHERE k.bank_id = ? AND sub.depth < 10000) "
+        "SELECT k.mental_model_id FROM sub JOIN knowledge_nodes k ON k.id = sub.id AND k.bank_id = ? "
+        "WHERE k.mental_model_id IS NOT NULL)"
+    ),
+    "delete_knowledge_node": "DELETE FROM knowledge_nodes WHERE bank_id = ? AND id = ?",
+    # a {where} fragment of list_mental_models / count_mental_models
+    "exclude_knowledge_pages": (
+        " AND NOT EXISTS (SELECT 1 FROM knowledge_nodes k WHERE k.bank_id = mental_models.bank_id "
+        "AND k.mental_model_id = mental_models.id)"
+    ),
+    "knowledge_page_models": (
+        "SELECT {columns} FROM mental_models WHERE bank_id = ? AND EXISTS (SELECT 1 FROM knowledge_nodes k "
+        "WHERE k.bank_id = mental_models.bank_id AND k.mental_model_id = mental_models.id)"
+    ),
+    "page_vectors": "SELECT mental_model_id, text_hash, embedding FROM knowledge_page_vectors WHERE bank_id = ?",
+    # a page deleted meanwhile gets no vector (the WHERE EXISTS), rather than a foreign-key error
+    "upsert_page_vector": (
+        "INSERT INTO knowledge_page_vectors (bank_id, mental_model_id, text_hash, embedding) SELECT ?, ?, ?, ? "
+        "WHERE EXISTS (SELECT 1 FROM mental_models WHERE bank_id = ? AND id = ?) "
+        "ON CONFLICT (bank_id, mental_model_id) DO UPDATE SET text_hash = excluded.text_hash, "
+        "embedding = excluded.embedding"
+    ),
+    "knowledge_history_log": (
+        "SELECT h.mental_model_id, h.changed_at, json_extract(h.content, '$.kind') AS kind, "
+        "json_extract(h.content, '$.outcome') AS outcome, json_extract(h.content, '$.failure_reason') AS reason "
+        "FROM mental_model_history h JOIN knowledge_nodes k ON k.bank_id = h.bank_id "
+        "AND k.mental_model_id = h.mental_model_id WHERE h.bank_id = ?"
+    ),
     # ---------------------------------------------------------------- operations
     "insert_operation": (
         "INSERT INTO operations (id, bank_id, operation_type, status, payload, result, error, retry_count, "
@@ -275,30 +345,61 @@ Q: dict[str, str] = {
         "WHERE bank_id = ? AND id = ? AND status = 'pending'"
     ),
     "get_operation": "SELECT * FROM operations WHERE bank_id = ? AND id = ?",
-    # claiming is two statements inside one write transaction (the single writer makes the pair atomic):
-    # pick the oldest runnable row, skipping models with a live claimed operation, then mark it ours
+    "insert_operation_once": (
+        "INSERT INTO operations (id, bank_id, operation_type, status, payload, result, error, retry_count, "
+        "next_retry_at, mental_model_id, created_at, updated_at, completed_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"
+    ),
+    # claiming is two statements inside one write transaction (the single writer makes the pair atomic): pick a
+    # runnable row, skipping models with a live claimed operation and banks with a live claimed consolidation (two
+    # consolidations of one bank would both fold the same facts), then mark it ours under a fresh claim token.
+    # Fair order: banks with fewer live claims first, then operation types with fewer live claims, then the time
+    # the row became runnable (a parked, retried or yielding row queues behind rows that were ready before it; a
+    # crashed worker's row became runnable when its lease expired)
     "claim_candidate": (
         "SELECT o.id FROM operations o WHERE ((o.status = 'pending' AND (o.next_retry_at IS NULL OR "
-        "o.next_retry_at <= ?)) OR (o.status = 'processing' AND o.lease_expires_at < ?)) "
+        "o.next_retry_at <= :now)) OR (o.status = 'processing' AND o.lease_expires_at < :now)) "
         "AND (o.mental_model_id IS NULL OR NOT EXISTS (SELECT 1 FROM operations p WHERE "
         "p.bank_id = o.bank_id AND p.mental_model_id = o.mental_model_id AND p.status = 'processing' "
-        "AND p.lease_expires_at >= ? AND p.id != o.id)) ORDER BY o.created_at LIMIT 1"
+        "AND p.lease_expires_at >= :now AND p.id != o.id)) "
+        "AND (o.operation_type != 'consolidation' OR NOT EXISTS (SELECT 1 FROM operations p WHERE "
+        "p.bank_id = o.bank_id AND p.operation_type = 'consolidation' AND p.status = 'processing' "
+        "AND p.lease_expires_at >= :now AND p.id != o.id)) ORDER BY "
+        "(SELECT COUNT(*) FROM operations r WHERE r.status = 'processing' AND r.bank_id = o.bank_id "
+        "AND r.lease_expires_at >= :now), "
+        "(SELECT COUNT(*) FROM operations r WHERE r.status = 'processing' "
+        "AND r.operation_type = o.operation_type AND r.lease_expires_at >= :now), "
+        "CASE WHEN o.status = 'processing' THEN o.lease_expires_at ELSE COALESCE(o.next_retry_at, o.created_at) END, "
+        "o.created_at, o.id LIMIT 1"
     ),
     "claim_operation": (
-        "UPDATE operations SET status = 'processing', worker_id = ?, lease_expires_at = ?, updated_at = ? "
-        "WHERE id = ? RETURNING *"
+        "UPDATE operations SET status = 'processing', worker_id = ?, claim_token = ?, lease_expires_at = ?, "
+        "updated_at = ? WHERE id = ? RETURNING *"
     ),
+    # the claim fence: the last statement of every write transaction a running handler makes (store/fence.py)
+    "fence_operation": (
+        "UPDATE operations SET progress = COALESCE(?, progress) WHERE id = ? AND claim_token = ? "
+        "AND status = 'processing'"
+    ),
+    "renew_lease": (
+        "UPDATE operations SET lease_expires_at = ?, updated_at = ? WHERE id = ? AND claim_token = ? "
+        "AND status = 'processing'"
+    ),
+    # defer / finish / retry / requeue with a token apply only while the claim holds (token NULL: unconditional)
     "defer_operation": (
         "UPDATE operations SET status = 'pending', next_retry_at = ?, updated_at = ?, worker_id = NULL, "
-        "lease_expires_at = NULL WHERE id = ?"
+        "lease_expires_at = NULL, claim_token = NULL WHERE id = ? "
+        "AND (? IS NULL OR (claim_token = ? AND status = 'processing'))"
     ),
     "finish_operation": (
         "UPDATE operations SET status = ?, result = ?, error = ?, updated_at = ?, completed_at = ?, "
-        "lease_expires_at = NULL WHERE id = ?"
+        "lease_expires_at = NULL, claim_token = NULL WHERE id = ? "
+        "AND (? IS NULL OR (claim_token = ? AND status = 'processing'))"
     ),
     "retry_operation": (
         "UPDATE operations SET status = 'pending', retry_count = retry_count + 1, next_retry_at = ?, "
-        "error = ?, updated_at = ?, worker_id = NULL, lease_expires_at = NULL WHERE id = ?"
+        "error = ?, updated_at = ?, worker_id = NULL, lease_expires_at = NULL, claim_token = NULL WHERE id = ? "
+        "AND (? IS NULL OR (claim_token = ? AND status = 'processing'))"
     ),
     # ---------------------------------------------------------------- reflect expand / LLM tracing
     "memory_sources": (
@@ -341,6 +442,8 @@ Q: dict[str, str] = {
 }
 # documents, directives, webhooks, operation administration, LLM request log, heartbeats: resource_queries.py
 Q.update(RESOURCE_Q)
+# bank transfer (snapshots, imports) and stored files: transfer_queries.py
+Q.update(TRANSFER_Q)
 
 HISTORY_KIND = {
     True: "json_extract(content, '$.kind') = 'refresh_failed'",

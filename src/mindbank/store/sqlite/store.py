@@ -8,8 +8,10 @@ and rebuilt when ``banks.memory_version`` shows another process wrote.
 
 The store is one class assembled from a mixin per query family, each over :class:`SQLiteBase` (connections,
 transactions, bank stamping, the vector-index cache): :mod:`.banks`, :mod:`.memories` (writes and consolidation),
-:mod:`.search` (memory reads), :mod:`.mental_models` (models, history, citations, staleness) and :mod:`.operations`
-(the queue and LLM tracing). Row conversion lives in :mod:`.rows`, every SQL statement in :mod:`.queries`. The
+:mod:`.search` (memory reads), :mod:`.mental_models` (models, history, citations, staleness), :mod:`.operations`
+(the queue and LLM tracing), :mod:`.knowledge` (the knowledge-base tree, written once in
+:mod:`mindbank.store.knowledge`) and :mod:`.transfer` (bank snapshots, imports and stored files, over
+:mod:`mindbank.store.transfer`). Row conversion lives in :mod:`.rows`, every SQL statement in :mod:`.queries`. The
 methods both backends run alike (one named statement, rows mapped by :mod:`mindbank.store.columns`) come from
 :class:`~mindbank.store.shared.SharedQueries`, the root of :class:`SQLiteBase`.
 """
@@ -19,15 +21,25 @@ from __future__ import annotations
 from mindbank.store.api_keys import ApiKeysQueries
 from mindbank.store.sqlite.banks import BanksMixin
 from mindbank.store.sqlite.documents import DocumentsMixin
+from mindbank.store.sqlite.knowledge import KnowledgeMixin
 from mindbank.store.sqlite.memories import MemoriesMixin
 from mindbank.store.sqlite.mental_models import MentalModelsMixin
 from mindbank.store.sqlite.operations import OperationsMixin
 from mindbank.store.sqlite.search import SearchMixin
+from mindbank.store.sqlite.transfer import TransferMixin
 
 __all__ = ["SQLiteStore"]
 
 
 class SQLiteStore(
-    BanksMixin, MemoriesMixin, MentalModelsMixin, SearchMixin, OperationsMixin, DocumentsMixin, ApiKeysQueries
+    BanksMixin,
+    MemoriesMixin,
+    MentalModelsMixin,
+    SearchMixin,
+    OperationsMixin,
+    DocumentsMixin,
+    ApiKeysQueries,
+    KnowledgeMixin,
+    TransferMixin,
 ):
     """The embedded store. ``path`` is a file path or ``":memory:"`` (one shared connection)."""

@@ -97,6 +97,11 @@ class VectorIndex:
         return int(self.alive.sum())
 
     @property
+    def nbytes(self) -> int:
+        """Memory of the vector buffer this snapshot shares (its capacity, not just its rows)."""
+        return int(self.columns.matrix.nbytes)
+
+    @property
     def matrix(self) -> npt.NDArray[np.float32]:
         return self.columns.matrix[: self.n]
 

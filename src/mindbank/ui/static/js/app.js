@@ -1,0 +1,100 @@
+// The control plane: a hash-routed single page over the public HTTP API (nothing here reads the database; the
+// server only serves these files). Views: banks, a bank (knowledge-base tree and mental models), a model, the
+// model/page form, and operations.
+
+import { ApiError, apiKey, onKeyNeeded, setApiKey } from "./api.js";
+import { clear, field, h, modal } from "./dom.js";
+import { bankView } from "./views/bank.js";
+import { banksView } from "./views/banks.js";
+import { formView } from "./views/form.js";
+import { modelView } from "./views/model.js";
+import { operationsView } from "./views/operations.js";
+
+const ROUTES = [
+  [/^\/?$/, banksView],
+  [/^\/b\/([^/]+)$/, bankView],
+  [/^\/b\/([^/]+)\/ops$/, operationsView],
+  [/^\/b\/([^/]+)\/new$/, formView],
+  [/^\/b\/([^/]+)\/m\/([^/]+)$/, modelView],
+  [/^\/b\/([^/]+)\/m\/([^/]+)\/edit$/, formView],
+];
+
+let cleanups = [];
+let renderCount = 0;
+
+/** Ask for the API key (after a 401). Resolves with the key typed, or null. */
+function askKey(rejected) {
+  const input = h("input", { type: "password", autocomplete: "current-password", required: true });
+  return modal(
+    "API key required",
+    [
+      h("p", {}, rejected ? "The server did not accept that key. Enter another one." : "This server requires an API key (the admin key or a scoped key)."),
+      field("API key", input, "Kept in this browser tab only; sent as Authorization: Bearer <key>."),
+    ],
+    { submit: "Use this key", onSubmit: () => { setApiKey(input.value.trim()); return input.value.trim(); } },
+  );
+}
+
+function setCrumbs(items) {
+  const nav = clear(document.getElementById("crumbs"));
+  const list = h("ol");
+  items.forEach(([label, href], i) => {
+    const last = i === items.length - 1;
+    list.append(h("li", {}, last || !href ? h("span", { "aria-current": last ? "page" : null }, label) : h("a", { href }, label)));
+  });
+  nav.append(list);
+}
+
+export function navigate(hash) {
+  if (window.location.hash === hash) render();
+  else window.location.hash = hash;
+}
+
+async function render() {
+  for (const fn of cleanups) fn();
+  cleanups = [];
+  const token = ++renderCount;
+  const main = document.getElementById("main");
+  const [path, queryString = ""] = (window.location.hash.replace(/^#/, "") || "/").split("?");
+  const query = new URLSearchParams(queryString);
+  const route = ROUTES.find(([pattern]) => pattern.test(path));
+  clear(main);
+  if (!route) {
+    main.append(h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the banks")));
+    return;
+  }
+  const params = path.match(route[0]).slice(1).map(decodeURIComponent);
+  const ctx = {
+    setCrumbs,
+    navigate,
+    onLeave: (fn) => cleanups.push(fn),
+    current: () => token === renderCount,
+    rerender: render,
+  };
+  try {
+    await route[1](main, params, query, ctx);
+  } catch (err) {
+    if (token !== renderCount) return;
+    clear(main).append(
+      h("h1", {}, "Something went wrong"),
+      h("p.error", { role: "alert" }, err instanceof ApiError ? `${err.message} (HTTP ${err.status})` : String(err)),
+      h("button", { type: "button", on: { click: render } }, "Try again"),
+    );
+  }
+  if (token === renderCount) {
+    document.title = `${main.querySelector("h1")?.textContent || "mindbank"} · mindbank`;
+  }
+}
+
+onKeyNeeded(askKey);
+document.getElementById("key-button").addEventListener("click", async () => {
+  const had = Boolean(apiKey());
+  const input = h("input", { type: "password", autocomplete: "current-password" });
+  const result = await modal("API key", [
+    h("p", {}, had ? "A key is set for this tab. Enter a new one, or leave empty to forget it." : "No key is set. Servers started with MINDBANK_API_KEY need one."),
+    field("API key", input),
+  ], { submit: "Save", onSubmit: () => ({ key: input.value.trim() }) });
+  if (result) { setApiKey(result.key); render(); }
+});
+window.addEventListener("hashchange", render);
+render();

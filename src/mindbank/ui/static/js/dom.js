@@ -1,0 +1,156 @@
+// DOM helpers: every view builds its elements with h(), so text from the server is only ever set as text (never
+// parsed as HTML) — a memory or a model name cannot inject markup.
+
+/** h("tag.class#id", {attrs, on: {click}}, ...children) → Element. Children: strings, nodes, arrays, null. */
+export function h(spec, attrs = {}, ...children) {
+  const [, tag = "div", rest = ""] = spec.match(/^([a-z0-9-]*)(.*)$/i);
+  const el = document.createElement(tag || "div");
+  for (const part of rest.match(/[.#][^.#]+/g) || []) {
+    if (part[0] === ".") el.classList.add(part.slice(1));
+    else el.id = part.slice(1);
+  }
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "on") {
+      for (const [event, fn] of Object.entries(value)) el.addEventListener(event, fn);
+    } else if (key === "dataset") {
+      Object.assign(el.dataset, value);
+    } else if (key === "value") {
+      el.value = value;
+    } else if (key === "checked") {
+      el.checked = Boolean(value);
+    } else {
+      el.setAttribute(key, value === true ? "" : String(value));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+export function append(el, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+export function clear(el) {
+  while (el.firstChild) el.removeChild(el.firstChild);
+  return el;
+}
+
+/** A time as the reader's local "YYYY-MM-DD HH:MM:SS" (one format everywhere). */
+export function stamp(iso) {
+  const d = new Date(iso);
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+/** stamp() in a <time> with the full ISO value as a tooltip; "—" when unset. */
+export function when(iso) {
+  if (!iso) return h("span.muted", {}, "—");
+  return h("time", { datetime: iso, title: iso }, stamp(iso));
+}
+
+/** "3 min ago" / "in 2 h" relative to now. */
+export function relative(iso) {
+  if (!iso) return "";
+  const seconds = Math.round((new Date(iso).getTime() - Date.now()) / 1000);
+  const abs = Math.abs(seconds);
+  const [n, unit] = abs < 60 ? [abs, "s"] : abs < 3600 ? [Math.round(abs / 60), "min"] : abs < 86400 ? [Math.round(abs / 3600), "h"] : [Math.round(abs / 86400), "d"];
+  return seconds >= 0 ? `in ${n} ${unit}` : `${n} ${unit} ago`;
+}
+
+export function badge(text, kind = "neutral", title = null) {
+  return h(`span.badge.${kind}`, { title }, text);
+}
+
+/** The staleness badge, exactly as the API says (is_stale), never computed here. */
+export function staleBadge(model) {
+  if (model.is_stale === true) return badge("Stale", "warn", "Memories in this model's scope were written since it last read them");
+  if (model.is_stale === false) return badge("Fresh", "ok", "No memory in its scope was written since its last refresh");
+  return badge("Unknown", "neutral");
+}
+
+/** A trigger in words: when the model refreshes by itself. */
+export function triggerWords(trigger, model = {}) {
+  if (!trigger) return "—";
+  const parts = [];
+  if (trigger.refresh_after_consolidation) parts.push("after each consolidation");
+  if (trigger.refresh_cron) {
+    const next = model.next_refresh_at ? ` (next ${stamp(model.next_refresh_at)}, ${relative(model.next_refresh_at)})` : "";
+    parts.push(`on cron “${trigger.refresh_cron}” UTC${next}`);
+  }
+  if (trigger.full_refresh_cron) {
+    const next = model.next_full_refresh_at ? ` (next ${relative(model.next_full_refresh_at)})` : "";
+    parts.push(`full rebuild on cron “${trigger.full_refresh_cron}” UTC${next}`);
+  }
+  let text = parts.length ? parts.join("; ") : "manual only";
+  if (trigger.min_refresh_interval_seconds !== null && trigger.min_refresh_interval_seconds !== undefined) {
+    text += trigger.min_refresh_interval_seconds > 0 ? `; at most every ${duration(trigger.min_refresh_interval_seconds)}` : "; no minimum interval";
+  } else if (parts.length) {
+    text += "; minimum interval from the bank";
+  }
+  return text;
+}
+
+export function duration(seconds) {
+  if (seconds % 86400 === 0) return `${seconds / 86400} d`;
+  if (seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds % 60 === 0) return `${seconds / 60} min`;
+  return `${seconds} s`;
+}
+
+/** Numeric fields about tokens, cost or budgets, whatever their names (refresh governance adds them): [label, value]. */
+export function spendFields(obj) {
+  const out = [];
+  for (const [key, value] of Object.entries(obj || {})) {
+    // max_tokens and the recall budgets are sizes, not spend
+    if (!/token|cost|spent|budget/i.test(key) || /max_tokens/.test(key) || value === null || value === undefined) continue;
+    if (typeof value === "number") out.push([key.replace(/_/g, " "), value.toLocaleString()]);
+    else if (typeof value === "object" && !Array.isArray(value)) {
+      for (const [k, v] of Object.entries(value)) if (typeof v === "number") out.push([`${key.replace(/_/g, " ")} ${k}`, v.toLocaleString()]);
+    }
+  }
+  return out;
+}
+
+export function field(label, control, hint = null) {
+  const id = control.id || `f-${Math.random().toString(36).slice(2, 9)}`;
+  control.id = id;
+  const hintId = hint ? `${id}-hint` : null;
+  if (hintId) control.setAttribute("aria-describedby", hintId);
+  return h("div.field", {}, h("label", { for: id }, label), control, hint ? h("p.hint", { id: hintId }, hint) : null);
+}
+
+/** A modal <dialog>: resolves with the value of onSubmit (or null when cancelled). */
+export function modal(title, body, { submit = "OK", danger = false, onSubmit = () => true } = {}) {
+  return new Promise((resolve) => {
+    const error = h("p.error", { role: "alert" });
+    const form = h("form", { method: "dialog" },
+      h("h2", {}, title), body, error,
+      h("div.actions",
+        {},
+        h("button", { type: "submit", class: danger ? "danger" : "primary" }, submit),
+        h("button", { type: "button", on: { click: () => { dialog.close(); } } }, "Cancel"),
+      ),
+    );
+    const dialog = h("dialog", { "aria-label": title }, form);
+    let result = null;
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      try {
+        result = await onSubmit();
+        dialog.close();
+      } catch (err) {
+        error.textContent = err.message || String(err);
+      }
+    });
+    dialog.addEventListener("close", () => { dialog.remove(); resolve(result); });
+    document.body.append(dialog);
+    dialog.showModal();
+    const first = dialog.querySelector("input, select, textarea, button");
+    if (first) first.focus();
+  });
+}

@@ -1,0 +1,236 @@
+// One mental model: its rendered content (click a block to see the memories it cites), its history with a diff
+// between any two versions and Revert, the last trace, a dry run (diff, window, facts, warnings; nothing written),
+// Refresh and Clear with the operation followed until done, Edit and Delete.
+
+import { bankPath, del, follow, get, post } from "../api.js";
+import { append, badge, clear, h, modal, spendFields, staleBadge, stamp, triggerWords, when } from "../dom.js";
+import { diffLines, renderDiff, renderUnified } from "../diff.js";
+import { renderBlock, splitBlocks } from "../markdown.js";
+import { latestRefreshes, refreshState } from "./bank.js";
+
+let flash = null; // a message to show after the next render (the outcome of an action that re-rendered the view)
+
+const OP_WORDS = { pending: "queued", processing: "running", completed: "done", failed: "failed", cancelled: "cancelled" };
+
+function opLine(label, op) {
+  const outcome = op.details && op.details.outcome ? ` (${op.details.outcome})` : "";
+  const parked = op.status === "pending" && op.next_retry_at ? `, parked until ${stamp(op.next_retry_at)}` : "";
+  const error = op.error_message ? `: ${op.error_message}` : "";
+  return `${label}: ${OP_WORDS[op.status] || op.status}${parked}${outcome}${error}`;
+}
+
+export async function modelView(main, [bank, id], query, ctx) {
+  const base = `${bankPath(bank)}/mental-models/${encodeURIComponent(id)}`;
+  const bankHref = `#/b/${encodeURIComponent(bank)}`;
+  const selfHref = `${bankHref}/m/${encodeURIComponent(id)}`;
+  const [model, history, refreshes] = await Promise.all([get(base), get(`${base}/history`), latestRefreshes(bank)]);
+  ctx.setCrumbs([["Banks", "#/"], [bank, bankHref], [model.name, null]]);
+  const response = model.reflect_response || {};
+  const status = h("p.status", { role: "status", "aria-live": "polite" }, flash || "");
+  flash = null;
+  const busy = (on) => main.querySelectorAll(".actions button").forEach((b) => { b.disabled = on; });
+
+  const runOperation = async (label, operationId) => {
+    busy(true);
+    const op = await follow(bank, operationId, (o) => { status.textContent = opLine(label, o); });
+    flash = opLine(label, op);
+    ctx.navigate(selfHref);
+  };
+
+  const dryRunSlot = h("div");
+  const actions = h("div.actions", {},
+    h("button.primary", { type: "button", on: { click: async () => {
+      try {
+        status.textContent = "Refresh: queuing…";
+        const queued = await post(`${base}/refresh`);
+        await runOperation("Refresh", queued.operation_id);
+      } catch (err) { status.textContent = `Refresh failed: ${err.message}`; busy(false); }
+    } } }, "Refresh"),
+    h("button", { type: "button", on: { click: async () => {
+      busy(true);
+      status.textContent = "Dry run: running the refresh pipeline without writing…";
+      try {
+        dryRunSlot.replaceChildren(dryRunPanel(await post(`${base}/dry-run-refresh`), () => dryRunSlot.replaceChildren()));
+        status.textContent = "Dry run finished: nothing was written.";
+        dryRunSlot.querySelector("h2").focus();
+      } catch (err) { status.textContent = `Dry run failed: ${err.message}`; }
+      busy(false);
+    } } }, "Dry run"),
+    h("a.button", { href: `${selfHref}/edit` }, "Edit"),
+    h("button", { type: "button", on: { click: async () => {
+      const done = await modal(`Clear “${model.name}”?`, h("p", {}, "The content is emptied now; the current version is kept in history and the next refresh rebuilds the document in full."),
+        { submit: "Clear content", danger: true, onSubmit: () => post(`${base}/clear`) });
+      if (done) { flash = "Clear: done (the previous content is in history)."; ctx.navigate(selfHref); }
+    } } }, "Clear"),
+    h("button.danger", { type: "button", on: { click: async () => {
+      const done = await modal(`Delete “${model.name}”?`, h("p", {}, model.is_knowledge_page
+        ? "This mental model is a knowledge page: the page goes with it, and so does its history."
+        : "The model and its history are deleted. This cannot be undone."),
+      { submit: "Delete", danger: true, onSubmit: () => del(base) });
+      if (done) ctx.navigate(bankHref);
+    } } }, "Delete"),
+  );
+
+  const op = refreshes[model.id];
+  const spend = [...spendFields(model), ...spendFields(response.usage ? { usage: response.usage } : {})];
+  const facts = h("dl.facts", {},
+    h("dt", {}, "Question"), h("dd", {}, model.source_query),
+    h("dt", {}, "Tags"), h("dd", {}, model.tags.length ? model.tags.map((t) => h("span.tag", {}, t)) : "none (reads the whole bank)"),
+    h("dt", {}, "Last refreshed"), h("dd", {}, when(model.last_refreshed_at)),
+    h("dt", {}, "Last memory seen"), h("dd", {}, when(model.last_memory_seen_at), model.is_stale ? " — newer memories are in scope" : ""),
+    h("dt", {}, "Refreshes"), h("dd", {}, triggerWords(model.trigger, model), ` · ${model.trigger.mode} mode · up to ${model.max_tokens} tokens`),
+    h("dt", {}, "Queue / last outcome"), h("dd", {}, op || !response.outcome ? refreshState(op, model) : badge(response.outcome, "neutral")),
+    model.last_refresh_failed_at ? [h("dt", {}, "Last failure"), h("dd", {}, when(model.last_refresh_failed_at), " (automatic refreshes wait for a manual one)")] : null,
+    spend.length ? [h("dt", {}, "Tokens / cost"), h("dd", {}, spend.map(([k, v]) => `${k} ${v}`).join(" · "))] : null,
+  );
+
+  append(main, [
+    h("div.page-head", {},
+      h("h1", {}, model.name), staleBadge(model),
+      model.is_knowledge_page ? badge("Knowledge page", "info") : null,
+      model.content ? null : badge("Empty", "neutral", "Not refreshed yet, or cleared")),
+    facts, actions, status, dryRunSlot,
+    contentSection(bank, model),
+    historySection(base, model, history, async (entry) => {
+      busy(true);
+      try {
+        await post(`${base}/revert`, { history_id: entry.id });
+        flash = `Reverted to version #${entry.id}.`;
+        ctx.navigate(selfHref);
+      } catch (err) { status.textContent = `Revert failed: ${err.message}`; busy(false); }
+    }),
+    traceSection(response.trace),
+  ]);
+
+  const pending = query.get("op");
+  if (pending) {
+    window.history.replaceState(null, "", selfHref);
+    runOperation("First refresh", pending).catch((err) => { status.textContent = err.message; });
+  }
+}
+
+function dryRunPanel(r, close) {
+  const counts = (obj) => Object.entries(obj || {}).map(([k, n]) => `${n} ${k}`).join(", ") || "none";
+  return h("section.panel.dry-run", { "aria-labelledby": "dry-title" },
+    h("div.panel-head", {}, h("h2#dry-title", { tabindex: -1 }, "Dry run — nothing was written"), h("span.spacer"),
+      h("button", { type: "button", on: { click: close } }, "Close")),
+    h("dl.facts", {},
+      h("dt", {}, "Outcome"), h("dd", {}, r.outcome, r.would_persist ? badge("would write", "info") : badge("would not write", "neutral")),
+      h("dt", {}, "Mode"), h("dd", {}, `${r.requested_mode} → ${r.effective_mode}`, r.mode_fallback_reason ? ` (${r.mode_fallback_reason})` : ""),
+      h("dt", {}, "Window"), h("dd", {}, r.window && r.window.created_after ? ["memories written after ", when(r.window.created_after), " and up to "] : "every memory up to ",
+        when(r.window && r.window.created_before), r.window && r.window.watermark ? [" · new watermark ", when(r.window.watermark)] : null),
+      h("dt", {}, "Facts"), h("dd", {}, `retrieved ${counts(r.facts && r.facts.retrieved)}; used ${counts(r.facts && r.facts.used)}`),
+      h("dt", {}, "Warnings"), h("dd", {}, r.warnings && r.warnings.length ? h("ul.warnings", {}, r.warnings.map((w) => h("li", {}, w))) : "none"),
+    ),
+    h("h3", {}, "Diff (current → preview)"),
+    renderUnified(r.diff, "Dry-run diff"));
+}
+
+function contentSection(bank, model) {
+  const numbers = new Map();
+  const blocks = splitBlocks(model.content);
+  for (const block of blocks) for (const mid of block.citations) if (!numbers.has(mid)) numbers.set(mid, numbers.size + 1);
+  const panel = h("aside.provenance", { "aria-live": "polite", "aria-labelledby": "prov-title" },
+    h("h3#prov-title", {}, "Provenance"), h("p.muted", {}, "Select a block to see the memories it cites."));
+  let selected = null;
+
+  const show = async (el, block) => {
+    if (selected) selected.setAttribute("aria-pressed", "false");
+    selected = el;
+    el.setAttribute("aria-pressed", "true");
+    clear(panel).append(h("h3#prov-title", {}, "Provenance"));
+    if (!block.citations.length) {
+      panel.append(h("p.muted", {}, "This block cites no memory (a heading or the document's preamble)."));
+      return;
+    }
+    panel.append(h("p", {}, `This block cites ${block.citations.length} memor${block.citations.length === 1 ? "y" : "ies"}:`));
+    const list = h("ol.memories");
+    panel.append(list);
+    const memories = await Promise.all(block.citations.map((mid) =>
+      get(`${bankPath(bank)}/memories/${encodeURIComponent(mid)}`).catch((err) => ({ id: mid, missing: err.status === 404 }))));
+    for (const m of memories) {
+      list.append(m.missing || !m.text
+        ? h("li.memory.gone", { value: numbers.get(m.id) }, `Memory ${m.id} no longer exists (deleted since this version was written).`)
+        : h("li.memory", { value: numbers.get(m.id) },
+          h("p.text", {}, m.text),
+          h("p.meta", {}, badge(m.fact_type || m.type, "neutral"), " ", m.tags.map((t) => h("span.tag", {}, t)), " ",
+            when(m.occurred_start || m.mentioned_at || m.created_at), h("span.muted.id", {}, ` ${m.id}`))));
+    }
+  };
+
+  const doc = h("article.doc", { "aria-label": "Document" },
+    blocks.length ? blocks.map((block, i) => {
+      const el = h("div.block", {
+        tabindex: 0, role: "button", "aria-pressed": "false",
+        "aria-label": `Block ${i + 1}${block.citations.length ? `, cites ${block.citations.length}` : ""}: show its memories`,
+        dataset: { citations: block.citations.join(" ") },
+      }, renderBlock(block.text, (mid) => numbers.get(mid)));
+      el.addEventListener("click", () => show(el, block));
+      el.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); show(el, block); } });
+      return el;
+    }) : h("p.muted", {}, "No content yet: the model has not been refreshed, or it was cleared."));
+  return h("section", { "aria-labelledby": "content-title" }, h("h2#content-title", {}, "Content"), h("div.doc-grid", {}, doc, panel));
+}
+
+function historySection(base, model, history, revert) {
+  const versions = history.filter((e) => e.kind !== "refresh_failed" && "previous_content" in e);
+  const section = h("section", { "aria-labelledby": "history-title" }, h("h2#history-title", {}, `History (${versions.length} version${versions.length === 1 ? "" : "s"})`));
+  if (!history.length) {
+    section.append(h("p.muted", {}, "No earlier versions yet."));
+    return section;
+  }
+  const rows = history.map((e) => {
+    if (e.kind === "refresh_failed") {
+      return h("tr.failed", {}, h("td", {}, "Failed refresh"), h("td", {}, when(e.changed_at)),
+        h("td", {}, `${e.outcome || ""}${e.failure_reason ? `: ${e.failure_reason}` : ""}${e.error_message ? ` — ${e.error_message}` : ""}`), h("td"));
+    }
+    const text = e.previous_content || "";
+    const first = text.split("\n").find((l) => l.trim()) || "(empty)";
+    return h("tr", { dataset: { history: e.id } },
+      h("td", {}, `Version #${e.id}`), h("td", {}, "replaced ", when(e.changed_at)),
+      h("td", {}, h("span.muted", {}, `${text.length} chars · `), first.slice(0, 90)),
+      h("td", {}, h("button.small", { type: "button", "aria-label": `Revert to version #${e.id}`, on: { click: () => revert(e) } }, "Revert")));
+  });
+  section.append(h("div.table-wrap", {}, h("table", {},
+    h("caption.sr", {}, "Versions and failed refreshes, most recent first"),
+    h("thead", {}, h("tr", {}, ["Version", "When", "Content", ""].map((c) => h("th", { scope: "col" }, c)))),
+    h("tbody", {}, rows))));
+  if (!versions.length) return section;
+
+  const options = [{ key: "current", label: "Current content", text: model.content || "" },
+    ...versions.map((e) => ({ key: String(e.id), label: `Version #${e.id} (replaced ${stamp(e.changed_at)})`, text: e.previous_content || "" }))];
+  const select = (label, chosen) => h("select", { "aria-label": label }, options.map((o) => h("option", { value: o.key, selected: o.key === chosen }, o.label)));
+  const from = select("Diff from", options[1].key);
+  const to = select("Diff to", "current");
+  const out = h("div");
+  const redraw = () => {
+    const a = options.find((o) => o.key === from.value);
+    const b = options.find((o) => o.key === to.value);
+    out.replaceChildren(renderDiff(diffLines(a.text, b.text), { label: `Diff from ${a.label} to ${b.label}` }));
+  };
+  from.addEventListener("change", redraw);
+  to.addEventListener("change", redraw);
+  redraw();
+  section.append(h("h3", {}, "Compare versions"),
+    h("div.diff-controls", {}, h("label", {}, "From ", from), h("label", {}, "To ", to)), out);
+  return section;
+}
+
+function traceSection(trace) {
+  const section = h("section", { "aria-labelledby": "trace-title" }, h("h2#trace-title", {}, "Last trace"));
+  if (!trace) {
+    section.append(h("p.muted", {}, "No trace kept. Turn on “Keep trace” in the model's settings to record how each refresh ran."));
+    return section;
+  }
+  const calls = trace.tool_calls || [];
+  append(section, [
+    h("dl.facts", {},
+      h("dt", {}, "Recorded"), h("dd", {}, when(trace.recorded_at)),
+      h("dt", {}, "Mode"), h("dd", {}, `${trace.effective_mode || "—"}${trace.mode_fallback_reason ? ` (${trace.mode_fallback_reason})` : ""}`),
+      h("dt", {}, "Outcome"), h("dd", {}, trace.outcome || "—"),
+      h("dt", {}, "Tool calls"), h("dd", {}, calls.length ? calls.map((c) => `${c.tool}${c.result_count !== undefined ? ` → ${c.result_count}` : ""}`).join(", ") : "none"),
+      h("dt", {}, "Duration"), h("dd", {}, trace.duration_ms !== undefined ? `${Math.round(trace.duration_ms)} ms` : "—"),
+      trace.warnings && trace.warnings.length ? [h("dt", {}, "Warnings"), h("dd", {}, h("ul.warnings", {}, trace.warnings.map((w) => h("li", {}, w))))] : null),
+    h("details", {}, h("summary", {}, "Raw trace (JSON)"), h("pre.json", {}, JSON.stringify(trace, null, 2)))]);
+  return section;
+}
