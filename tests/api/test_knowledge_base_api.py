@@ -46,7 +46,7 @@ def mb(request: pytest.FixtureRequest, tmp_path: Path, embedder: MiniLMEmbedder)
 
 @pytest.fixture
 def c(mb: MindBank) -> Iterator[TestClient]:
-    with TestClient(create_app(mb, run_worker=False)) as client:
+    with TestClient(create_app(mb, run_worker=False), base_url="http://localhost") as client:
         yield client
 
 

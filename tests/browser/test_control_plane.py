@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from mindbank.domain.governance import RefreshState
 from mindbank.service import MindBank
 
 BANK = "b"
@@ -119,6 +121,22 @@ def test_the_control_plane_scenario(ui: Page, server: str, mindbank: MindBank) -
     badge = page.locator(".page-head .badge").first
     assert badge.inner_text() == "Fresh"
     ui.shot("model-fresh")
+    assert "today: nothing" in page.locator("dl.facts").first.inner_text()  # the extractive engine spends no tokens
+
+    # the refresh governance in words: a model whose refreshes keep failing
+    stored = mindbank.store.get_mental_model(BANK, model_id)
+    assert stored is not None
+    failing = RefreshState(failures=3, last_failure_reason="provider_unavailable", carried_over=("m1", "m2"))
+    mindbank.store.save_refresh(replace(stored, refresh_state=failing), history=None, history_cap=50)
+    page.reload()
+    page.get_by_role("heading", name="Alice").wait_for()
+    facts = page.locator("dl.facts").first.inner_text()
+    assert "Breaker open" in facts and "3 failed refreshes in a row (last: provider unavailable)" in facts
+    assert "2 new facts carried over to the next refresh" in facts
+    ui.shot("model-breaker")
+    mindbank.store.save_refresh(stored, history=None, history_cap=50)
+    page.reload()
+    page.get_by_role("heading", name="Alice").wait_for()
     original = client.get(f"/mental-models/{model_id}").json()
     versions = len(client.get(f"/mental-models/{model_id}/history").json())
 

@@ -103,7 +103,8 @@ def test_the_extractive_engine_stores_directives_and_follows_none(mindbank: Mind
 
 
 def test_llm_request_log_and_metrics(llm_settings: Settings, embedder: MiniLMEmbedder) -> None:
-    settings = replace(llm_settings, llm_trace_enabled=True)
+    settings = replace(llm_settings, llm_trace_enabled=True, llm_price_input_per_million=3.0,
+                       llm_price_output_per_million=15.0)  # fmt: skip
     store = open_store(settings.resolved_database_url, dimension=embedder.dimension)
     tracer = LLMTracer(store, enabled=True, retention_hours=1)
     with serving(obedient) as server:
@@ -132,3 +133,5 @@ def test_llm_request_log_and_metrics(llm_settings: Settings, embedder: MiniLMEmb
                for f in text_string_to_metric_families(metrics) for s in f.samples}  # fmt: skip
     tokens = ("mindbank_llm_tokens_total", (("kind", "input"), ("model", "fake-gpt"), ("provider", "openai")))
     assert samples[tokens] == 11 * calls
+    # each call's tokens at the configured prices: 11 in at $3, 7 out at $15 per million
+    assert abs(samples[("mindbank_llm_cost_usd_total", ())] - calls * (11 * 3.0 + 7 * 15.0) / 1e6) < 1e-9

@@ -37,7 +37,7 @@ def test_the_files_reach_no_other_origin_and_never_parse_html() -> None:
 
 
 def test_served_under_ui_with_a_same_origin_policy(mindbank: MindBank) -> None:
-    with TestClient(create_app(mindbank, run_worker=False)) as client:
+    with TestClient(create_app(mindbank, run_worker=False), base_url="http://localhost") as client:
         redirect = client.get("/ui", follow_redirects=False)
         assert redirect.status_code == 307 and redirect.headers["location"] == "/ui/"
         page = client.get("/ui/")
@@ -51,7 +51,7 @@ def test_served_under_ui_with_a_same_origin_policy(mindbank: MindBank) -> None:
 
 def test_with_an_api_key_the_page_is_open_and_the_api_is_not(mindbank: MindBank) -> None:
     mindbank.settings = replace(mindbank.settings, api_key="k")
-    with TestClient(create_app(mindbank, run_worker=False)) as client:
+    with TestClient(create_app(mindbank, run_worker=False), base_url="http://localhost") as client:
         for path in ui.public_paths():
             assert client.get(path, follow_redirects=False).status_code in (200, 307), path
         assert client.get("/v1/default/banks").status_code == 401

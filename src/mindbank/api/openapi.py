@@ -39,6 +39,7 @@ DESCRIPTIONS: dict[int, str] = {
     403: "Origin not allowed, read-only API key on a write, or a route the key may not use",
     404: "Not found (or a bank outside the API key's scope)",
     409: "Conflict with the current state",
+    410: "Gone: the reference removed this route; detail names the one to use",
     413: "Request body larger than MINDBANK_MAX_BODY_BYTES (or a file over its own limit)",
     415: "Unsupported media type: the type is named in detail",
     421: "Host not allowed (MINDBANK_ALLOWED_HOSTS)",

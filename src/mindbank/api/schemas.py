@@ -281,6 +281,8 @@ class BankRequest(RequestBody):
 
 
 def _override_type(key: str, kind: type) -> Any:
+    if kind is dict:  # knowledge_page_default_trigger: a trigger object, validated by the service
+        return dict[str, Any]
     if kind is bool:
         return bool
     if kind is float:

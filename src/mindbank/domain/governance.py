@@ -119,3 +119,12 @@ def next_utc_midnight(moment: datetime) -> datetime:
     """The start of the UTC day after ``moment`` (when a daily budget renews)."""
     day = moment.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     return day + timedelta(days=1)
+
+
+def token_cost(input_tokens: int, output_tokens: int, prices: tuple[float | None, float | None]) -> float | None:
+    """USD for ``input_tokens`` and ``output_tokens`` at ``prices`` = (input, output) USD per million tokens
+    (``MINDBANK_LLM_PRICE_INPUT_PER_MILLION`` / ``..._OUTPUT_PER_MILLION``); None while either price is unset."""
+    price_in, price_out = prices
+    if price_in is None or price_out is None:
+        return None
+    return round((input_tokens * price_in + output_tokens * price_out) / 1_000_000, 6)

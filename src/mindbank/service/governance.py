@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from mindbank.domain.governance import next_utc_midnight, scope_signature, utc_day
+from mindbank.domain.governance import next_utc_midnight, scope_signature, token_cost, utc_day
 from mindbank.domain.records import MentalModel
 from mindbank.domain.scope import model_scope
 from mindbank.domain.timeutil import to_iso
@@ -95,10 +95,7 @@ RUN = Verdict("run")
 
 def totals_view(totals: SpendTotals, prices: tuple[float | None, float | None]) -> dict[str, Any]:
     """A spend figure as the API shows it: counts, tokens and ``cost`` (null while a price is unset)."""
-    price_in, price_out = prices
-    cost = None
-    if price_in is not None and price_out is not None:
-        cost = round((totals.input_tokens * price_in + totals.output_tokens * price_out) / 1_000_000, 6)
+    cost = token_cost(totals.input_tokens, totals.output_tokens, prices)
     return {
         "refreshes": totals.refreshes,
         "llm_calls": totals.llm_calls,

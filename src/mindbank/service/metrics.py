@@ -11,8 +11,10 @@ Two kinds, both in one registry per :class:`~mindbank.service.facade.MindBank`:
   operations by type and status, queue depth, the age of the oldest due pending operation, active workers. A scrape
   whose database read fails still answers, with ``mindbank_database_up 0``.
 
-Cost: ``mindbank_llm_cost_usd_total`` adds the ``cost_usd`` an event's data or an LLM call's usage reports (refresh
-accounting reports it per refresh); calls that report none add nothing.
+Cost: ``mindbank_llm_cost_usd_total`` prices every LLM call's reported tokens (refreshes, reflect, extraction,
+consolidation: failed attempts that reported usage too) at ``MINDBANK_LLM_PRICE_INPUT_PER_MILLION`` /
+``MINDBANK_LLM_PRICE_OUTPUT_PER_MILLION``, the prices the refresh spend ledger uses; it stays at 0 while a price is
+unset.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from mindbank.domain.governance import token_cost
 from mindbank.domain.timeutil import utcnow
 from mindbank.providers.llm.base import CallRecord
 from mindbank.service.events import ServiceEvent
@@ -93,7 +96,9 @@ class Metrics:
                                  ["provider", "model", "scope", "status"], registry=r)  # fmt: skip
         self.llm_tokens = Counter("mindbank_llm_tokens", "LLM tokens, by provider, model and kind (input, output).",
                                   ["provider", "model", "kind"], registry=r)  # fmt: skip
-        self.llm_cost = Counter("mindbank_llm_cost_usd", "LLM cost reported by refreshes and calls (USD).", registry=r)
+        self.llm_cost = Counter("mindbank_llm_cost_usd", "LLM cost of the tokens at the configured prices (USD).",
+                                registry=r)  # fmt: skip
+        self.prices = (mb.settings.llm_price_input_per_million, mb.settings.llm_price_output_per_million)
         r.register(DatabaseCollector(mb))
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
@@ -107,20 +112,17 @@ class Metrics:
         if event.type.startswith("mental_model.refresh"):
             self.refreshes.labels(str(event.data.get("outcome") or event.status),
                                   str(event.data.get("failure_reason") or "")).inc()  # fmt: skip
-        self._cost(event.data.get("cost_usd"))
 
     def observe_llm_call(self, call: CallRecord) -> None:
-        """LLM observer: one attempt, its tokens and any cost its usage reports."""
+        """LLM observer: one attempt, its tokens and their cost at the configured prices."""
         self.llm_calls.labels(call.provider, call.model, call.scope, "error" if call.error else "success").inc()
         if call.result is not None:
             usage = call.result.usage
             self.llm_tokens.labels(call.provider, call.model, "input").inc(usage.input_tokens)
             self.llm_tokens.labels(call.provider, call.model, "output").inc(usage.output_tokens)
-            self._cost(getattr(usage, "cost_usd", None))
-
-    def _cost(self, value: Any) -> None:
-        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-            self.llm_cost.inc(float(value))
+            cost = token_cost(usage.input_tokens, usage.output_tokens, self.prices)
+            if cost:
+                self.llm_cost.inc(cost)
 
     def render(self) -> bytes:
         """The exposition text of every metric."""

@@ -69,7 +69,7 @@ class TransferQueries(SharedQueries):
         """An embedding as an insert parameter (the backend's)."""
         raise NotImplementedError
 
-    def _bind_ids(self, ids: Sequence[Any]) -> tuple[dict[str, str], tuple[Any, ...]]:
+    def _id_slots(self, ids: Sequence[Any]) -> tuple[dict[str, str], tuple[Any, ...]]:
         """A list of ids as ``(format slots, parameters)`` for a statement that filters on it (the backend's)."""
         raise NotImplementedError
 
@@ -118,7 +118,7 @@ class TransferQueries(SharedQueries):
         unique = list(dict.fromkeys(ids))
         with self._read() as conn:
             for start in range(0, len(unique), PAGE):
-                slots, params = self._bind_ids(unique[start : start + PAGE])
+                slots, params = self._id_slots(unique[start : start + PAGE])
                 head = (bank_id,) if kind in _BANK_SCOPED else ()
                 rows = conn.execute(statement.format(**slots), (*head, *params)).fetchall()
                 found.update(r["id"] for r in rows)
@@ -328,7 +328,7 @@ class BankSnapshotReader:
         if document_ids is not None:
             unique = sorted(set(document_ids))
             for start in range(0, len(unique), PAGE):
-                slots, params = self._store._bind_ids(unique[start : start + PAGE])
+                slots, params = self._store._id_slots(unique[start : start + PAGE])
                 yield from self._with_chunks(
                     self._rows(self._q["snap_documents_in"], (self._bank_id, *params), **slots)
                 )
@@ -339,7 +339,7 @@ class BankSnapshotReader:
             after = rows[-1]["id"]
 
     def _with_chunks(self, rows: list[Row]) -> Iterator[StoredDocument]:
-        slots, params = self._store._bind_ids([r["id"] for r in rows])
+        slots, params = self._store._id_slots([r["id"] for r in rows])
         chunks: dict[str, list[Row]] = {}
         for c in self._rows(self._q["snap_chunks_in"], (self._bank_id, *params), **slots):
             chunks.setdefault(c["document_id"], []).append(c)
@@ -356,7 +356,7 @@ class BankSnapshotReader:
         after = -1
         while True:
             if small:
-                slots, params = self._store._bind_ids(sorted(wanted or ()))
+                slots, params = self._store._id_slots(sorted(wanted or ()))
                 rows = self._rows(self._q["snap_document_memories"], (self._bank_id, *params, after, PAGE), **slots)
             else:
                 rows = self._rows(

@@ -11,6 +11,7 @@ from fastapi.exceptions import RequestValidationError
 
 from mindbank.api.deps import Bank
 from mindbank.api.knowledge_schemas import CreateFolderRequest, CreatePageRequest, UpdateNodeRequest
+from mindbank.domain.fields import Tag
 from mindbank.domain.knowledge import UNSET
 from mindbank.domain.tags import TagsMatch
 from mindbank.wire.knowledge import (
@@ -25,7 +26,8 @@ from mindbank.wire.knowledge import (
 router = APIRouter(prefix="/v1/default/banks/{bank_id}/knowledge-base", tags=["knowledge-base"])
 
 Tags = Annotated[
-    list[str] | None, Query(description="Only pages carrying these tags (matched per `tags_match`, like recall).")
+    list[Tag] | None,
+    Query(max_length=10, description="Only pages carrying these tags (matched per `tags_match`, like recall)."),
 ]
 TagGroups = Annotated[
     str | None,

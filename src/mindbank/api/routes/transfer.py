@@ -11,6 +11,7 @@ from fastapi import APIRouter, File, Query, UploadFile
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from mindbank.api.deps import Bank
+from mindbank.api.openapi import errors
 
 router = APIRouter(tags=["transfer"])
 BANK = "/v1/default/banks/{bank_id}"
@@ -100,7 +101,7 @@ def import_documents(bank_id: str, file: Archive, mb: Bank, on_conflict: Conflic
     return _submitted(mb.import_documents(bank_id, file.file, on_conflict=on_conflict))
 
 
-@router.get(BANK + "/document-transfer")
+@router.get(BANK + "/document-transfer", responses=errors(410))
 def export_documents_removed(bank_id: str) -> JSONResponse:
     """The reference removed the synchronous export: 410, pointing at the asynchronous one."""
     detail = (
@@ -110,7 +111,7 @@ def export_documents_removed(bank_id: str) -> JSONResponse:
     return JSONResponse(status_code=410, content={"detail": detail})
 
 
-@router.get("/v1/default/files/download/{key:path}")
+@router.get("/v1/default/files/download/{key:path}", responses=errors(404))
 def download_file(key: str, mb: Bank) -> StreamingResponse:
     """Stream a stored file (an export archive) chunk by chunk."""
     info = mb.stored_file(key)

@@ -34,7 +34,7 @@ class TransferMixin(PostgresBase, TransferQueries):
     def _encode_vector(self, vector: npt.NDArray[np.float32]) -> Any:
         return self._vector(vector)
 
-    def _bind_ids(self, ids: Sequence[Any]) -> tuple[dict[str, str], tuple[Any, ...]]:
+    def _id_slots(self, ids: Sequence[Any]) -> tuple[dict[str, str], tuple[Any, ...]]:
         return {}, (list(ids),)
 
     def _import_begin(self, conn: psycopg.Connection[Any], target: ImportTarget) -> datetime | None:

@@ -39,7 +39,7 @@ class TransferMixin(SQLiteBase, TransferQueries):
     def _encode_vector(self, vector: npt.NDArray[np.float32]) -> bytes:
         return vector_blob(vector)
 
-    def _bind_ids(self, ids: Sequence[Any]) -> tuple[dict[str, str], tuple[Any, ...]]:
+    def _id_slots(self, ids: Sequence[Any]) -> tuple[dict[str, str], tuple[Any, ...]]:
         return {"marks": marks(len(ids))}, tuple(ids)
 
     def _import_begin(self, conn: sqlite3.Connection, target: ImportTarget) -> str | None:

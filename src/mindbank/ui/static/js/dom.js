@@ -116,6 +116,25 @@ export function spendFields(obj) {
   return out;
 }
 
+/** "1,234 tokens · 3 LLM calls · $0.0042" for a spend figure of the API ({total_tokens, llm_calls, cost}); the
+ * cost only once prices are configured (it is null until then); null when nothing was spent. */
+export function spendText(totals) {
+  if (!totals || !(totals.total_tokens || totals.llm_calls)) return null;
+  const parts = [`${totals.total_tokens.toLocaleString()} tokens`, `${totals.llm_calls} LLM call${totals.llm_calls === 1 ? "" : "s"}`];
+  if (typeof totals.cost === "number") parts.push(`$${totals.cost.toFixed(4)}`);
+  return parts.join(" · ");
+}
+
+/** Spend today and in total ({today, total} of the API), with the daily budget when one applies. */
+export function spendLine(spend, budget = null) {
+  const today = spendText(spend && spend.today);
+  const total = spendText(spend && spend.total);
+  const parts = [`today: ${today || "nothing"}`];
+  if (budget !== null && budget !== undefined) parts.push(`daily budget ${budget.toLocaleString()} tokens`);
+  parts.push(`all time: ${total || "nothing"}`);
+  return parts.join("; ");
+}
+
 export function field(label, control, hint = null) {
   const id = control.id || `f-${Math.random().toString(36).slice(2, 9)}`;
   control.id = id;

@@ -3,7 +3,7 @@
 // last outcome.
 
 import { bankPath, get } from "../api.js";
-import { append, badge, field, h, relative, spendFields, staleBadge, stamp, triggerWords, when } from "../dom.js";
+import { append, badge, field, h, relative, spendLine, staleBadge, stamp, triggerWords, when } from "../dom.js";
 import { treePanel } from "./tree.js";
 
 const PAGE = 20;
@@ -34,7 +34,7 @@ export async function bankView(main, [bank], query, ctx) {
   ctx.setCrumbs([["Banks", "#/"], [bank, null]]);
   const stats = await get(`${bankPath(bank)}/stats`);
   const types = stats.nodes_by_fact_type || {};
-  const spend = spendFields(stats);
+  const budget = stats.refresh_budget || {};
   append(main, [
     h("div.page-head", {},
       h("h1", {}, `Bank ${bank}`),
@@ -45,7 +45,10 @@ export async function bankView(main, [bank], query, ctx) {
       `${stats.total_nodes} memories (${types.world || 0} world, ${types.experience || 0} experience, ${types.observation || 0} observation) · `,
       `${stats.pending_consolidation} pending consolidation · last write `, when(stats.last_memory_write_at), " · ",
       "operations: ", Object.entries(stats.operations_by_status || {}).filter(([, n]) => n).map(([k, n]) => `${n} ${k}`).join(", ") || "none",
-      spend.length ? ` · ${spend.map(([k, v]) => `${k} ${v}`).join(", ")}` : ""),
+      ""),
+    stats.refresh_spend ? h("p.stats", {}, `Refresh spend ${spendLine(stats.refresh_spend, budget.bank_daily_tokens)}`,
+      stats.failing_models ? ` · ${stats.failing_models} model${stats.failing_models === 1 ? "" : "s"} failing` : "",
+      stats.bank_breaker_open ? [" ", badge("Bank breaker open", "bad", "Automatic refreshes of this bank are stopped until failing models recover")] : "") : null,
   ]);
   const grid = h("div.grid");
   main.append(grid);

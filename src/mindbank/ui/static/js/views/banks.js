@@ -2,7 +2,7 @@
 // status, and tokens/cost where the server reports them).
 
 import { get } from "../api.js";
-import { h, spendFields, when } from "../dom.js";
+import { h, spendText, when } from "../dom.js";
 
 export async function banksView(main, _params, _query, ctx) {
   ctx.setCrumbs([["Banks", null]]);
@@ -18,7 +18,7 @@ export async function banksView(main, _params, _query, ctx) {
     const types = s.nodes_by_fact_type || {};
     const ops = s.operations_by_status || {};
     const opsText = Object.entries(ops).filter(([, n]) => n).map(([k, n]) => `${n} ${k}`).join(", ") || "none";
-    const spend = spendFields(s);
+    const spend = s.refresh_spend ? spendText(s.refresh_spend.today) : null;
     return h("tr", {},
       h("th", { scope: "row" }, h("a", { href: `#/b/${encodeURIComponent(bank.bank_id)}` }, bank.name && bank.name !== bank.bank_id ? `${bank.name} (${bank.bank_id})` : bank.bank_id)),
       h("td.num", {}, String(s.total_nodes ?? bank.fact_count)),
@@ -26,12 +26,12 @@ export async function banksView(main, _params, _query, ctx) {
       h("td.num", {}, String(s.pending_consolidation ?? "—")),
       h("td", {}, when(s.last_memory_write_at || bank.last_write_at)),
       h("td", {}, h("a", { href: `#/b/${encodeURIComponent(bank.bank_id)}/ops` }, opsText)),
-      h("td", {}, spend.length ? spend.map(([k, v]) => h("div", {}, `${k}: ${v}`)) : h("span.muted", {}, "—")),
+      h("td", {}, spend || h("span.muted", {}, "—")),
     );
   });
   main.append(h("div.table-wrap", {}, h("table", {},
     h("caption.sr", {}, "Banks and their statistics"),
-    h("thead", {}, h("tr", {}, ["Bank", "Memories", "By fact type", "Pending consolidation", "Last write", "Operations", "Tokens / cost"].map((c) => h("th", { scope: "col" }, c)))),
+    h("thead", {}, h("tr", {}, ["Bank", "Memories", "By fact type", "Pending consolidation", "Last write", "Operations", "Refresh spend today"].map((c) => h("th", { scope: "col" }, c)))),
     h("tbody", {}, rows),
   )));
 }

@@ -3,7 +3,7 @@
 // Refresh and Clear with the operation followed until done, Edit and Delete.
 
 import { bankPath, del, follow, get, post } from "../api.js";
-import { append, badge, clear, h, modal, spendFields, staleBadge, stamp, triggerWords, when } from "../dom.js";
+import { append, badge, clear, h, modal, spendFields, spendLine, staleBadge, stamp, triggerWords, when } from "../dom.js";
 import { diffLines, renderDiff, renderUnified } from "../diff.js";
 import { renderBlock, splitBlocks } from "../markdown.js";
 import { latestRefreshes, refreshState } from "./bank.js";
@@ -17,6 +17,28 @@ function opLine(label, op) {
   const parked = op.status === "pending" && op.next_retry_at ? `, parked until ${stamp(op.next_retry_at)}` : "";
   const error = op.error_message ? `: ${op.error_message}` : "";
   return `${label}: ${OP_WORDS[op.status] || op.status}${parked}${outcome}${error}`;
+}
+
+/** What the refresh governance says about the model (API ``refresh_status``): failures, the breaker, the backoff,
+ * facts carried over, a refusal; null when all is well. */
+function refreshHealth(status) {
+  if (!status) return null;
+  const lines = [];
+  if (status.breaker_open) {
+    lines.push(badge("Breaker open", "bad", "Automatic refreshes stopped: a manual refresh that succeeds (or Clear) resets it"));
+  }
+  if (status.consecutive_failures) {
+    lines.push(`${status.consecutive_failures} failed refresh${status.consecutive_failures === 1 ? "" : "es"} in a row`
+      + (status.last_failure_reason ? ` (last: ${status.last_failure_reason.replace(/_/g, " ")})` : ""));
+  }
+  if (status.next_automatic_refresh_at) lines.push(h("span", {}, "next automatic attempt after ", when(status.next_automatic_refresh_at)));
+  if (status.waiting_for_scope_change) lines.push("scope empty: waits for a memory in scope");
+  if (status.carried_over && status.carried_over.length) {
+    lines.push(`${status.carried_over.length} new fact${status.carried_over.length === 1 ? "" : "s"} carried over to the next refresh`);
+  }
+  if (status.last_refusal && status.last_refusal.reason) lines.push(`last automatic refresh refused: ${status.last_refusal.reason.replace(/_/g, " ")}`);
+  if (!lines.length) return null;
+  return [h("dt", {}, "Refresh health"), h("dd", {}, lines.flatMap((line, i) => (i ? [" · ", line] : [line])))];
 }
 
 export async function modelView(main, [bank, id], query, ctx) {
@@ -80,8 +102,10 @@ export async function modelView(main, [bank, id], query, ctx) {
     h("dt", {}, "Last memory seen"), h("dd", {}, when(model.last_memory_seen_at), model.is_stale ? " — newer memories are in scope" : ""),
     h("dt", {}, "Refreshes"), h("dd", {}, triggerWords(model.trigger, model), ` · ${model.trigger.mode} mode · up to ${model.max_tokens} tokens`),
     h("dt", {}, "Queue / last outcome"), h("dd", {}, op || !response.outcome ? refreshState(op, model) : badge(response.outcome, "neutral")),
-    model.last_refresh_failed_at ? [h("dt", {}, "Last failure"), h("dd", {}, when(model.last_refresh_failed_at), " (automatic refreshes wait for a manual one)")] : null,
-    spend.length ? [h("dt", {}, "Tokens / cost"), h("dd", {}, spend.map(([k, v]) => `${k} ${v}`).join(" · "))] : null,
+    model.last_refresh_failed_at ? [h("dt", {}, "Last failure"), h("dd", {}, when(model.last_refresh_failed_at))] : null,
+    refreshHealth(model.refresh_status),
+    model.refresh_status ? [h("dt", {}, "Refresh spend"), h("dd", {}, spendLine(model.refresh_status.spend, model.refresh_status.daily_token_budget))] : null,
+    spend.length ? [h("dt", {}, "Last answer's tokens"), h("dd", {}, spend.map(([k, v]) => `${k} ${v}`).join(" · "))] : null,
   );
 
   append(main, [
