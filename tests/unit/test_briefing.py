@@ -87,6 +87,15 @@ def test_sentences_left_out_between_quoted_ones_are_marked() -> None:
     assert found.text.startswith("I started a pottery class") and found.text.endswith("every week.")
 
 
+def test_a_photo_description_is_quoted_beside_what_the_speaker_said_even_when_it_says_more() -> None:
+    found = quote(
+        "Priya: He's great for three kilometres and then he wants to sniff every lamppost. Here he is after this "
+        "morning. [shares a photo: a photo of a beagle lying on a kitchen floor next to a pair of muddy running shoes]"
+    )
+    assert found is not None
+    assert found.text.startswith("He's great for three kilometres") and found.text.endswith("muddy running shoes]")
+
+
 @pytest.mark.parametrize(
     "turn",
     [

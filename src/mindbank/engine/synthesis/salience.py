@@ -225,10 +225,13 @@ def quote(fact_text: str) -> Quote | None:
     scored = [score_sentence(s) for s in sentences]
     kept = [i for i, s in enumerate(scored) if s.quotable]
     # an attachment's description ("[shares a photo: …]") is quoted beside what the speaker said, never alone
-    if not any(not _ANNOTATION.match(sentences[i]) for i in kept):
+    spoken = [i for i in kept if not _ANNOTATION.match(sentences[i])]
+    if not spoken:
         return None
     best = max(scored[i].score for i in kept)
     kept = [i for i in kept if scored[i].score >= RELATIVE_BAR * best]
+    if not any(i in spoken for i in kept):  # the description outscored every sentence: the best one stands beside it
+        kept = sorted([max(spoken, key=lambda i: scored[i].score), *kept])
     parts: list[str] = []
     for position, i in enumerate(kept):
         if position and i != kept[position - 1] + 1:
