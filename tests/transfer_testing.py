@@ -4,14 +4,17 @@ its database (raw SQL, not through the code under test) in a form that compares 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
 
+from mindbank.domain.governance import RefreshState
 from mindbank.domain.records import LLMRequestRecord, Operation, RetainItem
 from mindbank.domain.resources import Webhook, WebhookDelivery
 from mindbank.service import MindBank
+from mindbank.store.base import SpendRecord
 
 BANK_TABLES = (
     "banks",
@@ -27,25 +30,33 @@ BANK_TABLES = (
     "webhook_deliveries",
     "operations",
     "llm_requests",
-)
-_KEYS = {"banks": ("bank_id",), "mental_model_citations": ("mental_model_id", "memory_id")}
+    "knowledge_nodes",
+    "refresh_spend",
+)  # not knowledge_page_vectors: page search recomputes them (an archive does not carry them)
+_KEYS = {
+    "banks": ("bank_id",),
+    "mental_model_citations": ("mental_model_id", "memory_id"),
+    "refresh_spend": ("day", "mental_model_id"),
+}
 # bookkeeping that is per database, not per bank: the insertion counter, the generated search column, the cache key
 _DROP = {"seq", "text_tsv", "memory_version"}
 _TIMES = {
     "created_at", "updated_at", "last_memory_write_at", "occurred_start", "occurred_end", "mentioned_at",
     "consolidated_at", "last_refreshed_at", "last_memory_seen_at", "last_refresh_failed_at", "last_full_refreshed_at",
-    "cleared_at", "changed_at", "next_retry_at", "lease_expires_at", "completed_at",
+    "cleared_at", "changed_at", "next_retry_at", "lease_expires_at", "completed_at", "last_attempt_at",
 }  # fmt: skip
 _JSON = {
     "config", "disposition", "metadata", "tags", "source_memory_ids", "structured_document", "reflect_response",
-    "trigger", "payload", "result", "request", "response", "event_types", "http_config",
+    "trigger", "payload", "result", "request", "response", "event_types", "http_config", "refresh_state", "progress",
 }  # fmt: skip
 
 
 def fill_bank(mb: MindBank, bank: str = "b") -> dict[str, Any]:
     """A bank with a profile and overrides, documents (one appended to), facts, an observation, two mental models
-    (one refreshed twice: history), a deleted memory (the bank's stamp is newer than any memory), the operations of
-    all that and a traced LLM request. The worker is not running: queued work is drained here."""
+    (one refreshed twice: history; the other with a governance record carrying a fact over), a knowledge base
+    (nested folders, a page), refresh spend on two days, a deleted memory (the bank's stamp is newer than any
+    memory), the operations of all that and a traced LLM request. The worker is not running: queued work is drained
+    here."""
     t0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
     mb.put_bank(bank, name="Bank B", mission="Remember the runners", disposition={"skepticism": 4, "literalism": 2,
                                                                                    "empathy": 5})  # fmt: skip
@@ -92,6 +103,20 @@ def fill_bank(mb: MindBank, bank: str = "b") -> dict[str, Any]:
         "https://hooks.example.com/in", {"event": "mental_model.refreshed"}, "delivered", 1, t0, t0,
         operation_id=delivery_op.id,
     ), delivery_op)])  # fmt: skip
+    runners = mb.create_knowledge_folder(bank, "Runners")
+    berlin = mb.create_knowledge_folder(bank, "Berlin", parent_id=runners.id)
+    mb.create_knowledge_folder(bank, "Bakers")
+    mb.create_knowledge_page(bank, name="Alice's races", source_query="Which races did Alice run?",
+                             parent_id=berlin.id, tags=list(alice))  # fmt: skip
+    mb.run_pending()
+    bread = next(m for m in mb.list_memories(bank, limit=100)[0] if "sourdough" in m.text)
+    bob = mb.store.get_mental_model(bank, "bob")
+    assert bob is not None
+    state = RefreshState(failures=1, last_failure_reason="refresh_failed_error", carried_over=(bread.id,),
+                         carried_attempts=1, reanchor="carried_over_failed_again")  # fmt: skip
+    mb.store.save_refresh(replace(bob, refresh_state=state), history=None, history_cap=0)
+    mb.store.add_refresh_spend(SpendRecord(bank, "bob", "2026-02-28", 1, 2, 300, 40))
+    mb.store.add_refresh_spend(SpendRecord(bank, "deleted-model", "2026-02-28", 1, 1, 50, 5))
     observations = [m for m in mb.list_memories(bank, limit=100)[0] if m.fact_type == "observation"]
     assert observations and observations[0].source_memory_ids, "the bank should hold an observation with sources"
     assert mb.get_mental_model(bank, "alice").is_stale is False

@@ -187,7 +187,7 @@ def test_a_heartbeat_keeps_a_long_handler_claimed(store: Store) -> None:
 
 
 def test_a_requeued_operation_keeps_its_progress_and_queues_behind_waiting_work(store: Store) -> None:
-    long_op = replace(op(bank="bulk"), payload={"parts": 3})
+    long_op = replace(op(bank="bulk", created_offset=-2), payload={"parts": 3})
     store.submit_operation(long_op)
     seen: list[tuple[str, Any]] = []
 
@@ -208,8 +208,10 @@ def test_a_requeued_operation_keeps_its_progress_and_queues_behind_waiting_work(
             fence.stage({"done": (o.progress or {}).get("done", 0) + 1})
         return step(o)
 
-    quick = replace(op(bank="quick", created_offset=0.001), payload={"parts": 1}, id=str(uuid.uuid4()))
-    store.submit_operation(quick)  # waiting while the long operation runs its first part
+    # queued after the long operation but before its first part ends (whatever the speed of that part): it runs
+    # before the long operation's second part
+    quick = replace(op(bank="quick", created_offset=-1), payload={"parts": 1}, id=str(uuid.uuid4()))
+    store.submit_operation(quick)
     worker = Worker(store, {"batch_retain": stage_then_step}, WorkerSettings())
     worker.drain()
     assert seen == [("bulk", 1), ("quick", 1), ("bulk", 2), ("bulk", 3)]

@@ -1,4 +1,5 @@
-"""Bank transfer in the store, on every backend: snapshots, all-or-nothing imports, id collisions, stored files."""
+"""Bank transfer in the store, on every backend: snapshots, all-or-nothing imports, id collisions, stored files, and
+the knowledge tree, governance records and refresh spend ledger an archive carries."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import pytest
 from test_store import doc, model, op, vec
 
 from mindbank.domain.document import parse_markdown
+from mindbank.domain.governance import RefreshState
+from mindbank.domain.knowledge import KnowledgeNode
 from mindbank.domain.records import LLMRequestRecord
 from mindbank.domain.timeutil import utcnow
 from mindbank.store.base import (
@@ -18,6 +21,8 @@ from mindbank.store.base import (
     DocumentReplace,
     FileGone,
     ImportTarget,
+    KnowledgeTreeImport,
+    SpendRecord,
     Store,
     StoredHistory,
     StoredOperation,
@@ -182,4 +187,78 @@ def test_an_import_consumes_its_upload_once(store: Store) -> None:
     with pytest.raises(FileGone):  # a second run of the same import: nothing is written twice
         store.import_rows(ImportTarget("b", None, False), [StoredOperation(replace(rows[0], id="op-2"), None, None)],
                           consume_file="uploads/u.zip")  # fmt: skip
+    assert store.dump() == before  # type: ignore[attr-defined]
+
+
+def _node(node_id: str, kind: str, name: str, parent: str | None = None, model_id: str | None = None,
+          bank: str = "b") -> KnowledgeNode:  # fmt: skip
+    now = utcnow()
+    return KnowledgeNode(node_id, bank, kind, name, parent, model_id, now, now)  # type: ignore[arg-type]
+
+
+def _tree_bank(store: Store, bank: str = "b") -> None:
+    """Folder f1 "Runners" > page p1 "Alice" (model m1, a governance record carrying a fact over), and spend."""
+    store.insert_knowledge_node(_node("f1", "folder", "Runners", bank=bank))
+    state = RefreshState(failures=2, last_failure_reason="refresh_failed_error", carried_over=("fact-1",),
+                         reanchor="carried_over_failed_again", refused={"reason": "budget_exhausted"})  # fmt: skip
+    store.insert_knowledge_node(_node("p1", "page", "Alice", "f1", "m1", bank=bank),
+                                model=replace(model(bank, "m1"), name="Alice", refresh_state=state))  # fmt: skip
+    store.add_refresh_spend(SpendRecord(bank, "m1", "2026-02-28", 1, 2, 30, 4))
+    store.add_refresh_spend(SpendRecord(bank, "m1", "2026-03-01", 2, 2, 50, 6))
+    store.add_refresh_spend(SpendRecord(bank, "gone", "2026-03-01", 1, 1, 5, 1))
+
+
+def test_the_snapshot_reads_the_tree_the_governance_records_and_the_ledger_and_a_restore_writes_them(
+    store: Store, another_store: Store
+) -> None:
+    _tree_bank(store)
+    with store.bank_snapshot("b") as snap:
+        bank = snap.bank()
+        nodes = snap.knowledge_nodes()
+        spend = list(snap.refresh_spend())
+        models = [m for m, _ in snap.mental_models()]
+    assert [(n.id, n.kind, n.parent_id, n.mental_model_id) for n in nodes] == [("f1", "folder", None, None),
+                                                                             ("p1", "page", "f1", "m1")]  # fmt: skip
+    assert [(r.mental_model_id, r.day, r.input_tokens) for r in spend] == [
+        ("m1", "2026-02-28", 30), ("gone", "2026-03-01", 5), ("m1", "2026-03-01", 50)]  # fmt: skip
+    assert models[0].refresh_state.carried_over == ("fact-1",) and models[0].refresh_state.failures == 2
+    assert bank is not None
+    counts = another_store.import_rows(ImportTarget("b", bank, False),
+                                       [*models, KnowledgeTreeImport(tuple(nodes)), *spend])  # fmt: skip
+    assert counts == {"mental_models": 1, "knowledge_folders": 1, "knowledge_pages": 1, "refresh_spend": 3}
+    assert sorted(another_store.list_knowledge_nodes("b"), key=lambda n: n.id) == nodes
+    restored = another_store.get_mental_model("b", "m1")
+    assert restored is not None and restored.refresh_state == models[0].refresh_state
+    assert another_store.bank_refresh_spend("b", "2026-03-01") == store.bank_refresh_spend("b", "2026-03-01")
+    assert another_store.refresh_spend_by_model("b", ["m1"], "2026-03-01")["m1"].total.input_tokens == 80
+
+
+def test_a_merged_tree_keeps_the_sibling_name_rule_inside_the_import_transaction(store: Store) -> None:
+    _tree_bank(store)
+    incoming = (
+        _node("f9", "folder", "Runners"),  # the bank's Runners, by name
+        _node("f1", "folder", "Elsewhere"),  # the bank's f1, by id: its contents go into Runners too
+        _node("p9", "page", "Alice", "f9", "m9"),  # a sibling has the name: renamed, with its model
+        _node("p1", "page", "Bob", "f1", "m8"),  # a node id the bank uses: a fresh one
+        _node("n1", "folder", "Nested", "f9"),
+    )
+    rows = [replace(model("b", "m9"), name="Alice"), replace(model("b", "m8"), name="Bob"),
+            KnowledgeTreeImport(incoming)]  # fmt: skip
+    counts = store.import_rows(ImportTarget("b", None, True), rows)
+    assert counts["knowledge_folders_merged"] == 2 and counts["knowledge_nodes_renamed"] == 1
+    assert counts["knowledge_node_ids_replaced"] == 1 and counts["knowledge_pages"] == 2
+    nodes = {(n.parent_id, n.name): n for n in store.list_knowledge_nodes("b")}
+    assert set(nodes) == {(None, "Runners"), ("f1", "Alice"), ("f1", "Alice (2)"), ("f1", "Bob"), ("f1", "Nested")}
+    assert nodes[("f1", "Alice (2)")].mental_model_id == "m9" and nodes[("f1", "Bob")].id not in ("p1", "p9")
+    renamed = store.get_mental_model("b", "m9")
+    assert renamed is not None and renamed.name == "Alice (2)"  # a page's name is its model's
+
+
+def test_an_import_whose_tree_cannot_be_written_writes_nothing(store: Store) -> None:
+    _tree_bank(store)
+    before = store.dump()  # type: ignore[attr-defined]
+    # the page's mental model is not in the import (nor in the bank): the whole import rolls back
+    rows = [replace(model("b", "m7"), name="X"), KnowledgeTreeImport((_node("p7", "page", "P", None, "m404"),))]
+    with pytest.raises(AlreadyExists):  # the database's integrity error, as the store reports a refused key
+        store.import_rows(ImportTarget("b", None, True), rows)
     assert store.dump() == before  # type: ignore[attr-defined]

@@ -11,7 +11,6 @@ vectors kept in the store and recomputed only for pages whose text changed since
 from __future__ import annotations
 
 import hashlib
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +28,7 @@ from mindbank.domain.knowledge import (
     bundle,
     check_name,
     kept_nodes,
+    new_node_id,
     page_default_trigger,
     search_text,
     vector_text,
@@ -147,7 +147,7 @@ class KnowledgeService(MentalModelsService):
         has the name)."""
         now = utcnow()
         node = KnowledgeNode(
-            id=_node_id(), bank_id=bank_id, kind="folder", name=check_name(name), parent_id=parent_id,
+            id=new_node_id(), bank_id=bank_id, kind="folder", name=check_name(name), parent_id=parent_id,
             mental_model_id=None, created_at=now, updated_at=now,
         )  # fmt: skip
         self._insert_node(node)
@@ -182,7 +182,7 @@ class KnowledgeService(MentalModelsService):
             max_tokens=PAGE_DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens, trigger=merged,
         )  # fmt: skip
         node = KnowledgeNode(
-            id=_node_id(), bank_id=bank_id, kind="page", name=model.name, parent_id=parent_id,
+            id=new_node_id(), bank_id=bank_id, kind="page", name=model.name, parent_id=parent_id,
             mental_model_id=model.id, created_at=model.created_at, updated_at=model.created_at,
         )  # fmt: skip
         self._insert_node(node, model)
@@ -281,7 +281,3 @@ class KnowledgeService(MentalModelsService):
             vectors.update(zip(stale, fresh, strict=True))
             self.store.save_page_vectors(bank_id, [(m, hashes[m], vectors[m]) for m in stale])
         return vectors
-
-
-def _node_id() -> str:
-    return f"kb-{uuid.uuid4().hex[:20]}"

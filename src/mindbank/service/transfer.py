@@ -35,6 +35,8 @@ from mindbank.worker.runner import PermanentFailure
 EXPORT_TYPES = ("bank_transfer_export", "document_export")
 IMPORT_TYPES = ("bank_transfer_import", "document_import")
 CLONE_TYPE = "clone_bank"
+# counts of an import that say how its knowledge tree was placed in the bank's (reported as they are)
+TREE_NOTES = ("knowledge_folders_merged", "knowledge_nodes_renamed", "knowledge_node_ids_replaced")
 DOWNLOAD_PATH = "/v1/default/files/download/"
 ZIP = "application/zip"
 
@@ -74,7 +76,8 @@ class TransferService(ServiceCore):
     ) -> str:
         """Queue an export of the bank (``POST /transfer/export``); returns the operation id. ``include_data``:
         documents (with their history), memories, observations, the operations log; ``include_bank_config``: profile,
-        overrides, mental models and their history, directives, webhooks; ``include_history``: LLM requests and the
+        overrides, mental models with their history and governance records, the knowledge base, the refresh spend
+        ledger, directives, webhooks; ``include_history``: LLM requests and the
         webhook delivery log. ``document_ids``: only those
         documents and their facts, no bank-level section. Raises :class:`NotFoundError` (bank, documents)."""
         options = ExportOptions(
@@ -95,7 +98,8 @@ class TransferService(ServiceCore):
         include_knowledge_base: bool = False,
     ) -> str:
         """Queue an export of the bank's documents (``POST /document-transfer/export``): facts and chunks, plus
-        observations and mental models when asked (whole bank only). Raises :class:`NotFoundError`,
+        observations and, with ``include_knowledge_base``, the mental models and the knowledge tree (whole bank
+        only; never the refresh spend ledger). Raises :class:`NotFoundError`,
         :class:`InvalidInputError` (a flag that needs the whole bank with ``document_ids``)."""
         if document_ids is not None and (include_observations or include_knowledge_base):
             flag = "include_observations" if include_observations else "include_knowledge_base"
@@ -107,6 +111,7 @@ class TransferService(ServiceCore):
             bank_config=False,
             mental_models=include_knowledge_base,
             document_ids=None if document_ids is None else tuple(document_ids),
+            refresh_spend=False,
         )
         return self._submit_export(bank_id, "document_export", options)
 
@@ -182,16 +187,20 @@ class TransferService(ServiceCore):
         include_history: bool = False,
     ) -> str:
         """Queue a copy of the bank into ``target_bank_id`` (``POST /clone``): an export and a restore back to back
-        on this server; ``include_data`` carries the mental models too (the reference's clone rule). Raises
+        on this server; ``include_data`` carries the mental models too, with the knowledge base and the models'
+        governance records (the reference's clone rule), but not the refresh spend ledger: the clone starts having
+        spent nothing. Raises
         :class:`NotFoundError` (source), :class:`ConflictError` (target exists), :class:`InvalidInputError`."""
         self._require_bank(bank_id)
         if target_bank_id == bank_id:
             raise InvalidInputError("target_bank_id", "must differ from the bank being cloned")
         if self.store.bank_exists(target_bank_id):
             raise ConflictError(f"Bank '{target_bank_id}' already exists; a clone creates a new bank")
+        # the clone is a new bank that has spent nothing yet: the source's spend ledger (today's counting against
+        # its daily budgets) stays with the source
         export = ExportOptions(
             documents=include_data, bank_config=include_bank_config, mental_models=include_data,
-            llm_requests=include_history,
+            llm_requests=include_history, refresh_spend=False,
         )  # fmt: skip
         restore = ImportOptions(
             "restore", target_bank_id, include_data=include_data, include_bank_config=include_bank_config,
@@ -261,11 +270,13 @@ class TransferService(ServiceCore):
         if options.mode == "merge" and counts.get("facts") and self.settings.enable_auto_consolidation:
             self.consolidate(options.target_bank_id)
         reused = counts.get("facts", 0) + counts.get("observations", 0) - plan.notes.get("vectors_computed", 0)
+        placed = {k: counts.pop(k) for k in TREE_NOTES if k in counts}  # what placing the tree in the bank's did
         return {
             "bank_id": options.target_bank_id,
             "mode": options.mode,
             **{f"{k}_imported": v for k, v in sorted(counts.items())},
             **plan.notes,
+            **placed,
             "vectors_reused": reused,
         }
 

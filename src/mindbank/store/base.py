@@ -251,6 +251,16 @@ class DocumentReplace:
     document_id: str
 
 
+@dataclass(frozen=True, slots=True)
+class KnowledgeTreeImport:
+    """Import instruction: the archive's knowledge-base nodes (in the target bank, a parent before its children),
+    placed into the bank's tree by :func:`~mindbank.domain.knowledge.merge_tree` inside the import transaction
+    (under the tree's lock, so the sibling-name rule holds against concurrent edits). Their pages' mental models
+    are written before it."""
+
+    nodes: tuple[KnowledgeNode, ...]
+
+
 ImportRow: TypeAlias = (
     StoredDocument
     | StoredMemory
@@ -263,6 +273,8 @@ ImportRow: TypeAlias = (
     | Directive
     | Webhook
     | WebhookDelivery
+    | KnowledgeTreeImport
+    | SpendRecord
 )
 # the id spaces an import may collide in: memory, chunk, operation, LLM request, webhook delivery, history and
 # document-event ids are unique across the whole database; document and mental-model ids only within a bank
@@ -312,6 +324,8 @@ class BankSnapshot(Protocol):
     def directives(self) -> list[Directive]: ...
     def webhooks(self) -> list[Webhook]: ...
     def deliveries(self) -> Iterator[WebhookDelivery]: ...
+    def knowledge_nodes(self) -> list[KnowledgeNode]: ...
+    def refresh_spend(self) -> Iterator[SpendRecord]: ...
 
 
 class StoreError(Exception):

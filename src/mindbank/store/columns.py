@@ -358,6 +358,7 @@ class Columns(ABC):
             *self.operation_params(replace_bank(stored.operation, bank_id)),
             stored.worker_id,
             self.time(stored.lease_expires_at),
+            _maybe(self.json, stored.operation.progress),
         )
 
     def stored_operation(self, r: Row) -> StoredOperation:

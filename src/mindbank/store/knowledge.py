@@ -24,9 +24,11 @@ from mindbank.domain.knowledge import (
     KnowledgeNode,
     PageLogEntry,
     Removed,
+    TreeMerge,
     Unset,
     check_move,
     check_parent,
+    merge_tree,
 )
 from mindbank.domain.records import MentalModel
 from mindbank.domain.timeutil import utcnow
@@ -42,6 +44,12 @@ class KnowledgeQueries(SharedQueries):
     def _lock_knowledge_tree(self, conn: Any, bank_id: str) -> None:
         """Serialise the bank's knowledge-base writers for the open transaction (the backend's)."""
         raise NotImplementedError
+
+    def _node_params(self, node: KnowledgeNode) -> tuple[Any, ...]:
+        """The ``insert_knowledge_node`` parameters of a node."""
+        t = self._columns.time
+        return (node.bank_id, node.id, node.kind, node.name, node.parent_id, node.mental_model_id, t(node.created_at),
+                t(node.updated_at))  # fmt: skip
 
     def _ancestors(self, conn: Any, bank_id: str, node_id: str) -> list[KnowledgeNode]:
         rows = conn.execute(self._q["knowledge_ancestors"], (bank_id, node_id, bank_id, bank_id)).fetchall()
@@ -103,19 +111,7 @@ class KnowledgeQueries(SharedQueries):
                     check_parent(node.parent_id, self._ancestors(conn, node.bank_id, node.parent_id))
                 if model is not None:
                     conn.execute(self._q["insert_mental_model"], self._columns.model_params(model))
-                conn.execute(
-                    self._q["insert_knowledge_node"],
-                    (
-                        node.bank_id,
-                        node.id,
-                        node.kind,
-                        node.name,
-                        node.parent_id,
-                        node.mental_model_id,
-                        self._columns.time(node.created_at),
-                        self._columns.time(node.updated_at),
-                    ),
-                )
+                conn.execute(self._q["insert_knowledge_node"], self._node_params(node))
         except self._duplicate as exc:
             raise AlreadyExists(f"a node named {node.name!r} already exists in that folder") from exc
 
@@ -176,6 +172,19 @@ class KnowledgeQueries(SharedQueries):
             conn.execute(self._q["delete_knowledge_node"], (bank_id, node_id))
         kinds = [r["kind"] for r in rows]
         return Removed(folders=kinds.count("folder"), pages=kinds.count("page"))
+
+    def _import_knowledge_tree(self, conn: Any, bank_id: str, nodes: Sequence[KnowledgeNode]) -> TreeMerge:
+        """Place an imported tree (bank transfer; ``nodes`` in ``bank_id``, parents first) into the bank's tree in the
+        open transaction, under the tree's lock: :func:`~mindbank.domain.knowledge.merge_tree` decides, this writes
+        the nodes and renames the models of renamed pages (written by the same import). Returns the decision."""
+        self._lock_knowledge_tree(conn, bank_id)
+        rows = conn.execute(self._q["list_knowledge_nodes"], (bank_id,)).fetchall()
+        merged = merge_tree([self._columns.knowledge_node_row(r) for r in rows], nodes)
+        for node in merged.nodes:
+            conn.execute(self._q["insert_knowledge_node"], self._node_params(node))
+        for model_id, name in merged.renamed_pages.items():
+            conn.execute(self._q["import_rename_page_model"], (name, bank_id, model_id))
+        return merged
 
     def save_page_vectors(self, bank_id: str, vectors: Sequence[tuple[str, str, npt.NDArray[np.float32]]]) -> None:
         """Store ``(model id, text hash, vector)`` search vectors (replacing older ones); a page deleted meanwhile

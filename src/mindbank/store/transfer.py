@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, BinaryIO
 
 import numpy as np
 import numpy.typing as npt
 
+from mindbank.domain.knowledge import KnowledgeNode, TreeMerge
 from mindbank.domain.records import Bank, HistoryEntry, LLMRequestRecord, MentalModel
 from mindbank.domain.resources import Directive, Webhook, WebhookDelivery
 from mindbank.domain.timeutil import utcnow
@@ -30,6 +32,8 @@ from mindbank.store.base import (
     IdKind,
     ImportRow,
     ImportTarget,
+    KnowledgeTreeImport,
+    SpendRecord,
     StoredDocument,
     StoredDocumentEvent,
     StoredFile,
@@ -54,6 +58,10 @@ _BANK_SCOPED = frozenset({"document", "mental_model"})
 class TransferQueries(SharedQueries):
     """The backend-neutral half of bank transfer and file storage; see the module docstring. Mixed into each
     backend's store through its ``transfer`` mixin, which supplies the hooks below."""
+
+    # the knowledge queries' (store/knowledge.py), mixed into the same store: places an imported tree in the open
+    # transaction
+    _import_knowledge_tree: Callable[[Any, str, Sequence[KnowledgeNode]], TreeMerge]
 
     # ---------------------------------------------------------------- supplied by the backend
 
@@ -214,9 +222,27 @@ class TransferQueries(SharedQueries):
         elif isinstance(first, LLMRequestRecord):
             _many(conn, self._q["insert_llm_request"], [cols.llm_request_params(r) for r in batch])
             counts["llm_requests"] += len(batch)
+        elif isinstance(first, SpendRecord):
+            _many(conn, self._q["add_refresh_spend"], [replace(r, bank_id=bank_id).params() for r in batch])
+            counts["refresh_spend"] += len(batch)
+        elif isinstance(first, KnowledgeTreeImport):
+            for tree in batch:
+                self._write_tree(conn, bank_id, tree, counts)
         else:
             self._write_resources(conn, bank_id, batch, counts)
         return None
+
+    def _write_tree(self, conn: Any, bank_id: str, tree: KnowledgeTreeImport, counts: Counter[str]) -> None:
+        """Place an imported knowledge-base tree into the bank's (the pages' models are written already): counts
+        the folders and pages written and, when the bank had a tree, the folders merged and nodes renamed."""
+        merged = self._import_knowledge_tree(conn, bank_id, tree.nodes)
+        for node in merged.nodes:
+            counts["knowledge_folders" if node.kind == "folder" else "knowledge_pages"] += 1
+        for key, value in (("knowledge_folders_merged", merged.folders_merged),
+                           ("knowledge_nodes_renamed", merged.nodes_renamed),
+                           ("knowledge_node_ids_replaced", merged.ids_replaced)):  # fmt: skip
+            if value:
+                counts[key] += value
 
     def _write_resources(self, conn: Any, bank_id: str, batch: list[Any], counts: Counter[str]) -> None:
         """Insert a batch of the bank's other resources: document history, directives, webhooks, deliveries."""
@@ -414,6 +440,22 @@ class BankSnapshotReader:
         while rows := self._rows(self._q["snap_deliveries"], (self._bank_id, after, PAGE)):
             yield from (self._store._delivery_row(r) for r in rows)
             after = rows[-1]["id"]
+
+    def knowledge_nodes(self) -> list[KnowledgeNode]:
+        """Every node of the bank's knowledge base, ordered by id (a bank's tree is small: read whole)."""
+        return [self._cols.knowledge_node_row(r) for r in self._rows(self._q["snap_knowledge_nodes"], (self._bank_id,))]
+
+    def refresh_spend(self) -> Iterator[SpendRecord]:
+        """The bank's refresh spend ledger, one row per model and UTC day, ordered by day then model (the rows of
+        deleted models included: their tokens still count against the bank's budget)."""
+        day, model = "", ""
+        while rows := self._rows(self._q["snap_refresh_spend"], (self._bank_id, day, day, model, PAGE)):
+            for r in rows:
+                yield SpendRecord(
+                    self._bank_id, r["mental_model_id"], r["day"], int(r["refreshes"]), int(r["llm_calls"]),
+                    int(r["input_tokens"]), int(r["output_tokens"]),
+                )  # fmt: skip
+            day, model = rows[-1]["day"], rows[-1]["mental_model_id"]
 
 
 def _many(conn: Any, statement: str, params: Sequence[Sequence[Any]]) -> None:

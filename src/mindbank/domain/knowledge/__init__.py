@@ -1,6 +1,8 @@
-"""The knowledge base: a tree of folders and pages over mental models (:mod:`.tree`), and pages as markdown
-documents, search snippets and the export bundle (:mod:`.pages`). Pure: no I/O."""
+"""The knowledge base: a tree of folders and pages over mental models (:mod:`.tree`), pages as markdown
+documents, search snippets and the export bundle (:mod:`.pages`), and an imported tree placed into a bank's
+(:mod:`.merge`). Pure: no I/O."""
 
+from mindbank.domain.knowledge.merge import TreeMerge, free_name, merge_tree, new_node_id
 from mindbank.domain.knowledge.pages import (
     DEFAULT_PAGE_TYPE,
     EMPTY_NOTICE,
@@ -45,13 +47,17 @@ __all__ = [
     "NodeKind",
     "PageLogEntry",
     "Removed",
+    "TreeMerge",
     "Unset",
     "bundle",
     "check_move",
     "check_name",
     "check_parent",
     "children_of",
+    "free_name",
     "kept_nodes",
+    "merge_tree",
+    "new_node_id",
     "ordered",
     "page_default_trigger",
     "page_markdown",

@@ -18,8 +18,15 @@ mindbank's extension (``extensions.mindbank`` in the manifest) adds, so that a m
 lossless: every row's id (memories, chunks, history entries, operations, LLM requests), each memory's embedding
 (``embedding``, little-endian float32, base64, with the model name and dimension in the manifest), its consolidation
 bookkeeping (``consolidated_at``), the observations' source ids (``source_memory_ids``), the mental models' structured
-documents, reflect responses and every timestamp. An importer that does not know the extension ignores it; mindbank
-uses it when present (vectors only when the embedding model matches its own).
+documents, reflect responses, refresh-governance records (``refresh_state``) and every timestamp, and an operation's
+checkpoint (``progress``). An importer that does not know the extension ignores it; mindbank uses it when present
+(vectors only when the embedding model matches its own).
+
+Format versions: 1 is the sections above. 2 adds, with the mental models, ``knowledge_nodes.jsonl`` (the knowledge
+base: folders and pages, a parent before its children, a page naming its mental model) and ``refresh_spend.jsonl``
+(the refresh spend ledger: tokens per model per UTC day), and ``refresh_state`` on each model. A version-1 archive
+reads as a version-2 one without those (no tree, no ledger, every model's governance record empty); a server that
+reads only version 1 refuses a version-2 archive rather than silently flattening its tree.
 
 Records accept unknown fields (a newer producer, the reference's entity and link data mindbank does not keep) and
 reject malformed known ones; :func:`record_error` words a validation failure as ``member line N: field: message``.
@@ -28,19 +35,29 @@ reject malformed known ones; :func:`record_error` words a validation failure as 
 from __future__ import annotations
 
 import base64
-from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from datetime import UTC, date, datetime
+from typing import Annotated, Any, Literal, Self
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from mindbank.domain.knowledge import MAX_NAME_LENGTH, NodeKind
 from mindbank.domain.records import FactType, OperationStatus
 from mindbank.domain.timeutil import to_iso
 from mindbank.domain.trigger import MentalModelTrigger
 
 FORMAT = "bank-transfer"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 VECTOR_ENCODING = "float32-le-base64"
 EXTENSION = "mindbank"
 
@@ -55,9 +72,11 @@ LLM_REQUESTS = "llm_requests.jsonl"
 DOCUMENT_HISTORY = "document_history.jsonl"
 WEBHOOKS = "webhooks.jsonl"
 DELIVERIES = "webhook_deliveries.jsonl"
+KNOWLEDGE_NODES = "knowledge_nodes.jsonl"  # format version 2
+REFRESH_SPEND = "refresh_spend.jsonl"  # format version 2
 MEMBERS = (
-    MANIFEST, BANK, DOCUMENTS, MEMORIES, DOCUMENT_HISTORY, MENTAL_MODELS, DIRECTIVES, WEBHOOKS, OPERATIONS,
-    LLM_REQUESTS, DELIVERIES,
+    MANIFEST, BANK, DOCUMENTS, MEMORIES, DOCUMENT_HISTORY, MENTAL_MODELS, KNOWLEDGE_NODES, REFRESH_SPEND, DIRECTIVES,
+    WEBHOOKS, OPERATIONS, LLM_REQUESTS, DELIVERIES,
 )  # fmt: skip
 
 
@@ -229,7 +248,15 @@ class MentalModelRecord(Record):
     last_full_refreshed_at: Time | None = None
     created_at: Time | None = None
     cleared_at: Time | None = None
+    refresh_state: dict[str, Any] | None = None
     history: list[HistoryRecord] = Field(default_factory=list)
+
+    @field_validator("refresh_state", mode="before")
+    @classmethod
+    def _state_as_dict(cls, value: Any) -> Any:
+        # a stored model's record (domain.governance.RefreshState) is written in its stored form
+        to_dict = getattr(value, "to_dict", None)
+        return to_dict() if callable(to_dict) else value
 
     @field_validator("trigger")
     @classmethod
@@ -240,6 +267,56 @@ class MentalModelRecord(Record):
     def line(self) -> bytes:
         """The record as one JSON line, the document under ``structured_document``."""
         return (self.model_dump_json(by_alias=False) + "\n").encode()
+
+
+def _node_name(value: str) -> str:
+    cleaned = value.strip()
+    if not cleaned:
+        raise ValueError("must not be blank")
+    if len(cleaned) > MAX_NAME_LENGTH:
+        raise ValueError(f"must be at most {MAX_NAME_LENGTH} characters")
+    return cleaned
+
+
+class KnowledgeNodeRecord(Record):
+    """One line of ``knowledge_nodes.jsonl`` (format version 2): a folder or a page of the knowledge base. A page
+    names its mental model (a line of ``mental_models.jsonl``), a folder none; ``parent_id`` None is the root, else
+    an earlier line's folder. Names follow the tree's rule (non-blank, stripped, at most 256 characters)."""
+
+    id: Text
+    kind: NodeKind
+    name: Annotated[str, AfterValidator(_node_name)]
+    parent_id: str | None = None
+    mental_model_id: str | None = None
+    created_at: Time | None = None
+    updated_at: Time | None = None
+
+    @model_validator(mode="after")
+    def _page_has_model(self) -> Self:
+        if (self.kind == "page") != (self.mental_model_id is not None):
+            raise ValueError("a page names its mental_model_id and a folder none")
+        return self
+
+
+def _utc_day(value: str) -> str:
+    try:
+        if date.fromisoformat(value).isoformat() == value:
+            return value
+    except ValueError:
+        pass
+    raise ValueError("must be a UTC day as YYYY-MM-DD")
+
+
+class RefreshSpendRecord(Record):
+    """One line of ``refresh_spend.jsonl`` (format version 2): what the refreshes of one mental model spent on one
+    UTC day (the ledger daily token budgets are checked against; a deleted model's rows stay with the bank)."""
+
+    mental_model_id: Text
+    day: Annotated[str, AfterValidator(_utc_day)]
+    refreshes: int = Field(default=0, ge=0)
+    llm_calls: int = Field(default=0, ge=0)
+    input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
 
 
 class DirectiveRecord(Record):
@@ -315,6 +392,7 @@ class OperationRecord(Record):
     retry_count: int = Field(default=0, ge=0)
     next_retry_at: Time | None = None
     mental_model_id: str | None = None
+    progress: dict[str, Any] | None = None
     worker_id: str | None = None
     lease_expires_at: Time | None = None
     created_at: Time

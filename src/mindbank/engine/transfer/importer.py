@@ -5,7 +5,9 @@ every row keeps its id, timestamps and write stamps, so staleness and watermarks
 source (a model fresh there is fresh here and cites the same memories). ``merge`` folds the archive's documents into
 an existing bank: its memories are new writes there (fresh stamps, consolidated by the bank itself), a document id
 the bank already has is skipped, replaced or given a new id (``document_conflict``), and mental models the bank does
-not have yet come along.
+not have yet come along, with their knowledge pages (placed into the bank's tree by
+:func:`~mindbank.domain.knowledge.merge_tree`). The refresh spend ledger is restored, never merged: its tokens
+were spent by the bank the archive came from.
 
 Ids the target database already uses (a clone inside one database, an archive imported twice) are renamed, with every
 reference to them (:class:`~mindbank.domain.transfer.ids.IdMap`); so are records that carry none (the reference's
@@ -19,13 +21,15 @@ import hashlib
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import IO, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from mindbank.domain.governance import RefreshState
+from mindbank.domain.knowledge import KnowledgeNode
 from mindbank.domain.records import Bank, Chunk, LLMRequestRecord, MemoryUnit, MentalModel, Operation
 from mindbank.domain.resources import Directive, Webhook, WebhookDelivery
 from mindbank.domain.tags import normalize_tags
@@ -38,6 +42,8 @@ from mindbank.store.base import (
     DocumentReplace,
     ImportRow,
     ImportTarget,
+    KnowledgeTreeImport,
+    SpendRecord,
     Store,
     StoredDocument,
     StoredDocumentEvent,
@@ -90,6 +96,7 @@ class ImportPlan:
     taken_events: set[int] = field(default_factory=set)
     reuse_vectors: bool = False
     notes: dict[str, Any] = field(default_factory=dict)
+    carried: dict[str, str] = field(default_factory=dict)  # carried-over memory written: archive id -> its id here
 
     @property
     def restore(self) -> bool:
@@ -160,6 +167,10 @@ def plan_import(
     if options.mental_models and summary.model_ids:
         plan.skip_models = store.existing_ids("mental_model", summary.model_ids, bank_id=target)
         plan.notes["mental_models_skipped"] = len(plan.skip_models)
+        if summary.page_models:
+            plan.notes["knowledge_pages_skipped"] = sum(m in plan.skip_models for m in summary.page_models)
+    if options.mental_models and summary.refresh_spend and not plan.restore:
+        plan.notes["refresh_spend_skipped"] = summary.refresh_spend  # the ledger is the bank's that spent it
     plan.notes["ids_renamed"] = len(plan.ids)
     return plan
 
@@ -227,7 +238,7 @@ def import_rows(
 ) -> Iterator[ImportRow]:
     """The rows of the import, in the order the store writes them: documents (each after the deletion it
     replaces), memories, the documents' history, directives and webhooks, mental models, their history, the
-    operations log, webhook deliveries, LLM requests."""
+    knowledge tree, the refresh spend ledger (restore), the operations log, webhook deliveries, LLM requests."""
     o, ids = plan.options, plan.ids
     bank_id = o.target_bank_id
     chunk_of: dict[tuple[str, int], str] = {}  # chunks the archive gave no id: (document, index) -> new id
@@ -267,12 +278,19 @@ def import_rows(
     if o.mental_models:
         for _, rec in reader.records(fmt.MENTAL_MODELS, fmt.MentalModelRecord):
             if rec.id not in plan.skip_models:
-                yield _model(rec, bank_id, ids)
+                yield _model(rec, bank_id, ids, plan.carried)
         for _, rec in reader.records(fmt.MENTAL_MODELS, fmt.MentalModelRecord):
             if rec.id not in plan.skip_models:
                 for h in rec.history:
                     kept = h.id if h.id is not None and h.id not in plan.taken_history else None
                     yield StoredHistory(rec.id, ids.json(h.content), h.changed_at, kept)
+        tree = _tree(reader, plan)
+        if tree.nodes:
+            yield tree
+        if plan.restore:
+            for _, spend in reader.records(fmt.REFRESH_SPEND, fmt.RefreshSpendRecord):
+                yield SpendRecord(bank_id, spend.mental_model_id, spend.day, spend.refreshes, spend.llm_calls,
+                                  spend.input_tokens, spend.output_tokens)  # fmt: skip
     if plan.restore and o.include_data:
         for _, op in reader.records(fmt.OPERATIONS, fmt.OperationRecord):
             yield _operation(op, bank_id, ids)
@@ -293,6 +311,19 @@ def import_rows(
                 response=ids.json(r.response), error=r.error, input_tokens=r.input_tokens,
                 output_tokens=r.output_tokens, duration_ms=r.duration_ms, created_at=r.created_at,
             )  # fmt: skip
+
+
+def _tree(reader: ArchiveReader, plan: ImportPlan) -> KnowledgeTreeImport:
+    """The archive's knowledge base in the target bank, parents first; a page whose mental model the bank already
+    has is left out with it (the bank keeps its own model, and its place in the tree)."""
+    now = utcnow()
+    nodes = []
+    for _, n in reader.records(fmt.KNOWLEDGE_NODES, fmt.KnowledgeNodeRecord):
+        if n.mental_model_id not in plan.skip_models:
+            created = n.created_at or now
+            nodes.append(KnowledgeNode(n.id, plan.options.target_bank_id, n.kind, n.name, n.parent_id,
+                                       n.mental_model_id, created, n.updated_at or created))  # fmt: skip
+    return KnowledgeTreeImport(tuple(nodes))
 
 
 def _bank_config(reader: ArchiveReader, bank_id: str) -> Iterator[ImportRow]:
@@ -328,6 +359,8 @@ def _memories(
         line_ids.append(memory_id)
         if not plan.keeps(rec):
             continue
+        if rec.id is not None and rec.id in plan.summary.carried_over:
+            plan.carried[rec.id] = memory_id
         document_id = None if rec.document_id is None else plan.documents.get(rec.document_id, rec.document_id)
         chunk_id = ids.id(rec.chunk_id)
         if chunk_id is None and rec.document_id is not None and rec.chunk_index is not None:
@@ -372,9 +405,14 @@ def _vector(
     return np.frombuffer(raw, dtype="<f4").astype(np.float32)
 
 
-def _model(rec: fmt.MentalModelRecord, bank_id: str, ids: IdMap) -> MentalModel:
+def _model(rec: fmt.MentalModelRecord, bank_id: str, ids: IdMap, carried: dict[str, str]) -> MentalModel:
+    """A mental model as imported. Its governance record comes along (failures, re-anchor, the last refusal) with
+    the facts it carries over renamed to their ids here; a carried fact this import did not write (not in the
+    archive, an observation a merge leaves out, a skipped document's) is dropped: it is not in the bank to place."""
     now = utcnow()
     created = rec.created_at or now
+    state = RefreshState.from_dict(rec.refresh_state)
+    state = replace(state, carried_over=tuple(carried[i] for i in state.carried_over if i in carried))
     return MentalModel(
         id=rec.id,
         bank_id=bank_id,
@@ -393,6 +431,7 @@ def _model(rec: fmt.MentalModelRecord, bank_id: str, ids: IdMap) -> MentalModel:
         last_full_refreshed_at=rec.last_full_refreshed_at,
         created_at=created,
         cleared_at=rec.cleared_at,
+        refresh_state=state,
     )
 
 
@@ -413,6 +452,7 @@ def _operation(op: fmt.OperationRecord, bank_id: str, ids: IdMap) -> StoredOpera
             created_at=op.created_at,
             updated_at=updated,
             completed_at=op.completed_at,
+            progress=ids.json(op.progress),
         ),
         op.worker_id,
         op.lease_expires_at,

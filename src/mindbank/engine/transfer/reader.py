@@ -3,8 +3,8 @@ written (:func:`inspect_archive`).
 
 A file that is not a ZIP, a ZIP without a transfer manifest (another kind of archive), a record that is not JSON or
 not the right shape, or a reference inside the archive that leads nowhere (a fact's document or chunk, an
-observation's source line) raises :class:`ArchiveError` naming the member, the line and the field. Records stream
-line by line; what the check keeps is ids, never rows.
+observation's source line, a knowledge node's parent or page model) raises :class:`ArchiveError` naming the member,
+the line and the field. Records stream line by line; what the check keeps is ids, never rows.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import IO, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from mindbank.domain.governance import RefreshState
 from mindbank.domain.transfer import archive as fmt
 
 R = TypeVar("R", bound=BaseModel)
@@ -100,7 +101,8 @@ def _validated(model: type[R], data: Any, where: str) -> R:
 @dataclass
 class ArchiveSummary:
     """What :func:`inspect_archive` learned: counts, and the ids the archive carries per id space (for collision
-    checks). ``memories``: lines of ``memories.jsonl``; ``observations`` among them."""
+    checks). ``memories``: lines of ``memories.jsonl``; ``observations`` among them. ``page_models``: the mental
+    models placed as knowledge pages; ``carried_over``: the memory ids the models' governance records carry over."""
 
     manifest: fmt.Manifest
     extension: fmt.Extension | None
@@ -112,6 +114,10 @@ class ArchiveSummary:
     directives: int = 0
     webhooks: int = 0
     ids: dict[str, list[Any]] = field(default_factory=dict)
+    knowledge_folders: int = 0
+    page_models: list[str] = field(default_factory=list)
+    refresh_spend: int = 0
+    carried_over: set[str] = field(default_factory=set)
 
     def counts(self) -> dict[str, int]:
         """Records per section."""
@@ -120,6 +126,9 @@ class ArchiveSummary:
             "facts": self.memories - self.observations,
             "observations": self.observations,
             "mental_models": len(self.model_ids),
+            "knowledge_folders": self.knowledge_folders,
+            "knowledge_pages": len(self.page_models),
+            "refresh_spend": self.refresh_spend,
             "directives": self.directives,
             "webhooks": self.webhooks,
             "document_events": len(self.ids.get("document_event", [])),
@@ -133,7 +142,8 @@ def inspect_archive(reader: ArchiveReader) -> ArchiveSummary:
     """Check every record of the archive (one streaming pass). Raises :class:`ArchiveError` naming the first
     problem: malformed records, duplicate ids, a fact or a document change whose document (or chunk) the archive does
     not hold, an observation whose source line is not an earlier line, a vector that does not match the manifest's
-    dimension, a delivery of a webhook the archive does not hold."""
+    dimension, a delivery of a webhook the archive does not hold, a knowledge tree that breaks the tree's rules
+    (:func:`_check_tree`), a model's spend on one day twice."""
     summary = ArchiveSummary(reader.manifest, reader.extension)
     reader.bank()
     kinds = ("memory", "chunk", "history", "operation", "llm_request", "document_event", "delivery", "webhook")
@@ -174,6 +184,15 @@ def inspect_archive(reader: ArchiveReader) -> ArchiveSummary:
         summary.model_ids.append(model.id)
         for h in model.history:
             claim("history", h.id, where)
+        summary.carried_over.update(RefreshState.from_dict(model.refresh_state).carried_over)
+    _check_tree(reader, model_ids, summary)
+    spent: set[tuple[str, str]] = set()
+    for number, spend in reader.records(fmt.REFRESH_SPEND, fmt.RefreshSpendRecord):
+        key = (spend.mental_model_id, spend.day)
+        if key in spent:
+            raise ArchiveError(f"{fmt.REFRESH_SPEND} line {number}: day: model {key[0]!r} has {key[1]} twice")
+        spent.add(key)
+    summary.refresh_spend = len(spent)
     for number, event in reader.records(fmt.DOCUMENT_HISTORY, fmt.DocumentEventRecord):
         where = f"{fmt.DOCUMENT_HISTORY} line {number}"
         if event.document_id not in chunk_indexes:
@@ -195,6 +214,33 @@ def inspect_archive(reader: ArchiveReader) -> ArchiveSummary:
         claim("delivery", delivery.id, where)
     summary.ids = ids
     return summary
+
+
+def _check_tree(reader: ArchiveReader, model_ids: set[str], summary: ArchiveSummary) -> None:
+    """``knowledge_nodes.jsonl`` keeps the tree's rules: unique ids, a parent that is an earlier folder, names unique
+    among siblings, a page naming a mental model of the archive that no other page names."""
+    kinds: dict[str, str] = {}
+    names: set[tuple[str | None, str]] = set()
+    pages: set[str] = set()
+    for number, node in reader.records(fmt.KNOWLEDGE_NODES, fmt.KnowledgeNodeRecord):
+        where = f"{fmt.KNOWLEDGE_NODES} line {number}"
+        if node.id in kinds:
+            raise ArchiveError(f"{where}: id: node {node.id!r} appears twice")
+        if node.parent_id is not None and kinds.get(node.parent_id) != "folder":
+            raise ArchiveError(f"{where}: parent_id: {node.parent_id!r} is not a folder on an earlier line")
+        if (node.parent_id, node.name) in names:
+            raise ArchiveError(f"{where}: name: {node.name!r} is taken by a sibling")
+        if node.mental_model_id is not None:
+            if node.mental_model_id not in model_ids:
+                raise ArchiveError(f"{where}: mental_model_id: {node.mental_model_id!r} is not in {fmt.MENTAL_MODELS}")
+            if node.mental_model_id in pages:
+                raise ArchiveError(f"{where}: mental_model_id: {node.mental_model_id!r} is already a page")
+            pages.add(node.mental_model_id)
+            summary.page_models.append(node.mental_model_id)
+        else:
+            summary.knowledge_folders += 1
+        kinds[node.id] = node.kind
+        names.add((node.parent_id, node.name))
 
 
 def _check_memory(

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from mindbank.domain.knowledge import KnowledgeNode, walk
 from mindbank.domain.records import Bank, HistoryEntry, MentalModel
 from mindbank.domain.timeutil import utcnow
 from mindbank.domain.transfer import archive as fmt
@@ -23,8 +24,10 @@ from mindbank.store.base import BankSnapshot, StoredDocument, StoredMemory, Stor
 class ExportOptions:
     """What an archive carries. ``documents``: documents and their facts (``include_data``), with ``observations``
     and the ``operations`` log; ``bank_config``: the bank's profile and overrides (and directives); ``mental_models``
-    with their history; ``llm_requests`` (``include_history``). ``document_ids``: only these documents' facts and
-    no bank-level section (the reference's document subset)."""
+    with their history, governance records and the knowledge base (its folders and pages); ``refresh_spend``: the
+    bank's refresh spend ledger, with the mental models (a clone leaves it out: the new bank has spent nothing);
+    ``llm_requests`` (``include_history``). ``document_ids``: only these documents' facts and no bank-level section
+    (the reference's document subset)."""
 
     documents: bool = True
     observations: bool = True
@@ -33,6 +36,7 @@ class ExportOptions:
     mental_models: bool = True
     llm_requests: bool = False
     document_ids: tuple[str, ...] | None = None
+    refresh_spend: bool = True
 
     @property
     def whole_bank(self) -> bool:
@@ -82,6 +86,10 @@ def write_archive(
                     member.write(_model_record(model, history).line())
                     counts["mental_models"] += 1
                     counts["history"] += len(history)
+            counts.update(_write_tree(zf, snapshot.knowledge_nodes()))
+            if options.refresh_spend:
+                counts["refresh_spend"] = _write_all(zf, fmt.REFRESH_SPEND, fmt.RefreshSpendRecord,
+                                                     snapshot.refresh_spend())  # fmt: skip
         if whole and options.bank_config:
             counts["directives"] = _write_all(zf, fmt.DIRECTIVES, fmt.DirectiveRecord, snapshot.directives())
             counts["webhooks"] = _write_all(zf, fmt.WEBHOOKS, fmt.WebhookRecord, snapshot.webhooks())
@@ -125,6 +133,17 @@ def _write_all(zf: zipfile.ZipFile, name: str, record: type[fmt.Record], rows: I
             member.write(record.model_validate(row, from_attributes=True).line())
             count += 1
     return count
+
+
+def _write_tree(zf: zipfile.ZipFile, nodes: Sequence[KnowledgeNode]) -> Counter[str]:
+    """The knowledge base, a parent before its children (depth first, in display order), so an importer places each
+    node under a folder it has already placed."""
+    counts: Counter[str] = Counter()
+    with zf.open(fmt.KNOWLEDGE_NODES, "w", force_zip64=True) as member:
+        for node, _ in walk(nodes):
+            member.write(fmt.KnowledgeNodeRecord.model_validate(node, from_attributes=True).line())
+            counts["knowledge_folders" if node.kind == "folder" else "knowledge_pages"] += 1
+    return counts
 
 
 def _write_memories(member: BinaryIO, memories: Iterable[StoredMemory]) -> Counter[str]:

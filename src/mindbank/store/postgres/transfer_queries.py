@@ -85,13 +85,21 @@ TRANSFER_Q: dict[str, str] = {
     ),
     "import_operation": (
         "INSERT INTO operations (id, bank_id, operation_type, status, payload, result, error, retry_count, "
-        "next_retry_at, mental_model_id, created_at, updated_at, completed_at, worker_id, lease_expires_at) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        "next_retry_at, mental_model_id, created_at, updated_at, completed_at, worker_id, lease_expires_at, progress) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
     ),
     # ---------------------------------------------------------------- bank transfer: the bank's other resources
     "snap_directives": "SELECT * FROM directives WHERE bank_id = %s ORDER BY id",
     "snap_webhooks": "SELECT * FROM webhooks WHERE bank_id = %s ORDER BY id",
     "snap_deliveries": "SELECT * FROM webhook_deliveries WHERE bank_id = %s AND id > %s ORDER BY id LIMIT %s",
+    # the knowledge base (few rows per bank: read whole) and the refresh spend ledger (keyset pages by day, model)
+    "snap_knowledge_nodes": "SELECT * FROM knowledge_nodes WHERE bank_id = %s ORDER BY id",
+    "snap_refresh_spend": (
+        "SELECT * FROM refresh_spend WHERE bank_id = %s AND (day > %s OR (day = %s AND mental_model_id > %s)) "
+        "ORDER BY day, mental_model_id LIMIT %s"
+    ),
+    # a page renamed by a merge (a sibling had its name): its mental model carries the page's name
+    "import_rename_page_model": "UPDATE mental_models SET name = %s WHERE bank_id = %s AND id = %s",
     "snap_document_events": "SELECT * FROM document_events WHERE bank_id = %s AND id > %s ORDER BY id LIMIT %s",
     "existing_delivery_ids": "SELECT id FROM webhook_deliveries WHERE id = ANY(%s::text[])",
     "existing_document_event_ids": "SELECT id FROM document_events WHERE id = ANY(%s::bigint[])",

@@ -83,13 +83,21 @@ TRANSFER_Q: dict[str, str] = {
     ),
     "import_operation": (
         "INSERT INTO operations (id, bank_id, operation_type, status, payload, result, error, retry_count, "
-        "next_retry_at, mental_model_id, created_at, updated_at, completed_at, worker_id, lease_expires_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        "next_retry_at, mental_model_id, created_at, updated_at, completed_at, worker_id, lease_expires_at, progress) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     ),
     # ---------------------------------------------------------------- bank transfer: the bank's other resources
     "snap_directives": "SELECT * FROM directives WHERE bank_id = ? ORDER BY id",
     "snap_webhooks": "SELECT * FROM webhooks WHERE bank_id = ? ORDER BY id",
     "snap_deliveries": "SELECT * FROM webhook_deliveries WHERE bank_id = ? AND id > ? ORDER BY id LIMIT ?",
+    # the knowledge base (few rows per bank: read whole) and the refresh spend ledger (keyset pages by day, model)
+    "snap_knowledge_nodes": "SELECT * FROM knowledge_nodes WHERE bank_id = ? ORDER BY id",
+    "snap_refresh_spend": (
+        "SELECT * FROM refresh_spend WHERE bank_id = ? AND (day > ? OR (day = ? AND mental_model_id > ?)) "
+        "ORDER BY day, mental_model_id LIMIT ?"
+    ),
+    # a page renamed by a merge (a sibling had its name): its mental model carries the page's name
+    "import_rename_page_model": "UPDATE mental_models SET name = ? WHERE bank_id = ? AND id = ?",
     "snap_document_events": "SELECT * FROM document_events WHERE bank_id = ? AND id > ? ORDER BY id LIMIT ?",
     "existing_delivery_ids": "SELECT id FROM webhook_deliveries WHERE id IN ({marks})",
     "existing_document_event_ids": "SELECT id FROM document_events WHERE id IN ({marks})",
