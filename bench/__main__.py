@@ -1,5 +1,5 @@
-"""Command line of the benchmarks: ``python -m bench {locomo-recall,retain,refresh-cost,freshness,scale,operators,
-gate-calibration,load,knowledge-base,transfer} ...``."""
+"""Command line of the benchmarks: ``python -m bench {locomo-recall,retain,refresh-cost,freshness,mm-quality,scale,
+operators,gate-calibration,load,knowledge-base,transfer} ...``."""
 
 from __future__ import annotations
 
@@ -63,6 +63,16 @@ def _parser() -> argparse.ArgumentParser:
     fresh = sub.add_parser("freshness", help="lag from retain to an auto-refreshing model citing the memory")
     fresh.add_argument("path", type=Path, metavar="PATH", help="a LoCoMo conversation JSON file")
     fresh.add_argument("--json", type=Path, default=None, help="report path (default bench/results/freshness.json)")
+
+    quality = sub.add_parser("mm-quality", help="mental-model briefings: evidence vs random, bullets, churn, time")
+    quality.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="LoCoMo conversation JSON files")
+    quality.add_argument("--churn", default=None, metavar="ID", help="conversation for delta churn (default conv-41)")
+    quality.add_argument("--timing", default=None, metavar="ID", help="conversation for refresh time (default conv-43)")
+    quality.add_argument("--repeat", type=int, default=5, help="timed full refreshes (default 5)")
+    quality.add_argument(
+        "--skip", nargs="*", default=[], choices=["quality", "churn", "timing"], help="parts not to run"
+    )
+    quality.add_argument("--json", type=Path, default=None, help="report path (default bench/results/mm-quality.json)")
 
     gate = sub.add_parser("gate-calibration", help="the relevance gate's precision/recall on a labelled LoCoMo set")
     gate.add_argument(
@@ -149,6 +159,13 @@ def main(argv: list[str] | None = None) -> int:
         from bench import freshness
 
         freshness.run(args.path, json_out=args.json)
+    elif args.command == "mm-quality":
+        from bench import mm_quality
+
+        mm_quality.run(
+            args.paths, churn_id=args.churn, timing_id=args.timing, repeat=args.repeat, json_out=args.json,
+            skip=args.skip,
+        )  # fmt: skip
     elif args.command == "operators":
         from bench import operators
 

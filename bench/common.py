@@ -73,3 +73,13 @@ def write_json(path: Path, data: dict[str, Any]) -> Path:
 def command_line() -> str:
     """The command as run, e.g. ``python -m bench locomo-recall ...``."""
     return " ".join(["python -m bench", *sys.argv[1:]])
+
+
+@contextmanager
+def live_server(bank: MindBank) -> Iterator[str]:
+    """Serve ``bank`` over HTTP on a free loopback port (the app's worker running); yields the base URL. Benchmarks
+    that measure what a user gets go through this real path."""
+    from mindbank.server import serve_in_thread
+
+    with serve_in_thread(bank) as url:
+        yield url

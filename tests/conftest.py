@@ -3,20 +3,16 @@ server on 127.0.0.1 (uvicorn in a thread) for tests that drive real clients."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-import uvicorn
 from fastapi.testclient import TestClient
 
 from mindbank.config import Settings
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
-from mindbank.server import UVICORN_OPTIONS, create_app
+from mindbank.server import create_app, serve_in_thread
 from mindbank.service import MindBank
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -63,23 +59,8 @@ def conv26() -> Path:
 @contextmanager
 def live_server(mb: MindBank, *, run_worker: bool = True) -> Iterator[str]:
     """Serve ``mb`` on a free loopback port; yields the base URL."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    app = create_app(mb, run_worker=run_worker)
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **UVICORN_OPTIONS)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    with serve_in_thread(mb, run_worker=run_worker) as url:
+        yield url
 
 
 @pytest.fixture

@@ -127,7 +127,8 @@ def _run(console: Console, mb: MindBank, conv, first: list[int], second: list[in
     specs = model_specs(conv.speakers)
     ids: list[tuple[str, ModelSpec]] = []
     for spec in specs:
-        trigger = {"tags_match": spec.tags_match} if spec.tags_match else None
+        # delta: the refresh after the second half edits each briefing (new facts, repeats, updates) in place
+        trigger = {"mode": "delta", **({"tags_match": spec.tags_match} if spec.tags_match else {})}
         model_id, _ = mb.create_mental_model(
             BANK, name=spec.name, source_query=spec.source_query, tags=spec.tags, max_tokens=600, trigger=trigger
         )
@@ -170,9 +171,10 @@ def _run(console: Console, mb: MindBank, conv, first: list[int], second: list[in
             ln for ln in difflib.ndiff(before[model.id].splitlines(), after.content.splitlines()) if ln[:2] == "- "
         ]
         history = mb.mental_model_history(BANK, model.id)
-        console.rule(
-            f"[bold]{after.name}[/] refreshed: +{len(added)} / -{len(removed)} lines, "
-            f"history entries: {len(history)}, stale now: {after.is_stale}"
+        # the figures on a line of their own: a rule's title is cut to the terminal's width
+        console.rule(f"[bold]{after.name}[/] refreshed")
+        console.print(
+            f"+{len(added)} / -{len(removed)} lines, history entries: {len(history)}, stale now: {after.is_stale}"
         )
         for line in [ln for ln in added if ln.strip("+ ")][:6]:
             console.print("[green]" + line.replace("[", r"\[") + "[/]")

@@ -13,11 +13,15 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import socket
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, nullcontext
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager, nullcontext
 from typing import Any
 
+import uvicorn
 from fastapi import FastAPI
 from threadpoolctl import threadpool_limits
 
@@ -33,6 +37,7 @@ from mindbank.service import MindBank
 # uvicorn options of every mindbank server: a request head (URL and headers) may be up to 64 KiB, room for every
 # query parameter at its documented limit (h11's default, 16 KiB, refuses some with a bare 400)
 UVICORN_OPTIONS: dict[str, Any] = {"h11_max_incomplete_event_size": 65_536}
+START_TIMEOUT_S = 30.0  # how long serve_in_thread waits for its server to start
 
 
 MALLOC_ARENAS = 2  # glibc M_ARENA_MAX for a serving process (what MALLOC_ARENA_MAX=2 in the environment does)
@@ -91,3 +96,28 @@ def create_app(mb: MindBank, *, run_worker: bool = True) -> FastAPI:
     app.add_middleware(HostOriginGuard, policy=policy)
     warn_if_open(policy, settings.host)
     return app
+
+
+@contextmanager
+def serve_in_thread(mb: MindBank, *, run_worker: bool = True) -> Iterator[str]:
+    """Serve ``mb`` (:func:`create_app`) on 127.0.0.1, a free port, from a background thread while the block runs;
+    yields the base URL. For tests and benchmarks that drive the real HTTP path in-process (``mindbank serve`` runs
+    uvicorn in the foreground instead). With ``run_worker`` the app's in-process worker runs too. Raises
+    ``RuntimeError`` when the server does not start within ``START_TIMEOUT_S`` seconds."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    app = create_app(mb, run_worker=run_worker)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **UVICORN_OPTIONS))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the in-process server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)

@@ -38,7 +38,7 @@ from mindbank.domain.document import (
     parse_markdown,
     render_markdown,
 )
-from mindbank.domain.records import MentalModel, ScoredMemory
+from mindbank.domain.records import MemoryUnit, MentalModel, ScoredMemory
 from mindbank.domain.resources import applicable_directives, guidance_prompt
 from mindbank.domain.scope import MemoryFilter, admits, model_scope
 from mindbank.domain.timeutil import to_iso, utcnow
@@ -62,9 +62,16 @@ from mindbank.engine.refresh.plan import (
 from mindbank.engine.refresh.relevance import RelevanceGate
 from mindbank.engine.refresh.retraction import retraction_operations, retraction_report
 from mindbank.engine.refresh.source_chunks import select_chunks
-from mindbank.engine.synthesis.port import SynthesisError, Synthesizer
+from mindbank.engine.synthesis.port import ScopeRead, SynthesisError, Synthesizer
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.store.base import SpendRecord, Store
+
+# A synthesizer that reads its whole scope (``reads_scope``: the extractive briefing) gets every in-scope memory of
+# the window, best match first, up to this many facts and tokens: a bank's whole history for one subject stays
+# readable on the embedded default (conv-43's 680 turns: about 17k tokens, docs/benchmarks.md "Mental-model
+# quality"), and a scope beyond it is read by relevance to the source query.
+SCOPE_MAX_FACTS = 3000
+SCOPE_MAX_TOKENS = 120_000
 
 
 class RefreshRunner:
@@ -192,7 +199,8 @@ class RefreshRunner:
 
         budget = int(model.trigger.get("recall_max_tokens") or settings.recall_max_tokens)
         plan.synthesis_scope = synthesis_scope(model, window, budget, settings)
-        hits = self._recall(plan, model, window, budget, settings) if newest is not None else []
+        whole = bool(getattr(self.synthesizer, "reads_scope", False))
+        hits = self._recall(plan, model, window, budget, settings, whole=whole) if newest is not None else []
         if plan.failed:
             return
         if delta:
@@ -201,11 +209,15 @@ class RefreshRunner:
         plan.retrieved = hits
         if hits and getattr(self.synthesizer, "reads_chunks", False):
             self._read_chunks(plan, hits, settings)
+        if whole:
+            plan_read = self._scope_read(model, hits, [m for m in present if m.id not in missing] if delta else [])
+        else:
+            plan_read = None
         if delta:
             assert document is not None
-            self._plan_delta(plan, document, hits, missing)
+            self._plan_delta(plan, document, hits, missing, plan_read)
         else:
-            self._plan_full(plan, hits)
+            self._plan_full(plan, hits, plan_read)
         if plan.failed or plan.outcome not in WRITING_OUTCOMES:
             return
         if plan.retrieved and not plan.used_ids:
@@ -267,18 +279,40 @@ class RefreshRunner:
         except DocumentError:
             return None
 
+    def _scope_read(self, model: MentalModel, hits: list[ScoredMemory], cited: list[MemoryUnit]) -> ScopeRead:
+        """What a whole-scope synthesizer gets beside the facts: stored vectors (facts and cited memories, one
+        read), the source query's vector, the embedder, and (delta) the cited memories still in scope."""
+        texts = {h.memory.id: h.memory.text for h in hits} | {m.id: m.text for m in cited}
+        vectors = dict(self.store.memory_vectors(model.bank_id, list(texts))) if texts else {}
+        unstored = [i for i in texts if i not in vectors]  # none in practice: keep every fact in one vector space
+        if unstored:
+            vectors.update(zip(unstored, self.embedder.embed([texts[i] for i in unstored]), strict=True))
+        query_vector = self.embedder.embed([model.source_query])[0]
+        return ScopeRead(vectors=vectors, query_vector=query_vector, embed=self.embedder.embed, cited=cited)
+
     def _recall(
-        self, plan: RefreshPlan, model: MentalModel, window: MemoryFilter, budget: int, settings: RefreshSettings
+        self,
+        plan: RefreshPlan,
+        model: MentalModel,
+        window: MemoryFilter,
+        budget: int,
+        settings: RefreshSettings,
+        *,
+        whole: bool = False,
     ) -> list[ScoredMemory]:
+        """The facts the synthesizer reads: the top recall hits within ``budget`` tokens, or (``whole``) every
+        in-scope memory of the window, best match first, bounded by ``SCOPE_MAX_FACTS`` / ``SCOPE_MAX_TOKENS``
+        (one ranking with pools that large, so nothing is widened and re-ranked)."""
         started = time.perf_counter()
+        if whole:
+            budget = SCOPE_MAX_TOKENS
+            request = RecallRequest(query=model.source_query, filter=window, max_tokens=budget, limit=SCOPE_MAX_FACTS)
+            pool = SCOPE_MAX_FACTS
+        else:
+            request = RecallRequest(query=model.source_query, filter=window, max_tokens=budget, fill=True)
+            pool = settings.recall_candidates
         try:
-            hits = recall(
-                self.store,
-                self.embedder,
-                model.bank_id,
-                RecallRequest(query=model.source_query, filter=window, max_tokens=budget, fill=True),
-                candidates=settings.recall_candidates,
-            )
+            hits = recall(self.store, self.embedder, model.bank_id, request, candidates=pool)
         except TRANSIENT:
             raise
         except Exception as exc:
@@ -287,7 +321,7 @@ class RefreshRunner:
         plan.tool_calls.append(
             {
                 "tool": "recall",
-                "reason": "facts in the model's scope"
+                "reason": ("every fact in the model's scope" if whole else "facts in the model's scope")
                 + (" written since the watermark" if window.updated_after else ""),
                 "input": {"query": model.source_query, "max_tokens": budget},
                 "updated_at": to_iso(window.updated_after),  # the delta window's lower bound (reference shape)
@@ -316,10 +350,13 @@ class RefreshRunner:
         recall_call["chunk_count"] = len(plan.chunks)
         recall_call["output"]["chunks"] = [{"memory_ids": list(c.memory_ids), "text": c.text} for c in plan.chunks]
 
-    def _extra(self, plan: RefreshPlan, *, full: bool) -> dict[str, Any]:
-        """Keyword arguments only some synthesizers take: the retrieval scope, the source chunks, and the bank's
-        mission and directives (``reads_directives``: the LLM engine; the extractive one cannot follow them)."""
+    def _extra(self, plan: RefreshPlan, *, full: bool, read: ScopeRead | None = None) -> dict[str, Any]:
+        """Keyword arguments only some synthesizers take: the retrieval scope, the source chunks, the scope read
+        (``reads_scope``), and the bank's mission and directives (``reads_directives``: the LLM engine; the
+        extractive one cannot follow them)."""
         extra: dict[str, Any] = {}
+        if read is not None:
+            extra["read"] = read
         if full and getattr(self.synthesizer, "retrieves", False):
             extra["scope"] = plan.synthesis_scope
         if getattr(self.synthesizer, "reads_chunks", False):
@@ -343,7 +380,7 @@ class RefreshRunner:
         known = {h.memory.id for h in plan.retrieved}
         plan.retrieved = [*plan.retrieved, *(h for h in synthesis.retrieved if h.memory.id not in known)]
 
-    def _plan_full(self, plan: RefreshPlan, hits: list[ScoredMemory]) -> None:
+    def _plan_full(self, plan: RefreshPlan, hits: list[ScoredMemory], read: ScopeRead | None = None) -> None:
         model = plan.model
         try:
             # a synthesizer that retrieves on its own (the LLM agent) reads through the same scope and snapshot
@@ -352,7 +389,7 @@ class RefreshRunner:
                 source_query=model.source_query,
                 facts=hits,
                 max_tokens=model.max_tokens,
-                **self._extra(plan, full=True),
+                **self._extra(plan, full=True, read=read),
             )
         except SynthesisError as exc:
             plan.fail("refresh_failed_error", exc.reason, str(exc))
@@ -427,7 +464,12 @@ class RefreshRunner:
         plan.outcome = "content_written" if plan.content != plan.model.content else "content_unchanged"
 
     def _plan_delta(
-        self, plan: RefreshPlan, document: StructuredDocument, hits: list[ScoredMemory], missing: set[str]
+        self,
+        plan: RefreshPlan,
+        document: StructuredDocument,
+        hits: list[ScoredMemory],
+        missing: set[str],
+        read: ScopeRead | None = None,
     ) -> None:
         model = plan.model
         retracted = retraction_operations(document, missing)
@@ -438,7 +480,7 @@ class RefreshRunner:
                 document=base,
                 facts=hits,
                 max_tokens=model.max_tokens,
-                **self._extra(plan, full=False),
+                **self._extra(plan, full=False, read=read),
             )
         except SynthesisError as exc:
             plan.fail("refresh_failed_delta_not_applied", "delta_ops_failed", str(exc))

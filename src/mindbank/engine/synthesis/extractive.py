@@ -1,42 +1,69 @@
-"""The offline synthesizer: the extractive composer and editor (``synthesis/compose.py``) behind the port."""
+"""The offline synthesizer: the extractive briefing writer (``compose.py``) and delta editor (``delta.py``) behind
+the port."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
-from mindbank.domain.document import StructuredDocument, count_tokens
+from mindbank.domain.document import StructuredDocument, count_tokens, render_markdown
 from mindbank.domain.records import ScoredMemory
-from mindbank.engine.synthesis.compose import compose_markdown, document_outline, plan_delta_operations
-from mindbank.engine.synthesis.port import StructuredOutputUnsupported, Synthesis
+from mindbank.engine.synthesis.compose import compose_markdown
+from mindbank.engine.synthesis.delta import plan_delta_operations
+from mindbank.engine.synthesis.port import ScopeRead, StructuredOutputUnsupported, Synthesis
+
+
+@lru_cache(maxsize=65536)
+def _tokens(text: str) -> int:
+    return count_tokens(text)
 
 
 def _facts_tokens(facts: Sequence[ScoredMemory]) -> int:
-    return sum(count_tokens(f.memory.text) for f in facts)
+    """What the synthesis read, in tokens (cached per text: a whole-scope refresh counts the same facts again)."""
+    return sum(_tokens(f.memory.text) for f in facts)
 
 
 class ExtractiveSynthesizer:
-    """The offline engine: cited bullets grouped by theme (full); append/add/evict operations (delta).
+    """The offline engine: a briefing of cited quotes grouped into topics (full); update/repeat/append/evict
+    operations (delta).
 
-    It quotes facts verbatim and never reads source chunks (``reads_chunks`` is not set), so a refresh fetches
-    none for it whatever ``include_chunks`` says; it cannot fill a ``response_schema`` (``extracts_structured``)."""
+    It reads its whole scope (``reads_scope``: the pipeline hands it every in-scope fact of the window, bounded,
+    with their stored vectors), quotes facts verbatim and never reads source chunks (``reads_chunks`` is not set),
+    so a refresh fetches none for it whatever ``include_chunks`` says; it cannot fill a ``response_schema``
+    (``extracts_structured``)."""
 
     extracts_structured = False
+    reads_scope = True
 
     name = "extractive"
 
-    def compose(self, *, name: str, source_query: str, facts: Sequence[ScoredMemory], max_tokens: int) -> Synthesis:
-        markdown, used = compose_markdown(source_query=source_query, hits=facts, max_tokens=max_tokens)
-        read = count_tokens(source_query) + _facts_tokens(facts)
-        return Synthesis(markdown=markdown, used_ids=used, input_tokens=read, nothing_relevant=not markdown)
+    def compose(
+        self,
+        *,
+        name: str,
+        source_query: str,
+        facts: Sequence[ScoredMemory],
+        max_tokens: int,
+        read: ScopeRead | None = None,
+    ) -> Synthesis:
+        markdown, used = compose_markdown(source_query=source_query, hits=facts, max_tokens=max_tokens, read=read)
+        read_tokens = count_tokens(source_query) + _facts_tokens(facts)
+        return Synthesis(markdown=markdown, used_ids=used, input_tokens=read_tokens, nothing_relevant=not markdown)
 
     def edit(
-        self, *, source_query: str, document: StructuredDocument, facts: Sequence[ScoredMemory], max_tokens: int
+        self,
+        *,
+        source_query: str,
+        document: StructuredDocument,
+        facts: Sequence[ScoredMemory],
+        max_tokens: int,
+        read: ScopeRead | None = None,
     ) -> Synthesis:
-        operations, used = plan_delta_operations(document, facts, max_tokens=max_tokens)
-        # what the extractive editor reads: the new facts and the document's outline (headings, ids, citations)
-        read = count_tokens(source_query) + _facts_tokens(facts) + count_tokens(document_outline(document))
-        return Synthesis(operations=operations, used_ids=used, input_tokens=read)
+        operations, used = plan_delta_operations(document, facts, max_tokens=max_tokens, read=read)
+        # what the extractive editor reads: the new facts and the document (its blocks' quotes, counts, citations)
+        read_tokens = count_tokens(source_query) + _facts_tokens(facts) + count_tokens(render_markdown(document))
+        return Synthesis(operations=operations, used_ids=used, input_tokens=read_tokens)
 
     def extract_structured(self, *, content: str, schema: dict[str, Any]) -> dict[str, Any]:
         raise StructuredOutputUnsupported(

@@ -8,12 +8,15 @@ failure path.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
+import numpy.typing as npt
+
 from mindbank.domain.document import Operation, StructuredDocument
-from mindbank.domain.records import ScoredMemory
+from mindbank.domain.records import MemoryUnit, ScoredMemory
 from mindbank.domain.scope import MemoryFilter
 
 
@@ -67,14 +70,32 @@ class SynthesisScope:
     observations_max_tokens: int = 5000
 
 
+@dataclass(frozen=True, slots=True)
+class ScopeRead:
+    """What the pipeline hands a synthesizer that reads its whole scope (``reads_scope = True``), beside the facts.
+
+    ``facts`` are then every in-scope memory of the refresh's window (bounded: ``engine/refresh/runner.py``,
+    ``SCOPE_MAX_FACTS``), best match to the source query first. ``vectors``: the stored embeddings of those facts
+    and of ``cited`` (unit float32 vectors, memory id -> vector). ``query_vector``: the source query embedded.
+    ``embed``: the embedder (texts -> ``(n, d)`` unit vectors), for short texts such as heading candidates.
+    ``cited`` (delta only): the memories the current document cites that are still in scope."""
+
+    vectors: Mapping[str, npt.NDArray[np.float32]] = field(default_factory=dict)
+    query_vector: npt.NDArray[np.float32] | None = None
+    embed: Callable[[Sequence[str]], npt.NDArray[np.float32]] | None = None
+    cited: Sequence[MemoryUnit] = ()
+
+
 class Synthesizer(Protocol):
     """Writes documents. ``name`` appears in ``reflect_response.engine``.
 
     A synthesizer that retrieves on its own declares a class attribute ``retrieves = True``; the pipeline then
     passes ``scope=SynthesisScope(...)`` to :meth:`compose` (others are called without it). One that reads raw
     source chunks declares ``reads_chunks = True`` and gets ``chunks=[SourceChunk, ...]`` (possibly empty: the
-    trigger's ``include_chunks`` may be off) in both :meth:`compose` and :meth:`edit`. One that can never fill a
-    ``response_schema`` sets ``extracts_structured = False``, so a dry run can say so without trying.
+    trigger's ``include_chunks`` may be off) in both :meth:`compose` and :meth:`edit`. One that reads its whole
+    scope (the extractive briefing) declares ``reads_scope = True``: its ``facts`` are then every in-scope memory
+    of the window (bounded), and both methods get ``read=ScopeRead(...)`` with their vectors. One that can never
+    fill a ``response_schema`` sets ``extracts_structured = False``, so a dry run can say so without trying.
     """
 
     name: str
