@@ -134,13 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "retain":
         from bench import retain
 
-        retain.run(
-            args.path,
-            repeat=args.repeat,
-            json_out=args.json,
-            with_consolidation=args.consolidation,
-            database_url=args.database_url,
-        )
+        retain.run(args.path, repeat=args.repeat, json_out=args.json, with_consolidation=args.consolidation,
+                   database_url=args.database_url)  # fmt: skip
     elif args.command == "refresh-cost" and args.failing_provider:
         from bench import failing_provider
 
