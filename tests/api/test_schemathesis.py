@@ -15,6 +15,10 @@ How it runs and why:
   syntax, a response schema whose ``required`` names its properties, mutually exclusive trigger fields, ``tags``
   with ``tag_groups`` on reflect, a window whose start is after its end), and the right answer to them is a 422;
   each of those rules is tested in tests/api;
+* check ``use_after_free`` off for ``/banks/{bank_id}/config`` only: ``DELETE /config`` resets the bank's overrides
+  (the reference's semantics), so the config is still there afterwards and a ``GET`` answers 200, which that check
+  reads as a deleted resource coming back (it failed about one run in five, as the stateful phase's order varies);
+  every other ``DELETE`` keeps the check;
 * excluded phase ``coverage``: it enumerates every boundary combination of every field whatever ``--max-examples``
   says (21,853 requests, 6.5 minutes, for 37 operations); the limits it probes are tested one by one in
   tests/api/test_limits.py. Run it with ``MINDBANK_SCHEMATHESIS_PHASES=examples,coverage,fuzzing,stateful``.
@@ -41,6 +45,12 @@ SEED = 20261201
 MAX_EXAMPLES = 10
 PHASES = os.environ.get("MINDBANK_SCHEMATHESIS_PHASES", "examples,fuzzing,stateful")
 EXCLUDED_CHECKS = "positive_data_acceptance"  # why: see the module docstring
+# per-operation settings (why: see the module docstring)
+CONFIG = """
+[[operations]]
+include-path-regex = "/config$"
+checks.use_after_free.enabled = false
+"""
 SMALL_LIMITS: dict[str, Any] = {
     "max_body_bytes": 1_000_000,
     "max_items_per_request": 20,
@@ -69,8 +79,9 @@ def test_openapi_matches_behaviour(live: Callable[..., Any], tmp_path: Path, emb
     mb = MindBank.open(settings, embedder=embedder)
     try:
         with live(mb, run_worker=False) as url:
+            (tmp_path / "schemathesis.toml").write_text(CONFIG)
             command = [
-                _schemathesis(), "run", f"{url}/openapi.json",
+                _schemathesis(), "--config-file", str(tmp_path / "schemathesis.toml"), "run", f"{url}/openapi.json",
                 "--checks", "all", "--exclude-checks", EXCLUDED_CHECKS,
                 "--phases", PHASES, "--max-examples", str(MAX_EXAMPLES), "--seed", str(SEED),
                 "--workers", "2", "--generation-allow-x00", "false", "--generation-database", "none",
