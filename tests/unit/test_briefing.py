@@ -8,6 +8,7 @@ Facts are embedded with the real MiniLM embedder (the session fixture), as the r
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -164,6 +165,17 @@ def test_the_same_text_retained_twice_is_one_block(embedder: MiniLMEmbedder) -> 
     markdown, _ = compose(embedder, facts(text, text))
     (block,) = blocks_citing(markdown, "m0")
     assert "[mem:m1]" in block and "(mentioned 2 times" in block and markdown.count("food bank") == 1
+
+
+def test_a_fact_repeated_at_retain_time_shows_its_mention_count(embedder: MiniLMEmbedder) -> None:
+    """A repeat recorded on the stored fact (``mention_count``, ``last_mentioned_at``) is one fact, one citation."""
+    text = "Sam: I volunteer at the food bank every Saturday morning."
+    (hit,) = facts(text)
+    later = START + timedelta(days=40)
+    repeated = replace(hit, memory=replace(hit.memory, mention_count=3, last_mentioned_at=later))
+    markdown, _ = compose(embedder, [repeated, *facts("Sam: I started a pottery class.", prefix="p")])
+    (block,) = blocks_citing(markdown, "m0")
+    assert f"(mentioned 3 times, last {later.day} {later:%b %Y}) [mem:m0]" in block
 
 
 def test_two_statements_on_one_topic_are_not_repeats(embedder: MiniLMEmbedder) -> None:

@@ -51,8 +51,9 @@ class Unit:
 
     @property
     def mentions(self) -> int:
-        """How many facts say the current statement (the current fact and its repeats)."""
-        return 1 + len(self.repeats)
+        """How many times the current statement was said: each fact saying it (the current fact and its repeats)
+        counts as often as it was retained (``MemoryUnit.mention_count``, the repeats recorded at retain time)."""
+        return sum(max(1, c.hit.memory.mention_count) for c in (self.current, *self.repeats))
 
     @property
     def worth(self) -> float:
@@ -61,8 +62,11 @@ class Unit:
 
     @property
     def last(self) -> datetime | None:
-        """The newest date among the current fact and its repeats."""
-        dates = [c.when for c in (self.current, *self.repeats) if c.when is not None]
+        """The newest date among the current fact and its repeats, a repeat recorded at retain time included
+        (``MemoryUnit.last_mentioned_at``)."""
+        members = (self.current, *self.repeats)
+        dates = [c.when for c in members if c.when is not None]
+        dates += [m for c in members if c.hit.memory.mention_count > 1 and (m := c.hit.memory.last_mentioned_at)]
         return max(dates) if dates else None
 
 
