@@ -35,7 +35,7 @@ from mindbank.service import MindBank
 
 BANK = "locomo"
 ADVERSARIAL = 5
-MAX_TOKENS = 1_000_000  # no budget cut: the cap is the result count
+MAX_TOKENS = Settings().max_token_budget  # the largest budget a request may ask: no cut at 10 results
 IndexVariant = Literal["plain", "prev-turn"]
 
 

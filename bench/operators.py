@@ -9,6 +9,7 @@ the sizes are reached quickly; the timed calls go through the service as the HTT
 
 from __future__ import annotations
 
+import itertools
 import statistics
 import time
 import uuid
@@ -62,8 +63,12 @@ def _fill_operations(mb: MindBank, count: int) -> None:
             mb.store.finish_operation(op.id, status="completed" if i % 5 else "failed", result=None, error=None)
 
 
+_RETAINS = itertools.count()
+
+
 def _retain_one(mb: MindBank) -> None:
-    mb.retain("b", [RetainItem(content="Dana ships the release on Thursday.")])
+    # a new text each time: the same text again would be a repeat (a count on the stored fact), not a new memory
+    mb.retain("b", [RetainItem(content=f"Dana ships release {next(_RETAINS)} on Thursday.")])
 
 
 def run(sizes: list[int], *, operations: int, repeat: int, json_out: Path | None) -> dict[str, Any]:

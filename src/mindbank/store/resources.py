@@ -39,10 +39,6 @@ class ResourceQueries(SharedQueries):
 
     # ---------------------------------------------------------------- supplied by the backend
 
-    def _filter_sql(self, flt: MemoryFilter, alias: str) -> tuple[str, list[Any]]:
-        """The backend's SQL predicate (and parameters) for ``flt`` over ``alias``."""
-        raise NotImplementedError
-
     def _document_filter(
         self, *, query: str | None, tags: Sequence[str], tags_match: TagsMatch, time_field: str,
         start: datetime | None, end: datetime | None,

@@ -69,10 +69,34 @@ class SharedQueries:
         """Create the bank in the open transaction if it does not exist (the backend's)."""
         raise NotImplementedError
 
+    def _filter_sql(self, flt: MemoryFilter, alias: str) -> tuple[str, list[Any]]:
+        """The backend's SQL predicate (and parameters) for ``flt`` over ``alias``."""
+        raise NotImplementedError
+
     def _bind_ids(self, statement: str, ids: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
         """A statement taking a list of ids, ready to run, and the parameters standing for the list (the backend's:
         one placeholder per id in SQLite, one array parameter in PostgreSQL)."""
         raise NotImplementedError
+
+    # ---------------------------------------------------------------- memory reads
+
+    def memories_in_window(self, bank_id: str, start: datetime, end: datetime, k: int, flt: MemoryFilter) -> list[str]:
+        """Ids of at most ``k`` memories passing ``flt`` whose ``occurred_start``, ``occurred_end`` or
+        ``mentioned_at`` lies in ``[start, end]``, latest first (recall's temporal arm)."""
+        where, params = self._filter_sql(flt, "m")
+        lo, hi = self._columns.time(start), self._columns.time(end)
+        with self._read() as conn:
+            rows = conn.execute(
+                self._q["memories_in_window"].format(where=where), (bank_id, *params, lo, hi, lo, hi, lo, hi, k)
+            ).fetchall()
+        return [r["id"] for r in rows]
+
+    def scope_watermark(self, bank_id: str, flt: MemoryFilter) -> datetime | None:
+        """Newest ``updated_at`` among memories passing ``flt`` (None when none do)."""
+        where, params = self._filter_sql(flt, "m")
+        with self._read() as conn:
+            row = conn.execute(self._q["scope_watermark"].format(where=where), (bank_id, *params)).fetchone()
+        return None if row is None or row["updated_at"] is None else self._columns.load_time(row["updated_at"])
 
     # ---------------------------------------------------------------- banks
 

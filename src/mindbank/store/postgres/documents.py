@@ -5,12 +5,10 @@ of the document, directive, webhook and administration methods are :mod:`mindban
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from mindbank.domain.scope import MemoryFilter
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.migrate import migrations
-from mindbank.store.postgres.queries import Q, filter_sql, tag_list
+from mindbank.store.postgres.queries import Q, tag_list
 from mindbank.store.resources import ResourceQueries
 
 
@@ -18,9 +16,6 @@ class DocumentsMixin(PostgresBase, ResourceQueries):
     """Document listing filter, deletion and retagging over ``documents``, ``chunks`` and ``memory_units``."""
 
     _mark = "%s"
-
-    def _filter_sql(self, flt: MemoryFilter, alias: str) -> tuple[str, list[Any]]:
-        return filter_sql(flt, alias)
 
     def delete_document(self, bank_id: str, document_id: str) -> int | None:
         """Delete a document with its chunks, memories and history atomically; returns how many memories went

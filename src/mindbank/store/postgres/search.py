@@ -4,7 +4,6 @@ scope counts and watermarks, tags in use, and the chunk/document sources reflect
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -124,24 +123,6 @@ class SearchMixin(PostgresBase):
         with self._read() as conn:
             row = conn.execute(Q["count_memories"], (bank_id,)).fetchone()
         return int(row["count"]) if row else 0
-
-    def memories_in_window(self, bank_id: str, start: datetime, end: datetime, k: int, flt: MemoryFilter) -> list[str]:
-        """Ids of at most ``k`` memories passing ``flt`` whose ``occurred_start``, ``occurred_end`` or
-        ``mentioned_at`` lies in ``[start, end]``, latest first (recall's temporal arm)."""
-        where, params = filter_sql(flt)
-        lo, hi = start, end
-        with self._read() as conn:
-            rows = conn.execute(
-                Q["memories_in_window"].format(where=where), (bank_id, *params, lo, hi, lo, hi, lo, hi, k)
-            ).fetchall()
-        return [r["id"] for r in rows]
-
-    def scope_watermark(self, bank_id: str, flt: MemoryFilter) -> datetime | None:
-        """Newest ``updated_at`` among memories passing ``flt`` (None when none do)."""
-        where, params = filter_sql(flt)
-        with self._read() as conn:
-            row = conn.execute(Q["scope_watermark"].format(where=where), (bank_id, *params)).fetchone()
-        return None if row is None else row["updated_at"]
 
     def memory_sources(self, bank_id: str, memory_ids: Sequence[str], *, documents: bool = True) -> list[MemorySource]:
         """Chunk and document text of the given memories, in the order of ``memory_ids`` (unknown ids left out);

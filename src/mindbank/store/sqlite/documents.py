@@ -6,13 +6,11 @@ applied to this process's vector index). The rest of the document, directive, we
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from mindbank.domain.scope import MemoryFilter
 from mindbank.store.resources import ResourceQueries
 from mindbank.store.sqlite.connection import SQLiteBase
 from mindbank.store.sqlite.migrate import migrations
-from mindbank.store.sqlite.queries import Q, filter_sql
+from mindbank.store.sqlite.queries import Q
 from mindbank.store.sqlite.rows import COLUMNS
 
 
@@ -20,9 +18,6 @@ class DocumentsMixin(SQLiteBase, ResourceQueries):
     """Document listing filter, deletion and retagging over ``documents``, ``chunks`` and ``memory_units``."""
 
     _mark = "?"
-
-    def _filter_sql(self, flt: MemoryFilter, alias: str) -> tuple[str, list[Any]]:
-        return filter_sql(flt, alias)
 
     def delete_document(self, bank_id: str, document_id: str) -> int | None:
         """Delete a document with its chunks, memories and history atomically; returns how many memories went

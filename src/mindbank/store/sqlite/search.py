@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from mindbank.domain.records import MemorySource, MemoryUnit
-from mindbank.domain.timeutil import to_iso
 from mindbank.store.base import MemoryFilter
 from mindbank.store.columns import memory_source
 from mindbank.store.sqlite.connection import SQLiteBase
@@ -25,7 +23,7 @@ from mindbank.store.sqlite.queries import (
     marks,
     substring_pattern,
 )
-from mindbank.store.sqlite.rows import COLUMNS, ts
+from mindbank.store.sqlite.rows import COLUMNS
 
 COMMON_TERM_SHARE = 0.05
 
@@ -157,24 +155,6 @@ class SearchMixin(SQLiteBase):
         """Number of memory units in the bank."""
         with self._read() as conn:
             return int(conn.execute(Q["count_memories"], (bank_id,)).fetchone()[0])
-
-    def memories_in_window(self, bank_id: str, start: datetime, end: datetime, k: int, flt: MemoryFilter) -> list[str]:
-        """Ids of at most ``k`` memories passing ``flt`` whose ``occurred_start``, ``occurred_end`` or
-        ``mentioned_at`` lies in ``[start, end]``, latest first (recall's temporal arm)."""
-        where, params = filter_sql(flt)
-        lo, hi = to_iso(start), to_iso(end)
-        with self._read() as conn:
-            rows = conn.execute(
-                Q["memories_in_window"].format(where=where), (bank_id, *params, lo, hi, lo, hi, lo, hi, k)
-            ).fetchall()
-        return [r["id"] for r in rows]
-
-    def scope_watermark(self, bank_id: str, flt: MemoryFilter) -> datetime | None:
-        """Newest ``updated_at`` among memories passing ``flt`` (None when none do)."""
-        where, params = filter_sql(flt)
-        with self._read() as conn:
-            row = conn.execute(Q["scope_watermark"].format(where=where), (bank_id, *params)).fetchone()
-        return None if row is None else ts(row[0])
 
     def memory_sources(self, bank_id: str, memory_ids: Sequence[str], *, documents: bool = True) -> list[MemorySource]:
         """Chunk and document text of the given memories, in the order of ``memory_ids`` (unknown ids left out);
