@@ -60,6 +60,19 @@ def test_spend_is_summed_per_model_per_bank_and_per_day(store: Store) -> None:
     assert store.bank_refresh_spend("b", "2026-03-02").total == SpendTotals()  # gone with the bank
 
 
+def test_a_page_of_models_reads_its_spend_and_the_bank_overrides_in_one_statement(store: Store) -> None:
+    for model_id in ("m1", "m2"):
+        store.insert_mental_model(model(model_id))
+    store.save_refresh(model("m1"), history=None, history_cap=50, spend=spend("m1", "2026-03-02"))
+    store.save_refresh(model("m1"), history=None, history_cap=50, spend=spend("m1", "2026-03-01"))
+    assert store.refresh_status_reads("b", ["m1", "m2"], "2026-03-02")[1] == {}  # no overrides yet
+    store.update_bank_config("b", {"refresh_model_daily_token_budget": 5000})
+    by_model, config = store.refresh_status_reads("b", ["m1", "m2"], "2026-03-02")
+    assert by_model == store.refresh_spend_by_model("b", ["m1", "m2"], "2026-03-02") and set(by_model) == {"m1"}
+    assert config == {"refresh_model_daily_token_budget": 5000}
+    assert store.refresh_status_reads("other", [], "2026-03-02") == ({}, {})  # an unknown bank, an empty page
+
+
 def test_failing_models_are_counted_for_the_bank_breaker(store: Store) -> None:
     for i in range(4):
         store.insert_mental_model(model(f"m{i}"))

@@ -220,14 +220,12 @@ class Governance:
 
     # ---------------------------------------------------------------- what the API shows
     def annotate(self, models: Sequence[MentalModel], now: datetime) -> None:
-        """Set ``refresh_status`` on each model of a page: two reads for the whole page (the spend, the bank's
+        """Set ``refresh_status`` on each model of a page: one read for the whole page (the spend and the bank's
         overrides), whatever its size."""
         if not models:
             return
         bank_id = models[0].bank_id
-        spend = self.mb.store.refresh_spend_by_model(bank_id, [m.id for m in models], utc_day(now))
-        bank = self.mb.store.get_bank(bank_id)
-        config = {} if bank is None else bank.config
+        spend, config = self.mb.store.refresh_status_reads(bank_id, [m.id for m in models], utc_day(now))
         for model in models:
             model_budget, _ = self.budgets(bank_id, model.trigger, bank_config=config)
             model.refresh_status = self.status(model, spend.get(model.id, Spend()), model_budget, now)

@@ -184,6 +184,26 @@ class SharedQueries:
             by_model.setdefault(r["mental_model_id"], []).append(r)
         return {model_id: fold_spend(group) for model_id, group in by_model.items()}
 
+    def refresh_status_reads(
+        self, bank_id: str, model_ids: Sequence[str], day: str
+    ) -> tuple[dict[str, Spend], dict[str, Any]]:
+        """What the refresh status of a page of models needs, in ONE statement: each listed model's spend (as
+        :meth:`refresh_spend_by_model`) and the bank's overrides (``{}`` when the bank has none or does not
+        exist)."""
+        ids = list(dict.fromkeys(model_ids)) or [""]
+        statement, id_params = self._bind_ids(self._q["refresh_spend_models"], ids)
+        statement = f"{statement} UNION ALL {self._q['bank_config_row']}"
+        with self._read() as conn:
+            rows = conn.execute(statement, (day, bank_id, *id_params, bank_id)).fetchall()
+        by_model: dict[str, list[Any]] = {}
+        config: dict[str, Any] = {}
+        for r in rows:
+            if r["mental_model_id"] is None:
+                config = self._columns.load_json(r["bank_config"]) or {}
+            else:
+                by_model.setdefault(r["mental_model_id"], []).append(r)
+        return {model_id: fold_spend(group) for model_id, group in by_model.items()}, config
+
     def bank_refresh_spend(self, bank_id: str, day: str) -> Spend:
         """The bank's refresh spend on ``day`` (UTC ``YYYY-MM-DD``) and over all days."""
         with self._read() as conn:

@@ -67,12 +67,17 @@ class MentalModelsMixin(SearchMixin):
         if exclude_knowledge_pages:
             where += Q["exclude_knowledge_pages"]
         with self._read() as conn:
-            row = conn.execute(Q["count_mental_models"].format(where=where), (bank_id, *params)).fetchone()
             rows = conn.execute(
                 Q["list_mental_models"].format(where=where, columns=mental_model_columns(detail)),
                 (bank_id, *params, limit, offset),
             ).fetchall()
-        return [COLUMNS.model_row(r) for r in rows], int(row["count"]) if row else 0
+            if rows or not offset:  # the page carries the total (COUNT(*) OVER ()); only past the end ask again
+                total = rows[0]["total_rows"] if rows else 0
+            else:
+                total = conn.execute(Q["count_mental_models"].format(where=where), (bank_id, *params)).fetchone()[
+                    "count"
+                ]
+        return [COLUMNS.model_row(r) for r in rows], int(total)
 
     def save_refresh(
         self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int, spend: SpendRecord | None = None

@@ -67,11 +67,14 @@ class MentalModelsMixin(SearchMixin):
         if exclude_knowledge_pages:
             where += Q["exclude_knowledge_pages"]
         with self._read() as conn:
-            total = conn.execute(Q["count_mental_models"].format(where=where), (bank_id, *params)).fetchone()[0]
             rows = conn.execute(
                 Q["list_mental_models"].format(where=where, columns=mental_model_columns(detail)),
                 (bank_id, *params, limit, offset),
             ).fetchall()
+            if rows or not offset:  # the page carries the total (COUNT(*) OVER ()); only past the end ask again
+                total = rows[0]["total_rows"] if rows else 0
+            else:
+                total = conn.execute(Q["count_mental_models"].format(where=where), (bank_id, *params)).fetchone()[0]
         return [COLUMNS.model_row(r) for r in rows], int(total)
 
     def save_refresh(

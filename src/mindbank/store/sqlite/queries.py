@@ -235,7 +235,8 @@ Q: dict[str, str] = {
     "get_mental_model": f"SELECT *, {IS_PAGE} FROM mental_models WHERE bank_id = ? AND id = ?",
     "count_mental_models": "SELECT COUNT(*) FROM mental_models WHERE bank_id = ?{where}",
     "list_mental_models": (
-        f"SELECT {{columns}}, {IS_PAGE} FROM mental_models WHERE bank_id = ?{{where}} "
+        f"SELECT {{columns}}, {IS_PAGE}, COUNT(*) OVER () AS total_rows FROM mental_models "
+        f"WHERE bank_id = ?{{where}} "
         "ORDER BY last_refreshed_at DESC, id DESC LIMIT ? OFFSET ?"
     ),
     "update_mental_model": (
@@ -279,9 +280,11 @@ Q: dict[str, str] = {
     # spend summed per model of a list, split into one UTC day (``today``: the first parameter) and the other days
     "refresh_spend_models": (
         "SELECT mental_model_id, day = ? AS today, SUM(refreshes) AS refreshes, SUM(llm_calls) AS llm_calls, "
-        "SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens "
+        "SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens, NULL AS bank_config "
         "FROM refresh_spend WHERE bank_id = ? AND mental_model_id IN ({marks}) GROUP BY 1, 2"
     ),
+    # a last row carrying the bank's overrides, UNION ALL-ed after refresh_spend_models (refresh_status_reads)
+    "bank_config_row": "SELECT NULL, NULL, NULL, NULL, NULL, NULL, config FROM banks WHERE bank_id = ?",
     # the same for the whole bank (a deleted model's spend still counts)
     "refresh_spend_bank": (
         "SELECT day = ? AS today, SUM(refreshes) AS refreshes, SUM(llm_calls) AS llm_calls, "
