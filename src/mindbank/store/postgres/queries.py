@@ -232,8 +232,8 @@ Q: dict[str, str] = {
     "get_mental_model": f"SELECT *, {IS_PAGE} FROM mental_models WHERE bank_id = %s AND id = %s",
     "count_mental_models": "SELECT COUNT(*) FROM mental_models WHERE bank_id = %s{where}",
     "list_mental_models": (
-        f"SELECT {{columns}}, {IS_PAGE}, COUNT(*) OVER () AS total_rows FROM mental_models "
-        f"WHERE bank_id = %s{{where}} "
+        f"SELECT {{columns}}, {IS_PAGE}, (SELECT COUNT(*) FROM mental_models WHERE bank_id = %s{{where}}) "
+        f"AS total_rows FROM mental_models WHERE bank_id = %s{{where}} "
         'ORDER BY last_refreshed_at DESC, id COLLATE "C" DESC LIMIT %s OFFSET %s'
     ),
     "update_mental_model": (

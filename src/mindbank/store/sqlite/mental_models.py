@@ -69,9 +69,9 @@ class MentalModelsMixin(SearchMixin):
         with self._read() as conn:
             rows = conn.execute(
                 Q["list_mental_models"].format(where=where, columns=mental_model_columns(detail)),
-                (bank_id, *params, limit, offset),
+                (bank_id, *params, bank_id, *params, limit, offset),
             ).fetchall()
-            if rows or not offset:  # the page carries the total (COUNT(*) OVER ()); only past the end ask again
+            if rows or not offset:  # the page carries the total (a scalar subquery); only past the end ask again
                 total = rows[0]["total_rows"] if rows else 0
             else:
                 total = conn.execute(Q["count_mental_models"].format(where=where), (bank_id, *params)).fetchone()[0]

@@ -235,8 +235,8 @@ Q: dict[str, str] = {
     "get_mental_model": f"SELECT *, {IS_PAGE} FROM mental_models WHERE bank_id = ? AND id = ?",
     "count_mental_models": "SELECT COUNT(*) FROM mental_models WHERE bank_id = ?{where}",
     "list_mental_models": (
-        f"SELECT {{columns}}, {IS_PAGE}, COUNT(*) OVER () AS total_rows FROM mental_models "
-        f"WHERE bank_id = ?{{where}} "
+        f"SELECT {{columns}}, {IS_PAGE}, (SELECT COUNT(*) FROM mental_models WHERE bank_id = ?{{where}}) "
+        f"AS total_rows FROM mental_models WHERE bank_id = ?{{where}} "
         "ORDER BY last_refreshed_at DESC, id DESC LIMIT ? OFFSET ?"
     ),
     "update_mental_model": (
