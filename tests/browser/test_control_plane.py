@@ -109,7 +109,7 @@ def test_the_control_plane_scenario(ui: Page, server: str, mindbank: MindBank) -
 
     # create a model from the form; the scope preview counts its memories
     page.get_by_role("link", name="New mental model").click()
-    page.get_by_label("Name").fill("Alice")
+    page.get_by_label("Name", exact=True).fill("Alice")
     page.get_by_label("Source query").fill("What is Alice training for?")
     page.get_by_label("Tags", exact=True).fill("user:alice")
     page.get_by_text("Scope: 2 memories").wait_for()
@@ -192,7 +192,7 @@ def test_the_control_plane_scenario(ui: Page, server: str, mindbank: MindBank) -
     page.get_by_label("Folder name").fill("People")
     page.get_by_role("button", name="Create folder").click()
     page.get_by_role("button", name="New page in folder People").click()
-    page.get_by_label("Name").fill("Alice's running")
+    page.get_by_label("Name", exact=True).fill("Alice's running")
     page.get_by_label("Source query").fill("How is Alice's running going?")
     page.get_by_label("Tags", exact=True).fill("user:alice")
     page.get_by_text("This scope matches no memories right now").wait_for()  # pages read observations by default
@@ -254,7 +254,7 @@ def test_the_control_plane_scenario(ui: Page, server: str, mindbank: MindBank) -
     # the same form edits a model; Clear empties it (its version kept in history)
     page.locator(f"tr[data-operation='{queued}']").get_by_role("link", name="Alice").click()
     page.get_by_role("link", name="Edit").click()
-    page.get_by_label("Name").fill("Alice (runner)")
+    page.get_by_label("Name", exact=True).fill("Alice (runner)")
     assert page.get_by_label("Refreshes").input_value() == "consolidation"  # the stored trigger, shown as it is
     page.get_by_role("button", name="Save changes").click()
     page.get_by_role("heading", name="Alice (runner)").wait_for()
