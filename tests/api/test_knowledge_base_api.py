@@ -71,6 +71,13 @@ def page(c: TestClient, name: str, parent: str | None = None, **extra: Any) -> d
 ALL_TYPES = {"fact_types": ["world", "experience", "observation"], "refresh_after_consolidation": False}
 
 
+def test_a_page_reading_only_observations_says_its_facts_are_there(c: TestClient) -> None:
+    retain(c, "Alice: I started training for the Berlin marathon.")  # a fact, no observation yet
+    (warning,) = page(c, "Alice", tags=["user:alice"])["warnings"]
+    assert "only ['observation'] memories" in warning and "1 world" in warning and "trigger.fact_types" in warning
+    assert page(c, "Alice all", tags=["user:alice"], trigger=ALL_TYPES)["warnings"] == []
+
+
 def test_pages_are_mental_models_with_the_page_defaults(c: TestClient, mb: MindBank) -> None:
     assert ok(c.get(f"{KB}/tree"), 404) == {"detail": "Bank 'b' not found"}
     people = folder(c, "People")

@@ -123,6 +123,7 @@ def test_revert_restores_a_version_and_records_itself(client: TestClient, mindba
     reverted = client.get(f"{BASE}/b/mental-models/alice").json()
     assert reverted["last_memory_seen_at"] == first["last_memory_seen_at"]  # the restored version's data position
     assert reverted["is_stale"] is True  # the half-marathon memory is newer than the restored content
+    assert reverted["last_refreshed_at"] == second["last_refreshed_at"]  # a revert is not a refresh
     assert client.post(f"{BASE}/b/mental-models/alice/revert", json={"history_id": 99999}).status_code == 404
     assert client.post(f"{BASE}/b/mental-models/alice/revert", json={}).status_code == 422
 

@@ -115,10 +115,12 @@ def test_an_unchanged_document_re_retained_changes_nothing(served: Callable[...,
     ids = [f["id"] for f in facts(s, document_id="d1")]
     history = s.http.get(f"{BASE}/documents/d1/history").json()
     before = stamp(s)
+    consolidations = s.mb.list_operations("b", operation_type="consolidation")[1]
     for again in (doc, {k: v for k, v in doc.items() if k != "timestamp"}):  # no timestamp: the stored one stays
         retain(s, again, async_=async_)
         s.mb.run_pending()
         assert [f["id"] for f in facts(s, document_id="d1")] == ids
+        assert s.mb.list_operations("b", operation_type="consolidation")[1] == consolidations  # nothing to consolidate
         assert stamp(s) == before
         assert s.http.get(f"{BASE}/documents/d1/history").json() == history
         assert s.http.get(f"{BASE}/mental-models/ann").json()["is_stale"] is False

@@ -178,6 +178,14 @@ def test_a_fact_repeated_at_retain_time_shows_its_mention_count(embedder: MiniLM
     assert f"(mentioned 3 times, last {later.day} {later:%b %Y}) [mem:m0]" in block
 
 
+def test_a_scope_of_short_statements_is_quoted_rather_than_left_empty(embedder: MiniLMEmbedder) -> None:
+    """Below the three-content-word bar ("I am learning the cello.") a scope with nothing else still gets a
+    document; its questions and small talk stay out, and a scope of only those stays empty."""
+    markdown, cited = compose(embedder, facts("Sam: I am learning the cello.", "Sam: Do you play?", "Sam: Thanks!"))
+    assert "I am learning the cello." in markdown and cited == ["m0"] and "?" not in markdown.split("\n", 1)[1]
+    assert compose(embedder, facts("Sam: Do you play?", "Sam: Thanks!")) == ("", [])
+
+
 def test_two_statements_on_one_topic_are_not_repeats(embedder: MiniLMEmbedder) -> None:
     hits = facts(
         "Sam: The sailing boat needs a new mast and fresh varnish on the deck before summer.",

@@ -159,7 +159,8 @@ class MemoriesService(ServiceCore):
         except DocumentChanged:  # another retain rewrote a document this one found unchanged: prepare it in full
             documents = prepare_documents(items, self.embedder, now=utcnow(), extract=self._extract_facts)
             ids = self.store.write_documents(bank_id, documents)
-        if self.settings.enable_auto_consolidation:
+        # only new facts need consolidating: a re-retained, unchanged (or re-tagged) document queues nothing
+        if self.settings.enable_auto_consolidation and any(not d.restate for d in documents):
             self.consolidate(bank_id)
         doc_ids = self._stored_documents(bank_id, [d.document_id for d in documents])
         memory_ids = list(dict.fromkeys(i for doc in ids for i in doc))
@@ -213,6 +214,7 @@ class MemoriesService(ServiceCore):
         cursor = RetainCursor.from_json(op.progress)
         began = time.monotonic()
         written: list[str] = []  # the documents this run wrote (a resumed run starts after the checkpoint)
+        fresh = False  # whether this run wrote new facts (not only unchanged or re-tagged documents)
         for attempt in range(RESTATE_ATTEMPTS + 1):
             # restatements are read afresh from the cursor on (never the item a resumed cursor is inside)
             first = cursor.item + (1 if cursor.started else 0)
@@ -228,13 +230,15 @@ class MemoriesService(ServiceCore):
                         fence.stage(part.after.to_json())
                     self.store.write_documents(op.bank_id, part.documents)
                     written += [d.document_id for d in part.documents if d.document_id not in written]
+                    fresh = fresh or any(not d.restate for d in part.documents)
                     cursor = part.after
                     if cursor.item < len(items) and time.monotonic() - began > RETAIN_SLICE_SECONDS and fence:
                         raise Requeue(f"retain at item {cursor.item} of {len(items)}: stepping aside for waiting work")
                 break
             except DocumentChanged:  # another retain rewrote a document read as unchanged: on from the cursor
                 continue
-        if self.settings.enable_auto_consolidation:
+        # a resumed run may have written its new facts before the crash: consolidating then costs one idle round
+        if self.settings.enable_auto_consolidation and (fresh or cursor.memories):
             self.consolidate(op.bank_id)
         written = self._stored_documents(op.bank_id, written)
         self.events.emit(retain_event(op.bank_id, written, cursor.memories, op.id, items_count=len(items)))

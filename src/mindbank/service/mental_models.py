@@ -307,7 +307,7 @@ class MentalModelsService(ServiceCore):
                 "outcome": "content_written",
                 "reverted_from_history_id": history_id,
             },
-            last_refreshed_at=utcnow(),
+            # a revert is not a refresh: "last refreshed" keeps saying when a refresh last ran
             # the restored content stands for the data it was written from: its watermark comes back with it (a
             # deliberate step back), so memories written since make the model stale and a delta refresh reads them
             last_memory_seen_at=parse_timestamp(entry.content.get("previous_last_memory_seen_at"))
@@ -343,6 +343,17 @@ class MentalModelsService(ServiceCore):
     def scope_warnings(self, model: MentalModel) -> list[str]:
         """Plain-language warnings about a model's scope (empty list when all is well)."""
         preview = self.scope_preview(model.bank_id, tags=model.tags, trigger=model.trigger)
+        if preview["total"] == 0 and preview["fact_types"] is not None:
+            # the tags may well match: say so when it is the fact types that leave the scope empty
+            other = self.scope_preview(model.bank_id, tags=model.tags, trigger={**model.trigger, "fact_types": None})
+            if other["total"]:
+                kinds = ", ".join(f"{n} {t}" for t, n in other["by_fact_type"].items() if n)
+                return [
+                    f"The scope reads only {preview['fact_types']} memories and has none yet; its tags match "
+                    f"{kinds}. Observations are formed by consolidation from facts that say the same thing, so a "
+                    "page or model reading only observations may stay empty for a while: add 'world' and "
+                    "'experience' to trigger.fact_types to read the facts themselves."
+                ]
         if preview["total"] == 0:
             mode = preview["tags_match"] or "tag_groups"
             warning = f"The scope matches no memories right now (tags {list(model.tags)}, match {mode}); a refresh "

@@ -243,6 +243,23 @@ def quote(fact_text: str) -> Quote | None:
     return Quote(text, salience, words)
 
 
+def plain_quote(fact_text: str) -> Quote | None:
+    """A fact's best plain statement when :func:`quote` finds nothing quotable: the highest-scoring sentence that
+    is neither a question nor glue (score at least 0) and says at least one content word — "I am learning the
+    cello." falls under the three-word bar but is what a scope of a few short facts has to say. None when the fact
+    is only questions, greetings or reactions. Used by the briefing only when no fact of the scope is quotable."""
+    sentences = split_sentences(strip_speaker(fact_text))
+    scored = [score_sentence(s) for s in sentences]
+    plain = [
+        i for i, s in enumerate(scored)
+        if not s.question and s.score >= 0 and s.plain_words >= 1 and not _ANNOTATION.match(sentences[i])
+    ]  # fmt: skip
+    if not plain:
+        return None
+    best = max(plain, key=lambda i: scored[i].score)
+    return Quote(sentences[best], scored[best].score, scored[best].plain_words)
+
+
 def salience(fact_text: str) -> float:
     """A fact's salience (0.0 when it has nothing quotable)."""
     found = quote(fact_text)

@@ -35,7 +35,7 @@ import numpy.typing as npt
 
 from mindbank.domain.records import ScoredMemory
 from mindbank.domain.text import strip_speaker
-from mindbank.engine.synthesis.salience import Quote, content_words, quote
+from mindbank.engine.synthesis.salience import Quote, content_words, plain_quote, quote
 
 Vector = npt.NDArray[np.float32]
 
@@ -144,6 +144,10 @@ def candidates(
         found = quote(hit.memory.text)
         if found is not None:
             kept.append((hit, found))
+    if not kept:
+        # nothing in scope passes the salience bar (a scope of a few short statements: "I am learning the cello."):
+        # quote its plain statements rather than leave the model empty; questions and small talk stay out
+        kept = [(h, q) for h in hits if h.memory.id not in covered and (q := plain_quote(h.memory.text)) is not None]
     if not kept:
         return []
     stored = vectors or {}
