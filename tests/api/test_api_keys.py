@@ -120,8 +120,13 @@ def test_mcp_honours_scoped_keys(server: str, mindbank: MindBank) -> None:
         async with httpx.AsyncClient(headers=bearer(reader)) as http:
             async with McpClient(streamable_http_client(f"{server}/mcp/team-a/", http_client=http)) as client:
                 assert not (await client.call_tool("recall", {"query": "tea"})).is_error
+                for read in ("list_documents", "get_knowledge_base_tree", "list_directives", "list_mental_models"):
+                    assert not (await client.call_tool(read, {})).is_error, read  # every read tool, every family
                 write = await client.call_tool("retain", {"content": "more"})
                 assert write.is_error and "read-only" in write.content[0].text  # type: ignore[union-attr]
+                # the listing says which tools such a key may call
+                hints = {t.name: t.annotations.read_only_hint for t in (await client.list_tools()).tools}  # type: ignore[union-attr]
+                assert hints["recall"] is True and hints["get_knowledge_base_tree"] is True and hints["retain"] is False
             async with McpClient(streamable_http_client(f"{server}/mcp/other", http_client=http)) as client:
                 assert (await client.call_tool("recall", {"query": "tea"})).is_error
 

@@ -61,3 +61,14 @@ def test_knowledge_base_tools(server: str) -> None:
             assert "not found" in await call_error(client, "get_knowledge_page", {"page_id": made["page_id"]})
 
     asyncio.run(scenario())
+
+
+def test_every_tool_that_writes_nothing_is_open_to_read_only_keys() -> None:
+    """A family's READS (what a read-only API key may call, and each tool's readOnlyHint) names exactly its tools
+    that only read: the ones that list, get, search, export, recall, reflect or dry-run."""
+    from mindbank.mcp.tools import FAMILIES
+
+    reading = ("list_", "get_", "search_", "export_", "dry_run_", "recall", "reflect")
+    for family in FAMILIES:
+        assert set(family.READS) <= set(family.TOOLS), family.__name__
+        assert {t for t in family.TOOLS if t.startswith(reading)} == set(family.READS), family.__name__

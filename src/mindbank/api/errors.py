@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from mindbank.errors import (
@@ -16,11 +20,28 @@ from mindbank.errors import (
 )
 from mindbank.providers.llm.base import LLMError
 
+ECHO_CHARS = 200  # how much of a rejected value a 422 repeats back
+
+
+def clipped(value: Any) -> Any:
+    """A rejected value as a 422 repeats it: a string cut to :data:`ECHO_CHARS` characters (a 60,000-character
+    bank id is not sent back whole), a long list or object summarised; anything else as is."""
+    if isinstance(value, str) and len(value) > ECHO_CHARS:
+        return f"{value[:ECHO_CHARS]}… ({len(value)} characters)"
+    if isinstance(value, list | dict) and len(value) > 20:
+        return f"<{type(value).__name__} of {len(value)} items>"
+    return value
+
 
 def install_error_handlers(app: FastAPI) -> None:
     """404 for missing things, 409 for conflicts, 422 (FastAPI's validation shape, field in ``loc``) for rules, 413
     (the same shape) for a request over a size limit; LLM provider failures 502 (permanent) or 503 (transient: retry
     later); a dry run whose engine failed 502 / 500; 415 for a file type mindbank cannot read."""
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [{**e, "input": clipped(e["input"])} if "input" in e else e for e in exc.errors()]
+        return JSONResponse(status_code=422, content={"detail": jsonable_encoder(errors)})
 
     @app.exception_handler(NotFoundError)
     async def _not_found(_: Request, exc: NotFoundError) -> JSONResponse:

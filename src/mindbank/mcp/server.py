@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 
 from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
 
 from mindbank.mcp.tools import FAMILIES, MULTI_BANK_ONLY
 from mindbank.mcp.wrap import as_tool, reflect_available
@@ -56,8 +57,11 @@ def build_server(
                 continue
             if name == "reflect" and not reflect_available(mb):
                 continue
-            fn = as_tool(getattr(tools, name), resolve, reads=name in family.READS)
-            server.add_tool(fn, name=name, description=fn.__doc__, structured_output=True)
+            reads = name in family.READS
+            fn = as_tool(getattr(tools, name), resolve, reads=reads)
+            # readOnlyHint tells a client which tools a read-only API key may call (the others answer "read-only")
+            hints = ToolAnnotations(read_only_hint=reads, destructive_hint=name.startswith(("delete", "clear")) or None)
+            server.add_tool(fn, name=name, description=fn.__doc__, annotations=hints, structured_output=True)
     return server
 
 

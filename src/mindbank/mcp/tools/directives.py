@@ -16,6 +16,7 @@ class DirectiveTools(ToolFamily):
     """Directive tools: list, create and delete standing instructions for the LLM engine."""
 
     TOOLS = ("list_directives", "create_directive", "delete_directive")
+    READS = frozenset({"list_directives"})
 
     def list_directives(
         self,

@@ -16,6 +16,7 @@ class DocumentTools(ToolFamily):
     """Document tools: list, read and delete retained documents."""
 
     TOOLS = ("list_documents", "get_document", "delete_document")
+    READS = frozenset({"list_documents", "get_document"})
 
     def list_documents(
         self,

@@ -44,6 +44,9 @@ class KnowledgeBaseTools(ToolFamily):
         "delete_knowledge_node",
         "export_knowledge_base",
     )
+    READS = frozenset(
+        {"get_knowledge_base_tree", "search_knowledge_base", "get_knowledge_page", "export_knowledge_base"}
+    )
 
     def get_knowledge_base_tree(
         self,
