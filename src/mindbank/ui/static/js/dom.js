@@ -90,7 +90,7 @@ export function triggerWords(trigger, model = {}) {
   if (trigger.min_refresh_interval_seconds !== null && trigger.min_refresh_interval_seconds !== undefined) {
     text += trigger.min_refresh_interval_seconds > 0 ? `; at most every ${duration(trigger.min_refresh_interval_seconds)}` : "; no minimum interval";
   } else if (parts.length) {
-    text += "; minimum interval from the bank";
+    text += "; the bank's minimum interval applies";
   }
   return text;
 }
