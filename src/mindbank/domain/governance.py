@@ -54,7 +54,7 @@ class RefreshState:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> RefreshState:
         """Read a stored state; missing or malformed fields take their defaults (the column starts as ``{}``)."""
-        if not isinstance(data, Mapping):
+        if not isinstance(data, Mapping) or not data:  # most models: never failed, nothing carried
             return cls()
         carried = data.get("carried_over")
         refused = data.get("refused")
