@@ -162,6 +162,10 @@ def test_body_encoding_and_depth_are_named(served: Callable[..., Served]) -> Non
     assert r.status_code == 422 and r.json()["detail"][0]["type"] == "json_too_deep", r.text
     r = s.http.post(f"{BASE}/fresh/memories", content=b'{"items": [{"content": NaN}]}', headers=headers)
     assert r.status_code == 422, r.text
+    r = s.http.post(f"{BASE}/fresh/memories", content=b'{"items": [{"content": "a\x00b"}]}', headers=headers)
+    assert r.status_code == 422 and r.json()["detail"][0]["type"] == "string_nul", r.text  # a raw NUL byte, named
+    r = s.http.post(f"{BASE}/fresh/memories/recall", content=b'{"query": "q", "max_tokens": 1e400}', headers=headers)
+    assert r.status_code == 422 and "too large" in r.json()["detail"][0]["msg"], r.text
     r = s.http.post(f"{BASE}/fresh/memories", content=b"x" * 17_000_000, headers=headers)
     assert r.status_code == 413 and "MINDBANK_MAX_BODY_BYTES" in r.json()["detail"]
     assert not s.mb.store.bank_exists("fresh")

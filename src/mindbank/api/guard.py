@@ -134,6 +134,9 @@ class BodyGuard:
         except RecursionError:
             return _detail(["body"], "json_too_deep", f"JSON nests deeper than {self.limits.max_json_depth} levels")
         except ValueError:
+            if "\x00" in text and scope["path"].startswith(self.json_prefixes):
+                # a raw NUL inside a string makes the JSON malformed: name it rather than where parsing stopped
+                return _detail(["body"], "string_nul", "NUL characters are not accepted (a raw NUL byte in the body)")
             return None  # malformed JSON: FastAPI names the position (json_invalid)
         if not scope["path"].startswith(self.json_prefixes):
             return None  # MCP: its SDK answers in JSON-RPC, and its tools refuse NUL characters themselves

@@ -272,7 +272,7 @@ def scan_json(value: Any, limits: Limits | None = None) -> tuple[Path, str, str]
                 return path, "int_out_of_range", "integer out of the signed 64-bit range"
         elif isinstance(node, float):
             if not math.isfinite(node):
-                return path, "number_not_finite", "NaN and Infinity are not JSON numbers"
+                return path, "number_not_finite", "not a finite number (NaN, Infinity, or too large for a 64-bit float)"
         elif isinstance(node, dict):
             for key, child in node.items():
                 if "\x00" in key:
