@@ -115,6 +115,8 @@ NameText = Annotated[str, _text(lambda lim: L.MAX_NAME_CHARS, blank_ok=False)]
 """A display name: not blank, at most 256 characters."""
 Tag = Annotated[str, _identifier(lambda lim: lim.max_tag_chars)]
 """One tag: at most ``max_tag_chars``, no control characters."""
+FilterTag = Annotated[str, Field(min_length=1), _identifier(lambda lim: lim.max_tag_chars)]
+"""A tag in a query-string filter: as :data:`Tag`, and not empty (``?tags=`` names no tag: 422, not "no filter")."""
 TagList = Annotated[
     list[Tag],
     Rule(lambda v, lim: L.check_tags(v, lim), lambda lim: {"maxItems": lim.max_tags_per_item}),

@@ -11,7 +11,7 @@ from fastapi.exceptions import RequestValidationError
 
 from mindbank.api.deps import Bank
 from mindbank.api.knowledge_schemas import CreateFolderRequest, CreatePageRequest, UpdateNodeRequest
-from mindbank.domain.fields import Tag
+from mindbank.domain.fields import FilterTag
 from mindbank.domain.knowledge import UNSET
 from mindbank.domain.tags import TagsMatch
 from mindbank.wire.knowledge import (
@@ -26,7 +26,7 @@ from mindbank.wire.knowledge import (
 router = APIRouter(prefix="/v1/default/banks/{bank_id}/knowledge-base", tags=["knowledge-base"])
 
 Tags = Annotated[
-    list[Tag] | None,
+    list[FilterTag] | None,
     Query(max_length=10, description="Only pages carrying these tags (matched per `tags_match`, like recall)."),
 ]
 TagGroups = Annotated[

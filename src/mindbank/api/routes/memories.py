@@ -11,13 +11,13 @@ from mindbank.api.access import READ
 from mindbank.api.deps import Bank
 from mindbank.api.openapi import errors
 from mindbank.api.schemas import RecallRequest, Refused, RequestBody, RetainRequest, RetainResponse
-from mindbank.domain.fields import ContentText, Metadata, Offset, QueryParamText, Tag, TagList, Text
+from mindbank.domain.fields import ContentText, FilterTag, Metadata, Offset, QueryParamText, TagList, Text
 from mindbank.domain.records import FactType, MemoryUnit, ScoredMemory
 from mindbank.domain.tags import TagsMatch
 from mindbank.wire.items import retain_item
 from mindbank.wire.shapes import memory_item, recall_result
 
-TagQuery = Annotated[list[Tag] | None, Query(max_length=10)]
+TagQuery = Annotated[list[FilterTag] | None, Query(max_length=10)]
 
 router = APIRouter(prefix="/v1/default/banks/{bank_id}", tags=["memories"])
 

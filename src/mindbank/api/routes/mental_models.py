@@ -16,7 +16,7 @@ from mindbank.api.schemas import (
     ScopePreviewRequest,
     UpdateMentalModelRequest,
 )
-from mindbank.domain.fields import Offset, Tag
+from mindbank.domain.fields import FilterTag, Offset
 from mindbank.wire.shapes import Detail, mental_model_response
 
 router = APIRouter(prefix="/v1/default/banks/{bank_id}/mental-models", tags=["mental-models"])
@@ -49,7 +49,7 @@ def scope_preview(bank_id: str, body: ScopePreviewRequest, mb: Bank) -> dict[str
 def list_mental_models(
     bank_id: str,
     mb: Bank,
-    tags: Annotated[list[Tag] | None, Query(max_length=10)] = None,
+    tags: Annotated[list[FilterTag] | None, Query(max_length=10)] = None,
     tags_match: Literal["any", "all", "exact"] = "any",
     detail: Detail = "metadata",
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
