@@ -172,17 +172,8 @@ class SharedQueries:
 
     def refresh_spend_by_model(self, bank_id: str, model_ids: Sequence[str], day: str) -> dict[str, Spend]:
         """Each listed model's refresh spend on ``day`` (UTC ``YYYY-MM-DD``) and over all days (models that never
-        spent are absent). One statement for the whole list."""
-        ids = list(dict.fromkeys(model_ids))
-        if not ids:
-            return {}
-        statement, id_params = self._bind_ids(self._q["refresh_spend_models"], ids)
-        with self._read() as conn:
-            rows = conn.execute(statement, (day, bank_id, *id_params)).fetchall()
-        by_model: dict[str, list[Any]] = {}
-        for r in rows:
-            by_model.setdefault(r["mental_model_id"], []).append(r)
-        return {model_id: fold_spend(group) for model_id, group in by_model.items()}
+        spent are absent). One statement for the whole list (:meth:`refresh_status_reads`)."""
+        return self.refresh_status_reads(bank_id, model_ids, day)[0]
 
     def refresh_status_reads(
         self, bank_id: str, model_ids: Sequence[str], day: str
