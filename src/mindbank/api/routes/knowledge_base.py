@@ -13,6 +13,7 @@ from mindbank.api.deps import Bank
 from mindbank.api.knowledge_schemas import CreateFolderRequest, CreatePageRequest, UpdateNodeRequest
 from mindbank.domain.fields import FilterTag
 from mindbank.domain.knowledge import UNSET
+from mindbank.domain.limits import scan_json
 from mindbank.domain.tags import TagsMatch
 from mindbank.wire.knowledge import (
     bundle_response,
@@ -42,10 +43,19 @@ def _groups(raw: str | None) -> list[dict[str, Any]] | None:
         return None
     try:
         value = json.loads(raw)
+    except RecursionError as exc:  # nesting the decoder cannot follow: far past the depth limit
+        raise RequestValidationError(
+            [{"type": "json_too_deep", "loc": ("query", "tag_groups"), "msg": "nests too deep", "input": None}]
+        ) from exc
     except ValueError as exc:
         raise RequestValidationError(
             [{"type": "value_error", "loc": ("query", "tag_groups"), "msg": f"not valid JSON: {exc}", "input": raw}]
         ) from exc
+    problem = scan_json(value)
+    if problem is not None:
+        where, kind, message = problem
+        loc = ("query", "tag_groups", *where)
+        raise RequestValidationError([{"type": kind, "loc": loc, "msg": message, "input": None}])
     if not isinstance(value, list):
         raise RequestValidationError(
             [{"type": "value_error", "loc": ("query", "tag_groups"), "msg": "must be a JSON list", "input": raw}]
