@@ -11,6 +11,7 @@ from fastapi.exceptions import RequestValidationError
 
 from mindbank.api.deps import Bank
 from mindbank.api.knowledge_schemas import CreateFolderRequest, CreatePageRequest, UpdateNodeRequest
+from mindbank.api.openapi import errors
 from mindbank.domain.fields import FilterTag
 from mindbank.domain.knowledge import UNSET
 from mindbank.domain.limits import scan_json
@@ -73,13 +74,13 @@ def get_knowledge_base_tree(
     return knowledge_tree(tree)
 
 
-@router.post("/folders", status_code=201)
+@router.post("/folders", status_code=201, responses=errors(409))
 def create_knowledge_folder(bank_id: str, body: CreateFolderRequest, mb: Bank) -> dict[str, Any]:
     """Create a folder (bank auto-created); 404 unknown parent, 422 a page as parent, 409 a sibling's name."""
     return knowledge_node(mb.create_knowledge_folder(bank_id, body.name, parent_id=body.parent_id), None)
 
 
-@router.post("/pages", status_code=201)
+@router.post("/pages", status_code=201, responses=errors(409))
 def create_knowledge_page(bank_id: str, body: CreatePageRequest, mb: Bank) -> dict[str, Any]:
     """Create a page: its mental model (page default trigger, ``trigger`` merged over it) and tree node; the first
     refresh is queued. ``warnings`` says when its scope matches no memories."""

@@ -44,7 +44,7 @@ def export_bank(
     return _submitted(operation_id)
 
 
-@router.post(BANK + "/transfer/import", status_code=202)
+@router.post(BANK + "/transfer/import", status_code=202, responses=errors(409))
 def import_bank(
     bank_id: str,
     file: Archive,
@@ -66,7 +66,7 @@ def import_bank(
     return _submitted(operation_id)
 
 
-@router.post(BANK + "/clone", status_code=202)
+@router.post(BANK + "/clone", status_code=202, responses=errors(409))
 def clone_bank(
     bank_id: str,
     mb: Bank,

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from mindbank.domain import fields
 from mindbank.domain.limits import DEFAULT_MAX_TOKENS, MaxTokens
 from mindbank.domain.trigger import MentalModelTrigger
 from mindbank.mcp.tools.common import (
@@ -82,7 +83,7 @@ class MentalModelTools(ToolFamily):
     def create_mental_model(
         self,
         name: Annotated[str, Field(description="Human-readable name.", min_length=1, max_length=256)],
-        source_query: Annotated[str, Field(description="The standing question the model answers.", min_length=1)],
+        source_query: Annotated[fields.QueryText, Field(description="The standing question the model answers.")],
         mental_model_id: Annotated[
             str | None, Field(description="Custom id: lowercase letters, digits and hyphens.")
         ] = None,
@@ -125,7 +126,7 @@ class MentalModelTools(ToolFamily):
         self,
         mental_model_id: ModelId,
         name: Annotated[str | None, Field(max_length=256)] = None,
-        source_query: str | None = None,
+        source_query: fields.QueryText | None = None,
         max_tokens: MaxTokens | None = None,
         tags: TagList = None,
         trigger: TriggerInput = None,
