@@ -21,6 +21,7 @@ from mindbank.errors import InvalidInputError
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 MAX_DIRECTIVE_NAME_CHARS = 256
 MAX_DIRECTIVE_CHARS = 20_000
+MAX_DIRECTIVES = 1000  # per bank: every prompt of the bank reads them all
 
 MAX_URL_CHARS = 2048
 URL_SCHEMES = ("http", "https")

@@ -12,14 +12,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Literal
 
-from mindbank.domain.resource_checks import check_directive
+from mindbank.domain.resource_checks import MAX_DIRECTIVES, check_directive
 from mindbank.domain.resources import Directive, directive_applies, order_directives
 from mindbank.domain.tags import matches, normalize_tags
 from mindbank.domain.timeutil import utcnow
 from mindbank.errors import InvalidInputError, NotFoundError
 from mindbank.service.core import ServiceCore
-
-MAX_DIRECTIVES = 1000  # per bank: every prompt of the bank reads them all
 
 
 class DirectivesService(ServiceCore):

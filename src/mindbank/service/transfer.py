@@ -39,6 +39,7 @@ CLONE_TYPE = "clone_bank"
 # counts of an import that say how its knowledge tree was placed in the bank's (reported as they are)
 TREE_NOTES = ("knowledge_folders_merged", "knowledge_nodes_renamed", "knowledge_node_ids_replaced")
 DOWNLOAD_PATH = "/v1/default/files/download/"
+MERGE_ATTEMPTS = 5  # plans of one merge when other merges into the same bank keep committing first
 ZIP = "application/zip"
 
 
@@ -268,15 +269,23 @@ class TransferService(ServiceCore):
         or a key, exists)."""
         with ArchiveReader(archive) as reader:
             summary = inspect_archive(reader)
-            plan = plan_import(self.store, reader, summary, options, embedder=self.embedder,
-                               bank_config=lambda config: archived_config(config, self.limits))  # fmt: skip
-            vectors = embed_missing(reader, plan, self.embedder)
-            try:
-                rows = import_rows(reader, plan, vectors, self.embedder.dimension)
-                counts = self.store.import_rows(plan.target(), rows, consume_file=consume_file)
-            finally:
-                if vectors is not None:
-                    vectors.close()
+            for attempt in range(1, MERGE_ATTEMPTS + 1):
+                plan = plan_import(self.store, reader, summary, options, embedder=self.embedder,
+                                   bank_config=lambda config: archived_config(config, self.limits))  # fmt: skip
+                vectors = embed_missing(reader, plan, self.embedder)
+                try:
+                    rows = import_rows(reader, plan, vectors, self.embedder.dimension)
+                    counts = self.store.import_rows(plan.target(), rows, consume_file=consume_file)
+                    break
+                except AlreadyExists:
+                    # a merge planned against the bank as it was: another merge into it committed a row this plan
+                    # writes too (its transaction rolled back whole). Plan again against the bank as it is now,
+                    # so concurrent merges into one bank apply one after the other
+                    if options.mode != "merge" or attempt == MERGE_ATTEMPTS:
+                        raise
+                finally:
+                    if vectors is not None:
+                        vectors.close()
         if options.mode == "merge" and counts.get("facts") and self.settings.enable_auto_consolidation:
             self.consolidate(options.target_bank_id)
         reused = counts.get("facts", 0) + counts.get("observations", 0) - plan.notes.get("vectors_computed", 0)

@@ -176,6 +176,7 @@ class ArchiveSummary:
     page_models: list[str] = field(default_factory=list)
     refresh_spend: int = 0
     carried_over: set[str] = field(default_factory=set)
+    unnumbered: set[str] = field(default_factory=set)  # id spaces with a record that carries no id
 
     def counts(self) -> dict[str, int]:
         """Records per section."""
@@ -210,6 +211,7 @@ def inspect_archive(reader: ArchiveReader) -> ArchiveSummary:
 
     def claim(kind: str, value: Any, where: str) -> None:
         if value is None:
+            summary.unnumbered.add(kind)
             return
         if value in seen[kind]:
             raise ArchiveError(f"{where}: {kind} id {value!r} appears twice")
