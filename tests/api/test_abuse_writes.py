@@ -70,7 +70,7 @@ def test_concurrent_merges_into_one_bank_apply_one_after_the_other(served: Calla
         errors: list[BaseException] = []
         barrier = threading.Barrier(2)
 
-        def merge(payload: bytes) -> None:
+        def merge(payload: bytes, barrier: threading.Barrier = barrier, errors: list[BaseException] = errors) -> None:
             try:
                 barrier.wait()
                 options = ImportOptions("merge", "b", document_conflict="new-id")
