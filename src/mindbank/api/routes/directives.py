@@ -42,7 +42,7 @@ class UpdateDirectiveRequest(RequestBody):
 def list_directives(
     bank_id: str,
     mb: Bank,
-    tags: Annotated[list[FilterTag] | None, Query(max_length=100)] = None,
+    tags: Annotated[list[FilterTag] | None, Query(max_length=10)] = None,
     tags_match: Literal["any", "all", "exact"] = "any",
     active_only: bool = True,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,

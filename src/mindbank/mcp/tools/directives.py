@@ -10,7 +10,7 @@ from pydantic import Field
 
 from mindbank.domain import fields
 from mindbank.domain.resource_checks import INT32_MAX, INT32_MIN, MAX_DIRECTIVE_CHARS
-from mindbank.mcp.tools.common import BankId, Offset, TagList, ToolFamily
+from mindbank.mcp.tools.common import BankId, FilterTags, Offset, ToolFamily
 from mindbank.wire.resources import directive_response
 
 
@@ -22,7 +22,7 @@ class DirectiveTools(ToolFamily):
 
     def list_directives(
         self,
-        tags: TagList = None,
+        tags: FilterTags = None,
         active_only: Annotated[bool, Field(description="Only active directives.")] = True,
         limit: Annotated[int, Field(ge=1, le=1000)] = 100,
         offset: Offset = 0,

@@ -10,9 +10,9 @@ from pydantic import Field
 
 from mindbank.domain import fields
 from mindbank.domain.knowledge import UNSET
-from mindbank.domain.limits import MaxTokens
+from mindbank.domain.limits import MAX_ID_CHARS, NO_CONTROL_PATTERN, MaxTokens
 from mindbank.domain.tags import TagsMatch
-from mindbank.mcp.tools.common import BankId, TagList, ToolFamily, ToolInputError, TriggerInput
+from mindbank.mcp.tools.common import BankId, FilterTags, TagList, ToolFamily, ToolInputError, TriggerInput
 from mindbank.wire.knowledge import (
     bundle_response,
     deleted_response,
@@ -22,9 +22,16 @@ from mindbank.wire.knowledge import (
     search_response,
 )
 
-NodeId = Annotated[str, Field(description="Id of a knowledge-base node (folder or page).", min_length=1)]
+NodeId = Annotated[
+    str,
+    Field(
+        description="Id of a knowledge-base node (folder or page).",
+        min_length=1,
+        max_length=MAX_ID_CHARS,
+        pattern=NO_CONTROL_PATTERN,
+    ),
+]
 ParentId = Annotated[str | None, Field(description="Id of the parent folder (omit for the root).")]
-FilterTags = Annotated[fields.TagList | None, Field(description="Only pages carrying these tags (per tags_match).")]
 FilterMatch = Annotated[TagsMatch, Field(description="How `tags` match a page's tags (any/all also keep untagged).")]
 FilterGroups = Annotated[
     list[dict[str, Any]] | None,

@@ -22,12 +22,14 @@ class MemoryTools(ToolFamily):
 
     def retain(
         self,
-        content: Annotated[str, Field(description="Text to remember (a message, a note, a document).", min_length=1)],
-        context: Annotated[str | None, Field(description="Where the content comes from, e.g. 'chat'.")] = None,
+        content: Annotated[fields.ContentText, Field(description="Text to remember (a message, a note, a document).")],
+        context: Annotated[fields.Text | None, Field(description="Where the content comes from, e.g. 'chat'.")] = None,
         timestamp: Annotated[str | None, Field(description="When it was said, ISO-8601 (default: now).")] = None,
         tags: TagList = None,
-        metadata: Annotated[dict[str, str] | None, Field(description="String key/value metadata.")] = None,
-        document_id: Annotated[str | None, Field(description="Re-using an id replaces that document.")] = None,
+        metadata: Annotated[fields.Metadata | None, Field(description="String key/value metadata.")] = None,
+        document_id: Annotated[
+            fields.DocumentId | None, Field(description="Re-using an id replaces that document.")
+        ] = None,
         async_processing: Annotated[bool, Field(description="Queue the work and return an operation id.")] = False,
         *,
         bank_id: BankId,
