@@ -126,3 +126,20 @@ def test_the_contract_statuses_are_published_and_the_request_head_is_bounded(ser
     r = s.http.get(f"{BASE}/b/memories/list", headers={"X-Padding": "p" * 70_000})
     assert r.status_code == 400 and "64 KiB" in r.json()["detail"], r.text[:200]
     assert s.dump() == before
+
+
+def test_a_cleared_model_is_stale_until_its_next_refresh_even_with_no_source_left(
+    served: Callable[..., Served],
+) -> None:
+    s = served()
+    item = {"content": "Alice runs marathons.", "document_id": "d", "tags": ["user:alice"]}
+    assert s.http.post(f"{BASE}/b/memories", json={"items": [item]}).status_code == 200
+    body = {"id": "alice", "name": "Alice", "source_query": "What does Alice do?", "tags": ["user:alice"]}
+    assert s.http.post(f"{BASE}/b/mental-models", json=body).status_code == 200
+    s.mb.run_pending()
+    assert s.http.get(f"{BASE}/b/mental-models/alice").json()["is_stale"] is False
+    assert s.http.delete(f"{BASE}/b/documents/d").status_code == 200  # every source gone
+    assert s.http.post(f"{BASE}/b/mental-models/alice/clear").status_code == 200
+    assert s.http.get(f"{BASE}/b/mental-models/alice").json()["is_stale"] is True
+    listed = s.http.get(f"{BASE}/b/mental-models").json()["items"]
+    assert [m["is_stale"] for m in listed if m["id"] == "alice"] == [True]
