@@ -10,7 +10,6 @@ import io
 import json
 import time
 import zipfile
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from rich.table import Table
 from bench.common import RESULTS_DIR, command_line, machine_info, write_json
 from mindbank.engine.retain.convert import UnreadableFile, html_text, pdf_text
 from mindbank.engine.transfer.reader import ArchiveError, ArchiveReader, inspect_archive
+from mindbank.testing_files import flate_bomb_pdf, nested_pdf
 
 MANIFEST = {
     "format": "bank-transfer",
@@ -28,29 +28,6 @@ MANIFEST = {
     "source_bank_id": "b",
     "exported_at": "2026-03-01T10:00:00Z",
 }
-
-
-def _pdf(extra: bytes, contents: bytes) -> bytes:
-    objects = [
-        b"<</Type/Catalog/Pages 2 0 R>>",
-        b"<</Type/Pages/Kids[3 0 R]/Count 1>>",
-        b"<</Type/Page/Parent 2 0 R/MediaBox[0 0 400 144]/Contents 4 0 R" + extra + b">>",
-        contents,
-    ]
-    out, offsets = b"%PDF-1.4\n", []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj" % number + body + b"endobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    return out + b"trailer<</Size %d/Root 1 0 R>>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-
-
-def _bomb_pdf() -> bytes:
-    packer = zlib.compressobj(9)
-    body = b"".join(packer.compress(b"0 0 Td " * (1 << 17)) for _ in range(120)) + packer.flush()
-    return _pdf(b"", b"<</Length %d/Filter/FlateDecode>>stream\n" % len(body) + body + b"\nendstream")
 
 
 def _blank_archive() -> bytes:
@@ -85,8 +62,8 @@ def run(paragraphs: list[int], *, repeat: int = 3, json_out: Path | None = None)
         page = "<p>paragraph</p>" * n
         seconds, _ = _best(lambda page=page: html_text(page), repeat)
         rows.append({"case": f"HTML, {n:,} flat <p> ({len(page) // 1000} KB)", "seconds": seconds, "outcome": "read"})
-    nested = _pdf(b"/Deep " + b"[" * 50_000 + b"]" * 50_000, b"<</Length 0>>stream\n\nendstream")
-    bomb, blank = _bomb_pdf(), _blank_archive()
+    nested = nested_pdf(b"[", b"]", 50_000)
+    bomb, blank = flate_bomb_pdf(), _blank_archive()
 
     def read_archive() -> str:
         def go() -> None:

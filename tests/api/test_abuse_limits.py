@@ -14,14 +14,9 @@ from typing import Any
 
 import pytest
 from conftest import Served
+from transfer_testing import REFERENCE_MANIFEST as MANIFEST
 
 BASE = "/v1/default/banks/b"
-MANIFEST = {
-    "format": "bank-transfer",
-    "format_version": 1,
-    "source_bank_id": "ref",
-    "exported_at": "2026-03-01T10:00:00Z",
-}
 DOC = {"id": "d1", "original_text": "Alice runs.", "created_at": "2026-03-01T10:00:00Z"}
 FACT = {"fact_type": "world", "text": "Alice runs.", "created_at": "2026-03-01T10:00:00Z"}
 

@@ -8,21 +8,16 @@ import io
 import json
 import struct
 import zipfile
-import zlib
 from collections.abc import Callable
 
 import pytest
 from conftest import Served
+from transfer_testing import REFERENCE_MANIFEST as MANIFEST
 
 from mindbank.engine.retain.convert import html_text, pdf_nesting
+from mindbank.testing_files import flate_bomb_pdf, nested_pdf
 
 BASE = "/v1/default/banks/b"
-MANIFEST = {
-    "format": "bank-transfer",
-    "format_version": 1,
-    "source_bank_id": "ref",
-    "exported_at": "2026-03-01T10:00:00Z",
-}
 FACTS = "".join(
     json.dumps({"fact_type": "world", "text": f"Fact number {i} about runners.", "created_at": "2026-03-01T10:00:00Z"})
     + "\n"
@@ -113,45 +108,11 @@ def test_a_zip_bomb_is_refused_while_it_streams(s: Served) -> None:
     assert r.status_code == 202, r.text
 
 
-def pdf(objects: list[bytes]) -> bytes:
-    """A PDF of ``objects`` (1: catalog ...) with its cross-reference table."""
-    out, offsets = b"%PDF-1.4\n", []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj" % number + body + b"endobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    return out + b"trailer<</Size %d/Root 1 0 R>>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+def nested(opening: bytes, closing: bytes, depth: int) -> Callable[[], bytes]:
+    return lambda: nested_pdf(opening, closing, depth)
 
 
-def page(contents: bytes, extra: bytes = b"") -> list[bytes]:
-    return [
-        b"<</Type/Catalog/Pages 2 0 R>>",
-        b"<</Type/Pages/Kids[3 0 R]/Count 1>>",
-        b"<</Type/Page/Parent 2 0 R/MediaBox[0 0 400 144]/Contents 4 0 R/Resources<</Font<</F1 5 0 R>>>>" + extra
-        + b">>",
-        contents,
-        b"<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>",
-    ]  # fmt: skip
-
-
-def flate_bomb() -> bytes:
-    packer = zlib.compressobj(9)
-    body = b"".join(packer.compress(b"0 0 Td " * (1 << 17)) for _ in range(120)) + packer.flush()  # ~110 MB
-    stream = b"<</Length %d/Filter/FlateDecode>>stream\n" % len(body) + body + b"\nendstream"
-    return pdf(page(stream))
-
-
-def nested(opening: bytes, closing: bytes, depth: int) -> bytes:
-    text = b"BT /F1 12 Tf 20 100 Td (Hello) Tj ET"
-    stream = b"<</Length %d>>stream\n" % len(text) + text + b"\nendstream"
-    return pdf(page(stream, b"/Deep " + opening * depth + closing * depth))
-
-
-@pytest.mark.parametrize(
-    "make", [flate_bomb, lambda: nested(b"[", b"]", 50_000), lambda: nested(b"<</A ", b">>", 20_000)]
-)
+@pytest.mark.parametrize("make", [flate_bomb_pdf, nested(b"[", b"]", 50_000), nested(b"<</A ", b">>", 20_000)])
 def test_a_hostile_pdf_is_a_415_naming_the_file(s: Served, make: Callable[[], bytes]) -> None:
     before = s.dump()
     r = s.http.post(f"{BASE}/files/retain", files=[("files", ("evil.pdf", make(), "application/pdf"))])
