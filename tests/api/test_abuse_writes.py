@@ -143,3 +143,13 @@ def test_a_cleared_model_is_stale_until_its_next_refresh_even_with_no_source_lef
     assert s.http.get(f"{BASE}/b/mental-models/alice").json()["is_stale"] is True
     listed = s.http.get(f"{BASE}/b/mental-models").json()["items"]
     assert [m["is_stale"] for m in listed if m["id"] == "alice"] == [True]
+
+
+def test_a_query_date_is_iso_8601_text_never_a_number(served: Callable[..., Served]) -> None:
+    s = served()
+    assert s.http.post(f"{BASE}/b/memories", json={"items": [{"content": "Alice runs."}]}).status_code == 200
+    for path in (f"{BASE}/b/documents", f"{BASE}/b/llm-requests"):
+        for value in ("0.5", "1700000000", "-3", "1e9"):
+            r = s.http.get(path, params={"start_date": value})
+            assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "start_date"], (path, value)
+        assert s.http.get(path, params={"start_date": "2026-01-01T00:00:00Z"}).status_code == 200
