@@ -76,6 +76,9 @@ def recall(bank_id: str, body: RecallRequest, mb: Bank) -> dict[str, Any]:
     chunks, facts, truncated = mb.recall_sources(
         bank_id,
         hits,
+        tags=body.tags or (),
+        tags_match=body.tags_match,
+        tag_groups=body.tag_groups,
         chunks_max_tokens=include.chunks.max_tokens if include.chunks else None,
         source_facts_max_tokens=facts_options.max_tokens if facts_options else None,
         source_facts_per_observation=facts_options.max_tokens_per_observation if facts_options else -1,
