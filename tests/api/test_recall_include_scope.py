@@ -32,7 +32,7 @@ def _setup(s: Served) -> tuple[str, str, str]:
     assert s.http.post(f"{BASE}/memories", json={"items": items}).status_code == 200
     listed = s.http.get(f"{BASE}/memories/list").json()["items"]
     ids = {m["text"]: m["id"] for m in listed}
-    text = "Dana's March: planning with the platform team and a review."
+    text = "Dana has the platform team planning and a review in March."
     observation = NewMemory(
         text=text, fact_type="observation", embedding=s.mb.embedder.embed([text])[0], tags=("team:a",),
         context=None, metadata={}, document_id=None, chunk_id=None, occurred_start=None, occurred_end=None,
@@ -69,7 +69,7 @@ def test_source_facts_keep_to_the_tag_filter(served: Callable[..., Served]) -> N
     assert set(_recall(s, types=["observation"], include=include)["source_facts"]) == {private, public}
 
 
-def test_chunks_and_entities_keep_to_the_results(served: Callable[..., Served]) -> None:
+def test_chunks_and_entities_come_from_the_results(served: Callable[..., Served]) -> None:
     s = served()
     _setup(s)
     body = _recall(s, tags=["team:a"], tags_match="exact", include={"chunks": {}, "entities": {}})
@@ -78,8 +78,14 @@ def test_chunks_and_entities_keep_to_the_results(served: Callable[..., Served]) 
     chunk_ids = {r["chunk_id"] for r in results if r["chunk_id"]}
     assert set(body["chunks"]) == chunk_ids
     assert all(PRIVATE not in c["text"] and OTHER not in c["text"] for c in body["chunks"].values())
-    named = {name for r in results for name in r["entities"] or ()}
-    assert set(body["entities"] or {}) == named
+    # entities: each result lists the names its own text mentions; the map holds exactly those
+    named = {name for r in results for name in r["entities"]}
+    assert "Dana" in named and "Evan" not in named and set(body["entities"]) == named
+    dana = body["entities"]["Dana"]
+    assert dana["canonical_name"] == "Dana" and dana["observations"] == [] and dana["entity_id"]
+    again = _recall(s, tags=["team:a"], tags_match="exact")  # entities are on by default, like the reference's
+    assert again["entities"]["Dana"]["entity_id"] == dana["entity_id"]
     # nothing asked: nothing beside the results
-    bare = _recall(s, tags=["team:a"], tags_match="exact")
+    bare = _recall(s, tags=["team:a"], tags_match="exact", include={"entities": None})
     assert bare["chunks"] is None and bare["source_facts"] is None and bare["entities"] is None
+    assert all(r["entities"] is None for r in bare["results"])

@@ -40,7 +40,7 @@ from typing import Literal
 
 from mindbank.domain.document import count_tokens
 from mindbank.domain.records import MemoryUnit, ScoredMemory
-from mindbank.domain.text import keyword_terms
+from mindbank.domain.text import keyword_terms, speaker_prefix
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.store.base import MemoryFilter, Store
 
@@ -52,6 +52,7 @@ DENSE_WEIGHT = 0.5  # convex fusion: weight of the cosine; normalised BM25 gets 
 NEIGHBOUR_PREV = 0.8  # a memory scores at least this share of the memory said just before it (answer after question)
 NEIGHBOUR_NEXT = 0.6  # ... and this share of the one said just after it (a turn whose follow-up spells it out)
 NEIGHBOUR_WINDOW_S = 3600.0  # memories further apart in time than this (seconds) are never neighbours
+SPEAKER_BOOST = 0.0  # added to the fused score of a memory said by a person the query names
 TEMPORAL_BOOST = 0.2  # added to the score of a memory dated inside a request's temporal window
 
 
@@ -71,6 +72,7 @@ class FusionParams:
     neighbour_prev: float = NEIGHBOUR_PREV
     neighbour_next: float = NEIGHBOUR_NEXT
     neighbour_window_s: float = NEIGHBOUR_WINDOW_S
+    speaker_boost: float = SPEAKER_BOOST
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +146,34 @@ def temporal_boost(
     base = min(scores.values(), default=0.0)
     for memory_id in in_window:
         scores[memory_id] = scores.get(memory_id, base) + boost
+    return _ranked(scores)
+
+
+def speaker_of(memory: MemoryUnit) -> str | None:
+    """Who said ``memory``, lowercased: its ``speaker`` metadata, else the ``Name: `` prefix of its text."""
+    named = memory.metadata.get("speaker") or memory.metadata.get("role") or speaker_prefix(memory.text)
+    return named.strip().lower() or None if named else None
+
+
+def speaker_boost(
+    ranked: Sequence[tuple[str, float]], memories: Mapping[str, MemoryUnit], terms: Sequence[str], *, boost: float
+) -> list[tuple[str, float]]:
+    """Add ``boost`` to each candidate said by a person the query names; best first.
+
+    A person is named when a query term (``keyword_terms``: lowercased) is the speaker of some candidate, or the
+    first word of that speaker's name. Without such a term, or with ``boost`` 0, the ranking is unchanged.
+    """
+    scores = dict(ranked)
+    if not boost or not terms:
+        return _ranked(scores)
+    wanted = set(terms)
+    said_by = {i: speaker_of(m) for i, m in memories.items() if i in scores}
+    named = {who for who in said_by.values() if who and (who in wanted or who.split()[0] in wanted)}
+    if not named:
+        return _ranked(scores)
+    for memory_id, who in said_by.items():
+        if who in named:
+            scores[memory_id] += boost
     return _ranked(scores)
 
 
@@ -234,12 +264,11 @@ def _recall_once(
     dense: list[tuple[str, float]] = []
     sparse: list[tuple[str, float]] = []
     keyword = None
+    terms = keyword_terms(request.query)
     if request.retriever in ("hybrid", "bm25"):
         # BM25 runs on another thread while this one embeds the query and scans vectors: SQLite, numpy and
         # onnxruntime all release the GIL, so on two cores the two retrievers overlap instead of adding up
-        keyword = _RETRIEVERS.submit(
-            store.keyword_search, bank_id, keyword_terms(request.query), candidates, request.filter
-        )
+        keyword = _RETRIEVERS.submit(store.keyword_search, bank_id, terms, candidates, request.filter)
     if request.retriever in ("hybrid", "dense"):
         vector = embedder.embed([request.query])[0]
         dense = store.vector_search(bank_id, vector, candidates, request.filter)
@@ -260,9 +289,10 @@ def _recall_once(
             ranked = fuse([dense, sparse], [1.0, 1.0], k=params.rrf_k)
         else:
             ranked = convex_fuse(dense, sparse, dense_weight=params.dense_weight)
-        if params.neighbour_prev or params.neighbour_next:
-            # the neighbour pass needs every candidate's context and time, so fetch them all up front
+        if params.neighbour_prev or params.neighbour_next or params.speaker_boost:
+            # the neighbour and speaker passes need every candidate's context, time and speaker: fetch them up front
             memories = {m.id: m for m in store.get_memories(bank_id, [i for i, _ in ranked])}
+            ranked = speaker_boost(ranked, memories, terms, boost=params.speaker_boost)
             ranked = neighbour_boost(
                 ranked,
                 memories,

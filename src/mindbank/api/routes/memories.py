@@ -15,7 +15,7 @@ from mindbank.domain.fields import ContentText, FilterTag, Metadata, Offset, Que
 from mindbank.domain.records import FactType, MemoryUnit, ScoredMemory
 from mindbank.domain.tags import TagsMatch
 from mindbank.wire.items import retain_item
-from mindbank.wire.shapes import memory_item, recall_result
+from mindbank.wire.shapes import memory_item, recall_entities, recall_result
 
 TagQuery = Annotated[list[FilterTag] | None, Query(max_length=10)]
 
@@ -86,10 +86,11 @@ def recall(bank_id: str, body: RecallRequest, mb: Bank) -> dict[str, Any]:
     trace = None
     if body.trace:
         trace = {"query": body.query, "num_results": len(hits), "time_seconds": time.perf_counter() - started}
+    results = [recall_result(h, entities=include.entities is not None) for h in hits]
     return {
-        "results": [recall_result(h) for h in hits],
+        "results": results,
         "trace": trace,
-        "entities": None,
+        "entities": None if include.entities is None else recall_entities(bank_id, results),
         "chunks": chunks,
         "source_facts": None if facts is None else {i: _source_fact(m) for i, m in facts.items()},
         "source_facts_truncated": truncated if facts is not None else False,
