@@ -3,7 +3,7 @@
 Per store, a fresh ``mindbank serve`` subprocess (default settings) on a fresh database gets a bank of 1,000 short
 synthetic memories (``bench.load.memory_text``, retained in batches of 200). A stdlib ``http.client`` connection
 (keep-alive, the kind of client the side-by-side with the reference used) then asks 10 warm-up queries that are
-not timed, and 50 distinct queries (``bench.load.QUERIES``) each once, so the query-embedding cache never answers.
+not timed, and 50 distinct queries (:data:`QUERIES`) each once, so the query-embedding cache never answers.
 Each request's wall time, from sending the body to reading the whole response, is one sample; the report gives
 p50, p95, mean and max in milliseconds.
 
@@ -24,13 +24,15 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.common import RESULTS_DIR, command_line, machine_info, write_json
-from bench.load import QUERIES, Server, memory_text, postgres_database
+from bench.load import NAMES, THINGS, WHENS, Server, memory_text, postgres_database
 
 BANK = "latency"
 MEMORIES = 1_000
 TIMED = 50
 WARM_UP = 10
 TARGET_P95_MS = 7.0
+# distinct questions over the synthetic bank's vocabulary: a name, a thing and a time each, no two alike
+QUERIES = [f"What did {NAMES[i % 20]} do with {THINGS[i % 10]} {WHENS[i // 10]}?" for i in range(WARM_UP + TIMED)]
 
 
 def _post(conn: http.client.HTTPConnection, path: str, body: dict[str, Any]) -> tuple[int, bytes]:
@@ -60,7 +62,7 @@ def measure(base_port: int) -> dict[str, Any]:
         status, body = _post(conn, path, {"items": items})
         if status != 200:
             raise RuntimeError(f"retain failed: {status} {body[:200]!r}")
-    queries = QUERIES[-WARM_UP:] + QUERIES[:TIMED]  # the warm-up queries are not among the timed ones
+    queries = QUERIES  # the first WARM_UP are not timed; all are distinct, so none is answered from a cache
     samples: list[float] = []
     for index, query in enumerate(queries):
         began = time.perf_counter()

@@ -21,7 +21,7 @@ from mindbank.domain.entities import entity_id, extract_entities
     ],
 )  # fmt: skip
 def test_names(text: str, names: list[str]) -> None:
-    assert extract_entities(text) == names
+    assert list(extract_entities(text)) == names
 
 
 def test_ids_are_stable_per_bank() -> None:

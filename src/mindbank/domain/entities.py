@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from functools import lru_cache
 
 from mindbank.domain.text import STOPWORDS, speaker_prefix
 
@@ -32,6 +33,7 @@ _OPENERS = frozenset(
     "absolutely maybe great awesome cool nice good sounds glad sorry congrats congratulations haha lol anyway "
     "yesterday today tomorrow last next this that these those what where when why how who which".split()
 )
+CACHE_TEXTS = 65_536  # texts whose names are kept (a few MB at most)
 _NOT_NAME_ENDINGS = ("ing", "ly", "ed")
 _NAMESPACE = uuid.UUID("5d0c3f6e-6f7a-4a51-9d55-2b8f1e0c7a11")
 
@@ -45,8 +47,11 @@ def _capitalised(word: str) -> bool:
     return word[:1].isupper()
 
 
-def extract_entities(text: str) -> list[str]:
-    """The names ``text`` mentions, in order of first appearance, each once (see the module for the rules)."""
+@lru_cache(maxsize=CACHE_TEXTS)
+def extract_entities(text: str) -> tuple[str, ...]:
+    """The names ``text`` mentions, in order of first appearance, each once (see the module for the rules).
+
+    Cached by text: recall shapes the same memories again and again, and the result depends on the text alone."""
     speaker = speaker_prefix(text)
     body = text.strip()
     names: list[str] = []
@@ -71,7 +76,7 @@ def extract_entities(text: str) -> list[str]:
             continue
         _flush(run, names)
     _flush(run, names)
-    return names
+    return tuple(names)
 
 
 def _subject(word: str, following: str) -> bool:

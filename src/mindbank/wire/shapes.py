@@ -25,7 +25,7 @@ def recall_result(hit: ScoredMemory, *, entities: bool = False) -> dict[str, Any
         "id": m.id,
         "text": m.text,
         "type": m.fact_type,
-        "entities": extract_entities(m.text) if entities else None,
+        "entities": list(extract_entities(m.text)) if entities else None,
         "context": m.context,
         "occurred_start": to_iso(m.occurred_start),
         "occurred_end": to_iso(m.occurred_end),
