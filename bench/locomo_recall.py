@@ -59,6 +59,10 @@ ARMS_OFF: dict[str, dict[str, Any]] = {
     "prev": {"neighbour_prev": 0.0},
     "next": {"neighbour_next": 0.0},
     "neighbours": {"neighbour_prev": 0.0, "neighbour_next": 0.0},
+    "speaker": {"speaker_boost": 0.0},
+    "when": {"when_boost": 0.0},
+    "period": {"period_boost": 0.0},
+    "cues": {"speaker_boost": 0.0, "when_boost": 0.0, "period_boost": 0.0},
 }
 ABLATIONS = tuple(Config(f"hybrid-{arm}", "hybrid", replace(FusionParams(), **off)) for arm, off in ARMS_OFF.items())
 # The tuning conversations: every weight, list and constant of recall is chosen on these only; the others report.

@@ -1,6 +1,6 @@
 """Hybrid recall: dense (MiniLM cosine) + BM25 (FTS5), fused, lifted by conversational neighbours, trimmed to a budget.
 
-Hybrid recall runs in three steps:
+Hybrid recall runs in these steps (the fourth runs between fusion and the neighbour pass):
 
 1. **Retrieve.** Each retriever returns its top ``candidates``: dense as ``(id, cosine)`` and BM25 as
    ``(id, score)`` with higher scores better.
@@ -16,6 +16,13 @@ Hybrid recall runs in three steps:
    "I'm thrilled to make a family ..."). Taking the larger of the memory's own score and the share means a top hit
    with a positive score never moves, and a memory is never pushed past the neighbour it borrowed from. Only
    candidates already retrieved can lend a score.
+
+4. **Who and when** (each adds to the fused score of candidates already retrieved, before the neighbour pass, so
+   an answer turn after a lifted turn is lifted with it; each measured by ablation in docs/benchmarks.md):
+   :func:`speaker_boost` (``+0.1``) for a memory said by a person the query names (a query term that is a
+   candidate's speaker); :func:`when_boost` (``+0.2``) for a memory whose text says when ("yesterday", "in May",
+   "2019") when the query asks when (:mod:`mindbank.domain.timecues`); :func:`period_boost` (``+0.3``) for a memory
+   dated inside the calendar period the query names ("in July 2022", parsed by ``dateutil``).
 
 The ``dense`` and ``bm25`` retrievers return their own ranking unchanged. They are the baselines that hybrid
 is measured against.
@@ -41,6 +48,7 @@ from typing import Literal
 from mindbank.domain.document import count_tokens
 from mindbank.domain.records import MemoryUnit, ScoredMemory
 from mindbank.domain.text import keyword_terms, speaker_prefix
+from mindbank.domain.timecues import asks_when, named_period, says_when
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.store.base import MemoryFilter, Store
 
@@ -52,7 +60,9 @@ DENSE_WEIGHT = 0.5  # convex fusion: weight of the cosine; normalised BM25 gets 
 NEIGHBOUR_PREV = 0.8  # a memory scores at least this share of the memory said just before it (answer after question)
 NEIGHBOUR_NEXT = 0.6  # ... and this share of the one said just after it (a turn whose follow-up spells it out)
 NEIGHBOUR_WINDOW_S = 3600.0  # memories further apart in time than this (seconds) are never neighbours
-SPEAKER_BOOST = 0.0  # added to the fused score of a memory said by a person the query names
+SPEAKER_BOOST = 0.1  # added to the fused score of a memory said by a person the query names
+WHEN_BOOST = 0.2  # added to the fused score of a memory that says when, for a query that asks when
+PERIOD_BOOST = 0.3  # added to the fused score of a memory dated inside the calendar period the query names
 TEMPORAL_BOOST = 0.2  # added to the score of a memory dated inside a request's temporal window
 
 
@@ -64,6 +74,7 @@ class FusionParams:
     reciprocal-rank fusion with constant ``rrf_k`` and equal weights. ``neighbour_prev`` / ``neighbour_next``
     (each in [0, 1); 0 turns it off) are the shares of the preceding / following memory's fused score that a memory
     scores at least, for memories at most ``neighbour_window_s`` seconds apart in the same context.
+    ``speaker_boost`` / ``when_boost`` / ``period_boost`` (0 turns each off) are the who-and-when arms.
     """
 
     method: FusionMethod = "convex"
@@ -73,6 +84,8 @@ class FusionParams:
     neighbour_next: float = NEIGHBOUR_NEXT
     neighbour_window_s: float = NEIGHBOUR_WINDOW_S
     speaker_boost: float = SPEAKER_BOOST
+    when_boost: float = WHEN_BOOST
+    period_boost: float = PERIOD_BOOST
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +186,40 @@ def speaker_boost(
         return _ranked(scores)
     for memory_id, who in said_by.items():
         if who in named:
+            scores[memory_id] += boost
+    return _ranked(scores)
+
+
+def when_boost(
+    ranked: Sequence[tuple[str, float]], memories: Mapping[str, MemoryUnit], query: str, *, boost: float
+) -> list[tuple[str, float]]:
+    """For a query that asks about time (:func:`mindbank.domain.timecues.asks_when`), add ``boost`` to each
+    candidate whose text says when something happened (:func:`mindbank.domain.timecues.says_when`); best first."""
+    scores = dict(ranked)
+    if boost and asks_when(query):
+        for memory_id in scores:
+            memory = memories.get(memory_id)
+            if memory is not None and says_when(memory.text):
+                scores[memory_id] += boost
+    return _ranked(scores)
+
+
+def period_boost(
+    ranked: Sequence[tuple[str, float]],
+    memories: Mapping[str, MemoryUnit],
+    period: tuple[datetime, datetime],
+    *,
+    boost: float,
+) -> list[tuple[str, float]]:
+    """Add ``boost`` to each candidate dated (``occurred_start``, else ``mentioned_at``) inside ``period``
+    (inclusive); best first. Unlike a request's ``temporal_window`` it brings in no memory the retrievers missed:
+    the period comes from the query's own words, so it only reorders what matched them."""
+    start, end = period
+    scores = dict(ranked)
+    for memory_id in scores:
+        memory = memories.get(memory_id)
+        when = None if memory is None else _when(memory)
+        if when is not None and start <= when <= end:
             scores[memory_id] += boost
     return _ranked(scores)
 
@@ -289,10 +336,16 @@ def _recall_once(
             ranked = fuse([dense, sparse], [1.0, 1.0], k=params.rrf_k)
         else:
             ranked = convex_fuse(dense, sparse, dense_weight=params.dense_weight)
-        if params.neighbour_prev or params.neighbour_next or params.speaker_boost:
+        if any((params.neighbour_prev, params.neighbour_next, params.speaker_boost, params.when_boost,
+                params.period_boost)):  # fmt: skip
             # the neighbour and speaker passes need every candidate's context, time and speaker: fetch them up front
             memories = {m.id: m for m in store.get_memories(bank_id, [i for i, _ in ranked])}
             ranked = speaker_boost(ranked, memories, terms, boost=params.speaker_boost)
+            ranked = when_boost(ranked, memories, request.query, boost=params.when_boost)
+            if request.window is None and params.period_boost:
+                period = named_period(request.query)
+                if period is not None:
+                    ranked = period_boost(ranked, memories, period, boost=params.period_boost)
             ranked = neighbour_boost(
                 ranked,
                 memories,
