@@ -62,6 +62,7 @@ ARMS_OFF: dict[str, dict[str, Any]] = {
     "speaker": {"speaker_boost": 0.0},
     "when": {"when_boost": 0.0},
     "period": {"period_boost": 0.0},
+    "context": {"context_share": 0.0},
     "cues": {"speaker_boost": 0.0, "when_boost": 0.0, "period_boost": 0.0},
 }
 ABLATIONS = tuple(Config(f"hybrid-{arm}", "hybrid", replace(FusionParams(), **off)) for arm, off in ARMS_OFF.items())

@@ -9,7 +9,7 @@ import pytest
 
 from mindbank.domain.records import MemoryUnit
 from mindbank.domain.timecues import asks_when, named_period, says_when
-from mindbank.engine.recall import period_boost, speaker_boost, speaker_of, when_boost
+from mindbank.engine.recall import context_lift, period_boost, speaker_boost, speaker_of, when_boost
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 
@@ -98,3 +98,15 @@ def test_memories_dated_in_the_named_period_rise_and_nothing_is_added() -> None:
     july = (_utc(2022, 7, 1), _utc(2022, 7, 31, 23, 59, 59))
     assert [i for i, _ in period_boost(ranked, memories, july, boost=0.1)] == ["july", "june"]
     assert [i for i, _ in period_boost([("june", 0.5)], memories, july, boost=0.1)] == ["june"]
+
+
+def test_a_context_where_several_matched_lifts_its_members() -> None:
+    def turn(memory_id: str, context: str) -> MemoryUnit:
+        return replace(_memory(memory_id, "text"), context=context)
+
+    memories = {"a1": turn("a1", "s1"), "a2": turn("a2", "s1"), "a3": turn("a3", "s1"), "b1": turn("b1", "s2")}
+    ranked = [("b1", 0.6), ("a1", 0.55), ("a2", 0.5), ("a3", 0.5)]
+    lifted = context_lift(ranked, memories, share=0.6)
+    assert [i for i, _ in lifted] == ["a1", "a2", "a3", "b1"]  # a lone match in s2 is weaker than s1's three
+    assert all(0 < score <= 0.6 for _, score in lifted)  # on the fused scale
+    assert context_lift(ranked, memories, share=0.0) == ranked

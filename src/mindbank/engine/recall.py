@@ -63,6 +63,8 @@ NEIGHBOUR_WINDOW_S = 3600.0  # memories further apart in time than this (seconds
 SPEAKER_BOOST = 0.1  # added to the fused score of a memory said by a person the query names
 WHEN_BOOST = 0.2  # added to the fused score of a memory that says when, for a query that asks when
 PERIOD_BOOST = 0.3  # added to the fused score of a memory dated inside the calendar period the query names
+CONTEXT_SHARE = 0.6  # weight of a candidate's context strength (its 3 best scores / 3) against its own score
+CONTEXT_TOP = 3
 TEMPORAL_BOOST = 0.2  # added to the score of a memory dated inside a request's temporal window
 
 
@@ -86,6 +88,7 @@ class FusionParams:
     speaker_boost: float = SPEAKER_BOOST
     when_boost: float = WHEN_BOOST
     period_boost: float = PERIOD_BOOST
+    context_share: float = CONTEXT_SHARE
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +227,34 @@ def period_boost(
     return _ranked(scores)
 
 
+def context_lift(
+    ranked: Sequence[tuple[str, float]], memories: Mapping[str, MemoryUnit], *, share: float
+) -> list[tuple[str, float]]:
+    """Mix each candidate's score with its context's strength: ``(own + share * strength) / (1 + share)``; best
+    first.
+
+    A context's strength is the sum of the three best scores among the candidates in that context (a session of a
+    conversation), divided by three, so a context where one stray turn matched lends less than one where several
+    did: a session about the query's topic holds the evidence more often than a lone match elsewhere. Dividing by
+    ``1 + share`` keeps scores on the fused scale (a floor on ``final`` means the same with the lift on) and
+    changes no order. Candidates missing from ``memories`` keep their score; those without a context share one.
+    """
+    scores = dict(ranked)
+    if not share:
+        return _ranked(scores)
+    by_context: dict[str | None, list[float]] = {}
+    for memory_id, score in scores.items():
+        memory = memories.get(memory_id)
+        if memory is not None:
+            by_context.setdefault(memory.context, []).append(score)
+    strength = {c: sum(sorted(v, reverse=True)[:CONTEXT_TOP]) / CONTEXT_TOP for c, v in by_context.items()}
+    for memory_id in scores:
+        memory = memories.get(memory_id)
+        if memory is not None:
+            scores[memory_id] = (scores[memory_id] + share * strength[memory.context]) / (1.0 + share)
+    return _ranked(scores)
+
+
 def _when(memory: MemoryUnit) -> datetime | None:
     return memory.occurred_start or memory.mentioned_at
 
@@ -337,8 +368,8 @@ def _recall_once(
         else:
             ranked = convex_fuse(dense, sparse, dense_weight=params.dense_weight)
         if any((params.neighbour_prev, params.neighbour_next, params.speaker_boost, params.when_boost,
-                params.period_boost)):  # fmt: skip
-            # the neighbour and speaker passes need every candidate's context, time and speaker: fetch them up front
+                params.period_boost, params.context_share)):  # fmt: skip
+            # the who-and-when, context and neighbour passes read every candidate's speaker, text, context and time
             memories = {m.id: m for m in store.get_memories(bank_id, [i for i, _ in ranked])}
             ranked = speaker_boost(ranked, memories, terms, boost=params.speaker_boost)
             ranked = when_boost(ranked, memories, request.query, boost=params.when_boost)
@@ -346,6 +377,7 @@ def _recall_once(
                 period = named_period(request.query)
                 if period is not None:
                     ranked = period_boost(ranked, memories, period, boost=params.period_boost)
+            ranked = context_lift(ranked, memories, share=params.context_share)
             ranked = neighbour_boost(
                 ranked,
                 memories,
