@@ -27,3 +27,8 @@ def test_names(text: str, names: list[str]) -> None:
 def test_ids_are_stable_per_bank() -> None:
     assert entity_id("b", "Alice") == entity_id("b", "Alice")
     assert entity_id("b", "Alice") != entity_id("c", "Alice") != entity_id("b", "Bob")
+
+
+def test_long_texts_are_read_the_same_way_uncached() -> None:
+    long = "Alice moved to Paris. " + "She walked along the river every day. " * 60
+    assert len(long) > 1_000 and list(extract_entities(long)) == ["Alice", "Paris"]

@@ -33,7 +33,8 @@ _OPENERS = frozenset(
     "absolutely maybe great awesome cool nice good sounds glad sorry congrats congratulations haha lol anyway "
     "yesterday today tomorrow last next this that these those what where when why how who which".split()
 )
-CACHE_TEXTS = 65_536  # texts whose names are kept (a few MB at most)
+CACHE_TEXTS = 16_384  # texts whose names are kept
+CACHE_MAX_CHARS = 1_000  # longer texts are not cached (so the cache holds at most about 16 MB of keys)
 _NOT_NAME_ENDINGS = ("ing", "ly", "ed")
 _NAMESPACE = uuid.UUID("5d0c3f6e-6f7a-4a51-9d55-2b8f1e0c7a11")
 
@@ -47,11 +48,20 @@ def _capitalised(word: str) -> bool:
     return word[:1].isupper()
 
 
-@lru_cache(maxsize=CACHE_TEXTS)
 def extract_entities(text: str) -> tuple[str, ...]:
     """The names ``text`` mentions, in order of first appearance, each once (see the module for the rules).
 
-    Cached by text: recall shapes the same memories again and again, and the result depends on the text alone."""
+    Cached by text up to ``CACHE_MAX_CHARS`` characters: recall shapes the same memories again and again, and the
+    result depends on the text alone (a longer text is worked out each time, so the cache stays a few MB)."""
+    return _cached(text) if len(text) <= CACHE_MAX_CHARS else _extract(text)
+
+
+@lru_cache(maxsize=CACHE_TEXTS)
+def _cached(text: str) -> tuple[str, ...]:
+    return _extract(text)
+
+
+def _extract(text: str) -> tuple[str, ...]:
     speaker = speaker_prefix(text)
     body = text.strip()
     names: list[str] = []
