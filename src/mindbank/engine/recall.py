@@ -22,7 +22,9 @@ Hybrid recall runs in these steps (the fourth runs between fusion and the neighb
    :func:`speaker_boost` (``+0.1``) for a memory said by a person the query names (a query term that is a
    candidate's speaker); :func:`when_boost` (``+0.2``) for a memory whose text says when ("yesterday", "in May",
    "2019") when the query asks when (:mod:`mindbank.domain.timecues`); :func:`period_boost` (``+0.3``) for a memory
-   dated inside the calendar period the query names ("in July 2022", parsed by ``dateutil``).
+   dated inside the calendar period the query names ("in July 2022", parsed by ``dateutil``). Then
+   :func:`context_lift` mixes each score 1 : 0.6 with its context's strength (the mean of the three best scores in
+   that context, a conversation session), so the turns of a session about the query rank above a lone match.
 
 The ``dense`` and ``bm25`` retrievers return their own ranking unchanged. They are the baselines that hybrid
 is measured against.
@@ -76,7 +78,8 @@ class FusionParams:
     reciprocal-rank fusion with constant ``rrf_k`` and equal weights. ``neighbour_prev`` / ``neighbour_next``
     (each in [0, 1); 0 turns it off) are the shares of the preceding / following memory's fused score that a memory
     scores at least, for memories at most ``neighbour_window_s`` seconds apart in the same context.
-    ``speaker_boost`` / ``when_boost`` / ``period_boost`` (0 turns each off) are the who-and-when arms.
+    ``speaker_boost`` / ``when_boost`` / ``period_boost`` (0 turns each off) are the who-and-when arms;
+    ``context_share`` (0: off) weighs a candidate's context strength against its own score.
     """
 
     method: FusionMethod = "convex"
@@ -236,8 +239,8 @@ def context_lift(
     A context's strength is the sum of the three best scores among the candidates in that context (a session of a
     conversation), divided by three, so a context where one stray turn matched lends less than one where several
     did: a session about the query's topic holds the evidence more often than a lone match elsewhere. Dividing by
-    ``1 + share`` keeps scores on the fused scale (a floor on ``final`` means the same with the lift on) and
-    changes no order. Candidates missing from ``memories`` keep their score; those without a context share one.
+    ``1 + share`` keeps scores on the fused scale, so a floor on ``final`` means about the same with the lift on.
+    Candidates missing from ``memories`` keep their score; those without a context share one.
     """
     scores = dict(ranked)
     if not share:
