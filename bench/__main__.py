@@ -1,5 +1,6 @@
 """Command line of the benchmarks: ``python -m bench {locomo-recall,retain,refresh-cost,freshness,mm-quality,scale,
-operators,gate-calibration,load,knowledge-base,transfer,parsers} ...``."""
+operators,gate-calibration,load,knowledge-base,transfer,
+recall-latency,parsers} ...``."""
 
 from __future__ import annotations
 
@@ -108,6 +109,17 @@ def _parser() -> argparse.ArgumentParser:
     kb.add_argument("--database-url", default=None, help="a postgresql:// URL (default: a temporary SQLite file)")
     kb.add_argument("--json", type=Path, default=None, help="report path (default bench/results/knowledge-base-*.json)")
 
+    latency = sub.add_parser(
+        "recall-latency", help="POST /memories/recall over loopback HTTP: 1,000 memories, 50 queries, p50/p95"
+    )
+    latency.add_argument(
+        "--database-url", default=os.environ.get("MINDBANK_TEST_POSTGRES_URL") or None,
+        help="a postgresql:// URL on a server with pgvector: a fresh database is made beside it and dropped "
+        "(default MINDBANK_TEST_POSTGRES_URL; without one PostgreSQL is skipped)",
+    )  # fmt: skip
+    latency.add_argument(
+        "--json", type=Path, default=None, help="report path (default bench/results/recall-latency.json)"
+    )
     parsers = sub.add_parser("parsers", help="hostile uploads: HTML extraction time, hostile PDFs and ZIP bombs")
     parsers.add_argument("--paragraphs", nargs="+", type=int, default=[5_000, 10_000, 20_000, 40_000])
     parsers.add_argument("--repeat", type=int, default=3, help="runs per case, the best kept (default 3)")
@@ -184,6 +196,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import knowledge_base
 
         knowledge_base.run(args.sizes, database_url=args.database_url, json_out=args.json)
+    elif args.command == "recall-latency":
+        from bench import recall_latency
+
+        recall_latency.run(database_url=args.database_url, json_out=args.json)
     elif args.command == "parsers":
         from bench import parsers
 
