@@ -14,7 +14,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
-from mindbank.domain.records import Bank, HistoryEntry, LLMRequestRecord, MemoryUnit, MentalModel, Operation
+from mindbank.domain.records import Bank, HistoryEntry, LLMRequestRecord, MemoryUnit, MentalModel, NewMemory, Operation
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.timeutil import utcnow
 from mindbank.store.base import Spend, SpendRecord, SpendTotals, StalenessProbe
@@ -280,3 +280,13 @@ class SharedQueries:
         """Delete traced attempts created before ``before``; returns how many went."""
         with self._tx() as conn:
             return int(conn.execute(self._q["purge_llm_requests"], (self._columns.time(before),)).rowcount)
+
+
+def observation_mentions(
+    ids: Sequence[str], creates: Sequence[NewMemory], updates: Sequence[tuple[str, tuple[str, ...], int]]
+) -> list[tuple[str, tuple[str, ...], int]]:
+    """The observations of a consolidation write whose mentions (``mention_count``, ``last_mentioned_at``: how many
+    sources and the newest of their mentions) the store recomputes: every update ``(id, source ids, proof)`` and
+    every new observation of several sources (``ids`` are the new rows' ids, in ``creates`` order)."""
+    several = [(i, tuple(c.source_memory_ids or ()), c.proof_count or 1) for i, c in zip(ids, creates, strict=True)]
+    return [*updates, *(s for s in several if len(s[1]) > 1)]

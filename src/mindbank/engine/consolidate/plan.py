@@ -46,7 +46,9 @@ class ConsolidationPlan:
 
 
 class Consolidator(Protocol):
-    """Turns a batch of facts into a :class:`ConsolidationPlan` against the existing observations."""
+    """Turns a batch of facts into a :class:`ConsolidationPlan` against the existing observations. ``lost``: per
+    observation that lost sources this round (deleted or edited facts), the source facts it still has, for a
+    consolidator that retells such an observation from what remains."""
 
     def plan(
         self,
@@ -55,6 +57,7 @@ class Consolidator(Protocol):
         observations: Sequence[MemoryUnit],
         scopes: ObservationScopes,
         neighbours: Neighbours | None = None,
+        lost: Mapping[str, Sequence[MemoryUnit]] | None = None,
     ) -> ConsolidationPlan: ...
 
 

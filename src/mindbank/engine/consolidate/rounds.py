@@ -24,7 +24,6 @@ from mindbank.engine.consolidate.plan import (
     NEIGHBOUR_FLOOR,
     NEIGHBOURS,
     ROUND_SIZE,
-    ConsolidationPlan,
     ConsolidationRound,
     Consolidator,
     ObservationScopes,
@@ -74,15 +73,16 @@ def earlier_neighbours(
 
 def detach_sources(
     store: Store, bank_id: str, observations: Sequence[MemoryUnit], requeued: set[str]
-) -> tuple[dict[str, tuple[tuple[str, ...], int]], list[str]]:
+) -> tuple[dict[str, tuple[tuple[str, ...], int]], list[str], dict[str, MemoryUnit]]:
     """Sources an observation can no longer rest on: facts deleted since, or sent back to consolidation by an edit
     (``requeued``: the unconsolidated facts of this round). Returns ``({observation id: (remaining source ids,
-    proof count)}, [ids of observations left with no source])``; the consolidator may attach an edited fact
-    again if it still says the same thing."""
+    proof count)}, [ids of observations left with no source], {id: source fact still there})``; the consolidator
+    may attach an edited fact again if it still says the same thing."""
     source_ids = sorted({s for o in observations for s in (o.source_memory_ids or ())})
     if not source_ids:
-        return {}, []
-    alive = {m.id for m in store.get_memories(bank_id, source_ids)}
+        return {}, [], {}
+    units = {m.id: m for m in store.get_memories(bank_id, source_ids)}
+    alive = set(units)
     gone = (set(source_ids) - alive) | (set(source_ids) & requeued)
     trimmed: dict[str, tuple[tuple[str, ...], int]] = {}
     emptied: list[str] = []
@@ -96,7 +96,7 @@ def detach_sources(
             trimmed[obs.id] = (remaining, max(1, (obs.proof_count or len(sources)) - len(lost)))
         else:
             emptied.append(obs.id)
-    return trimmed, emptied
+    return trimmed, emptied, units
 
 
 def consolidate_round(
@@ -116,7 +116,7 @@ def consolidate_round(
     result = ConsolidationRound(more=len(facts) > limit)
     facts = facts[:limit]
     stored = store.list_observations(bank_id)
-    trimmed, emptied = detach_sources(store, bank_id, stored, {f.id for f in facts})
+    trimmed, emptied, units = detach_sources(store, bank_id, stored, {f.id for f in facts})
     if not facts and not trimmed and not emptied:
         return result
     observations = [
@@ -124,11 +124,12 @@ def consolidate_round(
         for o in stored
         if o.id not in emptied
     ]
-    plan = ConsolidationPlan()
-    if facts:
-        vectors = store.memory_vectors(bank_id, [f.id for f in facts] + [o.id for o in observations])
-        neighbours = earlier_neighbours(store, bank_id, facts, vectors, scopes)
-        plan = consolidator.plan(facts, vectors, observations, scopes, neighbours=neighbours)
+    # what each observation that lost sources still rests on, for a consolidator that retells it
+    lost = {i: [units[s] for s in trimmed[i][0] if s in units] for i in trimmed}
+    kept = sorted({u.id for us in lost.values() for u in us})
+    vectors = store.memory_vectors(bank_id, [f.id for f in facts] + [o.id for o in observations] + kept)
+    neighbours = earlier_neighbours(store, bank_id, facts, vectors, scopes) if facts else {}
+    plan = consolidator.plan(facts, vectors, observations, scopes, neighbours=neighbours, lost=lost)
     planned = {u[0] for u in plan.updates} | set(plan.deletes)
     updates = [*plan.updates, *((i, *trimmed[i]) for i in trimmed if i not in planned)]
     deletes = [*plan.deletes, *emptied]

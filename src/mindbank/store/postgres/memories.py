@@ -23,6 +23,7 @@ from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.queries import Q, filter_sql, tag_list
 from mindbank.store.postgres.rows import COLUMNS, as_vector
 from mindbank.store.retention import LazyStamp, RetentionQueries
+from mindbank.store.shared import observation_mentions
 
 
 class MemoriesMixin(PostgresBase, RetentionQueries):
@@ -154,10 +155,11 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
                 stamp, _ = self._stamp_memory_write(cur.connection, bank_id)
                 ids = [str(uuid.uuid4()) for _ in creates]
                 self._insert_memories(cur, bank_id, list(zip(ids, creates, strict=True)), stamp)
-                if updates:
+                grown = observation_mentions(ids, creates, updates)
+                if grown:
                     cur.executemany(
                         Q["update_observation"],
-                        [(list(sources), proof, stamp, bank_id, mid) for mid, sources, proof in updates],
+                        [(list(s), proof, stamp, proof, bank_id, list(s), bank_id, mid) for mid, s, proof in grown],
                     )
                 if rewrites:
                     cur.executemany(

@@ -143,9 +143,11 @@ Q: dict[str, str] = {
         "AND m.fact_type <> 'observation' AND m.consolidated_at IS NOT NULL AND {where} "
         "ORDER BY m.embedding <=> %s::vector LIMIT %s"
     ),
+    # an observation's mentions are its sources: how many, and the newest of their mentions
     "update_observation": (
-        "UPDATE memory_units SET source_memory_ids = %s::text[], proof_count = %s, updated_at = %s "
-        "WHERE bank_id = %s AND id = %s"
+        "UPDATE memory_units SET source_memory_ids = %s::text[], proof_count = %s, updated_at = %s, "
+        "mention_count = %s, last_mentioned_at = (SELECT MAX(COALESCE(s.mentioned_at, s.occurred_start)) "
+        "FROM memory_units s WHERE s.bank_id = %s AND s.id = ANY(%s::text[])) WHERE bank_id = %s AND id = %s"
     ),
     "rewrite_observation": (
         "UPDATE memory_units SET text = %s, embedding = %s::vector, updated_at = %s "

@@ -151,8 +151,11 @@ Q: dict[str, str] = {
     "list_observations": (
         f"SELECT {MEMORY_COLUMNS} FROM memory_units WHERE bank_id = ? AND fact_type = 'observation' ORDER BY seq"
     ),
+    # an observation's mentions are its sources: how many, and the newest of their mentions
     "update_observation": (
-        "UPDATE memory_units SET source_memory_ids = ?, proof_count = ?, updated_at = ? WHERE bank_id = ? AND id = ?"
+        "UPDATE memory_units SET source_memory_ids = ?, proof_count = ?, updated_at = ?, mention_count = ?, "
+        "last_mentioned_at = (SELECT MAX(COALESCE(s.mentioned_at, s.occurred_start)) FROM memory_units s "
+        "WHERE s.bank_id = ? AND s.id IN (SELECT value FROM json_each(?))) WHERE bank_id = ? AND id = ?"
     ),
     # RETURNING tags: the rewritten row's tags, for its new vector-index entry
     "rewrite_observation": (
