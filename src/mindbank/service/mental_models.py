@@ -385,7 +385,10 @@ class MentalModelsService(ServiceCore):
                     " only some of the tags."
                 )
             return [warning]
-        return [waiting] if pending else []
+        # a scope that reads the facts themselves answers from them meanwhile
+        types = preview["fact_types"]
+        reads_facts = types is None or {"world", "experience"} <= set(types)
+        return [waiting] if pending and not reads_facts else []
 
     def _version_history(self, model: MentalModel) -> dict[str, Any] | None:
         if not self.settings.enable_mental_model_history:
