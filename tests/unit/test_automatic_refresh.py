@@ -137,7 +137,7 @@ def test_consolidation_refreshes_only_stale_models_whose_scope_it_reached(mb: Mi
 def test_consolidation_merges_near_duplicates_into_observations(mb: MindBank) -> None:
     retain(mb, "Eve: I adopted a rescue cat called Miso.")
     retain(mb, "Eve: I adopted a rescue cat named Miso.")
-    retain(mb, "Eve: The kitchen is painted blue now.")
+    retain(mb, "Eve: I painted the kitchen walls a bright blue last weekend.")
     assert mb.bank_stats("b")["pending_consolidation"] == 3
     last_write = mb.last_memory_write_at("b")
     mb.run_pending()
@@ -146,12 +146,12 @@ def test_consolidation_merges_near_duplicates_into_observations(mb: MindBank) ->
     observations, _ = mb.list_memories("b", types=["observation"])
     # the repeat joins the first statement; the kitchen, said once, is an observation of its own
     by_text = {o.text: o for o in observations}
-    assert set(by_text) == {"Eve: I adopted a rescue cat called Miso.", "Eve: The kitchen is painted blue now."}
+    assert set(by_text) == {"Eve: I adopted a rescue cat called Miso.", "Eve: I painted the kitchen walls a bright blue last weekend."}
     obs = by_text["Eve: I adopted a rescue cat called Miso."]
     assert obs.proof_count == 2 and len(obs.source_memory_ids or ()) == 2 and obs.tags == ("user:eve",)
-    assert by_text["Eve: The kitchen is painted blue now."].proof_count == 1
+    assert by_text["Eve: I painted the kitchen walls a bright blue last weekend."].proof_count == 1
     assert mb.last_memory_write_at("b") > last_write  # creating an observation is a write
-    retain(mb, "Eve: Miso is the rescue cat I adopted.")
+    retain(mb, "Eve: I adopted a rescue cat and named her Miso.")
     mb.run_pending()
     (grown,) = [o for o in mb.list_memories("b", types=["observation"])[0] if "Miso" in o.text]
     assert grown.proof_count == 3
@@ -287,7 +287,7 @@ def cats(mb: MindBank) -> list:  # type: ignore[type-arg]
 def test_deleted_or_edited_sources_are_detached_from_their_observation(mb: MindBank) -> None:
     retain(mb, "Eve: I adopted a rescue cat called Miso.")
     retain(mb, "Eve: I adopted a rescue cat named Miso.")
-    retain(mb, "Eve: Miso is the rescue cat I adopted.")
+    retain(mb, "Eve: I adopted a rescue cat and named her Miso.")
     mb.run_pending()
     (obs,) = cats(mb)
     first, second, third = obs.source_memory_ids or ()
@@ -297,7 +297,7 @@ def test_deleted_or_edited_sources_are_detached_from_their_observation(mb: MindB
     mb.run_pending()
     (obs,) = cats(mb)  # the edited fact stated it: a remaining source states it now
     assert set(obs.source_memory_ids or ()) == {second, third} and obs.proof_count == 2
-    assert obs.text == "Eve: Miso is the rescue cat I adopted."
+    assert obs.text == "Eve: I adopted a rescue cat and named her Miso."
 
     stamp = mb.last_memory_write_at("b")
     mb.delete_memory("b", second)

@@ -14,6 +14,7 @@ that shows an observation (recall, pages, reflect, the control plane) shows it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -21,10 +22,24 @@ import numpy as np
 
 from mindbank.domain.records import MemoryUnit, ScoredMemory
 from mindbank.domain.text import strip_speaker
-from mindbank.engine.synthesis.salience import Quote, quote
+from mindbank.engine.synthesis.salience import (
+    Quote,
+    plain_words,
+    quote,
+    score_sentence,
+    split_sentences,
+    without_opener,
+)
 from mindbank.engine.synthesis.selection import Candidate
 
 MAX_HISTORY = 3
+# words (not stopwords) an observation states at least, speaker prefix aside: fewer do not read on their own
+# without the conversation around them ("Family time matters to me.", "They're my biggest motivation.")
+MIN_WORDS = 6
+# ... unless it names something (a name, a place, a number): "Xavier lives in Paris." says enough
+MIN_SPECIFIC_WORDS = 3
+_VOCATIVE = re.compile(r",\s*[A-Z][a-z]+\s*([.!?])")
+_NOT_NAMES = frozenset({"I", "I'm", "I've", "I'd", "I'll", "OK", "Ok"})
 HISTORY_OPEN = " (earlier, "
 
 
@@ -35,13 +50,49 @@ def speaker_of(text: str) -> str:
     return text[: len(text) - len(body)].strip().rstrip(":") if body != text else ""
 
 
+def _specific(text: str) -> bool:
+    """Whether a statement names something checkable after its first word: a name or place (a capitalised word
+    that is not "I") or a number in digits ("Xavier lives in Paris.", "I ran 14 km.")."""
+    text = _VOCATIVE.sub(r"\1", text)  # "Way to go, Maria!": the name is whom it is said to, not what it says
+    words = re.findall(r"[A-Za-z0-9][\w'’-]*", text)[1:]
+    return any(w[0].isdigit() or (w[0].isupper() and w not in _NOT_NAMES) for w in words)
+
+
+def _fuller(fact_text: str) -> str:
+    """Every sentence of a fact that is neither a question nor scored below zero (glue), with any photo
+    description, verbatim and in order: what a short quotable statement says together with its turn."""
+    sentences = split_sentences(strip_speaker(fact_text))
+    kept = [s for s in sentences if (c := score_sentence(s)).score >= 0 and not c.question and c.plain_words]
+    return " ".join(kept)
+
+
+def _addressless(body: str) -> str:
+    """``body`` without leading openers: an observation states knowledge, not the address to the other person
+    ("Hey Maria, since we last chatted, I …" -> "Since we last chatted, I …")."""
+    for _ in range(2):
+        body = without_opener(body)
+    return body
+
+
+def _short(body: str) -> bool:
+    """Whether ``body`` says too little to read on its own (:data:`MIN_WORDS`, :data:`MIN_SPECIFIC_WORDS`)."""
+    return len(plain_words(body)) < (MIN_SPECIFIC_WORDS if _specific(body) else MIN_WORDS)
+
+
 def statement_of(fact_text: str) -> str | None:
-    """The observation text a fact states (module docstring), or None when it says nothing worth keeping."""
+    """The observation text a fact states (module docstring), or None when it says nothing worth keeping: its
+    quotable sentences, or — when those say too little — every sentence of the turn that is not a question or
+    glue (its photo description included), without a leading greeting or vocative."""
     found = quote(fact_text)
     if found is None:
         return None
+    body = _addressless(found.text)
+    if _short(body):
+        body = _addressless(_fuller(fact_text))
+        if _short(body):
+            return None
     speaker = speaker_of(fact_text)
-    return f"{speaker}: {found.text}" if speaker else found.text
+    return f"{speaker}: {body}" if speaker else body
 
 
 def day(when: datetime | None) -> str:
