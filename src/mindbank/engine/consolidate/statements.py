@@ -23,6 +23,8 @@ import numpy as np
 from mindbank.domain.records import MemoryUnit, ScoredMemory
 from mindbank.domain.text import strip_speaker
 from mindbank.engine.synthesis.salience import (
+    NUMBER_WORDS,
+    TIME_WORDS,
     Quote,
     plain_words,
     quote,
@@ -79,20 +81,20 @@ def _short(body: str) -> bool:
     return len(plain_words(body)) < (MIN_SPECIFIC_WORDS if _specific(body) else MIN_WORDS)
 
 
-def statement_of(fact_text: str) -> str | None:
-    """The observation text a fact states (module docstring), or None when it says nothing worth keeping: its
-    quotable sentences, or — when those say too little — every sentence of the turn that is not a question or
-    glue (its photo description included), without a leading greeting or vocative."""
+def stated(fact_text: str) -> tuple[str, bool] | None:
+    """``(text, stands alone)`` of what a fact states (module docstring): its quotable sentences, or — when those
+    say too little — every sentence of the turn that is not a question or glue (its photo description included),
+    without a leading greeting or vocative. A statement that is still short does not stand alone: it may repeat or
+    update an observation, never form one. None when the fact has nothing quotable."""
     found = quote(fact_text)
     if found is None:
         return None
     body = _addressless(found.text)
     if _short(body):
-        body = _addressless(_fuller(fact_text))
-        if _short(body):
-            return None
+        fuller = _addressless(_fuller(fact_text))
+        body = fuller if not _short(fuller) else body
     speaker = speaker_of(fact_text)
-    return f"{speaker}: {body}" if speaker else body
+    return (f"{speaker}: {body}" if speaker else body), not _short(body)
 
 
 def day(when: datetime | None) -> str:
@@ -136,3 +138,24 @@ def statement(unit: MemoryUnit, text: str, vector: np.ndarray) -> Statement | No
     """A :class:`Statement` of ``unit`` stating ``text`` (None when ``text`` has nothing quotable)."""
     found = quote(text)
     return None if found is None else Statement(replace(unit, text=text), vector, found)
+
+
+def numbers(text: str) -> frozenset[str]:
+    """The numbers a statement gives, digits or number words ("seven-year-old" gives "seven")."""
+    words = re.findall(r"[A-Za-z0-9]+", text.lower())
+    return frozenset(w for w in words if w.isdigit() or w in NUMBER_WORDS)
+
+
+def _time_word(word: str) -> bool:
+    lower = word.lower()
+    return lower in TIME_WORDS or lower[:-1] in TIME_WORDS  # "Sundays"
+
+
+def names(text: str) -> frozenset[str]:
+    """The names a statement gives: capitalised words after the first word of each sentence (not "I", not days
+    and months: "on Sundays" and "every Sunday" name no one)."""
+    found: set[str] = set()
+    for sentence in re.split(r"(?<=[.!?])\s+", strip_speaker(text)):
+        words = re.findall(r"[A-Za-z][\w'’-]*", sentence)[1:]
+        found.update(w for w in words if w[0].isupper() and w not in _NOT_NAMES and not _time_word(w))
+    return frozenset(found)
