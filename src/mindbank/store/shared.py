@@ -136,6 +136,15 @@ class SharedQueries:
             rows = conn.execute(self._q["list_observations"], (bank_id,)).fetchall()
         return [self._columns.memory_row(r) for r in rows]
 
+    def observations_losing_sources(self, bank_id: str, requeued: Sequence[str]) -> list[MemoryUnit]:
+        """Observations citing a source fact that no longer exists, or one of ``requeued`` (facts an edit sent back
+        to consolidation), oldest first: one query, however many observations the bank holds."""
+        with self._read() as conn:
+            rows = conn.execute(
+                self._q["observations_losing_sources"], (bank_id, self._columns.text_list(list(requeued)))
+            ).fetchall()
+        return [self._columns.memory_row(r) for r in rows]
+
     # ---------------------------------------------------------------- mental models
 
     def get_mental_model(self, bank_id: str, model_id: str) -> MentalModel | None:

@@ -19,6 +19,8 @@ ROUND_SIZE = 200
 # (the extractive consolidator then asks its own, higher, duplicate threshold; the LLM one reads them as context).
 NEIGHBOURS = 4
 NEIGHBOUR_FLOOR = 0.8
+# observations of its scope a new fact is compared with: the nearest in the vector index
+NEARBY_OBSERVATIONS = 8
 # per new fact: earlier facts of its scopes with their cosine, nearest first
 Neighbours = Mapping[str, Sequence[tuple[MemoryUnit, float]]]
 

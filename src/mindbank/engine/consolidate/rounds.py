@@ -3,13 +3,13 @@
 Spec: "Automatic Refresh" (observations are what ``refresh_after_consolidation`` follows); reference facts §6.
 Observations are memory units with ``fact_type`` observation, ``source_memory_ids``, ``proof_count`` and the tags
 of their scope. Observation scopes: ``combined`` (default: a fact's whole tag set is one scope) or ``per_tag``
-(one scope per tag). The extractive consolidator merges near-duplicate facts inside one scope by embedding
-similarity: a fact close to an existing observation of its scope strengthens it (one more source, proof + 1);
-two or more close new facts found together form a new observation, and so does a new fact close to an earlier,
-already consolidated fact of its scope (its neighbours: :func:`earlier_neighbours`, so facts that arrive one
-retain at a time still meet); a fact that repeats nothing is marked consolidated without an observation (an
-observation needs a second witness). Source facts get ``consolidated_at``, which is bookkeeping and never a write
-for staleness.
+(one scope per tag). A round takes up to :data:`~mindbank.engine.consolidate.plan.ROUND_SIZE` pending facts and
+hands the consolidator what it compares them with, all read through indexes (consolidation stays incremental):
+the observations nearest each fact in its scopes (:func:`nearby_observations`), its earlier consolidated
+neighbours (:func:`earlier_neighbours`, so facts that arrive one retain at a time still meet), and the
+observations whose sources were deleted or edited since (:func:`detach_sources`). What the extractive
+consolidator makes of them: ``engine/consolidate/extractive.py``. Source facts get ``consolidated_at``, which is
+bookkeeping and never a write for staleness.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import numpy as np
 
 from mindbank.domain.records import MemoryUnit
 from mindbank.engine.consolidate.plan import (
+    NEARBY_OBSERVATIONS,
     NEIGHBOUR_FLOOR,
     NEIGHBOURS,
     ROUND_SIZE,
@@ -71,6 +72,28 @@ def earlier_neighbours(
     return {f: hits for f, hits in out.items() if hits}
 
 
+def nearby_observations(
+    store: Store,
+    bank_id: str,
+    facts: Sequence[MemoryUnit],
+    vectors: dict[str, np.ndarray],
+    scopes: ObservationScopes,
+    *,
+    k: int = NEARBY_OBSERVATIONS,
+) -> list[MemoryUnit]:
+    """The observations a round's facts are compared with: per fact and observation scope, the ``k`` nearest
+    observations of that scope in the vector index (one search each), read in one call."""
+    wanted: set[str] = set()
+    for fact in facts:
+        vector = vectors.get(fact.id)
+        if vector is None:
+            continue
+        for scope in scope_keys(fact.tags, scopes):
+            flt = replace(scope_filter(scope, scopes), fact_types=("observation",))
+            wanted.update(memory_id for memory_id, _ in store.vector_search(bank_id, vector, k, flt))
+    return store.get_memories(bank_id, sorted(wanted)) if wanted else []
+
+
 def detach_sources(
     store: Store, bank_id: str, observations: Sequence[MemoryUnit], requeued: set[str]
 ) -> tuple[dict[str, tuple[tuple[str, ...], int]], list[str], dict[str, MemoryUnit]]:
@@ -107,27 +130,32 @@ def consolidate_round(
     scopes: ObservationScopes = "combined",
     limit: int = ROUND_SIZE,
 ) -> ConsolidationRound:
-    """Consolidate up to ``limit`` pending facts of the bank in one transaction; ``more`` says whether others wait.
+    """Consolidate up to ``limit`` pending facts of the bank, written in one transaction; ``more`` says whether
+    others wait.
 
-    The same transaction first detaches sources that were deleted or edited (:func:`detach_sources`): an
-    observation left with no source is deleted, one that lost some is updated (both are memory writes, so models
-    reading or citing it go stale)."""
+    The round reads only what it needs, however many observations the bank holds: the observations nearest each
+    pending fact in its scopes (:func:`nearby_observations`, through the vector index) and those citing a source
+    that was deleted or edited (``Store.observations_losing_sources``). It detaches such sources
+    (:func:`detach_sources`): an observation left with no source is deleted, one that lost some is updated or
+    retold by the consolidator (memory writes, so models reading or citing it go stale)."""
     facts = store.unconsolidated_facts(bank_id, limit + 1)
     result = ConsolidationRound(more=len(facts) > limit)
     facts = facts[:limit]
-    stored = store.list_observations(bank_id)
-    trimmed, emptied, units = detach_sources(store, bank_id, stored, {f.id for f in facts})
+    losing = store.observations_losing_sources(bank_id, [f.id for f in facts])
+    trimmed, emptied, units = detach_sources(store, bank_id, losing, {f.id for f in facts})
     if not facts and not trimmed and not emptied:
         return result
+    vectors = store.memory_vectors(bank_id, [f.id for f in facts])
+    stored = {o.id: o for o in [*nearby_observations(store, bank_id, facts, vectors, scopes), *losing]}
     observations = [
         replace(o, source_memory_ids=trimmed[o.id][0], proof_count=trimmed[o.id][1]) if o.id in trimmed else o
-        for o in stored
+        for o in stored.values()
         if o.id not in emptied
     ]
     # what each observation that lost sources still rests on, for a consolidator that retells it
     lost = {i: [units[s] for s in trimmed[i][0] if s in units] for i in trimmed}
     kept = sorted({u.id for us in lost.values() for u in us})
-    vectors = store.memory_vectors(bank_id, [f.id for f in facts] + [o.id for o in observations] + kept)
+    vectors.update(store.memory_vectors(bank_id, [o.id for o in observations] + kept))
     neighbours = earlier_neighbours(store, bank_id, facts, vectors, scopes) if facts else {}
     plan = consolidator.plan(facts, vectors, observations, scopes, neighbours=neighbours, lost=lost)
     planned = {u[0] for u in plan.updates} | set(plan.deletes)
@@ -144,5 +172,5 @@ def consolidate_round(
     changed = {u[0] for u in updates} | {r[0] for r in plan.rewrites} | set(deletes)
     result.created, result.consolidated = len(plan.creates), len(facts)
     result.updated = len(changed)
-    result.scopes = {tuple(c.tags) for c in plan.creates} | {o.tags for o in stored if o.id in changed}
+    result.scopes = {tuple(c.tags) for c in plan.creates} | {o.tags for o in stored.values() if o.id in changed}
     return result
