@@ -368,6 +368,11 @@ def test_consolidation_round_trip(store: Store) -> None:
     assert [h for h, _ in store.keyword_search("b", ["lighthouse"], 5, MemoryFilter())] == [obs_id]
     assert store.vector_search("b", vec(0, 0, 1, 0), 1, MemoryFilter(fact_types=("observation",)))[0][0] == obs_id
     assert store.get_memories("b", [other_id]) == []
+    observations_only = MemoryFilter(fact_types=("observation",), tags=(), tags_match="exact")
+    assert store.nearest_in("b", [(vec(0, 0, 1, 0), observations_only), (vec(1, 0, 0, 0), MemoryFilter())], 1) == [  # type: ignore[attr-defined]
+        store.vector_search("b", vec(0, 0, 1, 0), 1, observations_only),
+        store.vector_search("b", vec(1, 0, 0, 0), 1, MemoryFilter()),
+    ]
     # what a round reads of the observations: those citing a fact that is gone or sent back to consolidation
     assert store.observations_losing_sources("b", []) == []  # type: ignore[attr-defined]
     assert [o.id for o in store.observations_losing_sources("b", [ids[1]])] == [obs_id]  # type: ignore[attr-defined]

@@ -480,6 +480,9 @@ class Store(Protocol):
     def consolidated_neighbours(
         self, bank_id: str, probes: Sequence[tuple[npt.NDArray[np.float32], MemoryFilter]], k: int
     ) -> list[list[tuple[str, float]]]: ...
+    def nearest_in(
+        self, bank_id: str, probes: Sequence[tuple[npt.NDArray[np.float32], MemoryFilter]], k: int
+    ) -> list[list[tuple[str, float]]]: ...
     def write_consolidation(
         self,
         bank_id: str,

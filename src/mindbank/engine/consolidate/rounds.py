@@ -82,15 +82,14 @@ def nearby_observations(
     k: int = NEARBY_OBSERVATIONS,
 ) -> list[MemoryUnit]:
     """The observations a round's facts are compared with: per fact and observation scope, the ``k`` nearest
-    observations of that scope in the vector index (one search each), read in one call."""
-    wanted: set[str] = set()
-    for fact in facts:
-        vector = vectors.get(fact.id)
-        if vector is None:
-            continue
-        for scope in scope_keys(fact.tags, scopes):
-            flt = replace(scope_filter(scope, scopes), fact_types=("observation",))
-            wanted.update(memory_id for memory_id, _ in store.vector_search(bank_id, vector, k, flt))
+    observations of that scope in the vector index (``Store.nearest_in``, one call), read in one call."""
+    probes = [
+        (vectors[fact.id], replace(scope_filter(scope, scopes), fact_types=("observation",)))
+        for fact in facts
+        if fact.id in vectors
+        for scope in scope_keys(fact.tags, scopes)
+    ]
+    wanted = {memory_id for hits in store.nearest_in(bank_id, probes, k) for memory_id, _ in hits}
     return store.get_memories(bank_id, sorted(wanted)) if wanted else []
 
 

@@ -134,6 +134,26 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
                 out.append(sorted(((r["id"], 1.0 - float(r["distance"])) for r in rows), key=lambda h: -h[1]))
         return out
 
+    def nearest_in(
+        self, bank_id: str, probes: Sequence[tuple[npt.NDArray[np.float32], MemoryFilter]], k: int
+    ) -> list[list[tuple[str, float]]]:
+        """Per probe ``(vector, filter)``: the ``k`` memories passing the filter, nearest first, as ``(id,
+        cosine)`` — :meth:`vector_search` for many probes in one transaction (consolidation's nearby
+        observations)."""
+        if not probes or k <= 0:
+            return [[] for _ in probes]
+        out: list[list[tuple[str, float]]] = []
+        with self._tx() as conn:
+            conn.execute(Q["set_ef_search"], (str(max(40, 2 * k)),))
+            if self._iterative_scan:
+                conn.execute(Q["set_iterative_scan"])
+            for vector, flt in probes:
+                where, params = filter_sql(flt)
+                vec = self._vector(vector)
+                rows = conn.execute(Q["vector_search"].format(where=where), (vec, bank_id, *params, vec, k)).fetchall()
+                out.append(sorted(((r["id"], 1.0 - float(r["distance"])) for r in rows), key=lambda h: -h[1]))
+        return out
+
     def write_consolidation(
         self,
         bank_id: str,

@@ -150,6 +150,14 @@ class MemoriesMixin(SQLiteBase, RetentionQueries):
             out.append(index.search(np.asarray(vector, np.float32), k, mask))
         return out
 
+    def nearest_in(
+        self, bank_id: str, probes: Sequence[tuple[npt.NDArray[np.float32], MemoryFilter]], k: int
+    ) -> list[list[tuple[str, float]]]:
+        """Per probe ``(vector, filter)``: the ``k`` memories passing the filter, nearest first, as ``(id,
+        cosine)`` — :meth:`vector_search` for many probes (the in-process index; consolidation's nearby
+        observations)."""
+        return [self.vector_search(bank_id, vector, k, flt) for vector, flt in probes]
+
     def write_consolidation(
         self,
         bank_id: str,
