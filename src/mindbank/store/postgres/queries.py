@@ -136,11 +136,12 @@ Q: dict[str, str] = {
         f"SELECT {MEMORY_COLUMNS} FROM memory_units m WHERE m.bank_id = %s AND m.fact_type = 'observation' "
         "ORDER BY m.seq"
     ),
-    # observations citing a source that is gone, or one of the given facts (sent back to consolidation by an edit)
+    # observations citing a source that is gone, or one of the given facts (sent back to consolidation by an edit);
+    # memory ids are unique across banks: each source is one lookup in memory_units_id_key
     "observations_losing_sources": (
         f"SELECT {MEMORY_COLUMNS} FROM memory_units m WHERE m.bank_id = %s AND m.fact_type = 'observation' "
-        "AND EXISTS (SELECT 1 FROM unnest(m.source_memory_ids) AS s(id) WHERE s.id = ANY(%s::text[]) "
-        "OR NOT EXISTS (SELECT 1 FROM memory_units x WHERE x.bank_id = m.bank_id AND x.id = s.id)) ORDER BY m.seq"
+        "AND EXISTS (SELECT 1 FROM unnest(m.source_memory_ids) AS s(id) LEFT JOIN memory_units x ON x.id = s.id "
+        "WHERE x.id IS NULL OR s.id = ANY(%s::text[])) ORDER BY m.seq"
     ),
     "memory_vectors": "SELECT id, embedding FROM memory_units WHERE bank_id = %s AND id = ANY(%s::text[])",
     # facts consolidation has already seen, nearest first (SQLite: its in-process index, pending facts masked)
