@@ -26,7 +26,7 @@ from mindbank.engine.synthesis.salience import (
     NUMBER_WORDS,
     TIME_WORDS,
     Quote,
-    plain_words,
+    content_words,
     quote,
     score_sentence,
     split_sentences,
@@ -53,11 +53,10 @@ def speaker_of(text: str) -> str:
 
 
 def _specific(text: str) -> bool:
-    """Whether a statement names something checkable after its first word: a name or place (a capitalised word
-    that is not "I") or a number in digits ("Xavier lives in Paris.", "I ran 14 km.")."""
+    """Whether a statement names something checkable: a name or place (:func:`names`, a name it is addressed to
+    left out) or a number in digits ("Xavier lives in Paris.", "I ran 14 km.")."""
     text = _VOCATIVE.sub(r"\1", text)  # "Way to go, Maria!": the name is whom it is said to, not what it says
-    words = re.findall(r"[A-Za-z0-9][\w'’-]*", text)[1:]
-    return any(w[0].isdigit() or (w[0].isupper() and w not in _NOT_NAMES) for w in words)
+    return bool(names(text)) or any(ch.isdigit() for ch in text)
 
 
 def _fuller(fact_text: str) -> str:
@@ -78,7 +77,7 @@ def _addressless(body: str) -> str:
 
 def _short(body: str) -> bool:
     """Whether ``body`` says too little to read on its own (:data:`MIN_WORDS`, :data:`MIN_SPECIFIC_WORDS`)."""
-    return len(plain_words(body)) < (MIN_SPECIFIC_WORDS if _specific(body) else MIN_WORDS)
+    return len(content_words(body)) < (MIN_SPECIFIC_WORDS if _specific(body) else MIN_WORDS)
 
 
 def stated(fact_text: str) -> tuple[str, bool] | None:
