@@ -146,7 +146,10 @@ def test_consolidation_merges_near_duplicates_into_observations(mb: MindBank) ->
     observations, _ = mb.list_memories("b", types=["observation"])
     # the repeat joins the first statement; the kitchen, said once, is an observation of its own
     by_text = {o.text: o for o in observations}
-    assert set(by_text) == {"Eve: I adopted a rescue cat called Miso.", "Eve: I painted the kitchen walls a bright blue last weekend."}
+    assert set(by_text) == {
+        "Eve: I adopted a rescue cat called Miso.",
+        "Eve: I painted the kitchen walls a bright blue last weekend.",
+    }
     obs = by_text["Eve: I adopted a rescue cat called Miso."]
     assert obs.proof_count == 2 and len(obs.source_memory_ids or ()) == 2 and obs.tags == ("user:eve",)
     assert by_text["Eve: I painted the kitchen walls a bright blue last weekend."].proof_count == 1
