@@ -19,7 +19,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from mindbank.domain.records import MemoryUnit
+from mindbank.domain.records import FactType, MemoryUnit
+from mindbank.domain.scope import MemoryFilter
 from mindbank.engine.consolidate.plan import (
     NEARBY_OBSERVATIONS,
     NEIGHBOUR_FLOOR,
@@ -32,6 +33,23 @@ from mindbank.engine.consolidate.plan import (
     scope_keys,
 )
 from mindbank.store.base import Store
+
+
+def _probes(
+    facts: Sequence[MemoryUnit],
+    vectors: dict[str, np.ndarray],
+    scopes: ObservationScopes,
+    fact_types: tuple[FactType, ...] | None = None,
+) -> tuple[list[str], list[tuple[np.ndarray, MemoryFilter]]]:
+    """``(fact id, (its vector, a scope's filter))`` per fact with a vector and observation scope, as two lists."""
+    owners: list[str] = []
+    probes: list[tuple[np.ndarray, MemoryFilter]] = []
+    for fact in facts:
+        if fact.id in vectors:
+            for scope in scope_keys(fact.tags, scopes):
+                owners.append(fact.id)
+                probes.append((vectors[fact.id], replace(scope_filter(scope, scopes), fact_types=fact_types)))
+    return owners, probes
 
 
 def earlier_neighbours(
@@ -47,14 +65,7 @@ def earlier_neighbours(
     """Per pending fact: the facts of its observation scopes that consolidation has already seen, among its ``k``
     nearest per scope in the vector index, with cosine at least ``floor``, nearest first. Adds their vectors to
     ``vectors``. One store call for the round (``Store.consolidated_neighbours``), one read of the facts found."""
-    probes, owners = [], []
-    for fact in facts:
-        vector = vectors.get(fact.id)
-        if vector is None:
-            continue
-        for scope in scope_keys(fact.tags, scopes):
-            probes.append((vector, scope_filter(scope, scopes)))
-            owners.append(fact.id)
+    owners, probes = _probes(facts, vectors, scopes)
     if not probes:
         return {}
     found = store.consolidated_neighbours(bank_id, probes, k)
@@ -83,12 +94,7 @@ def nearby_observations(
 ) -> list[MemoryUnit]:
     """The observations a round's facts are compared with: per fact and observation scope, the ``k`` nearest
     observations of that scope in the vector index (``Store.nearest_in``, one call), read in one call."""
-    probes = [
-        (vectors[fact.id], replace(scope_filter(scope, scopes), fact_types=("observation",)))
-        for fact in facts
-        if fact.id in vectors
-        for scope in scope_keys(fact.tags, scopes)
-    ]
+    _, probes = _probes(facts, vectors, scopes, fact_types=("observation",))
     wanted = {memory_id for hits in store.nearest_in(bank_id, probes, k) for memory_id, _ in hits}
     return store.get_memories(bank_id, sorted(wanted)) if wanted else []
 

@@ -117,22 +117,10 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
         """Per probe ``(vector, filter)``: the ``k`` facts (world and experience) that consolidation has already
         seen and that pass the filter's tag rules, nearest first, as ``(id, cosine)``, through the HNSW index (an
         iterative scan keeps walking until ``k`` rows pass the filter; approximate, as recall's vector arm)."""
-        if not probes or k <= 0:
-            return [[] for _ in probes]
-        out: list[list[tuple[str, float]]] = []
-        with self._tx() as conn:
-            conn.execute(Q["set_ef_search"], (str(max(40, 2 * k)),))
-            if self._iterative_scan:
-                conn.execute(Q["set_iterative_scan"])
-            for vector, flt in probes:
-                where, params = filter_sql(MemoryFilter(tags=flt.tags, tags_match=flt.tags_match,
-                                                        tag_groups=flt.tag_groups))  # fmt: skip
-                vec = self._vector(vector)
-                rows = conn.execute(
-                    Q["consolidated_neighbours"].format(where=where), (vec, bank_id, *params, vec, k)
-                ).fetchall()
-                out.append(sorted(((r["id"], 1.0 - float(r["distance"])) for r in rows), key=lambda h: -h[1]))
-        return out
+        tag_rules = [
+            (v, MemoryFilter(tags=f.tags, tags_match=f.tags_match, tag_groups=f.tag_groups)) for v, f in probes
+        ]
+        return self._nearest(bank_id, "consolidated_neighbours", tag_rules, k)
 
     def nearest_in(
         self, bank_id: str, probes: Sequence[tuple[npt.NDArray[np.float32], MemoryFilter]], k: int
@@ -140,6 +128,12 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
         """Per probe ``(vector, filter)``: the ``k`` memories passing the filter, nearest first, as ``(id,
         cosine)`` — :meth:`vector_search` for many probes in one transaction (consolidation's nearby
         observations)."""
+        return self._nearest(bank_id, "vector_search", probes, k)
+
+    def _nearest(
+        self, bank_id: str, statement: str, probes: Sequence[tuple[npt.NDArray[np.float32], MemoryFilter]], k: int
+    ) -> list[list[tuple[str, float]]]:
+        """One HNSW statement per probe in one transaction, each re-sorted by its exact score."""
         if not probes or k <= 0:
             return [[] for _ in probes]
         out: list[list[tuple[str, float]]] = []
@@ -150,7 +144,7 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
             for vector, flt in probes:
                 where, params = filter_sql(flt)
                 vec = self._vector(vector)
-                rows = conn.execute(Q["vector_search"].format(where=where), (vec, bank_id, *params, vec, k)).fetchall()
+                rows = conn.execute(Q[statement].format(where=where), (vec, bank_id, *params, vec, k)).fetchall()
                 out.append(sorted(((r["id"], 1.0 - float(r["distance"])) for r in rows), key=lambda h: -h[1]))
         return out
 
