@@ -102,7 +102,7 @@ def test_the_control_plane_scenario(ui: Page, server: str, mindbank: MindBank) -
     # banks with their stats, then the bank
     page.goto(f"{server}/ui")
     page.get_by_role("heading", name="Banks").wait_for()
-    assert page.get_by_role("row", name="b").get_by_text("3 world · 0 experience · 3 observation").is_visible()
+    assert page.get_by_role("row", name="b").get_by_text("3 world · 0 experience · 2 observation").is_visible()
     ui.shot("banks")
     page.get_by_role("link", name=BANK, exact=True).click()
     page.get_by_role("heading", name="Mental models").wait_for()
