@@ -1,6 +1,5 @@
-"""Command line of the benchmarks: ``python -m bench {locomo-recall,retain,refresh-cost,freshness,mm-quality,scale,
-operators,gate-calibration,load,knowledge-base,transfer,
-recall-latency,parsers} ...``."""
+"""Command line of the benchmarks: ``python -m bench {locomo-recall,retain,consolidation,refresh-cost,freshness,
+mm-quality,scale,operators,gate-calibration,load,knowledge-base,transfer,recall-latency,parsers} ...``."""
 
 from __future__ import annotations
 
@@ -30,13 +29,17 @@ def _parser() -> argparse.ArgumentParser:
     retain.add_argument("path", type=Path, metavar="PATH", help="a LoCoMo conversation JSON file")
     retain.add_argument("--repeat", type=int, default=3, help="timed runs, each into a fresh database (default 3)")
     retain.add_argument("--json", type=Path, default=None, help="report path (default bench/results/retain.json)")
-    retain.add_argument(
-        "--consolidation", action="store_true",
-        help="also time consolidating the conversation: retained in one call, and turn by turn",
-    )  # fmt: skip
-    retain.add_argument(
-        "--database-url", default=None, help="--consolidation on PostgreSQL: a postgresql:// URL (default SQLite)"
+    cons = sub.add_parser(
+        "consolidation",
+        help="observations the offline consolidator forms (evidence coverage, small talk, labelled paraphrases and "
+        "near misses) and what forming them costs turn by turn",
     )
+    cons.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="LoCoMo conversation JSON files")
+    cons.add_argument("--database-url", default=None, help="a postgresql:// URL (default: temporary SQLite files)")
+    cons.add_argument(
+        "--skip", nargs="*", default=[], choices=["quality", "labelled", "cost", "throughput"], help="parts not to run"
+    )
+    cons.add_argument("--json", type=Path, default=None, help="report path (default bench/results/consolidation.json)")
     cost = sub.add_parser(
         "refresh-cost",
         help="synthesis input per refresh, delta vs full, session by session; or (--failing-provider) the LLM calls "
@@ -151,8 +154,11 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "retain":
         from bench import retain
 
-        retain.run(args.path, repeat=args.repeat, json_out=args.json, with_consolidation=args.consolidation,
-                   database_url=args.database_url)  # fmt: skip
+        retain.run(args.path, repeat=args.repeat, json_out=args.json)
+    elif args.command == "consolidation":
+        from bench import consolidation
+
+        consolidation.run(args.paths, database_url=args.database_url, json_out=args.json, skip=args.skip)
     elif args.command == "refresh-cost" and args.failing_provider:
         from bench import failing_provider
 

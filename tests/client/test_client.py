@@ -69,7 +69,8 @@ def test_sync_client_every_method(server: str, mindbank: MindBank) -> None:
         assert "3:58" not in (reverted.content or "") and "marathon" in (reverted.content or "")
 
         tags = c.list_tags("b")
-        assert {t.tag: t.count for t in tags.items} == {"user:alice": 2, "user:bob": 1}
+        counts = {t.tag: t.count for t in tags.items}  # facts, and the observations consolidation formed so far
+        assert set(counts) == {"user:alice", "user:bob"} and counts["user:alice"] >= 2 and counts["user:bob"] >= 1
         assert c.list_tags("b", source="mental_models").items[0].tag == "user:alice"
         stats = c.stats("b")
         assert stats.bank_id == "b" and stats.total_nodes >= 3 and stats.last_memory_write_at is not None

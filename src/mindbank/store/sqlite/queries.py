@@ -151,8 +151,18 @@ Q: dict[str, str] = {
     "list_observations": (
         f"SELECT {MEMORY_COLUMNS} FROM memory_units WHERE bank_id = ? AND fact_type = 'observation' ORDER BY seq"
     ),
+    # observations citing a source that is gone, or one of the given facts (sent back to consolidation by an edit)
+    "observations_losing_sources": (
+        f"SELECT {MEMORY_COLUMNS} FROM memory_units WHERE bank_id = ? AND fact_type = 'observation' AND EXISTS ("
+        "SELECT 1 FROM json_each(memory_units.source_memory_ids) j WHERE j.value IN (SELECT value FROM json_each(?)) "
+        "OR NOT EXISTS (SELECT 1 FROM memory_units x WHERE x.bank_id = memory_units.bank_id AND x.id = j.value)) "
+        "ORDER BY seq"
+    ),
+    # an observation's mentions are its sources: how many, and the newest of their mentions
     "update_observation": (
-        "UPDATE memory_units SET source_memory_ids = ?, proof_count = ?, updated_at = ? WHERE bank_id = ? AND id = ?"
+        "UPDATE memory_units SET source_memory_ids = ?, proof_count = ?, updated_at = ?, mention_count = ?, "
+        "last_mentioned_at = (SELECT MAX(COALESCE(s.mentioned_at, s.occurred_start)) FROM memory_units s "
+        "WHERE s.bank_id = ? AND s.id IN (SELECT value FROM json_each(?))) WHERE bank_id = ? AND id = ?"
     ),
     # RETURNING tags: the rewritten row's tags, for its new vector-index entry
     "rewrite_observation": (
