@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from mindbank.domain.document import parse_markdown, render_markdown
+from mindbank.domain.document import StructuredDocument, parse_markdown, render_markdown
 from mindbank.domain.governance import RefreshState
 from mindbank.domain.history import version_entry
 from mindbank.domain.limits import (
@@ -297,7 +297,9 @@ class MentalModelsService(ServiceCore):
         if entry.content.get("kind") == "refresh_failed" or "previous_content" not in entry.content:
             raise InvalidInputError("history_id", "is a failure record, not a version; nothing to restore")
         content = entry.content.get("previous_content") or ""
-        document = parse_markdown(content)
+        stored = entry.content.get("previous_structured_document")
+        # a curated version's structure (person-written blocks, pins) comes back with it
+        document = StructuredDocument.from_dict(stored) if stored else parse_markdown(content)
         restored = replace(
             model,
             content=render_markdown(document),

@@ -78,6 +78,8 @@ def persist_plan(
         response["delta_applied"] = bool(plan.applied)
         response["delta_operations_applied"] = plan.applied
         response["delta_operations_skipped"] = plan.skipped
+    if plan.curation:
+        response["curation"] = plan.curation
     if plan.structured_output is not None:
         response["structured_output"] = plan.structured_output
     if keep_trace:

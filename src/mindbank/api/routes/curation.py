@@ -1,0 +1,78 @@
+"""Curation of a mental model by people: its document by block, hand edits of blocks, pins of blocks and sections.
+Every write answers with the document by block (``service/curation.py``: ``document_view``). Rules:
+docs/curation.md."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from mindbank.api.access import principal_of
+from mindbank.api.deps import Bank
+from mindbank.api.openapi import errors
+from mindbank.api.schemas import AddBlockRequest, EditBlockRequest, PinSectionRequest
+from mindbank.service import MindBank
+from mindbank.service.curation import ADMIN_EDITOR
+
+router = APIRouter(prefix="/v1/default/banks/{bank_id}/mental-models/{mental_model_id}", tags=["mental-models"])
+
+
+def editor_of(request: Request, mb: MindBank) -> str:
+    """Who makes an edit: the API key's name (its id when unnamed), or ``"admin"`` (the admin key, or no key)."""
+    principal = principal_of(request)
+    if principal is None or principal.admin:
+        return ADMIN_EDITOR
+    key = next((k for k in mb.list_api_keys() if k.id == principal.key_id), None)
+    return (key.name if key is not None and key.name else None) or str(principal.key_id)
+
+
+@router.get("/blocks", responses=errors(404))
+def mental_model_blocks(bank_id: str, mental_model_id: str, mb: Bank) -> dict[str, Any]:
+    """The model's document by section and block: ids, texts, citations, and each block's curation marks
+    (``origin``, ``author``, ``edited_at``, ``pinned``)."""
+    return mb.mental_model_blocks(bank_id, mental_model_id)
+
+
+@router.post("/blocks", responses=errors(404))
+def add_block(bank_id: str, mental_model_id: str, body: AddBlockRequest, request: Request, mb: Bank) -> dict[str, Any]:
+    """Add a person-written block (kept by every later refresh); ``block_id`` names it."""
+    return mb.add_mental_model_block(
+        bank_id,
+        mental_model_id,
+        text=body.text,
+        section_id=body.section_id,
+        after_block_id=body.after_block_id,
+        heading=body.heading,
+        editor=editor_of(request, mb),
+    )
+
+
+@router.patch("/blocks/{block_id}", responses=errors(404))
+def edit_block(
+    bank_id: str, mental_model_id: str, block_id: str, body: EditBlockRequest, request: Request, mb: Bank
+) -> dict[str, Any]:
+    """Replace a block's text by hand (it becomes ``origin: person``) and/or pin or unpin it."""
+    editor = editor_of(request, mb)
+    view: dict[str, Any] = {}
+    if body.text is not None:
+        view = mb.edit_mental_model_block(bank_id, mental_model_id, block_id, text=body.text, editor=editor)
+    if body.pinned is not None:
+        view = mb.pin_mental_model_block(bank_id, mental_model_id, block_id, pinned=body.pinned, editor=editor)
+    return view
+
+
+@router.delete("/blocks/{block_id}", responses=errors(404))
+def delete_block(bank_id: str, mental_model_id: str, block_id: str, request: Request, mb: Bank) -> dict[str, Any]:
+    """Remove a block by hand (a section left empty goes too, unless pinned)."""
+    return mb.delete_mental_model_block(bank_id, mental_model_id, block_id, editor=editor_of(request, mb))
+
+
+@router.patch("/sections/{section_id}", responses=errors(404))
+def pin_section(
+    bank_id: str, mental_model_id: str, section_id: str, body: PinSectionRequest, request: Request, mb: Bank
+) -> dict[str, Any]:
+    """Pin or unpin a whole section (refreshes keep its heading, blocks and place)."""
+    return mb.pin_mental_model_section(
+        bank_id, mental_model_id, section_id, pinned=body.pinned, editor=editor_of(request, mb)
+    )
