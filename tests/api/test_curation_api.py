@@ -59,7 +59,7 @@ def test_edits_and_pins_survive_refreshes(served: Callable[..., Served]) -> None
     blocks = _blocks(view)
     assert len(blocks) >= 3 and all("origin" not in b and "pinned" not in b for _, b in blocks)
     # a hand edit of one block: person-written, who and when, a history version
-    sid, target = blocks[-1]
+    target = blocks[-1][1]
     r = s.http.patch(f"{BASE}/mental-models/a/blocks/{target['id']}", json={"text": "Alice is *my* best friend."})
     assert r.status_code == 200, r.text
     edited = next(b for _, b in _blocks(r.json()) if b["id"] == target["id"])

@@ -114,9 +114,7 @@ class CurationService(ServiceCore):
         at = to_iso(utcnow())
         assert at is not None
         edit = {"action": "replace", "block_id": block_id, "author": editor}
-        return self._curate(
-            bank_id, model_id, lambda d: edit_block(d, block_id, text, author=editor, at=at), edit
-        )
+        return self._curate(bank_id, model_id, lambda d: edit_block(d, block_id, text, author=editor, at=at), edit)
 
     def add_mental_model_block(
         self,

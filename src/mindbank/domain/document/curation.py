@@ -43,6 +43,7 @@ from mindbank.domain.document.operations import (
 )
 
 PERSON = "person"
+_SECTION_EDITS = (AppendBlock, InsertBlock, RenameSection, ReplaceSectionBlocks)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 
 
@@ -90,7 +91,7 @@ def guard_operations(document: StructuredDocument, operations: Sequence[Operatio
             reason = f"{kind} block {op.block_id} is fixed content; a refresh may not change or remove it"
             if isinstance(op, ReplaceBlock):
                 out.warnings.append(f"{kind} block {op.block_id} may be out of date: {op.text.strip()[:300]}")
-        elif isinstance(op, AppendBlock | InsertBlock | RenameSection | ReplaceSectionBlocks) and op.section_id in pinned:
+        elif isinstance(op, _SECTION_EDITS) and op.section_id in pinned:
             reason = f"section {op.section_id} is pinned; a refresh may not change it"
         elif isinstance(op, RemoveSection) and op.section_id in holding | pinned:
             reason = f"section {op.section_id} holds fixed content; a refresh may not remove it"
