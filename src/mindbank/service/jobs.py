@@ -41,6 +41,15 @@ def settle_refresh(outcome: dict[str, Any]) -> dict[str, Any]:
     return dict(outcome["result"])
 
 
+def refresh_mode(model: MentalModel, op: Operation) -> Any:
+    """The mode a refresh operation asks for: its payload's, except that the first automatic refresh after a revert
+    is a delta on top of the restored version (docs/curation.md: a revert holds), never a full rewrite of it."""
+    hold = model.refresh_state.hold
+    if op.payload.get("automatic") and hold and hold.get("reason") == "reverted":
+        return "delta"
+    return op.payload.get("mode")
+
+
 class Jobs:
     """What the worker and the scheduler run for one :class:`~mindbank.service.facade.MindBank`: the handlers of
     ``batch_retain``, ``consolidation`` and ``refresh_mental_model`` operations, the cron tick, and the
@@ -92,6 +101,8 @@ class Jobs:
         when the policy refuses it (a breaker open, an empty scope unchanged, a budget spent: the last recorded)."""
         now = self.mb.clock()
         verdict = self.mb.governance.verdict(model, now)
+        if verdict.action == "skip":  # held (a revert, a draft waiting for review): nothing new since
+            return None
         if verdict.action == "refuse":
             self.mb.governance.record_refusal(model, verdict, now)
             return None
@@ -142,6 +153,9 @@ class Jobs:
             if due is not None:
                 raise Deferred(due, "inside the model's minimum refresh interval")
             verdict = governance.verdict(model, now)
+            if verdict.action == "skip":
+                return {"mental_model_id": model_id, "name": model.name, "outcome": "content_preserved_no_new_facts",
+                        "held": verdict.reason}  # fmt: skip
             if verdict.action == "park" and verdict.until is not None:
                 raise Deferred(verdict.until, "backing off after a failed refresh")
             if verdict.action == "refuse":
@@ -154,7 +168,7 @@ class Jobs:
         with metering() as meter:
             try:
                 plan = self.mb.refresher.plan(
-                    model, settings, mode=op.payload.get("mode"), automatic=bool(op.payload.get("automatic"))
+                    model, settings, mode=refresh_mode(model, op), automatic=bool(op.payload.get("automatic"))
                 )
             except TRANSIENT:
                 # the worker retries; the calls this attempt made are spent all the same

@@ -316,6 +316,14 @@ class MentalModelsService(ServiceCore):
             if "previous_last_memory_seen_at" in entry.content
             else model.last_memory_seen_at,
             cleared_at=None,
+            # a revert holds (docs/curation.md): memories written before it trigger no automatic refresh, and the
+            # first one after a new write is a delta on top of this version; a waiting draft is set aside
+            refresh_state=replace(
+                model.refresh_state,
+                reanchor=None,
+                draft=None,
+                hold={"reason": "reverted", "through": to_iso(self.store.bank_last_memory_write_at(bank_id))},
+            ),
         )
         self.store.save_refresh(
             restored, history=self._version_history(model), history_cap=self.settings.mental_model_history_max_entries
