@@ -256,6 +256,14 @@ class PinSectionRequest(RequestBody):
     pinned: bool
 
 
+class DraftDecisionRequest(RequestBody):
+    """``POST /mental-models/{id}/draft/approve`` and ``…/reject`` (optional body): ``draft_id`` decides only that
+    draft (409 when a newer one replaced it); ``reason`` is recorded with a rejection."""
+
+    draft_id: IdRef | None = None
+    reason: Text | None = None
+
+
 class ScopePreviewRequest(RequestBody):
     """``POST /mental-models/scope-preview``: the create body; only ``tags`` and ``trigger`` matter."""
 

@@ -18,11 +18,12 @@ from mindbank.domain.document.curation import (
     remove_block,
     set_pin,
 )
-from mindbank.domain.history import edit_entry
+from mindbank.domain.history import edit_entry, version_entry
 from mindbank.domain.records import MentalModel
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.engine.refresh.plan import load_document
-from mindbank.errors import InvalidInputError, NotFoundError
+from mindbank.engine.refresh.review import draft_view, drop_draft, publish_draft
+from mindbank.errors import ConflictError, InvalidInputError, NotFoundError
 from mindbank.service.core import ServiceCore
 
 ADMIN_EDITOR = "admin"
@@ -175,6 +176,58 @@ class CurationService(ServiceCore):
             edit,
             budget_of=_fixed_tokens,
         )
+
+    # ------------------------------------------------------------------ review before publish
+    def _draft_model(self, bank_id: str, model_id: str, draft_id: str | None) -> MentalModel:
+        model = self._curated_model(bank_id, model_id)
+        draft = model.refresh_state.draft
+        if draft is None:
+            raise NotFoundError(f"Mental model '{model_id}' has no draft waiting for review")
+        if draft_id is not None and draft_id != draft.get("draft_id"):
+            raise ConflictError(f"draft '{draft_id}' was replaced by a newer draft '{draft.get('draft_id')}'")
+        return model
+
+    def mental_model_draft(self, bank_id: str, model_id: str) -> dict[str, Any]:
+        """The draft waiting for review, with its diff against the published content (``review.draft_view``).
+        Raises :class:`NotFoundError` (no model, or no draft)."""
+        view = draft_view(self._draft_model(bank_id, model_id, None))
+        assert view is not None
+        return view
+
+    def approve_mental_model_draft(
+        self, bank_id: str, model_id: str, *, draft_id: str | None = None, editor: str = ADMIN_EDITOR
+    ) -> MentalModel:
+        """Publish the waiting draft: exactly its document (a person's edits and pins made meanwhile kept), its
+        response and watermark; ``last_refreshed_at`` becomes now; the replaced version goes to history.
+        ``draft_id``: publish only that draft. Raises :class:`NotFoundError` and :class:`ConflictError` (a newer
+        draft replaced ``draft_id``)."""
+        model = self._draft_model(bank_id, model_id, draft_id)
+        published = publish_draft(model, utcnow(), editor)
+        history = version_entry(model) if self.settings.enable_mental_model_history else None
+        self.store.save_refresh(published, history=history, history_cap=self.settings.mental_model_history_max_entries)
+        return published
+
+    def reject_mental_model_draft(
+        self,
+        bank_id: str,
+        model_id: str,
+        *,
+        reason: str | None = None,
+        draft_id: str | None = None,
+        editor: str = ADMIN_EDITOR,
+    ) -> MentalModel:
+        """Drop the waiting draft (the published model stays as it was); the rejection and its ``reason`` are a
+        history record. Automatic triggers wait for a write newer than the draft's watermark. Raises
+        :class:`NotFoundError` and :class:`ConflictError`."""
+        model = self._draft_model(bank_id, model_id, draft_id)
+        draft = model.refresh_state.draft or {}
+        history = None
+        if self.settings.enable_mental_model_history:
+            history = {"kind": "draft_rejected", "draft_id": draft.get("draft_id"), "reason": reason,
+                       "author": editor, "diff": draft.get("diff")}  # fmt: skip
+        rejected = drop_draft(model)
+        self.store.save_refresh(rejected, history=history, history_cap=self.settings.mental_model_history_max_entries)
+        return rejected
 
 
 def _whole_tokens(document: StructuredDocument) -> int:

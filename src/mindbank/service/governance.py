@@ -109,6 +109,11 @@ def totals_view(totals: SpendTotals, prices: tuple[float | None, float | None]) 
     }
 
 
+def _draft_summary(draft: dict[str, Any]) -> dict[str, Any]:
+    """A waiting draft as ``refresh_status`` shows it (the content and diff are at ``GET …/draft``)."""
+    return {k: draft.get(k) for k in ("draft_id", "created_at", "watermark", "effective_mode")}
+
+
 class Governance:
     """The automatic-refresh policy and the spend accounting of one :class:`~mindbank.service.facade.MindBank`."""
 
@@ -260,6 +265,7 @@ class Governance:
             "waiting_for_scope_change": state.empty_scope is not None,
             "last_refusal": state.refused,
             **({"hold": state.hold} if state.hold else {}),
+            **({"draft": _draft_summary(state.draft)} if state.draft else {}),
             "spend": {"today": totals_view(spend.today, self.prices), "total": totals_view(spend.total, self.prices)},
             "daily_token_budget": model_budget,
         }

@@ -18,6 +18,7 @@ from mindbank.domain.records import MentalModel, Operation
 from mindbank.domain.timeutil import to_iso
 from mindbank.engine.consolidate.rounds import consolidate_round
 from mindbank.engine.refresh.plan import TRANSIENT, RefreshPlan, RefreshSettings, newer
+from mindbank.engine.refresh.review import in_review
 from mindbank.engine.refresh.staleness import mark_stale
 from mindbank.engine.refresh.triggers import cron_due, park_until
 from mindbank.service.governance import metering
@@ -193,6 +194,8 @@ class Jobs:
             "llm_model": meter.model,
             "spend": governance.spend_view(spend),
         }
+        if in_review(model) and plan.outcome == "content_written":
+            result["draft"] = True  # waiting for review: mental_model.draft_ready
         outcome: dict[str, Any] = {"result": result}
         if plan.failed:
             outcome["error"] = plan.error_message or plan.failure_reason or "refresh failed"

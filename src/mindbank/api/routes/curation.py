@@ -4,16 +4,17 @@ docs/curation.md."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Body, Request
 
 from mindbank.api.access import principal_of
 from mindbank.api.deps import Bank
 from mindbank.api.openapi import errors
-from mindbank.api.schemas import AddBlockRequest, EditBlockRequest, PinSectionRequest
+from mindbank.api.schemas import AddBlockRequest, DraftDecisionRequest, EditBlockRequest, PinSectionRequest
 from mindbank.service import MindBank
 from mindbank.service.curation import ADMIN_EDITOR
+from mindbank.wire.shapes import mental_model_response
 
 router = APIRouter(prefix="/v1/default/banks/{bank_id}/mental-models/{mental_model_id}", tags=["mental-models"])
 
@@ -76,3 +77,43 @@ def pin_section(
     return mb.pin_mental_model_section(
         bank_id, mental_model_id, section_id, pinned=body.pinned, editor=editor_of(request, mb)
     )
+
+
+@router.get("/draft", responses=errors(404))
+def mental_model_draft(bank_id: str, mental_model_id: str, mb: Bank) -> dict[str, Any]:
+    """The draft waiting for review (``trigger.review``), with its diff against the published content."""
+    return mb.mental_model_draft(bank_id, mental_model_id)
+
+
+@router.post("/draft/approve", responses=errors(404, 409))
+def approve_draft(
+    bank_id: str,
+    mental_model_id: str,
+    request: Request,
+    mb: Bank,
+    body: Annotated[DraftDecisionRequest | None, Body()] = None,
+) -> dict[str, Any]:
+    """Publish the waiting draft exactly (``draft_id``: only that one; 409 when a newer draft replaced it)."""
+    model = mb.approve_mental_model_draft(
+        bank_id, mental_model_id, draft_id=body.draft_id if body else None, editor=editor_of(request, mb)
+    )
+    return mental_model_response(mb.get_mental_model(bank_id, model.id), "full")
+
+
+@router.post("/draft/reject", responses=errors(404, 409))
+def reject_draft(
+    bank_id: str,
+    mental_model_id: str,
+    request: Request,
+    mb: Bank,
+    body: Annotated[DraftDecisionRequest | None, Body()] = None,
+) -> dict[str, Any]:
+    """Drop the waiting draft with an optional ``reason``; the published model stays as it was."""
+    model = mb.reject_mental_model_draft(
+        bank_id,
+        mental_model_id,
+        reason=body.reason if body else None,
+        draft_id=body.draft_id if body else None,
+        editor=editor_of(request, mb),
+    )
+    return mental_model_response(mb.get_mental_model(bank_id, model.id), "full")
