@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from mindbank.domain.document import Operation, StructuredDocument
+from mindbank.domain.document import Operation, StructuredDocument, render_markdown
 from mindbank.domain.document.curation import (
     fixed_block_ids,
     guard_operations,
@@ -65,3 +65,16 @@ def restore(plan: RefreshPlan, candidate: StructuredDocument) -> StructuredDocum
 def fixed_ids(plan: RefreshPlan) -> frozenset[str]:
     """The ids of the fixed blocks the budget cap must never trim."""
     return frozenset() if plan.fixed is None else frozenset(fixed_block_ids(plan.fixed))
+
+
+def fixed_guidance(plan: RefreshPlan, *, full: bool) -> str:
+    """For a synthesizer that follows written guidance (the LLM engine) writing a full document: the fixed content,
+    which the refresh keeps as it is, so the new document neither repeats nor contradicts it ("" without any; a
+    delta sees it marked in the document itself)."""
+    if plan.fixed is None or not full:
+        return ""
+    text = render_markdown(restore_fixed(plan.fixed, StructuredDocument([])))
+    return (
+        "\n\nFixed content: people wrote or pinned these parts of the document, and they are kept as they are "
+        "around what you write. Do not repeat them; write the rest of the document.\n\n" + text
+    )

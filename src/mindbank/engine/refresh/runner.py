@@ -366,7 +366,7 @@ class RefreshRunner:
         if getattr(self.synthesizer, "reads_chunks", False):
             extra["chunks"] = plan.chunks
         if getattr(self.synthesizer, "reads_directives", False):
-            extra["guidance"] = self._guidance(plan.model)
+            extra["guidance"] = self._guidance(plan.model) + curation.fixed_guidance(plan, full=full)
         return extra
 
     def _guidance(self, model: MentalModel) -> str:
