@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from mindbank.domain.access import Principal
 from mindbank.domain.document import DocumentError, StructuredDocument, count_tokens, render_markdown
 from mindbank.domain.document.curation import (
     add_block,
@@ -55,6 +56,13 @@ def _document(model: MentalModel) -> StructuredDocument:
 class CurationService(ServiceCore):
     """Hand edits and pins of :class:`~mindbank.service.facade.MindBank` (routes under ``…/mental-models/{id}/blocks``
     and ``…/sections/{id}/pin``)."""
+
+    def editor_name(self, principal: Principal | None) -> str:
+        """Who makes an edit: the API key's name (its id when unnamed), or ``"admin"`` (the admin key, or no key)."""
+        if principal is None or principal.admin:
+            return ADMIN_EDITOR
+        key = next((k for k in self.store.list_api_keys() if k.id == principal.key_id), None)
+        return (key.name if key is not None and key.name else None) or str(principal.key_id)
 
     def _curated_model(self, bank_id: str, model_id: str) -> MentalModel:
         model = self.store.get_mental_model(bank_id, model_id)

@@ -13,19 +13,14 @@ from mindbank.api.deps import Bank
 from mindbank.api.openapi import errors
 from mindbank.api.schemas import AddBlockRequest, DraftDecisionRequest, EditBlockRequest, PinSectionRequest
 from mindbank.service import MindBank
-from mindbank.service.curation import ADMIN_EDITOR
 from mindbank.wire.shapes import mental_model_response
 
 router = APIRouter(prefix="/v1/default/banks/{bank_id}/mental-models/{mental_model_id}", tags=["mental-models"])
 
 
 def editor_of(request: Request, mb: MindBank) -> str:
-    """Who makes an edit: the API key's name (its id when unnamed), or ``"admin"`` (the admin key, or no key)."""
-    principal = principal_of(request)
-    if principal is None or principal.admin:
-        return ADMIN_EDITOR
-    key = next((k for k in mb.list_api_keys() if k.id == principal.key_id), None)
-    return (key.name if key is not None and key.name else None) or str(principal.key_id)
+    """Who makes an edit: the caller's API key name, or ``"admin"``."""
+    return mb.editor_name(principal_of(request))
 
 
 @router.get("/blocks", responses=errors(404))
