@@ -55,7 +55,9 @@ def test_edit_pin_and_approve_in_the_control_plane(curation_ui: Page, server: st
     section_id = section.get_attribute("data-section")
     section.get_by_role("button", name="Pin section").click()
     page.get_by_text("pinned.", exact=False).first.wait_for()
-    assert page.locator(f'.csection[data-section="{section_id}"]').get_by_role("button", name="Unpin section").is_visible()
+    assert (
+        page.locator(f'.csection[data-section="{section_id}"]').get_by_role("button", name="Unpin section").is_visible()
+    )
     ui.shot("pinned")
 
     # a refresh keeps both
