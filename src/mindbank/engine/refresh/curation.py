@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from mindbank.domain.document import Operation, StructuredDocument, render_markdown
+from mindbank.domain.document import DocumentError, Operation, StructuredDocument, render_markdown
 from mindbank.domain.document.curation import (
     fixed_block_ids,
     guard_operations,
@@ -26,6 +26,7 @@ from mindbank.domain.document.curation import (
     retract_quotes,
 )
 from mindbank.engine.refresh.plan import RefreshPlan
+from mindbank.store.base import Store
 
 
 def prepare(plan: RefreshPlan, current: StructuredDocument, missing: Collection[str]) -> StructuredDocument:
@@ -78,3 +79,21 @@ def fixed_guidance(plan: RefreshPlan, *, full: bool) -> str:
         "\n\nFixed content: people wrote or pinned these parts of the document, and they are kept as they are "
         "around what you write. Do not repeat them; write the rest of the document.\n\n" + text
     )
+
+
+def keep_concurrent_edits(store: Store, plan: RefreshPlan) -> None:
+    """A person's edit or pin saved while this refresh ran is kept: when the stored document changed since the plan
+    read it and holds fixed content, that content goes into the plan's document (same rules as :func:`restore`)."""
+    if plan.document is None:
+        return
+    current = store.get_mental_model(plan.model.bank_id, plan.model.id)
+    stored = None if current is None else current.structured_document
+    if stored is None or stored == plan.model.structured_document:
+        return
+    try:
+        document = StructuredDocument.from_dict(stored)
+    except DocumentError:
+        return
+    if has_fixed(document):
+        plan.document = restore_fixed(document, plan.document)
+        plan.content = render_markdown(plan.document)

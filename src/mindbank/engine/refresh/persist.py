@@ -14,6 +14,7 @@ from mindbank.domain.document import count_tokens
 from mindbank.domain.governance import scope_signature
 from mindbank.domain.history import failure_entry, version_entry
 from mindbank.domain.records import MentalModel
+from mindbank.engine.refresh.curation import keep_concurrent_edits
 from mindbank.engine.refresh.plan import WRITING_OUTCOMES, RefreshPlan, RefreshSettings, newer
 from mindbank.engine.refresh.review import in_review, keep_review, stage_draft
 from mindbank.store.base import SpendRecord, Store
@@ -53,6 +54,8 @@ def persist_plan(
             )
         store.save_refresh(failed, history=history, history_cap=settings.history_cap, spend=spend)
         return failed
+    if plan.outcome in WRITING_OUTCOMES:
+        keep_concurrent_edits(store, plan)  # an edit or pin made while this refresh ran is not lost
     response: dict[str, Any] = {
         "text": plan.content,
         "based_on": plan.based_on,
