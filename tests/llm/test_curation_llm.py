@@ -1,8 +1,9 @@
 """Curation with the LLM engine, over HTTP, through the OpenAI SDK against the fake OpenAI-compatible server, on both
-stores (docs/curation.md): a pinned block and an edited block survive full and delta refreshes byte-identical while
-the rest changes; an LLM delta operation that targets a pinned block is refused for that operation and recorded
-(result and trace: the block may be out of date), the rest applied; the delta prompt marks fixed blocks and a full
-refresh is told the fixed content."""
+stores (docs/curation.md): a pinned block, an edited block and a pinned section survive full and delta refreshes
+byte-identical while the rest changes; an LLM delta operation that targets a pinned block is refused for that
+operation and recorded (result and trace: the block may be out of date), the rest applied; the delta prompt marks
+fixed blocks and a full refresh is told the fixed content; under review the LLM's refresh waits as a draft and
+approve publishes exactly it."""
 
 from __future__ import annotations
 
@@ -111,7 +112,10 @@ def test_llm_refreshes_keep_fixed_content_and_refuse_a_pinned_edit(database: str
             assert http.patch(f"{BASE}/mental-models/dana/blocks/{pinned_id}", json={"pinned": True}).status_code == 200
             r = http.patch(f"{BASE}/mental-models/dana/blocks/{edited_id}", json={"text": "Dana's cottage is blue."})
             assert r.status_code == 200
+            r = http.patch(f"{BASE}/mental-models/dana/sections/home", json={"pinned": True})
+            assert r.status_code == 200
             fixed = {i: _block(r.json(), i) for i in (pinned_id, edited_id)}
+            home_before = next(s for s in r.json()["sections"] if s["id"] == "home")
 
             # a delta whose first operation rewrites the pinned block: refused and recorded, the append applied
             script.delta = lambda ids: [
@@ -148,10 +152,27 @@ def test_llm_refreshes_keep_fixed_content_and_refuse_a_pinned_edit(database: str
                 assert model["reflect_response"]["outcome"] == "content_written", model["reflect_response"]
                 now = _view(http)
                 assert {k: _block(now, k) for k in fixed} == fixed, f"refresh {i} ({mode}) touched fixed content"
+                assert next(s for s in now["sections"] if s["id"] == "home") == home_before  # the pinned section
                 contents.add(model["content"])
             assert len(contents) == 5
             full_prompt = next(p for p in reversed(script.prompts) if "response_format" not in p)
             assert "Fixed content" in full_prompt and "Dana's cottage is blue." in full_prompt
-            assert "Draft 3:" in model["content"] and "Version 3:" in model["content"]  # the rest was rewritten
+            assert "Draft 3:" in model["content"]  # the rest was rewritten
+
+            # review before publish: the LLM's refresh waits as a draft until approved, then publishes exactly it
+            assert http.patch(f"{BASE}/mental-models/dana", json={"trigger": {"review": True}}).status_code == 200
+            published = model["content"]
+            script.delta = lambda ids: [
+                {"op": "append_block", "section_id": "projects", "text": "Reviewed note.", "memory_ids": ids}
+            ]
+            _retain(http, "Dana varnished the deck.")
+            assert http.post(f"{BASE}/mental-models/dana/refresh").status_code == 200
+            mb.run_pending()
+            assert http.get(f"{BASE}/mental-models/dana").json()["content"] == published
+            draft = http.get(f"{BASE}/mental-models/dana/draft").json()
+            assert "+Reviewed note. [mem:" in draft["diff"] and "Reviewed note." not in published
+            approved = http.post(f"{BASE}/mental-models/dana/draft/approve", json={"draft_id": draft["draft_id"]})
+            assert approved.status_code == 200 and approved.json()["content"] == draft["content"]
+            assert {k: _block(_view(http), k) for k in fixed} == fixed
         finally:
             mb.close()
