@@ -48,6 +48,9 @@ def test_edit_pin_and_approve_in_the_control_plane(curation_ui: Page, server: st
     assert edited.get_attribute("data-origin") == "person"
     assert (edited.get_attribute("title") or "").startswith("Written by admin at ")
     assert "Alice runs with her sister every Sunday." in page.locator("article.doc").inner_text()
+    rendered = page.locator("article.doc .curated").first  # the content's block: its origin on hover
+    assert (rendered.get_attribute("title") or "").startswith("written by admin at ")
+    assert "curated:" not in page.locator("article.doc").inner_text()
     ui.shot("edited")
 
     # pin a section

@@ -74,6 +74,10 @@ class CurationService(ServiceCore):
         """The model's document by block (see :func:`document_view`). Raises :class:`NotFoundError`."""
         return document_view(self._curated_model(bank_id, model_id))
 
+    def get_mental_model_blocks(self, bank_id: str, model_id: str) -> dict[str, Any]:
+        """Alias of :meth:`mental_model_blocks` (the client's name)."""
+        return self.mental_model_blocks(bank_id, model_id)
+
     def _curate(
         self,
         bank_id: str,
@@ -201,6 +205,10 @@ class CurationService(ServiceCore):
         view = draft_view(self._draft_model(bank_id, model_id, None))
         assert view is not None
         return view
+
+    def get_mental_model_draft(self, bank_id: str, model_id: str) -> dict[str, Any]:
+        """Alias of :meth:`mental_model_draft` (the client's name)."""
+        return self.mental_model_draft(bank_id, model_id)
 
     def approve_mental_model_draft(
         self, bank_id: str, model_id: str, *, draft_id: str | None = None, editor: str = ADMIN_EDITOR
