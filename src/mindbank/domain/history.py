@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from mindbank.domain.document import DocumentError, StructuredDocument
-from mindbank.domain.document.curation import has_fixed
 from mindbank.domain.records import MentalModel
 from mindbank.domain.timeutil import to_iso
 
@@ -41,12 +39,15 @@ def edit_entry(model: MentalModel, edit: dict[str, Any]) -> dict[str, Any]:
 
 
 def _curated(document: dict[str, Any] | None) -> bool:
-    if document is None:
+    """Whether a stored document carries curation marks (read from its JSON form: no parse on every refresh)."""
+    sections = (document or {}).get("sections")
+    if not isinstance(sections, list):
         return False
-    try:
-        return has_fixed(StructuredDocument.from_dict(document))
-    except DocumentError:
-        return False
+    return any(
+        isinstance(s, dict) and (s.get("pinned") or any(isinstance(b, dict) and (b.get("origin") or b.get("pinned"))
+                                                        for b in s.get("blocks") or ()))
+        for s in sections
+    )  # fmt: skip
 
 
 def failure_entry(*, outcome: str, failure_reason: str | None, error_message: str | None) -> dict[str, Any]:
