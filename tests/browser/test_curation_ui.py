@@ -1,6 +1,6 @@
 """Curation in the control plane, in headless Chromium against a live server (docs/curation.md): edit a block in
-place (it shows as person-written on hover and survives a refresh), pin a section, and a review-mode model's draft
-banner with its diff, Approve publishing exactly the draft. One screenshot per step under tests/browser/artifacts/
+place (it shows as person-written on hover and survives a refresh), pin a section, a review-mode model's draft
+banner with its diff, Approve publishing exactly the draft, and the note a revert's hold shows. One screenshot per step under tests/browser/artifacts/
 (prefix ``curation-``); no request may leave the server."""
 
 from __future__ import annotations
@@ -90,4 +90,11 @@ def test_edit_pin_and_approve_in_the_control_plane(curation_ui: Page, server: st
     assert "Porto" in page.locator("article.doc").inner_text()
     assert client.get("/mental-models/alice").json()["content"] == draft["content"]
     ui.shot("approved")
+
+    # a revert holds: the page says why automatic refreshes wait
+    version = client.get("/mental-models/alice/history").json()[0]
+    assert client.post("/mental-models/alice/revert", json={"history_id": version["id"]}).status_code == 200
+    page.reload()
+    page.locator('p.hold[data-hold="reverted"]').wait_for()
+    ui.shot("reverted")
     assert ui.outside == [] and ui.errors == []

@@ -21,7 +21,19 @@ async function load(slot, base, model, done) {
     get(`${base}/blocks`),
     model.refresh_status && model.refresh_status.draft ? get(`${base}/draft`) : Promise.resolve(null),
   ]);
-  slot.replaceChildren(draft ? draftBanner(base, draft, done) : "", blocksSection(base, view, done));
+  slot.replaceChildren(draft ? draftBanner(base, draft, done) : "", holdNote(model), blocksSection(base, view, done));
+}
+
+/** Why automatic refreshes wait (API ``refresh_status.hold``), in words; null when they do not. */
+function holdNote(model) {
+  const hold = model.refresh_status && model.refresh_status.hold;
+  if (!hold) return null;
+  const words = {
+    reverted: "Reverted: automatic refreshes wait for a new memory in scope, and the next one edits this version (delta).",
+    draft: "A draft waits for review: automatic refreshes wait for a memory newer than the draft's.",
+    rejected: "Draft rejected: automatic refreshes wait for a memory newer than the rejected draft's.",
+  };
+  return h("p.hold", { role: "note", dataset: { hold: hold.reason } }, words[hold.reason] || `Automatic refreshes wait (${hold.reason}).`);
 }
 
 function draftBanner(base, draft, done) {
