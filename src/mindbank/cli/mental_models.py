@@ -261,7 +261,9 @@ def _history_rows(entries: list[HistoryEntry]) -> Iterator[list[str]]:
             yield [str(e.id), when(e.changed_at), "refresh failed", f"{e.outcome}: {e.failure_reason}"]
         else:
             content = e.previous_content or ""
-            first = next((line for line in content.splitlines() if line.strip()), "(empty)")
+            first = next(
+                (line for line in content.splitlines() if line.strip() and not line.startswith("<!--")), "(empty)"
+            )
             kind = e.kind or "version"  # "edit" (a hand edit or pin), "draft_rejected" (review)
             yield [str(e.id), when(e.changed_at), kind, f"{len(content)} chars, {first[:60]}"]
 

@@ -211,7 +211,7 @@ function historySection(base, model, history, revert) {
         h("td", {}, `${e.outcome || ""}${e.failure_reason ? `: ${e.failure_reason}` : ""}${e.error_message ? ` — ${e.error_message}` : ""}`), h("td"));
     }
     const text = e.previous_content || "";
-    const first = text.split("\n").find((l) => l.trim()) || "(empty)";
+    const first = text.split("\n").find((l) => l.trim() && !l.startsWith("<!-- curated:")) || "(empty)";
     return h("tr", { dataset: { history: e.id } },
       h("td", {}, `Version #${e.id}`), h("td", {}, "replaced ", when(e.changed_at)),
       h("td", {}, h("span.muted", {}, `${text.length} chars · `), first.slice(0, 90)),
