@@ -129,6 +129,28 @@ class CurationService(ServiceCore):
         edit = {"action": "replace", "block_id": block_id, "author": editor}
         return self._curate(bank_id, model_id, lambda d: edit_block(d, block_id, text, author=editor, at=at), edit)
 
+    def update_mental_model_block(
+        self,
+        bank_id: str,
+        model_id: str,
+        block_id: str,
+        *,
+        text: str | None = None,
+        pinned: bool | None = None,
+        editor: str = ADMIN_EDITOR,
+    ) -> dict[str, Any]:
+        """``PATCH …/blocks/{block_id}``: a new ``text`` (:meth:`edit_mental_model_block`) and/or ``pinned``
+        (:meth:`pin_mental_model_block`), each its own history version. Raises :class:`InvalidInputError` when both
+        are None, and what those methods raise."""
+        if text is None and pinned is None:
+            raise InvalidInputError("body", "give text and/or pinned")
+        view: dict[str, Any] = {}
+        if text is not None:
+            view = self.edit_mental_model_block(bank_id, model_id, block_id, text=text, editor=editor)
+        if pinned is not None:
+            view = self.pin_mental_model_block(bank_id, model_id, block_id, pinned=pinned, editor=editor)
+        return view
+
     def add_mental_model_block(
         self,
         bank_id: str,

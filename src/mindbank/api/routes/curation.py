@@ -49,13 +49,9 @@ def edit_block(
     bank_id: str, mental_model_id: str, block_id: str, body: EditBlockRequest, request: Request, mb: Bank
 ) -> dict[str, Any]:
     """Replace a block's text by hand (it becomes ``origin: person``) and/or pin or unpin it."""
-    editor = editor_of(request, mb)
-    view: dict[str, Any] = {}
-    if body.text is not None:
-        view = mb.edit_mental_model_block(bank_id, mental_model_id, block_id, text=body.text, editor=editor)
-    if body.pinned is not None:
-        view = mb.pin_mental_model_block(bank_id, mental_model_id, block_id, pinned=body.pinned, editor=editor)
-    return view
+    return mb.update_mental_model_block(
+        bank_id, mental_model_id, block_id, text=body.text, pinned=body.pinned, editor=editor_of(request, mb)
+    )
 
 
 @router.delete("/blocks/{block_id}", responses=errors(404))

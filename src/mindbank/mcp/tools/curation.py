@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from mindbank.mcp.caller import current_principal
-from mindbank.mcp.tools.common import BankId, ModelId, ToolFamily, ToolInputError
+from mindbank.mcp.tools.common import BankId, ModelId, ToolFamily
 from mindbank.wire.shapes import mental_model_response
 
 BlockId = Annotated[str, Field(description="Id of the block (from get_mental_model_blocks).", min_length=1)]
@@ -55,16 +55,9 @@ class CurationTools(ToolFamily):
     ) -> dict[str, Any]:
         """Correct a block of a mental model by hand (it becomes person-written and refreshes keep it) and/or pin or
         unpin it. Give text, pinned, or both. Returns the document by block."""
-        if text is None and pinned is None:
-            raise ToolInputError("give text and/or pinned")
-        view: dict[str, Any] = {}
-        if text is not None:
-            view = self.mb.edit_mental_model_block(bank_id, mental_model_id, block_id, text=text, editor=self._editor())
-        if pinned is not None:
-            view = self.mb.pin_mental_model_block(
-                bank_id, mental_model_id, block_id, pinned=pinned, editor=self._editor()
-            )
-        return view
+        return self.mb.update_mental_model_block(
+            bank_id, mental_model_id, block_id, text=text, pinned=pinned, editor=self._editor()
+        )
 
     def add_mental_model_block(
         self,
