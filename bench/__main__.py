@@ -1,6 +1,6 @@
 """Command line of the benchmarks: ``python -m bench {locomo-recall,retain,refresh-cost,freshness,mm-quality,scale,
 operators,gate-calibration,load,knowledge-base,transfer,
-recall-latency} ...``."""
+recall-latency,parsers} ...``."""
 
 from __future__ import annotations
 
@@ -120,6 +120,11 @@ def _parser() -> argparse.ArgumentParser:
     latency.add_argument(
         "--json", type=Path, default=None, help="report path (default bench/results/recall-latency.json)"
     )
+    parsers = sub.add_parser("parsers", help="hostile uploads: HTML extraction time, hostile PDFs and ZIP bombs")
+    parsers.add_argument("--paragraphs", nargs="+", type=int, default=[5_000, 10_000, 20_000, 40_000])
+    parsers.add_argument("--repeat", type=int, default=3, help="runs per case, the best kept (default 3)")
+    parsers.add_argument("--json", type=Path, default=None, help="report path (default bench/results/parsers.json)")
+
     transfer = sub.add_parser("transfer", help="export a bank and restore it elsewhere: time, archive size, memory")
     transfer.add_argument("--sizes", nargs="+", type=int, default=[10_000], help="bank sizes (memories)")
     transfer.add_argument("--database-url", default=None, help="restore into this postgresql:// URL (default SQLite)")
@@ -195,6 +200,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import recall_latency
 
         recall_latency.run(database_url=args.database_url, json_out=args.json)
+    elif args.command == "parsers":
+        from bench import parsers
+
+        parsers.run(args.paragraphs, repeat=args.repeat, json_out=args.json)
     elif args.command == "transfer":
         from bench import transfer
 

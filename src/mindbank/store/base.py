@@ -286,6 +286,9 @@ ImportRow: TypeAlias = (
 )
 # the id spaces an import may collide in: memory, chunk, operation, LLM request, webhook delivery, history and
 # document-event ids are unique across the whole database; document and mental-model ids only within a bank
+Lane = Literal["work", "deliveries"]
+"""Which operations a claim takes: ``deliveries`` webhook deliveries only (their own worker threads, so a slow
+receiver never holds a retain or refresh slot), ``work`` every other type."""
 IdKind = Literal[
     "memory", "chunk", "operation", "llm_request", "delivery", "history", "document_event", "document", "mental_model"
 ]
@@ -454,7 +457,7 @@ class Store(Protocol):
     def find_pending_refresh(self, bank_id: str, model_id: str) -> Operation | None: ...
     def get_operation(self, bank_id: str, operation_id: str) -> Operation | None: ...
     def claim_operation(
-        self, worker_id: str, lease_seconds: float, *, now: datetime | None = None
+        self, worker_id: str, lease_seconds: float, *, now: datetime | None = None, lane: Lane | None = None
     ) -> Operation | None: ...
     def finish_operation(
         self,

@@ -23,7 +23,7 @@ TagQuery = Annotated[list[FilterTag] | None, Query(max_length=10)]
 router = APIRouter(prefix="/v1/default/banks/{bank_id}", tags=["memories"])
 
 
-@router.post("/memories", response_model=RetainResponse, response_model_by_alias=True)
+@router.post("/memories", response_model=RetainResponse, response_model_by_alias=True, responses=errors(409))
 def retain(bank_id: str, body: RetainRequest, mb: Bank) -> dict[str, Any]:
     """Retain items (bank auto-created). ``async: true`` queues the work and returns an operation id; with the
     client's ``operation_id`` (a UUID) a resubmission returns the original operation (409 if the id names a

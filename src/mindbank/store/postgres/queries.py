@@ -407,6 +407,7 @@ Q: dict[str, str] = {
         "AND (o.operation_type <> 'consolidation' OR NOT EXISTS (SELECT 1 FROM operations p "
         "WHERE p.bank_id = o.bank_id AND p.operation_type = 'consolidation' AND p.status = 'processing' "
         "AND p.id <> o.id)) "
+        "AND (%(lane)s::text IS NULL OR (o.operation_type = 'webhook_delivery') = (%(lane)s::text = 'deliveries')) "
         "ORDER BY (SELECT COUNT(*) FROM operations r WHERE r.status = 'processing' AND r.bank_id = o.bank_id "
         "AND r.lease_expires_at >= clock.at), "
         "(SELECT COUNT(*) FROM operations r WHERE r.status = 'processing' AND r.operation_type = o.operation_type "

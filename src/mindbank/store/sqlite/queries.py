@@ -391,7 +391,8 @@ Q: dict[str, str] = {
     # consolidations of one bank would both fold the same facts), then mark it ours under a fresh claim token.
     # Fair order: banks with fewer live claims first, then operation types with fewer live claims, then the time
     # the row became runnable (a parked, retried or yielding row queues behind rows that were ready before it; a
-    # crashed worker's row became runnable when its lease expired)
+    # crashed worker's row became runnable when its lease expired). ``lane``: 'deliveries' claims webhook deliveries
+    # only, 'work' everything else, NULL anything
     "claim_candidate": (
         "SELECT o.id FROM operations o WHERE ((o.status = 'pending' AND (o.next_retry_at IS NULL OR "
         "o.next_retry_at <= :now)) OR (o.status = 'processing' AND o.lease_expires_at < :now)) "
@@ -400,7 +401,8 @@ Q: dict[str, str] = {
         "AND p.lease_expires_at >= :now AND p.id != o.id)) "
         "AND (o.operation_type != 'consolidation' OR NOT EXISTS (SELECT 1 FROM operations p WHERE "
         "p.bank_id = o.bank_id AND p.operation_type = 'consolidation' AND p.status = 'processing' "
-        "AND p.lease_expires_at >= :now AND p.id != o.id)) ORDER BY "
+        "AND p.lease_expires_at >= :now AND p.id != o.id)) "
+        "AND (:lane IS NULL OR (o.operation_type = 'webhook_delivery') = (:lane = 'deliveries')) ORDER BY "
         "(SELECT COUNT(*) FROM operations r WHERE r.status = 'processing' AND r.bank_id = o.bank_id "
         "AND r.lease_expires_at >= :now), "
         "(SELECT COUNT(*) FROM operations r WHERE r.status = 'processing' "
