@@ -28,6 +28,7 @@ from mindbank.providers.llm.base import LLM, ManagedLLM
 from mindbank.providers.llm.factory import build_llms
 from mindbank.service.access import AccessService
 from mindbank.service.banks import BanksService
+from mindbank.service.curation import CurationService
 from mindbank.service.documents import DocumentsService
 from mindbank.service.events import EventHub
 from mindbank.service.files import FilesService
@@ -54,7 +55,7 @@ from mindbank.worker.scheduler import Scheduler
 class MindBank(
     BanksService, DocumentsService, FilesService, MemoriesService, KnowledgeService, MentalModelsService,
     OperationsAdminService, OperationsService, ReflectService, WebhooksService, HealthService, AccessService,
-    TransferService, TemplatesService,
+    TransferService, TemplatesService, CurationService,
 ):  # fmt: skip
     """The memory server's engine room, usable in-process: ``MindBank.open()``.
 

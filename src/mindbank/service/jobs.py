@@ -18,6 +18,7 @@ from mindbank.domain.records import MentalModel, Operation
 from mindbank.domain.timeutil import to_iso
 from mindbank.engine.consolidate.rounds import consolidate_round
 from mindbank.engine.refresh.plan import TRANSIENT, RefreshPlan, RefreshSettings, newer
+from mindbank.engine.refresh.review import in_review
 from mindbank.engine.refresh.staleness import mark_stale
 from mindbank.engine.refresh.triggers import cron_due, park_until
 from mindbank.service.governance import metering
@@ -39,6 +40,15 @@ def settle_refresh(outcome: dict[str, Any]) -> dict[str, Any]:
     if "error" in outcome:
         raise PermanentFailure(outcome["error"], outcome["result"])
     return dict(outcome["result"])
+
+
+def refresh_mode(model: MentalModel, op: Operation) -> Any:
+    """The mode a refresh operation asks for: its payload's, except that the first automatic refresh after a revert
+    is a delta on top of the restored version (docs/curation.md: a revert holds), never a full rewrite of it."""
+    hold = model.refresh_state.hold
+    if op.payload.get("automatic") and hold and hold.get("reason") == "reverted":
+        return "delta"
+    return op.payload.get("mode")
 
 
 class Jobs:
@@ -92,6 +102,8 @@ class Jobs:
         when the policy refuses it (a breaker open, an empty scope unchanged, a budget spent: the last recorded)."""
         now = self.mb.clock()
         verdict = self.mb.governance.verdict(model, now)
+        if verdict.action == "skip":  # held (a revert, a draft waiting for review): nothing new since
+            return None
         if verdict.action == "refuse":
             self.mb.governance.record_refusal(model, verdict, now)
             return None
@@ -142,6 +154,9 @@ class Jobs:
             if due is not None:
                 raise Deferred(due, "inside the model's minimum refresh interval")
             verdict = governance.verdict(model, now)
+            if verdict.action == "skip":
+                return {"mental_model_id": model_id, "name": model.name, "outcome": "content_preserved_no_new_facts",
+                        "held": verdict.reason}  # fmt: skip
             if verdict.action == "park" and verdict.until is not None:
                 raise Deferred(verdict.until, "backing off after a failed refresh")
             if verdict.action == "refuse":
@@ -154,7 +169,7 @@ class Jobs:
         with metering() as meter:
             try:
                 plan = self.mb.refresher.plan(
-                    model, settings, mode=op.payload.get("mode"), automatic=bool(op.payload.get("automatic"))
+                    model, settings, mode=refresh_mode(model, op), automatic=bool(op.payload.get("automatic"))
                 )
             except TRANSIENT:
                 # the worker retries; the calls this attempt made are spent all the same
@@ -179,6 +194,8 @@ class Jobs:
             "llm_model": meter.model,
             "spend": governance.spend_view(spend),
         }
+        if in_review(model) and plan.outcome == "content_written":
+            result["draft"] = True  # waiting for review: mental_model.draft_ready
         outcome: dict[str, Any] = {"result": result}
         if plan.failed:
             outcome["error"] = plan.error_message or plan.failure_reason or "refresh failed"

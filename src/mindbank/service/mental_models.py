@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from mindbank.domain.document import parse_markdown, render_markdown
+from mindbank.domain.document import StructuredDocument, parse_markdown, render_markdown
 from mindbank.domain.governance import RefreshState
 from mindbank.domain.history import version_entry
 from mindbank.domain.limits import (
@@ -299,7 +299,9 @@ class MentalModelsService(ServiceCore):
         if entry.content.get("kind") == "refresh_failed" or "previous_content" not in entry.content:
             raise InvalidInputError("history_id", "is a failure record, not a version; nothing to restore")
         content = entry.content.get("previous_content") or ""
-        document = parse_markdown(content)
+        stored = entry.content.get("previous_structured_document")
+        # a curated version's structure (person-written blocks, pins) comes back with it
+        document = StructuredDocument.from_dict(stored) if stored else parse_markdown(content)
         restored = replace(
             model,
             content=render_markdown(document),
@@ -316,6 +318,14 @@ class MentalModelsService(ServiceCore):
             if "previous_last_memory_seen_at" in entry.content
             else model.last_memory_seen_at,
             cleared_at=None,
+            # a revert holds (docs/curation.md): memories written before it trigger no automatic refresh, and the
+            # first one after a new write is a delta on top of this version; a waiting draft is set aside
+            refresh_state=replace(
+                model.refresh_state,
+                reanchor=None,
+                draft=None,
+                hold={"reason": "reverted", "through": to_iso(self.store.bank_last_memory_write_at(bank_id))},
+            ),
         )
         self.store.save_refresh(
             restored, history=self._version_history(model), history_cap=self.settings.mental_model_history_max_entries

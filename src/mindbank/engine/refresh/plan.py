@@ -131,6 +131,10 @@ class RefreshPlan:
     reanchor: str | None = None
     trimmed: list[str] = field(default_factory=list)
     candidate_tokens: int = 0
+    # curation (``engine/refresh/curation.py``): the document whose fixed content (person-written, pinned) every
+    # candidate keeps, and the report of what the refresh refused, restored or retracted about it
+    fixed: StructuredDocument | None = None
+    curation: dict[str, Any] | None = None
 
     @property
     def failed(self) -> bool:
@@ -164,6 +168,7 @@ class RefreshPlan:
             "synthesis_input_tokens": self.synthesis_input_tokens,
             "carried_over": self.carried_over,
             "trimmed_block_ids": self.trimmed,
+            **({"curation": self.curation} if self.curation else {}),
             "duration_ms": self.duration_ms,
             "warnings": self.warnings,
         }

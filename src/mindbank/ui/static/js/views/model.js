@@ -7,6 +7,7 @@ import { append, badge, clear, h, modal, spendFields, spendLine, staleBadge, sta
 import { diffLines, renderDiff, renderUnified } from "../diff.js";
 import { renderBlock, splitBlocks } from "../markdown.js";
 import { latestRefreshes, refreshState } from "./bank.js";
+import { curationSlot } from "./curation.js";
 
 let flash = null; // a message to show after the next render (the outcome of an action that re-rendered the view)
 
@@ -114,6 +115,7 @@ export async function modelView(main, [bank, id], query, ctx) {
       model.is_knowledge_page ? badge("Knowledge page", "info") : null,
       model.content ? null : badge("Empty", "neutral", "Not refreshed yet, or cleared")),
     facts, actions, status, dryRunSlot,
+    curationSlot(base, model, (message) => { flash = message; ctx.navigate(selfHref); }),
     contentSection(bank, model),
     historySection(base, model, history, async (entry) => {
       busy(true);
@@ -209,7 +211,7 @@ function historySection(base, model, history, revert) {
         h("td", {}, `${e.outcome || ""}${e.failure_reason ? `: ${e.failure_reason}` : ""}${e.error_message ? ` — ${e.error_message}` : ""}`), h("td"));
     }
     const text = e.previous_content || "";
-    const first = text.split("\n").find((l) => l.trim()) || "(empty)";
+    const first = text.split("\n").find((l) => l.trim() && !l.startsWith("<!-- curated:")) || "(empty)";
     return h("tr", { dataset: { history: e.id } },
       h("td", {}, `Version #${e.id}`), h("td", {}, "replaced ", when(e.changed_at)),
       h("td", {}, h("span.muted", {}, `${text.length} chars · `), first.slice(0, 90)),
