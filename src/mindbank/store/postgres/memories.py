@@ -120,7 +120,7 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
         tag_rules = [
             (v, MemoryFilter(tags=f.tags, tags_match=f.tags_match, tag_groups=f.tag_groups)) for v, f in probes
         ]
-        return self._nearest(bank_id, "consolidated_neighbours", tag_rules, k)
+        return self._nearest(bank_id, Q["consolidated_neighbours"], tag_rules, k)
 
     def nearest_in(
         self, bank_id: str, probes: Sequence[tuple[npt.NDArray[np.float32], MemoryFilter]], k: int
@@ -128,12 +128,13 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
         """Per probe ``(vector, filter)``: the ``k`` memories passing the filter, nearest first, as ``(id,
         cosine)`` — :meth:`vector_search` for many probes in one transaction (consolidation's nearby
         observations)."""
-        return self._nearest(bank_id, "vector_search", probes, k)
+        return self._nearest(bank_id, Q["vector_search"], probes, k)
 
     def _nearest(
         self, bank_id: str, statement: str, probes: Sequence[tuple[npt.NDArray[np.float32], MemoryFilter]], k: int
     ) -> list[list[tuple[str, float]]]:
-        """One HNSW statement per probe in one transaction, each re-sorted by its exact score."""
+        """One HNSW statement (its SQL, ``{where}`` unfilled) per probe in one transaction, each re-sorted by its
+        exact score."""
         if not probes or k <= 0:
             return [[] for _ in probes]
         out: list[list[tuple[str, float]]] = []
@@ -144,7 +145,7 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
             for vector, flt in probes:
                 where, params = filter_sql(flt)
                 vec = self._vector(vector)
-                rows = conn.execute(Q[statement].format(where=where), (vec, bank_id, *params, vec, k)).fetchall()
+                rows = conn.execute(statement.format(where=where), (vec, bank_id, *params, vec, k)).fetchall()
                 out.append(sorted(((r["id"], 1.0 - float(r["distance"])) for r in rows), key=lambda h: -h[1]))
         return out
 
