@@ -55,6 +55,37 @@ LLM_OPTIONS: tuple[Option, ...] = (
     Option("llm_trace_retention_hours", float, 168.0, "Hours stored LLM prompts and responses are kept."),
 )
 
+# The embedding port (docs/configuration.md "Embeddings"): one model per server; each bank records the model its
+# vectors were made with and refuses another.
+EMBEDDING_PROVIDERS: tuple[str, ...] = ("local", "openai")
+EMBEDDING_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "embedding_provider",
+        str,
+        "local",
+        "Embedding provider: local (the bundled all-MiniLM-L6-v2, 384 dimensions, on the CPU) or openai (any "
+        "OpenAI-compatible /v1/embeddings server: OpenAI, Ollama, llama.cpp, vLLM, Text Embeddings Inference).",
+    ),
+    Option("embedding_model", str, None, "Embedding model name (openai). Default: text-embedding-3-small."),
+    Option("embedding_api_key", str, None, "Embedding API key (never logged). Default: the SDK's OPENAI_API_KEY."),
+    Option("embedding_base_url", str, None, "Embedding server base URL, e.g. http://localhost:11434/v1 for Ollama."),
+    Option(
+        "embedding_dimension",
+        int,
+        None,
+        "Vector width of the embedding model (unset: read from the server's first reply at start-up).",
+    ),
+    Option(
+        "embedding_send_dimension",
+        bool,
+        False,
+        "Send MINDBANK_EMBEDDING_DIMENSION as the request's `dimensions` (OpenAI text-embedding-3 shortens vectors).",
+    ),
+    Option("embedding_batch_size", int, 64, "Texts per embeddings request."),
+    Option("embedding_timeout", float, 60.0, "Seconds one embeddings request may take before it is retried."),
+    Option("embedding_max_retries", int, 3, "Retries of a transient embeddings failure (429, 5xx, timeout), backoff."),
+)
+
 # Request limits (docs/configuration.md "Limits", docs/security.md): enforced once, by mindbank.domain.limits, for
 # every surface (HTTP, MCP, in-process); a value past one is a 422 (413 for the body) naming the field.
 LIMIT_OPTIONS: tuple[Option, ...] = (
@@ -210,6 +241,7 @@ OPTIONS: tuple[Option, ...] = (
         "(CORS). Loopback origins are always allowed on a loopback bind.",
     ),
     *LIMIT_OPTIONS,
+    *EMBEDDING_OPTIONS,
     Option(
         "knowledge_page_default_trigger",
         dict,
@@ -325,6 +357,17 @@ class Settings:
     max_metadata_entries: int = 100
     max_token_budget: int = 65_536
     max_offset: int = 1_000_000_000
+
+    # embeddings (see EMBEDDING_OPTIONS)
+    embedding_provider: str = "local"
+    embedding_model: str | None = None
+    embedding_api_key: str | None = field(default=None, repr=False)
+    embedding_base_url: str | None = None
+    embedding_dimension: int | None = None
+    embedding_send_dimension: bool = False
+    embedding_batch_size: int = 64
+    embedding_timeout: float = 60.0
+    embedding_max_retries: int = 3
 
     knowledge_page_default_trigger: dict[str, Any] | None = None
 

@@ -20,6 +20,7 @@ from mindbank.engine.consolidate.rounds import consolidate_round
 from mindbank.engine.refresh.plan import TRANSIENT, RefreshPlan, RefreshSettings, newer
 from mindbank.engine.refresh.staleness import mark_stale
 from mindbank.engine.refresh.triggers import cron_due, park_until
+from mindbank.errors import EmbeddingModelMismatchError
 from mindbank.service.governance import metering
 from mindbank.service.job_events import observed
 from mindbank.service.tracing import llm_call_context
@@ -64,9 +65,19 @@ class Jobs:
         return {kind: self.in_llm_context(observed(self.mb, kind, handler)) for kind, handler in raw.items()}
 
     def run_retain(self, op: Operation) -> dict[str, Any]:
+        self.check_embedding_model(op.bank_id)
         return self.mb.run_retain_operation(op)
 
+    def check_embedding_model(self, bank_id: str) -> None:
+        """Fail an operation at once (no retries) when the bank's vectors were made by another embedding model:
+        retrying cannot help until the server is configured for the bank's model again."""
+        try:
+            self.mb._check_embedding_model(bank_id)
+        except EmbeddingModelMismatchError as exc:
+            raise PermanentFailure(str(exc)) from None
+
     def run_consolidation(self, op: Operation) -> dict[str, Any]:
+        self.check_embedding_model(op.bank_id)
         scopes = op.payload.get("observation_scopes") or self.mb.settings.observation_scopes
         totals = {"created": 0, "updated": 0, "consolidated": 0}
         for _ in range(MAX_CONSOLIDATION_ROUNDS):
@@ -134,6 +145,7 @@ class Jobs:
         model = self.mb.store.get_mental_model(op.bank_id, model_id)
         if model is None:
             raise PermanentFailure(f"mental model '{model_id}' no longer exists")
+        self.check_embedding_model(op.bank_id)
         governance = self.mb.governance
         if op.payload.get("automatic"):
             now = self.mb.clock()

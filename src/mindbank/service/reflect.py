@@ -80,6 +80,7 @@ class ReflectService(DirectivesService):
         except ValueError as exc:
             raise InvalidInputError("response_schema", str(exc)) from exc
         self._require_bank(bank_id)
+        self._check_embedding_model(bank_id)
         scope = ReflectScope(
             bank_id=bank_id,
             filter=MemoryFilter(tags=normalize_tags(tags), tags_match=tags_match, tag_groups=groups),
