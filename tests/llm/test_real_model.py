@@ -29,7 +29,7 @@ from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.timeutil import utcnow
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.providers.embeddings.openai_compatible import OpenAIEmbedder
-from mindbank.providers.llm.base import ChatRequest, ManagedLLM, system, user
+from mindbank.providers.llm.base import ManagedLLM, system, user
 from mindbank.providers.llm.openai_provider import OpenAIProvider
 from mindbank.server import create_app
 from mindbank.service import MindBank
@@ -57,7 +57,14 @@ def proxy(llama: str) -> Iterator[FakeServer]:
 @pytest.fixture
 def llm(proxy: FakeServer) -> ManagedLLM:
     return ManagedLLM(
-        OpenAIProvider(model=CHAT_MODEL, api_key=None, base_url=proxy.url + "/v1", timeout=300.0), max_retries=1
+        OpenAIProvider(
+            model=CHAT_MODEL,
+            api_key=None,
+            base_url=proxy.url + "/v1",
+            timeout=300.0,
+            structured_output="json_object",  # llama-cpp-python's server refuses "json_schema"
+        ),
+        max_retries=1,
     )
 
 
@@ -81,8 +88,9 @@ def chat_bodies(proxy: FakeServer) -> list[dict[str, Any]]:
     return [s.body for s in proxy.seen if s.path.endswith("/chat/completions")]
 
 
-def schema_names(proxy: FakeServer) -> list[str]:
-    return [b["response_format"]["json_schema"]["name"] for b in chat_bodies(proxy) if "response_format" in b]
+def schemas(proxy: FakeServer) -> list[dict[str, Any]]:
+    """The JSON schemas the server was asked to constrain replies to."""
+    return [b["response_format"]["schema"] for b in chat_bodies(proxy) if "response_format" in b]
 
 
 def tool_names(proxy: FakeServer) -> set[str]:
@@ -105,18 +113,12 @@ def test_structured_output_is_constrained_to_the_schema(llm: ManagedLLM, proxy: 
         "properties": {"city": {"type": "string"}, "year": {"type": "integer"}},
         "required": ["city", "year"],
     }
-    request = ChatRequest(
-        messages=[system("Answer in JSON."), user("Dana moved to Lisbon in 2019. Where and when did she move?")],
-        response_schema=schema,
-        schema_name="move",
-        max_tokens=64,
-    )
-    result = llm.complete(request)
+    messages = [system("Answer in JSON."), user("Dana moved to Lisbon in 2019. Where and when did she move?")]
+    result = llm.chat(messages, response_schema=schema, schema_name="move", max_tokens=64)
     assert isinstance(result.parsed, dict), result.text
     assert isinstance(result.parsed["city"], str) and isinstance(result.parsed["year"], int)
     (body,) = chat_bodies(proxy)
-    assert body["response_format"]["type"] == "json_schema"
-    assert body["response_format"]["json_schema"]["schema"] == schema
+    assert body["response_format"] == {"type": "json_object", "schema": schema}
     assert result.usage.input_tokens > 0 and result.usage.output_tokens > 0
 
 
@@ -125,7 +127,7 @@ def test_fact_extraction(bank: Any, llm: ManagedLLM, proxy: FakeServer) -> None:
     ids = mb.retain("b", [RetainItem(content=DIALOGUE, context="chat")]).memory_ids
     assert ids, "extraction (or its splitter fallback) keeps facts"
     assert all(m.text.strip() for m in mb.store.get_memories("b", ids))
-    assert schema_names(proxy), "extraction asks for JSON-schema output"
+    assert schemas(proxy), "extraction asks for JSON-schema output"
     print("extraction prompt chars", prompt_chars(proxy), [m.text for m in mb.store.get_memories("b", ids)])
 
 
@@ -139,7 +141,7 @@ def test_consolidation(bank: Any, llm: ManagedLLM, proxy: FakeServer) -> None:
     observations = mb.store.list_observations("b")
     for observation in observations:
         assert set(observation.source_memory_ids) <= ids
-    assert schema_names(proxy), "consolidation asks for JSON-schema output"
+    assert schemas(proxy), "consolidation asks for JSON-schema output"
     print("consolidation prompt chars", prompt_chars(proxy), "observations", [o.text for o in observations])
 
 
@@ -187,10 +189,10 @@ def test_refresh(bank: Any, llm: ManagedLLM, proxy: FakeServer, mode: str) -> No
     later = [s.body for s in proxy.seen[sent:] if s.path.endswith("/chat/completions")]
     if mode == "delta" and first == "published":
         assert any("response_format" in b for b in later), "delta operations ask for JSON-schema output"
-    assert tool_names(proxy) or schema_names(proxy), "the refresh sent its tools or its schema"
+    assert tool_names(proxy) or schemas(proxy), "the refresh sent its tools or its schema"
     print(
         f"refresh {mode}: first {first}, second {second}; prompt chars {prompt_chars(proxy)}; "
-        f"tools {sorted(tool_names(proxy))}; schemas {schema_names(proxy)}"
+        f"tools {sorted(tool_names(proxy))}; schemas {schemas(proxy)}"
     )
 
 

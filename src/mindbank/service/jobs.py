@@ -21,6 +21,7 @@ from mindbank.engine.refresh.plan import TRANSIENT, RefreshPlan, RefreshSettings
 from mindbank.engine.refresh.staleness import mark_stale
 from mindbank.engine.refresh.triggers import cron_due, park_until
 from mindbank.errors import EmbeddingModelMismatchError
+from mindbank.providers.llm.context import context_budget
 from mindbank.service.governance import metering
 from mindbank.service.job_events import observed
 from mindbank.service.tracing import llm_call_context
@@ -128,7 +129,11 @@ class Jobs:
         def setting(key: str) -> Any:
             return self.mb.resolved_setting(bank_id, key, bank_config=config)
 
+        fit = context_budget(self.mb.settings.llm_context_window)
         return RefreshSettings(
+            facts_cap=None if fit is None else fit.facts,
+            chunks_cap=None if fit is None else fit.chunks,
+            observations_cap=None if fit is None else fit.observations,
             recall_max_tokens=setting("recall_max_tokens"),
             recall_candidates=self.mb.settings.recall_candidates,
             include_chunks=setting("recall_include_chunks"),
