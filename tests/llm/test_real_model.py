@@ -27,13 +27,11 @@ from mindbank.config import Settings
 from mindbank.domain.records import MentalModel, RetainItem
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.timeutil import utcnow
-from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.providers.embeddings.openai_compatible import OpenAIEmbedder
 from mindbank.providers.llm.base import ManagedLLM, system, user
 from mindbank.providers.llm.openai_provider import OpenAIProvider
 from mindbank.server import create_app
 from mindbank.service import MindBank
-from mindbank.store.open import open_store
 
 REPLY_TOKENS = 256
 DIALOGUE = "Dana: Hi!\n\nAssistant: I booked the boat yard for Saturday.\n\nDana: Great, my brother comes too."
@@ -66,22 +64,6 @@ def llm(proxy: FakeServer) -> ManagedLLM:
         ),
         max_retries=1,
     )
-
-
-@pytest.fixture
-def bank(tmp_path: Path, embedder: MiniLMEmbedder) -> Iterator[Any]:
-    opened: list[MindBank] = []
-
-    def make(**llms: Any) -> MindBank:
-        settings = Settings(database_url=str(tmp_path / "real.db"), enable_auto_consolidation=False)
-        store = open_store(settings.resolved_database_url, dimension=embedder.dimension)
-        mb = MindBank(store=store, embedder=embedder, settings=settings, llms=llms)
-        opened.append(mb)
-        return mb
-
-    yield make
-    for mb in opened:
-        mb.close()
 
 
 def chat_bodies(proxy: FakeServer) -> list[dict[str, Any]]:
@@ -122,8 +104,8 @@ def test_structured_output_is_constrained_to_the_schema(llm: ManagedLLM, proxy: 
     assert result.usage.input_tokens > 0 and result.usage.output_tokens > 0
 
 
-def test_fact_extraction(bank: Any, llm: ManagedLLM, proxy: FakeServer) -> None:
-    mb = bank(retain=llm)
+def test_fact_extraction(open_bank: Any, llm: ManagedLLM, proxy: FakeServer) -> None:
+    mb = open_bank(retain=llm)
     ids = mb.retain("b", [RetainItem(content=DIALOGUE, context="chat")]).memory_ids
     assert ids, "extraction (or its splitter fallback) keeps facts"
     assert all(m.text.strip() for m in mb.store.get_memories("b", ids))
@@ -131,8 +113,8 @@ def test_fact_extraction(bank: Any, llm: ManagedLLM, proxy: FakeServer) -> None:
     print("extraction prompt chars", prompt_chars(proxy), [m.text for m in mb.store.get_memories("b", ids)])
 
 
-def test_consolidation(bank: Any, llm: ManagedLLM, proxy: FakeServer) -> None:
-    mb = bank(consolidation=llm)
+def test_consolidation(open_bank: Any, llm: ManagedLLM, proxy: FakeServer) -> None:
+    mb = open_bank(consolidation=llm)
     ids = set(retain(mb, *BOAT))
     op_id, _ = mb.consolidate("b")
     mb.run_pending()
@@ -173,8 +155,8 @@ def _spent(mb: MindBank, model_id: str) -> int:
 
 
 @pytest.mark.parametrize("mode", ["full", "delta"])
-def test_refresh(bank: Any, llm: ManagedLLM, proxy: FakeServer, mode: str) -> None:
-    mb = bank(refresh=llm, reflect=llm)
+def test_refresh(open_bank: Any, llm: ManagedLLM, proxy: FakeServer, mode: str) -> None:
+    mb = open_bank(refresh=llm, reflect=llm)
     retain(mb, *BOAT[:2])
     mb.create_mental_model("b", name="Dana", source_query=QUERY, tags=list(TAG), id="dana", trigger={"mode": mode})
     mb.run_pending()
@@ -196,8 +178,8 @@ def test_refresh(bank: Any, llm: ManagedLLM, proxy: FakeServer, mode: str) -> No
     )
 
 
-def test_reflect_over_http(bank: Any, llm: ManagedLLM, proxy: FakeServer) -> None:
-    mb = bank(reflect=llm)
+def test_reflect_over_http(open_bank: Any, llm: ManagedLLM, proxy: FakeServer) -> None:
+    mb = open_bank(reflect=llm)
     retain(mb, *BOAT)
     with TestClient(
         create_app(mb, run_worker=False), base_url="http://localhost", raise_server_exceptions=False
@@ -209,7 +191,8 @@ def test_reflect_over_http(bank: Any, llm: ManagedLLM, proxy: FakeServer) -> Non
 
 
 def test_embeddings_from_the_real_server(llama: str, tmp_path: Path) -> None:
-    embedder = OpenAIEmbedder(model=EMBED_MODEL, base_url=llama + "/v1", timeout=120.0)
+    # llama-cpp-python's context holds one sequence: one text per request (MINDBANK_EMBEDDING_BATCH_SIZE=1)
+    embedder = OpenAIEmbedder(model=EMBED_MODEL, base_url=llama + "/v1", timeout=120.0, batch_size=1)
     assert embedder.dimension == EMBED_DIMENSION
     vectors = embedder.embed(["Dana restores a sailing boat.", "Dana repairs an old boat.", "Taxes are due in May."])
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)

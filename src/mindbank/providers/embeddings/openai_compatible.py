@@ -9,7 +9,6 @@ When no dimension is configured the first call (a probe at construction) reads i
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,8 +18,8 @@ import openai
 
 from mindbank.errors import EmbeddingProviderError, EmbeddingUnavailableError
 from mindbank.providers.embeddings.cache import QueryCache
+from mindbank.providers.openai_key import NO_KEY, openai_key
 
-NO_KEY = "not-needed"  # local servers ignore the key, but the SDK insists on one
 _PROBE = "dimension probe"
 
 
@@ -47,14 +46,7 @@ class OpenAIEmbedder:
         dimension: int | None = None,
         send_dimensions: bool = False,
     ) -> None:
-        key = api_key or os.environ.get("OPENAI_API_KEY")
-        if not key:
-            if not base_url:
-                raise ValueError(
-                    "the openai embedding provider needs MINDBANK_EMBEDDING_API_KEY (or OPENAI_API_KEY), or "
-                    "MINDBANK_EMBEDDING_BASE_URL pointing at a local OpenAI-compatible server"
-                )
-            key = NO_KEY
+        key = openai_key(api_key, base_url, setting="EMBEDDING")
         if batch_size < 1:
             raise ValueError(f"MINDBANK_EMBEDDING_BATCH_SIZE must be at least 1, got {batch_size}")
         self.name = model

@@ -11,7 +11,6 @@ owns the retry policy. Errors map to ``LLMTransientError`` (408/409/429, 5xx, ti
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,10 +29,10 @@ from mindbank.providers.llm.base import (
     call_sdk,
     parse_json_reply,
 )
+from mindbank.providers.openai_key import openai_key
 
 # APITimeoutError is an APIConnectionError; OpenAIError also covers a body that is not a chat completion
 _ERRORS = SDKErrors(connection=openai.APIConnectionError, status=openai.APIStatusError, base=openai.OpenAIError)
-NO_KEY = "not-needed"  # local OpenAI-compatible servers ignore the key, but the SDK insists on one
 
 
 class OpenAIProvider:
@@ -51,14 +50,7 @@ class OpenAIProvider:
         timeout: float,
         structured_output: str = "json_schema",
     ) -> None:
-        key = api_key or os.environ.get("OPENAI_API_KEY")
-        if not key:
-            if not base_url:
-                raise ValueError(
-                    "the openai provider needs MINDBANK_LLM_API_KEY (or OPENAI_API_KEY), or MINDBANK_LLM_BASE_URL "
-                    "pointing at a local OpenAI-compatible server"
-                )
-            key = NO_KEY
+        key = openai_key(api_key, base_url, setting="LLM")
         self.model = model
         self.base_url = base_url
         self.structured_output = structured_output
