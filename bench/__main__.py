@@ -1,5 +1,6 @@
 """Command line of the benchmarks: ``python -m bench {locomo-recall,retain,refresh-cost,freshness,mm-quality,scale,
-operators,gate-calibration,load,knowledge-base,transfer} ...``."""
+operators,gate-calibration,load,knowledge-base,transfer,
+recall-latency} ...``."""
 
 from __future__ import annotations
 
@@ -111,6 +112,17 @@ def _parser() -> argparse.ArgumentParser:
     kb.add_argument("--database-url", default=None, help="a postgresql:// URL (default: a temporary SQLite file)")
     kb.add_argument("--json", type=Path, default=None, help="report path (default bench/results/knowledge-base-*.json)")
 
+    latency = sub.add_parser(
+        "recall-latency", help="POST /memories/recall over loopback HTTP: 1,000 memories, 50 queries, p50/p95"
+    )
+    latency.add_argument(
+        "--database-url", default=os.environ.get("MINDBANK_TEST_POSTGRES_URL") or None,
+        help="a postgresql:// URL on a server with pgvector: a fresh database is made beside it and dropped "
+        "(default MINDBANK_TEST_POSTGRES_URL; without one PostgreSQL is skipped)",
+    )  # fmt: skip
+    latency.add_argument(
+        "--json", type=Path, default=None, help="report path (default bench/results/recall-latency.json)"
+    )
     transfer = sub.add_parser("transfer", help="export a bank and restore it elsewhere: time, archive size, memory")
     transfer.add_argument("--sizes", nargs="+", type=int, default=[10_000], help="bank sizes (memories)")
     transfer.add_argument("--database-url", default=None, help="restore into this postgresql:// URL (default SQLite)")
@@ -186,6 +198,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import knowledge_base
 
         knowledge_base.run(args.sizes, database_url=args.database_url, json_out=args.json)
+    elif args.command == "recall-latency":
+        from bench import recall_latency
+
+        recall_latency.run(database_url=args.database_url, json_out=args.json)
     elif args.command == "transfer":
         from bench import transfer
 

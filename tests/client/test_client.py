@@ -36,6 +36,7 @@ def test_sync_client_every_method(server: str, mindbank: MindBank) -> None:
         hits = c.recall("b", "What is Alice training for?", tags=["user:alice"])
         assert "marathon" in hits.results[0].text and hits.results[0].tags == ["user:alice"]
         assert hits.results[0].context == "chat" and hits.results[0].occurred_start is not None
+        assert "Alice" in (hits.results[0].entities or []) and "Alice" in hits.entities
 
         created = c.create_mental_model("b", "Alice", "What is Alice training for?", id="alice", tags=["user:alice"],
                                         trigger={"keep_trace": True, "refresh_cron": "0 3 * * *"})  # fmt: skip

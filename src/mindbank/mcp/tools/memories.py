@@ -58,14 +58,15 @@ class MemoryTools(ToolFamily):
     ) -> dict[str, Any]:
         """Search the bank's memories (semantic + keyword), best first.
 
-        Returns {results: [{id, text, type, context, tags, occurred_start, mentioned_at, document_id, scores, ...}]}.
+        Returns {results: [{id, text, type, entities, context, tags, occurred_start, mentioned_at, document_id, scores,
+        ...}]}: entities are the names each text mentions.
         """
         if not query.strip():
             raise ToolInputError("query must not be blank")
         hits = self.mb.recall(
             bank_id, query, types=types, tags=tags or (), tags_match=tags_match, max_tokens=max_tokens, limit=limit
         )
-        return {"results": [recall_result(h) for h in hits]}
+        return {"results": [recall_result(h, entities=True) for h in hits]}
 
     def reflect(
         self,
