@@ -16,13 +16,15 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/mindbank demo $(ARGS)
 
-## test: install dev dependencies, Debian's Chromium (browser tests) and a throwaway PostgreSQL (+pgvector), run the
-## whole suite on both backends
+## test: install dev dependencies, Debian's Chromium (browser tests), a throwaway PostgreSQL (+pgvector) and the
+## llama.cpp server with SmolLM2 (real-model tests; its wheel is built once per machine into ~/.cache), run the whole
+## suite on both backends
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	scripts/chromium.sh install
 	scripts/postgres.sh install
+	MINDBANK_LLAMA_BASE_PYTHON=$(PYTHON) scripts/llama.sh install
 	scripts/postgres.sh start || { scripts/postgres.sh stop; exit 1; }
 	MINDBANK_TEST_POSTGRES_URL="$$(scripts/postgres.sh url)"; export MINDBANK_TEST_POSTGRES_URL; \
 	$(BIN)/pytest; status=$$?; scripts/postgres.sh stop; exit $$status

@@ -107,6 +107,9 @@ def _parser() -> argparse.ArgumentParser:
         "--big-chars", type=int, default=1_000_000, help="size of the async retain (default 1,000,000 characters)"
     )
     load.add_argument("--json", type=Path, default=None, help="report path (default bench/results/load.json)")
+    big = sub.add_parser("big-retain", help="one large memory retained async into a server, with its embedder")
+    big.add_argument("--chars", type=int, default=1_000_000, help="size of the memory (default 1,000,000 characters)")
+    big.add_argument("--json", type=Path, default=None, help="report path (default bench/results/big-retain.json)")
     kb = sub.add_parser("knowledge-base", help="tree, page search and export latency as the knowledge base grows")
     kb.add_argument("--sizes", nargs="+", type=int, default=[100, 1000], help="page counts (default: 100 1000)")
     kb.add_argument("--database-url", default=None, help="a postgresql:// URL (default: a temporary SQLite file)")
@@ -188,6 +191,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import operators
 
         operators.run(args.sizes, operations=args.operations, repeat=args.repeat, json_out=args.json)
+    elif args.command == "big-retain":
+        from bench import big_retain
+
+        big_retain.run(chars=args.chars, json_out=args.json)
     elif args.command == "load":
         from bench import load
 

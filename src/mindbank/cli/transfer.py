@@ -51,6 +51,8 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--target", default=None, help="restore: the bank to create (default: the archive's bank)")
     p.add_argument("--conflict", choices=["skip", "replace", "new-id"], default="skip",
                    help="merge: what to do with a document id the bank has (default skip)")  # fmt: skip
+    p.add_argument("--reembed", action="store_true",
+                   help="accept an archive of another embedding model: embed its memories again")  # fmt: skip
     _include_flags(p)
     add_wait_flags(p)
 
@@ -107,7 +109,7 @@ def _import(client: Client, args: argparse.Namespace, out: Output) -> int:
         # a restore is recorded against the bank it creates unless -b names another: no bank needs to exist yet
         bank_id = bank(args) if args.mode == "merge" else args.bank or args.target or _source_bank(archive)
         submitted = client.import_bank(bank_id, archive, mode=args.mode, target_bank_id=args.target,
-                                       document_conflict=args.conflict, **include)  # fmt: skip
+                                       document_conflict=args.conflict, reembed=args.reembed, **include)  # fmt: skip
     if args.wait:
         return wait_and_report(client, bank_id, submitted.operation_id, out, args.timeout)
     return out.done(submitted, f"import queued: operation {submitted.operation_id}", markup=False)

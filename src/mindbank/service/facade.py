@@ -24,6 +24,7 @@ from mindbank.engine.synthesis.extractive import ExtractiveSynthesizer
 from mindbank.engine.synthesis.llm import LLMSynthesizer
 from mindbank.engine.synthesis.port import Synthesizer
 from mindbank.providers.embeddings.base import Embedder
+from mindbank.providers.embeddings.factory import build_embedder
 from mindbank.providers.llm.base import LLM, ManagedLLM
 from mindbank.providers.llm.factory import build_llms
 from mindbank.service.access import AccessService
@@ -133,12 +134,12 @@ class MindBank(
         embedder: Embedder | None = None,
         synthesizer: Synthesizer | None = None,
     ) -> MindBank:
-        """Open the configured database (created and migrated if new) with the local MiniLM embedder."""
+        """Open the configured database (created and migrated if new) with the configured embedder (the bundled
+        MiniLM unless ``MINDBANK_EMBEDDING_PROVIDER`` says otherwise)."""
         settings = settings or Settings.from_env()
         if embedder is None:
-            from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
-
-            embedder = MiniLMEmbedder()
+            # ValueError: unknown provider, missing key; EmbeddingProviderError: the server is unreachable
+            embedder = build_embedder(settings)
         store = open_store(settings.resolved_database_url, dimension=embedder.dimension)
         tracer = LLMTracer(
             store, enabled=settings.llm_trace_enabled, retention_hours=settings.llm_trace_retention_hours

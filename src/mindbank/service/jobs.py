@@ -21,6 +21,8 @@ from mindbank.engine.refresh.plan import TRANSIENT, RefreshPlan, RefreshSettings
 from mindbank.engine.refresh.review import in_review
 from mindbank.engine.refresh.staleness import mark_stale
 from mindbank.engine.refresh.triggers import cron_due, park_until
+from mindbank.errors import EmbeddingModelMismatchError
+from mindbank.providers.llm.context import context_budget
 from mindbank.service.governance import metering
 from mindbank.service.job_events import observed
 from mindbank.service.tracing import llm_call_context
@@ -74,9 +76,19 @@ class Jobs:
         return {kind: self.in_llm_context(observed(self.mb, kind, handler)) for kind, handler in raw.items()}
 
     def run_retain(self, op: Operation) -> dict[str, Any]:
+        self.check_embedding_model(op.bank_id)
         return self.mb.run_retain_operation(op)
 
+    def check_embedding_model(self, bank_id: str) -> None:
+        """Fail an operation at once (no retries) when the bank's vectors were made by another embedding model:
+        retrying cannot help until the server is configured for the bank's model again."""
+        try:
+            self.mb._check_embedding_model(bank_id)
+        except EmbeddingModelMismatchError as exc:
+            raise PermanentFailure(str(exc)) from None
+
     def run_consolidation(self, op: Operation) -> dict[str, Any]:
+        self.check_embedding_model(op.bank_id)
         scopes = op.payload.get("observation_scopes") or self.mb.settings.observation_scopes
         totals = {"created": 0, "updated": 0, "consolidated": 0}
         for _ in range(MAX_CONSOLIDATION_ROUNDS):
@@ -129,7 +141,11 @@ class Jobs:
         def setting(key: str) -> Any:
             return self.mb.resolved_setting(bank_id, key, bank_config=config)
 
+        fit = context_budget(self.mb.settings.llm_context_window)
         return RefreshSettings(
+            facts_cap=None if fit is None else fit.facts,
+            chunks_cap=None if fit is None else fit.chunks,
+            observations_cap=None if fit is None else fit.observations,
             recall_max_tokens=setting("recall_max_tokens"),
             recall_candidates=self.mb.settings.recall_candidates,
             include_chunks=setting("recall_include_chunks"),
@@ -146,6 +162,7 @@ class Jobs:
         model = self.mb.store.get_mental_model(op.bank_id, model_id)
         if model is None:
             raise PermanentFailure(f"mental model '{model_id}' no longer exists")
+        self.check_embedding_model(op.bank_id)
         governance = self.mb.governance
         if op.payload.get("automatic"):
             now = self.mb.clock()

@@ -170,6 +170,7 @@ class MemoriesService(ServiceCore):
                 f'(MINDBANK_RETAIN_SYNC_MAX_CHARS); this one has {size}. Send it with "async": true: it is queued, '
                 "written in parts that survive a restart, and GET /operations/{operation_id} reports when it is done",
             )
+        self._check_embedding_model(bank_id)
         try:
             restate = self._restatable(bank_id, items)
             documents = prepare_documents(items, self.embedder, now=utcnow(), extract=self._extract_facts,
@@ -178,6 +179,7 @@ class MemoriesService(ServiceCore):
         except DocumentChanged:  # another retain rewrote a document this one found unchanged: prepare it in full
             documents = prepare_documents(items, self.embedder, now=utcnow(), extract=self._extract_facts)
             ids = self.store.write_documents(bank_id, documents)
+        self._check_embedding_model(bank_id, record=True)
         # only new facts need consolidating: a re-retained, unchanged (or re-tagged) document queues nothing
         if self.settings.enable_auto_consolidation and any(not d.restate for d in documents):
             self.consolidate(bank_id)
@@ -248,6 +250,8 @@ class MemoriesService(ServiceCore):
                         fence.check()
                         fence.stage(part.after.to_json())
                     self.store.write_documents(op.bank_id, part.documents)
+                    if not written:
+                        self._check_embedding_model(op.bank_id, record=True)
                     written += [d.document_id for d in part.documents if d.document_id not in written]
                     fresh = fresh or any(not d.restate for d in part.documents)
                     cursor = part.after
@@ -304,6 +308,7 @@ class MemoriesService(ServiceCore):
             query=query, filter=flt, max_tokens=max_tokens, limit=limit, retriever=retriever, **floors,
             window=temporal_window, prefer_observations=prefer_observations,
         )  # fmt: skip
+        self._check_embedding_model(bank_id)
         candidates = max(1, round(self.settings.recall_candidates * BUDGET_CANDIDATES[budget]))
         return recall(self.store, self.embedder, bank_id, request, candidates=candidates)
 

@@ -139,6 +139,7 @@ class TransferService(ServiceCore):
         include_bank_config: bool | None = None,
         include_history: bool | None = None,
         caller: Principal | None = None,
+        reembed: bool = False,
     ) -> str:
         """Check an archive and queue its import (``POST /transfer/import``); returns the operation id.
 
@@ -147,11 +148,15 @@ class TransferService(ServiceCore):
         missing bank) and must not exist (409);
         the operation is recorded against ``bank_id``, which must exist unless it is the target. ``merge`` folds
         the archive's documents into ``bank_id`` (``document_conflict`` for ids it has). The include flags narrow a
-        restore. ``archive``: bytes or a binary file. Raises :class:`InvalidInputError` (``file``: what is wrong
-        with the archive), :class:`ConflictError`, :class:`NotFoundError`."""
+        restore. ``reembed``: import an archive whose vectors another embedding model made by embedding its
+        memories again with this server's model (without it, such an archive is a 409 naming both models).
+        ``archive``: bytes or a binary file. Raises :class:`InvalidInputError` (``file``: what is wrong with the
+        archive), :class:`ConflictError`, :class:`NotFoundError`."""
         archive = _file(archive)
         summary = self._inspect(archive)
+        self._check_archive_model(summary, reembed)
         if mode == "merge":
+            self._check_embedding_model(bank_id)
             if target_bank_id not in (None, bank_id):
                 raise InvalidInputError("target_bank_id", "applies to restore mode; merge imports into this bank")
             options = ImportOptions("merge", bank_id, document_conflict=document_conflict)
@@ -176,12 +181,20 @@ class TransferService(ServiceCore):
         return self._submit_import(bank_id, archive, "bank_transfer_import", options, summary)
 
     def import_documents(
-        self, bank_id: str, archive: bytes | IO[bytes], *, on_conflict: Literal["skip", "replace", "new-id"] = "skip"
+        self,
+        bank_id: str,
+        archive: bytes | IO[bytes],
+        *,
+        on_conflict: Literal["skip", "replace", "new-id"] = "skip",
+        reembed: bool = False,
     ) -> str:
         """Check an archive and queue a merge of its documents into the bank (``POST /document-transfer``);
-        returns the operation id. Raises :class:`InvalidInputError` (``file``)."""
+        returns the operation id. Raises :class:`InvalidInputError` (``file``) and :class:`ConflictError` (an
+        archive of another embedding model without ``reembed``, or a bank of another model)."""
         archive = _file(archive)
         summary = self._inspect(archive)
+        self._check_archive_model(summary, reembed)
+        self._check_embedding_model(bank_id)
         options = ImportOptions("merge", bank_id, document_conflict=on_conflict)
         return self._submit_import(bank_id, archive, "document_import", options, summary)
 
@@ -219,6 +232,20 @@ class TransferService(ServiceCore):
         )  # fmt: skip
         payload = {"export": asdict(export), "import": asdict(restore)}
         return self._submit(bank_id, CLONE_TYPE, payload)
+
+    def _check_archive_model(self, summary: ArchiveSummary, reembed: bool) -> None:
+        """Refuse (409) an archive whose memories carry vectors of another embedding model than this server's,
+        unless the request asks to embed them again (``reembed``): importing them silently would re-embed every
+        memory, which costs what a fresh retain costs."""
+        embedding = summary.extension.embedding if summary.extension else None
+        if reembed or embedding is None or summary.memories == 0:
+            return
+        if (embedding.model, embedding.dimension) != (self.embedder.name, self.embedder.dimension):
+            raise ConflictError(
+                f"the archive's vectors were made by embedding model {embedding.model!r} ({embedding.dimension} "
+                f"dimensions) but this server embeds with {self.embedder.name!r} ({self.embedder.dimension} "
+                f"dimensions): import with reembed=true to embed its memories again with {self.embedder.name!r}"
+            )
 
     def _inspect(self, archive: IO[bytes]) -> ArchiveSummary:
         """Check every record of an uploaded archive. Raises :class:`InvalidInputError` (``file``)."""
@@ -286,6 +313,9 @@ class TransferService(ServiceCore):
                 finally:
                     if vectors is not None:
                         vectors.close()
+        if counts.get("facts") or counts.get("observations"):
+            # every imported vector is this server's model's (reused only when the archive's model is the same)
+            self._check_embedding_model(options.target_bank_id, record=True)
         if options.mode == "merge" and counts.get("facts") and self.settings.enable_auto_consolidation:
             self.consolidate(options.target_bank_id)
         reused = counts.get("facts", 0) + counts.get("observations", 0) - plan.notes.get("vectors_computed", 0)

@@ -56,12 +56,15 @@ def import_bank(
     include_data: bool | None = None,
     include_bank_config: bool | None = None,
     include_history: bool | None = None,
+    reembed: bool = False,
 ) -> dict[str, Any]:
-    """Check an archive and queue its import: ``restore`` into a new bank, or ``merge`` into this one."""
+    """Check an archive and queue its import: ``restore`` into a new bank, or ``merge`` into this one.
+    ``reembed``: accept an archive of another embedding model by embedding its memories again (else 409)."""
     operation_id = mb.import_bank(
         bank_id, file.file, mode=mode, target_bank_id=target_bank_id, document_conflict=document_conflict,
         include_data=include_data, include_bank_config=include_bank_config, include_history=include_history,
         caller=caller,
+        reembed=reembed,
     )  # fmt: skip
     return _submitted(operation_id)
 
@@ -101,9 +104,11 @@ def export_documents(
 
 
 @router.post(BANK + "/document-transfer", status_code=202)
-def import_documents(bank_id: str, file: Archive, mb: Bank, on_conflict: Conflict = "skip") -> dict[str, Any]:
-    """Check an archive and queue a merge of its documents into the bank."""
-    return _submitted(mb.import_documents(bank_id, file.file, on_conflict=on_conflict))
+def import_documents(
+    bank_id: str, file: Archive, mb: Bank, on_conflict: Conflict = "skip", reembed: bool = False
+) -> dict[str, Any]:
+    """Check an archive and queue a merge of its documents into the bank (``reembed`` as for an import)."""
+    return _submitted(mb.import_documents(bank_id, file.file, on_conflict=on_conflict, reembed=reembed))
 
 
 @router.get(BANK + "/document-transfer", responses=errors(410))

@@ -202,6 +202,7 @@ class RefreshRunner:
             return
 
         budget = int(model.trigger.get("recall_max_tokens") or settings.recall_max_tokens)
+        budget = settings.capped(budget, settings.facts_cap)
         plan.synthesis_scope = synthesis_scope(model, window, budget, settings)
         whole = bool(getattr(self.synthesizer, "reads_scope", False))
         hits = self._recall(plan, model, window, budget, settings, whole=whole) if newest is not None else []
@@ -345,7 +346,9 @@ class RefreshRunner:
         include = trigger.get("include_chunks")
         if not (settings.include_chunks if include is None else include):
             return
-        budget = int(trigger.get("recall_chunks_max_tokens") or settings.recall_chunks_max_tokens)
+        budget = settings.capped(
+            int(trigger.get("recall_chunks_max_tokens") or settings.recall_chunks_max_tokens), settings.chunks_cap
+        )
         plan.chunks = select_chunks(self.store, plan.model.bank_id, hits, budget)
         if not plan.tool_calls:  # only carried-over facts, no recall ran: nothing to annotate
             return

@@ -20,6 +20,7 @@ from mindbank.domain.records import NewMemory
 from mindbank.domain.timeutil import utcnow
 from mindbank.store.base import DocumentWrite, MemoryFilter
 from mindbank.store.postgres.connection import PostgresBase
+from mindbank.store.postgres.migrate import nearest_sql
 from mindbank.store.postgres.queries import Q, filter_sql, tag_list
 from mindbank.store.postgres.rows import COLUMNS, as_vector
 from mindbank.store.retention import LazyStamp, RetentionQueries
@@ -145,7 +146,9 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
             for vector, flt in probes:
                 where, params = filter_sql(flt)
                 vec = self._vector(vector)
-                rows = conn.execute(statement.format(where=where), (vec, bank_id, *params, vec, k)).fetchall()
+                rows = conn.execute(
+                    nearest_sql(statement.format(where=where), self.dimension), (vec, bank_id, *params, vec, k)
+                ).fetchall()
                 out.append(sorted(((r["id"], 1.0 - float(r["distance"])) for r in rows), key=lambda h: -h[1]))
         return out
 
