@@ -210,7 +210,11 @@ class RefreshRunner:
         if hits and getattr(self.synthesizer, "reads_chunks", False):
             self._read_chunks(plan, hits, settings)
         if whole:
-            plan_read = self._scope_read(model, hits, [m for m in present if m.id not in missing] if delta else [])
+            cited_now = [m for m in present if m.id not in missing] if delta else []
+            # the facts' hybrid recall scores over the whole scope: the full refresh's recall is that ranking; a
+            # delta ranks the whole scope once more, so new and cited facts are judged on the full refresh's scale
+            scores = self._scope_scores(model, replace(window, updated_after=None)) if delta else hits
+            plan_read = self._scope_read(model, hits, cited_now, scores)
         else:
             plan_read = None
         if delta:
@@ -279,16 +283,30 @@ class RefreshRunner:
         except DocumentError:
             return None
 
-    def _scope_read(self, model: MentalModel, hits: list[ScoredMemory], cited: list[MemoryUnit]) -> ScopeRead:
+    def _scope_scores(self, model: MentalModel, window: MemoryFilter) -> list[ScoredMemory]:
+        """Every in-scope fact of ``window`` with its hybrid recall score for the source query (the ranking a full
+        refresh reads), bounded like the full refresh's read."""
+        request = RecallRequest(
+            query=model.source_query, filter=window, max_tokens=SCOPE_MAX_TOKENS, limit=SCOPE_MAX_FACTS
+        )
+        return recall(self.store, self.embedder, model.bank_id, request, candidates=SCOPE_MAX_FACTS)
+
+    def _scope_read(
+        self, model: MentalModel, hits: list[ScoredMemory], cited: list[MemoryUnit], scores: list[ScoredMemory]
+    ) -> ScopeRead:
         """What a whole-scope synthesizer gets beside the facts: stored vectors (facts and cited memories, one
-        read), the source query's vector, the embedder, and (delta) the cited memories still in scope."""
+        read), the source query's vector, the embedder, (delta) the cited memories still in scope, and each fact's
+        hybrid recall score (``scores``: the whole scope ranked for the source query)."""
         texts = {h.memory.id: h.memory.text for h in hits} | {m.id: m.text for m in cited}
         vectors = dict(self.store.memory_vectors(model.bank_id, list(texts))) if texts else {}
         unstored = [i for i in texts if i not in vectors]  # none in practice: keep every fact in one vector space
         if unstored:
             vectors.update(zip(unstored, self.embedder.embed([texts[i] for i in unstored]), strict=True))
         query_vector = self.embedder.embed([model.source_query])[0]
-        return ScopeRead(vectors=vectors, query_vector=query_vector, embed=self.embedder.embed, cited=cited)
+        relevance = {h.memory.id: h.final for h in scores}
+        return ScopeRead(
+            vectors=vectors, query_vector=query_vector, embed=self.embedder.embed, cited=cited, relevance=relevance
+        )
 
     def _recall(
         self,

@@ -25,6 +25,8 @@ import numpy as np
 
 from mindbank.domain.document import count_tokens
 from mindbank.domain.records import ScoredMemory
+from mindbank.engine.synthesis.answer import ANSWER_MAX, answer_heading, answer_order
+from mindbank.engine.synthesis.answer import floor as relevance_floor
 from mindbank.engine.synthesis.blocks import Unit, render_unit
 from mindbank.engine.synthesis.port import ScopeRead
 from mindbank.engine.synthesis.salience import quote
@@ -235,25 +237,49 @@ def compose_markdown(
     """A briefing answering ``source_query`` from ``hits`` within ``max_tokens`` (module docstring).
 
     ``ranked``: take the hits in the given order instead of by maximal marginal relevance (the reflect answer,
-    which ranks them itself). ``read``: the stored vectors, the query's vector and the embedder (without them a
-    lexical stand-in is used and headings are not re-ranked by embedding). Returns ``(markdown, cited memory
-    ids)``; ``("", [])`` when nothing is worth quoting."""
+    which ranks them itself). ``read``: the stored vectors, the query's vector, the embedder and the facts' recall
+    scores (without them a lexical stand-in is used, headings are not re-ranked by embedding, and without scores
+    there is no answer section or relevance floor). Returns ``(markdown, cited memory ids)``; ``("", [])`` when
+    nothing is worth quoting."""
     read = read or ScopeRead()
-    cands = candidates(hits, read.vectors, read.query_vector)
+    cands = candidates(hits, read.vectors, read.query_vector, read.relevance)
+    answering = bool(read.relevance) and not ranked
+    if answering:
+        bar = relevance_floor(cands, source_query)
+        cands = [c for c in cands if c.relevance >= bar]
     if not cands:
         return "", []
     pool = Pool(cands)
     intro = intro_line(source_query)
-    reserve = count_tokens(intro) + BLOCK_SEPARATOR
-    units = select_units(pool, _order(pool, ranked), budget=max(1, max_tokens - reserve), headed=True)
+    budget = max(1, max_tokens - count_tokens(intro) - BLOCK_SEPARATOR)
+    first: list[Unit] = []
+    if answering:
+        budget -= HEADING_RESERVE
+        first = select_units(pool, iter(answer_order(pool.cands)), budget=budget, limit=ANSWER_MAX)
+        budget -= sum(block_cost(u) for u in first)
+    rest = select_units(pool, _order(pool, ranked), budget=budget, headed=True, limit=MAX_BLOCKS - len(first))
     banned = speaker_names([c.hit.memory.text for c in cands])
-    sections = group_sections(units, read, banned)
-    markdown = render_sections(intro, sections)
+    markdown, sections = _layout(source_query, intro, first, rest, read, banned)
     # headings were only estimated while choosing: drop the least worthy block and regroup (so every heading still
-    # rests on its own section's facts) until the render fits
-    while count_tokens(markdown) > max_tokens and len(units) > 1:
-        units.remove(min(units, key=lambda u: u.worth))
-        sections = group_sections(units, read, banned)
-        markdown = render_sections(intro, sections)
+    # rests on its own section's facts) until the render fits; the answer's least relevant block goes last
+    while count_tokens(markdown) > max_tokens and len(first) + len(rest) > 1:
+        if rest:
+            rest.remove(min(rest, key=lambda u: u.worth))
+        else:
+            first.pop()
+        markdown, sections = _layout(source_query, intro, first, rest, read, banned)
     cited = [m.id for s in sections for u in s.units for m in u.members]
     return markdown, cited
+
+
+def _layout(
+    source_query: str, intro: str, first: list[Unit], rest: list[Unit], read: ScopeRead, banned: set[str]
+) -> tuple[str, list[Section]]:
+    """The answer section (when there is one) then the topic sections, rendered."""
+    sections: list[Section] = []
+    if first:
+        heading = answer_heading(source_query, [q for u in first for q in shown_quotes(u)], banned)
+        sections.append(Section(heading, list(first)))
+        banned = banned | {w.lower() for w in heading.split()}
+    sections.extend(group_sections(rest, read, banned))
+    return render_sections(intro, sections), sections
