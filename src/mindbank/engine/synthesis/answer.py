@@ -7,16 +7,22 @@ the source query (``engine/recall.py``: dense and BM25 arms fused, lifted by con
 improves documents.
 
 * **Relevance floor.** A fact is quoted only when its relevance reaches :data:`FLOOR` × the relevance of the best
-  quotable fact, and :data:`MIN_FLOOR` of the scope's best score (``floor``). The floor is relative to the best-scoring facts, not a count: a narrow question
-  ("What pets does Melanie have?") has a few facts near the top and gets a short answer; facts that have nothing to
-  do with the question score far below the best and never move the floor.
+  quotable fact, and :data:`MIN_FLOOR` of the scope's best score (``floor``). The floor is relative to the
+  best-scoring facts, not a count: a narrow question ("What pets does Melanie have?") has a few facts near the top
+  and gets a short answer; facts that have nothing to do with the question score far below the best and never move
+  the floor.
 * **Broad questions.** A question that names no topic of its own — every content word of it is generic
   (:data:`GENERIC`: "What matters most to X, and what is X working on?", "What plans do they share?") — asks about
-  the whole scope: every quotable fact passes, and the briefing keeps its topic breadth (``selection.py``).
+  the whole scope: every quotable fact passes, there is no answer section, and the briefing keeps its topic breadth
+  (``selection.py``, facts weighed by the same hybrid relevance).
 * **Answer first.** The document's first section holds the facts whose relevance reaches :data:`ANSWER_BAR` × the
   best (at most :data:`ANSWER_MAX` blocks), most relevant first, each showing its current value when it was
   updated (``updates.py``); its heading names the answer's subject (:func:`answer_heading`). Topic sections of the
   other quoted facts follow (``topics.py``).
+* **Shared subject.** A fact that names someone or something (a capitalised word inside a sentence: "Seraphim",
+  "Luna") that a fact of the answer also names is about the answer's subject, whatever words it uses ("Seraphim shed
+  her skin" answers "What pets do they have, and what happened with them?" once "My snake Seraphim …" does): its
+  relevance is raised to at least :data:`SUBJECT_SHARE` × that fact's (``linked``). Speakers' names link nothing.
 * **Delta.** A delta refresh admits a new fact whose relevance reaches :data:`DELTA_FLOOR` (relative to the
   scope's best score, a looser bar than the full refresh's: a fact that nearly answers is kept rather than lost
   until the next full refresh); a fact below it is recorded in the refresh trace with the reason.
@@ -26,8 +32,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
+from functools import lru_cache
 
-from mindbank.domain.text import keyword_terms
+from mindbank.domain.text import keyword_terms, strip_speaker
 from mindbank.engine.synthesis.selection import Candidate, stem
 from mindbank.engine.synthesis.topics import phrases_of, rank_phrases, title
 
@@ -36,6 +44,7 @@ MIN_FLOOR = 0.35  # ... and at least this share of the scope's best score (when 
 DELTA_FLOOR = 0.3  # a delta refresh admits a new fact at this share of the scope's best score
 ANSWER_BAR = 0.7  # a fact this close to the best opens the document, in the answer section
 ANSWER_MAX = 5  # blocks in the answer section at most
+SUBJECT_SHARE = 0.8  # a fact naming the subject of an answer fact scores at least this share of it
 ANSWER_HEADING = "Answer"  # when neither the question nor the answer's quotes give a subject
 
 # words that name no topic: a question made only of these (beside names, question words and stopwords) is broad
@@ -68,6 +77,46 @@ def floor(cands: Sequence[Candidate], question: str) -> float:
     if not cands or is_broad(question):
         return 0.0
     return max(FLOOR * max(c.relevance for c in cands), MIN_FLOOR)
+
+
+@lru_cache(maxsize=65536)
+def capitalised(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """``(names, capitalised)`` of a text, lowercased, a possessive dropped, bracketed annotations and the speaker
+    prefix left out: ``names`` are the capitalised words inside a sentence (not its first word, not "I") — surely
+    names; ``capitalised`` every capitalised word, a sentence's first included (a name there only when it is used as
+    one elsewhere: :func:`linked`)."""
+    body = re.sub(r"\[[^\]]*\]", " ", strip_speaker(text))
+    inner: set[str] = set()
+    every: set[str] = set()
+    for sentence in re.split(r"(?<=[.!?…])\s+", body):
+        words = [w for w in re.findall(r"[A-Za-z][A-Za-z'’-]*", sentence)]
+        for position, word in enumerate(words):
+            if not word[:1].isupper() or word == "I" or len(word) < 3:
+                continue
+            name = word.lower().removesuffix("'s").removesuffix("’s")
+            every.add(name)
+            if position:
+                inner.add(name)
+    return frozenset(inner), frozenset(every)
+
+
+def linked(cands: Sequence[Candidate], anchors: Sequence[Candidate], speakers: set[str]) -> list[Candidate]:
+    """``cands`` with the shared-subject rule applied (module docstring): a candidate naming what an anchor names
+    (speakers' names aside) scores at least :data:`SUBJECT_SHARE` × the best such anchor's relevance. A word counts
+    as a name when some candidate or anchor uses it capitalised inside a sentence."""
+    known = {n for c in (*cands, *anchors) for n in capitalised(c.hit.memory.text)[0]} - speakers
+    by_name: dict[str, float] = {}
+    for anchor in anchors:
+        for name in capitalised(anchor.hit.memory.text)[1] & known:
+            by_name[name] = max(by_name.get(name, 0.0), anchor.relevance)
+    if not by_name:
+        return list(cands)
+    out = []
+    for cand in cands:
+        lift = max((by_name.get(n, 0.0) for n in capitalised(cand.hit.memory.text)[1]), default=0.0)
+        lifted = SUBJECT_SHARE * lift
+        out.append(replace(cand, relevance=lifted) if lifted > cand.relevance else cand)
+    return out
 
 
 def answer_order(cands: Sequence[Candidate]) -> list[int]:

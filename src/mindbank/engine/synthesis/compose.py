@@ -25,7 +25,7 @@ import numpy as np
 
 from mindbank.domain.document import count_tokens
 from mindbank.domain.records import ScoredMemory
-from mindbank.engine.synthesis.answer import ANSWER_MAX, answer_heading, answer_order
+from mindbank.engine.synthesis.answer import ANSWER_MAX, answer_heading, answer_order, is_broad, linked
 from mindbank.engine.synthesis.answer import floor as relevance_floor
 from mindbank.engine.synthesis.blocks import Unit, render_unit
 from mindbank.engine.synthesis.port import ScopeRead
@@ -243,8 +243,11 @@ def compose_markdown(
     nothing is worth quoting."""
     read = read or ScopeRead()
     cands = candidates(hits, read.vectors, read.query_vector, read.relevance)
-    answering = bool(read.relevance) and not ranked
+    # a broad question is answered by the whole scope: no answer section, no floor, today's topic breadth
+    answering = bool(read.relevance) and not ranked and not is_broad(source_query)
     if answering:
+        speakers = speaker_names([c.hit.memory.text for c in cands])
+        cands = linked(cands, [cands[i] for i in answer_order(cands)], speakers)
         bar = relevance_floor(cands, source_query)
         cands = [c for c in cands if c.relevance >= bar]
     if not cands:
