@@ -131,6 +131,8 @@ class RefreshPlan:
     reanchor: str | None = None
     trimmed: list[str] = field(default_factory=list)
     candidate_tokens: int = 0
+    # facts written since the watermark that the document does not quote, each with the synthesizer's reason
+    left_out: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -164,6 +166,7 @@ class RefreshPlan:
             "synthesis_input_tokens": self.synthesis_input_tokens,
             "carried_over": self.carried_over,
             "trimmed_block_ids": self.trimmed,
+            "left_out": self.left_out,
             "duration_ms": self.duration_ms,
             "warnings": self.warnings,
         }

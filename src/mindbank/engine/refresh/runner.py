@@ -72,6 +72,7 @@ from mindbank.store.base import SpendRecord, Store
 # quality"), and a scope beyond it is read by relevance to the source query.
 SCOPE_MAX_FACTS = 3000
 SCOPE_MAX_TOKENS = 120_000
+LEFT_OUT_MAX = 64  # new facts left out, with their reasons, that the trace and the dry run list at most
 
 
 class RefreshRunner:
@@ -397,6 +398,17 @@ class RefreshRunner:
         plan.tool_calls.extend(synthesis.tool_calls)
         known = {h.memory.id for h in plan.retrieved}
         plan.retrieved = [*plan.retrieved, *(h for h in synthesis.retrieved if h.memory.id not in known)]
+        # what a refresh leaves out of what is new since the watermark, and why (the synthesizer's reasons)
+        seen = plan.model.last_memory_seen_at
+        plan.left_out = (
+            [
+                {"id": h.memory.id, "text": h.memory.text, "reason": synthesis.left_out[h.memory.id]}
+                for h in plan.retrieved
+                if h.memory.id in synthesis.left_out and (seen is None or h.memory.updated_at > seen)
+            ][:LEFT_OUT_MAX]
+            if seen is not None
+            else []
+        )
 
     def _plan_full(self, plan: RefreshPlan, hits: list[ScoredMemory], read: ScopeRead | None = None) -> None:
         model = plan.model

@@ -18,7 +18,7 @@ The delta editor (``delta.py``) reuses steps 1–3 for new facts against an exis
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -226,6 +226,41 @@ def _order(pool: Pool, ranked: bool) -> Iterator[int]:
     return mmr_order(pool.cands, exclude=pool.used)
 
 
+@dataclass(slots=True)
+class Briefing:
+    """A composed briefing: its markdown, the memory ids it cites, and why each other fact it read is not quoted
+    (memory id -> reason: :func:`left_out_reasons`)."""
+
+    markdown: str
+    cited: list[str]
+    left_out: dict[str, str]
+
+
+NOT_QUOTABLE = "not quotable: a question, reaction or small talk"
+NOT_TAKEN = "not taken: a variation of a quoted fact, or over max_tokens"
+
+
+def left_out_reasons(
+    hits: Sequence[ScoredMemory], cited: Sequence[str], quotable: set[str], below: Mapping[str, tuple[float, float]]
+) -> dict[str, str]:
+    """Why each fact of ``hits`` that a briefing does not cite is left out: below the relevance floor (``below``:
+    id -> (its relevance, the floor)), not quotable, or not taken by selection."""
+    taken = set(cited)
+    out: dict[str, str] = {}
+    for hit in hits:
+        memory_id = hit.memory.id
+        if memory_id in taken:
+            continue
+        if memory_id in below:
+            relevance, bar = below[memory_id]
+            out[memory_id] = f"below the relevance floor {bar:.2f} (relevance {relevance:.2f})"
+        elif memory_id not in quotable:
+            out[memory_id] = NOT_QUOTABLE
+        else:
+            out[memory_id] = NOT_TAKEN
+    return out
+
+
 def compose_markdown(
     *,
     source_query: str,
@@ -234,24 +269,40 @@ def compose_markdown(
     ranked: bool = False,
     read: ScopeRead | None = None,
 ) -> tuple[str, list[str]]:
+    """A briefing answering ``source_query`` from ``hits`` within ``max_tokens`` (:func:`compose_briefing`):
+    ``(markdown, cited memory ids)``; ``("", [])`` when nothing is worth quoting."""
+    briefing = compose_briefing(source_query=source_query, hits=hits, max_tokens=max_tokens, ranked=ranked, read=read)
+    return briefing.markdown, briefing.cited
+
+
+def compose_briefing(
+    *,
+    source_query: str,
+    hits: Sequence[ScoredMemory],
+    max_tokens: int,
+    ranked: bool = False,
+    read: ScopeRead | None = None,
+) -> Briefing:
     """A briefing answering ``source_query`` from ``hits`` within ``max_tokens`` (module docstring).
 
     ``ranked``: take the hits in the given order instead of by maximal marginal relevance (the reflect answer,
     which ranks them itself). ``read``: the stored vectors, the query's vector, the embedder and the facts' recall
     scores (without them a lexical stand-in is used, headings are not re-ranked by embedding, and without scores
-    there is no answer section or relevance floor). Returns ``(markdown, cited memory ids)``; ``("", [])`` when
-    nothing is worth quoting."""
+    there is no answer section or relevance floor). Empty markdown when nothing is worth quoting."""
     read = read or ScopeRead()
     cands = candidates(hits, read.vectors, read.query_vector, read.relevance)
+    quotable = {c.id for c in cands}
+    below: dict[str, tuple[float, float]] = {}
     # a broad question is answered by the whole scope: no answer section, no floor, today's topic breadth
     answering = bool(read.relevance) and not ranked and not is_broad(source_query)
     if answering:
         speakers = speaker_names([c.hit.memory.text for c in cands])
         cands = linked(cands, [cands[i] for i in answer_order(cands)], speakers)
         bar = relevance_floor(cands, source_query)
+        below = {c.id: (c.relevance, bar) for c in cands if c.relevance < bar}
         cands = [c for c in cands if c.relevance >= bar]
     if not cands:
-        return "", []
+        return Briefing("", [], left_out_reasons(hits, [], quotable, below))
     pool = Pool(cands)
     intro = intro_line(source_query)
     budget = max(1, max_tokens - count_tokens(intro) - BLOCK_SEPARATOR)
@@ -272,7 +323,7 @@ def compose_markdown(
             first.pop()
         markdown, sections = _layout(source_query, intro, first, rest, read, banned)
     cited = [m.id for s in sections for u in s.units for m in u.members]
-    return markdown, cited
+    return Briefing(markdown, cited, left_out_reasons(hits, cited, quotable, below))
 
 
 def _layout(

@@ -50,6 +50,8 @@ class Synthesis:
     # facts) and their tool calls, for the refresh trace
     retrieved: list[ScoredMemory] = field(default_factory=list)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    # memory id -> why a fact the synthesizer read is not quoted (the extractive engine says; others leave it empty)
+    left_out: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
