@@ -2,8 +2,9 @@
 
 Imports the first half of a conversation, creates one mental model per speaker plus one spanning both speakers'
 tags and a narrow one ("What is Priya training for, and how is it going?", about the first speaker, untagged: its
-document opens with the answer), prints them, imports the second half, shows which models are stale (checked against which models actually
-gained in-scope memories), refreshes them and prints what changed. Exit status 1 if a check fails.
+document opens with the answer), prints them, imports the second half, shows which models are stale (checked
+against which models actually gained in-scope memories), refreshes them and prints what changed.
+Exit status 1 if a check fails.
 """
 
 from __future__ import annotations

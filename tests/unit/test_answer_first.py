@@ -91,7 +91,7 @@ def test_a_narrow_question_opens_with_its_answer_under_a_heading_naming_its_subj
 
 def test_unrelated_facts_entering_the_scope_do_not_move_the_floor(embedder: MiniLMEmbedder) -> None:
     hits, scores = scope(other_score=0.55)  # the other topics pass the floor (FLOOR × 1.0)
-    assert 0.55 >= FLOOR
+    assert FLOOR <= 0.55
     before = compose_briefing(source_query=QUESTION, hits=hits, max_tokens=2048,
                               read=read_for(embedder, QUESTION, hits, scores))  # fmt: skip
     more, more_scores = scope(other_score=0.55, extra=30)
