@@ -77,6 +77,9 @@ def _parser() -> argparse.ArgumentParser:
     answers = sub.add_parser("answers", help="one model per LoCoMo question: does it cite the evidence, vs /recall")
     answers.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="LoCoMo conversation JSON files")
     answers.add_argument("--questions", type=int, default=30, help="questions sampled per conversation (default 30)")
+    answers.add_argument(
+        "--after", action="store_true", help="also: evidence retained after the model's refresh, gated and quoted?"
+    )
     answers.add_argument("--json", type=Path, default=None, help="report path (default bench/results/answers.json)")
 
     gate = sub.add_parser("gate-calibration", help="the relevance gate's precision/recall on a labelled LoCoMo set")
@@ -158,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "answers":
         from bench import answers
 
-        answers.run(args.paths, count=args.questions, json_out=args.json)
+        answers.run(args.paths, count=args.questions, after=args.after, json_out=args.json)
     elif args.command == "freshness":
         from bench import freshness
 

@@ -19,6 +19,14 @@ read back over HTTP.
   with recall@k, ``k`` = the distinct turns the document cites.
 * Figures: hit rates over all questions (micro), per category, the median turns a document cites, and the refresh
   time (median and worst, seconds).
+
+**Evidence arriving later** (``--after``): in another fresh bank per conversation, every turn except the sampled
+questions' evidence turns is retained; the same models are created with ``trigger`` ``{"mode": "delta",
+"refresh_after_consolidation": true, "keep_trace": true}`` (their first refresh is full); then the evidence turns
+are retained (in conversation order, with their own dates), and the automatic refreshes that follow
+(relevance gate, then the delta
+editor) run to completion. Per question: whether the document now cites one of its evidence turns (``quoted``), and
+per evidence turn whether it is cited; a turn not cited is listed with the reason the refresh trace gives.
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.common import RESULTS_DIR, command_line, live_server, load_embedder, machine_info, temp_bank, write_json
-from bench.mm_quality import OP_TIMEOUT, _memory_turns, _retain, bullets, cited_turns
+from bench.mm_quality import OP_TIMEOUT, _memory_turns, _retain, _settle, bullets, cited_turns
 from mindbank.client import Client
 from mindbank.config import Settings
 from mindbank.importers import LocomoConversation, LocomoQuestion, load_locomo, locomo_items
@@ -132,6 +140,51 @@ def answer_models(
     return rows, times
 
 
+def evidence_after(conv: LocomoConversation, embedder: Embedder, count: int = QUESTIONS) -> list[dict[str, Any]]:
+    """The ``--after`` part for ``conv`` (module docstring): one row per question."""
+    turns = {t.dia_id for s in conv.sessions for t in s.turns}
+    asked = questions(conv, count)
+    held = {e for q in asked for e in q.evidence if e in turns}
+    items = locomo_items(conv)
+    trigger = {"mode": "delta", "refresh_after_consolidation": True, "keep_trace": True}
+    rows: list[dict[str, Any]] = []
+    with temp_bank(embedder) as mb, live_server(mb) as url, Client(url, timeout=OP_TIMEOUT) as client:
+        _retain(client, BANK, [i for i in items if i.metadata.get("dia_id") not in held])
+        models = []
+        for number, question in enumerate(asked):
+            created = client.create_mental_model(BANK, name=f"q{number}", source_query=question.question,
+                                                 trigger=trigger)  # fmt: skip
+            client.wait(BANK, created.operation_id, timeout=OP_TIMEOUT)
+            models.append(created.mental_model_id)
+        _retain(client, BANK, [i for i in items if i.metadata.get("dia_id") in held])
+        _settle(client, BANK)
+        memories = _memory_turns(url, BANK)
+        by_turn = {dia: mid for mid, (dia, _) in memories.items() if dia}
+        for question, model_id in zip(asked, models, strict=True):
+            model = client.get_mental_model(BANK, model_id)
+            cited = cited_turns(model.content or "", memories)
+            evidence = sorted(set(question.evidence) & turns)
+            response = model.reflect_response or {}
+            reasons = {e["id"]: e["reason"] for e in (response.get("trace") or {}).get("left_out") or []}
+            skipped = response.get("refresh_skipped")
+            rows.append(
+                {
+                    "conversation": conv.sample_id,
+                    "question": question.question,
+                    "category": question.category,
+                    "evidence": evidence,
+                    "quoted": bool(set(evidence) & cited),
+                    "turns_quoted": [e for e in evidence if e in cited],
+                    "left_out": {
+                        e: reasons.get(by_turn.get(e, ""), f"refresh skipped: {skipped}" if skipped else "not cited")
+                        for e in evidence
+                        if e not in cited
+                    },
+                }
+            )
+    return rows
+
+
 def _rate(rows: Sequence[dict[str, Any]], key: str) -> float | None:
     return round(sum(r[key] for r in rows) / len(rows), 4) if rows else None
 
@@ -161,6 +214,7 @@ def run(
     paths: Sequence[Path],
     *,
     count: int = QUESTIONS,
+    after: bool = False,
     json_out: Path | None = None,
     console: Console | None = None,
 ) -> dict[str, Any]:
@@ -202,6 +256,23 @@ def run(
         "summary": summary,
         "questions": rows,
     }
+    if after:
+        late: list[dict[str, Any]] = []
+        for path in paths:
+            late.extend(evidence_after(load_locomo(path), embedder, count))
+        turns = [e for r in late for e in r["evidence"]]
+        quoted = [e for r in late for e in r["turns_quoted"]]
+        report["after"] = {
+            "questions": len(late),
+            "quoted": _rate(late, "quoted"),
+            "evidence_turns": len(turns),
+            "turns_quoted": round(len(quoted) / len(turns), 4) if turns else None,
+            "rows": late,
+        }
+        console.print(
+            f"evidence retained after the model's refresh: {report['after']['quoted']:.3f} of questions quoted "
+            f"(turns: {report['after']['turns_quoted']:.3f} of {len(turns)})"
+        )
     out = json_out or RESULTS_DIR / "answers.json"
     write_json(out, report)
     console.print(f"report: {out}")

@@ -52,6 +52,10 @@ SESSIONS: list[list[tuple[str, str]]] = [
         ("Jolene", "Our team demoed the pump controller to the city council and they loved it."),
     ],
 ]
+UNRELATED = [
+    ("Deborah", "The community centre is getting a new roof before the winter, paid for by a bake sale."),
+    ("Jolene", "Our team lead is moving to the Denver office, so I will run the stand-up meetings."),
+]
 LATER = [
     ("Jolene", "Seraphim shed her skin in one piece this week. Susie is finally eating again after the vet visit.")
 ]
@@ -99,13 +103,30 @@ def test_a_narrow_model_opens_with_the_pets_and_takes_in_later_pet_news(
     assert len(document.memory_ids()) <= 8
     assert "yoga" not in model["content"].lower()
 
-    _ok(http.post(f"{path}/memories", json={"items": _items(LATER, len(SESSIONS))}))
+    def refresh() -> tuple[str, str]:
+        s.mb.run_pending()
+        refreshed = _ok(http.post(f"{path}/mental-models/{created['mental_model_id']}/refresh"))
+        s.mb.run_pending()
+        operation = _ok(http.get(f"{path}/operations/{refreshed['operation_id']}"))
+        assert operation["status"] == "completed"
+        content = _ok(http.get(f"{path}/mental-models/{created['mental_model_id']}"))["content"]
+        return (operation.get("result_metadata") or {}).get("outcome"), content
+
+    # facts that do not answer the question change nothing, and the dry run says why they were left out
+    _ok(http.post(f"{path}/memories", json={"items": _items(UNRELATED, len(SESSIONS))}))
     s.mb.run_pending()
-    refreshed = _ok(http.post(f"{path}/mental-models/{created['mental_model_id']}/refresh"))
-    s.mb.run_pending()
-    operation = _ok(http.get(f"{path}/operations/{refreshed['operation_id']}"))
-    assert operation["status"] == "completed"
-    assert (operation.get("result_metadata") or {}).get("outcome") == "content_written"
-    after = _ok(http.get(f"{path}/mental-models/{created['mental_model_id']}"))["content"]
+    dry = _ok(http.post(f"{path}/mental-models/{created['mental_model_id']}/dry-run-refresh"))
+    assert {e["text"].split(": ", 1)[1] for e in dry["left_out"]} == {t for _, t in UNRELATED}
+    assert all(e["reason"].startswith("below the relevance floor") for e in dry["left_out"])
+    outcome, unchanged = refresh()
+    assert outcome in ("content_unchanged", "content_preserved_no_new_facts") and unchanged == model["content"]
+
+    # a later fact about the pets reaches the document: one new block, every other block as it was
+    _ok(http.post(f"{path}/memories", json={"items": _items(LATER, len(SESSIONS) + 1)}))
+    outcome, after = refresh()
+    assert outcome == "content_written"
     assert "Seraphim shed her skin" in after
     assert "Susie is finally eating again" in after
+    before_blocks = {b.text for sec in document.sections for b in sec.blocks}
+    after_blocks = {b.text for sec in parse_markdown(after).sections for b in sec.blocks}
+    assert before_blocks <= after_blocks and len(after_blocks - before_blocks) == 1

@@ -1,6 +1,9 @@
 """The extractive composer: a briefing — cited quotes grouped into topics — from a scope's facts, within a budget.
 
-No model writes prose here. A full refresh runs four steps, each in its own module:
+No model writes prose here. A full refresh runs these steps, each in its own module (with the facts' recall scores,
+``ScopeRead.relevance``, a narrow question is first answered: ``answer.py`` lifts facts sharing the answer's subject,
+drops those under the relative relevance floor, and the most relevant open the document in an answer section; the
+steps below then lay out the rest):
 
 1. **Salience** (``salience.py``): every fact is split into sentences; its informative ones are its quote, and a
    fact with nothing informative (questions, reactions, greetings, thanks, small talk) is never quoted.
@@ -11,7 +14,8 @@ No model writes prose here. A full refresh runs four steps, each in its own modu
    ``max_tokens`` or :data:`MAX_BLOCKS` is reached.
 3. **Topics** (``topics.py``): blocks are clustered into sections titled by a key phrase of their own facts;
    sections by weight, blocks within a section by date.
-4. Rendering: an intro line, then ``## heading`` and one block per list item.
+4. Rendering: an intro line, the answer section (when there is one), then ``## heading`` and one block per list
+   item. :func:`compose_briefing` also says why each fact it read is not quoted (``Briefing.left_out``).
 
 The delta editor (``delta.py``) reuses steps 1–3 for new facts against an existing document.
 """
