@@ -15,14 +15,17 @@ improves documents.
   (:data:`GENERIC`: "What matters most to X, and what is X working on?", "What plans do they share?") — asks about
   the whole scope: every quotable fact passes, there is no answer section, and the briefing keeps its topic breadth
   (``selection.py``, facts weighed by the same hybrid relevance).
-* **Answer first.** The document's first section holds the facts whose relevance reaches :data:`ANSWER_BAR` × the
-  best (at most :data:`ANSWER_MAX` blocks), most relevant first, each showing its current value when it was
+* **Answer first.** The document's first section holds the most relevant facts that pass the floor (at most
+  :data:`ANSWER_MAX` blocks: what ``/recall``'s first results would show, questions and small talk aside), most
+  relevant first, each showing its current value when it was
   updated (``updates.py``); its heading names the answer's subject (:func:`answer_heading`). Topic sections of the
   other quoted facts follow (``topics.py``).
 * **Shared subject.** A fact that names someone or something (a capitalised word inside a sentence: "Seraphim",
-  "Luna") that a fact of the answer also names is about the answer's subject, whatever words it uses ("Seraphim shed
-  her skin" answers "What pets do they have, and what happened with them?" once "My snake Seraphim …" does): its
-  relevance is raised to at least :data:`SUBJECT_SHARE` × that fact's (``linked``). Speakers' names link nothing.
+  "Luna") that a strong answer (relevance ≥ :data:`ANSWER_BAR` × the best) also names is about the answer's
+  subject, whatever words it uses ("Seraphim shed her skin" answers "What pets do they have, and what happened with
+  them?" once "My snake Seraphim …" does): its relevance is raised to at least :data:`SUBJECT_SHARE` × that fact's
+  (``linked``). Speakers' names link nothing, nor does a name more than :data:`NAME_MAX_FACTS` facts use (a place
+  or group the whole scope talks about).
 * **Delta.** A delta refresh admits a new fact whose relevance reaches :data:`DELTA_FLOOR` (relative to the
   scope's best score, a looser bar than the full refresh's: a fact that nearly answers is kept rather than lost
   until the next full refresh); a fact below it is recorded in the refresh trace with the reason.
@@ -41,10 +44,11 @@ from mindbank.engine.synthesis.topics import phrases_of, rank_phrases, title
 
 FLOOR = 0.5  # a quoted fact scores at least half the best quotable fact's relevance
 MIN_FLOOR = 0.35  # ... and at least this share of the scope's best score (when the best facts are not quotable)
-DELTA_FLOOR = 0.3  # a delta refresh admits a new fact at this share of the scope's best score
-ANSWER_BAR = 0.7  # a fact this close to the best opens the document, in the answer section
+DELTA_FLOOR = 0.2  # a delta refresh admits a new fact at this share of the scope's best score
+ANSWER_BAR = 0.7  # a fact this close to the best is a strong answer: the names it uses link other facts to it
 ANSWER_MAX = 5  # blocks in the answer section at most
 SUBJECT_SHARE = 0.8  # a fact naming the subject of an answer fact scores at least this share of it
+NAME_MAX_FACTS = 6  # a name used by more facts than this is a topic of the whole scope ("LGBTQ"), not a subject
 ANSWER_HEADING = "Answer"  # when neither the question nor the answer's quotes give a subject
 
 # words that name no topic: a question made only of these (beside names, question words and stopwords) is broad
@@ -103,8 +107,15 @@ def capitalised(text: str) -> tuple[frozenset[str], frozenset[str]]:
 def linked(cands: Sequence[Candidate], anchors: Sequence[Candidate], speakers: set[str]) -> list[Candidate]:
     """``cands`` with the shared-subject rule applied (module docstring): a candidate naming what an anchor names
     (speakers' names aside) scores at least :data:`SUBJECT_SHARE` × the best such anchor's relevance. A word counts
-    as a name when some candidate or anchor uses it capitalised inside a sentence."""
-    known = {n for c in (*cands, *anchors) for n in capitalised(c.hit.memory.text)[0]} - speakers
+    as a name when some candidate or anchor uses it capitalised inside a sentence, and links only when at most
+    :data:`NAME_MAX_FACTS` of them use it."""
+    every = {c.id: c for c in (*cands, *anchors)}.values()
+    known = {n for c in every for n in capitalised(c.hit.memory.text)[0]} - speakers
+    uses: dict[str, int] = {}
+    for c in every:
+        for name in capitalised(c.hit.memory.text)[1] & known:
+            uses[name] = uses.get(name, 0) + 1
+    known = {n for n in known if uses.get(n, 0) <= NAME_MAX_FACTS}
     by_name: dict[str, float] = {}
     for anchor in anchors:
         for name in capitalised(anchor.hit.memory.text)[1] & known:
@@ -119,16 +130,17 @@ def linked(cands: Sequence[Candidate], anchors: Sequence[Candidate], speakers: s
     return out
 
 
-def answer_order(cands: Sequence[Candidate]) -> list[int]:
-    """Indices of the candidates that open the document (relevance ≥ :data:`ANSWER_BAR` × the best), most
-    relevant first (ties by memory id, so a rerun gives the same order)."""
+def answer_order(cands: Sequence[Candidate], bar: float = 0.0) -> list[int]:
+    """Indices of the candidates with relevance ≥ ``bar`` × the best, most relevant first (ties by memory id, so a
+    rerun gives the same order): with ``bar`` 0 the order the answer section takes them in, with
+    :data:`ANSWER_BAR` the strong answers whose subjects lift other facts (:func:`linked`)."""
     if not cands:
         return []
     best = max(c.relevance for c in cands)
     if best <= 0:
         return []
     order = sorted(range(len(cands)), key=lambda i: (-cands[i].relevance, cands[i].id))
-    return [i for i in order if cands[i].relevance >= ANSWER_BAR * best]
+    return [i for i in order if cands[i].relevance >= bar * best]
 
 
 def answer_heading(question: str, quotes: Sequence[str], banned: set[str]) -> str:

@@ -29,7 +29,14 @@ import numpy as np
 
 from mindbank.domain.document import count_tokens
 from mindbank.domain.records import ScoredMemory
-from mindbank.engine.synthesis.answer import ANSWER_MAX, answer_heading, answer_order, is_broad, linked
+from mindbank.engine.synthesis.answer import (
+    ANSWER_BAR,
+    ANSWER_MAX,
+    answer_heading,
+    answer_order,
+    is_broad,
+    linked,
+)
 from mindbank.engine.synthesis.answer import floor as relevance_floor
 from mindbank.engine.synthesis.blocks import Unit, render_unit
 from mindbank.engine.synthesis.port import ScopeRead
@@ -301,7 +308,7 @@ def compose_briefing(
     answering = bool(read.relevance) and not ranked and not is_broad(source_query)
     if answering:
         speakers = speaker_names([c.hit.memory.text for c in cands])
-        cands = linked(cands, [cands[i] for i in answer_order(cands)], speakers)
+        cands = linked(cands, [cands[i] for i in answer_order(cands, ANSWER_BAR)], speakers)
         bar = relevance_floor(cands, source_query)
         below = {c.id: (c.relevance, bar) for c in cands if c.relevance < bar}
         cands = [c for c in cands if c.relevance >= bar]
