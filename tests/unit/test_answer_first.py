@@ -7,8 +7,11 @@ scores are set by hand so each rule is tested on its own. Facts are embedded wit
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from test_briefing import facts, memory
+from test_briefing import scope as briefing_scope
 
 from mindbank.domain.document import parse_markdown
 from mindbank.domain.records import ScoredMemory
@@ -38,15 +41,8 @@ PET_SCORES = [0.9, 1.0, 0.75]
 def read_for(
     embedder: MiniLMEmbedder, query: str, hits: list[ScoredMemory], scores: dict[str, float], cited=()
 ) -> ScopeRead:  # type: ignore[no-untyped-def]
-    every = [*hits, *cited]
-    vectors = embedder.embed([h.memory.text for h in every])
-    return ScopeRead(
-        vectors={h.memory.id: vectors[i] for i, h in enumerate(every)},
-        query_vector=embedder.embed([query])[0],
-        embed=embedder.embed,
-        cited=[h.memory for h in cited],
-        relevance=scores,
-    )
+    """What the pipeline hands over (``test_briefing.scope``), with the facts' recall scores."""
+    return replace(briefing_scope(embedder, query, hits, list(cited), cited=cited), relevance=scores)
 
 
 def scope(other_score: float = 0.2, extra: int = 0) -> tuple[list[ScoredMemory], dict[str, float]]:
