@@ -80,6 +80,7 @@ def _parser() -> argparse.ArgumentParser:
     answers.add_argument(
         "--after", action="store_true", help="also: evidence retained after the model's refresh, gated and quoted?"
     )
+    answers.add_argument("--only-after", action="store_true", help="run the --after part alone")
     answers.add_argument("--json", type=Path, default=None, help="report path (default bench/results/answers.json)")
 
     gate = sub.add_parser("gate-calibration", help="the relevance gate's precision/recall on a labelled LoCoMo set")
@@ -161,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "answers":
         from bench import answers
 
-        answers.run(args.paths, count=args.questions, after=args.after, json_out=args.json)
+        answers.run(args.paths, count=args.questions, after=args.after, only_after=args.only_after,
+                    json_out=args.json)  # fmt: skip
     elif args.command == "freshness":
         from bench import freshness
 

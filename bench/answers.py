@@ -215,15 +215,18 @@ def run(
     *,
     count: int = QUESTIONS,
     after: bool = False,
+    only_after: bool = False,
     json_out: Path | None = None,
     console: Console | None = None,
 ) -> dict[str, Any]:
-    """Run the benchmark on ``paths`` and write ``bench/results/answers.json`` (or ``json_out``)."""
+    """Run the benchmark on ``paths`` and write ``bench/results/answers.json`` (or ``json_out``); ``only_after``:
+    the ``--after`` part alone."""
     console = console or Console(width=140)
     embedder, _ = load_embedder()
     rows: list[dict[str, Any]] = []
     times: list[float] = []
-    for path in paths:
+    after = after or only_after
+    for path in [] if only_after else paths:
         conv = load_locomo(path)
         started = time.perf_counter()
         found, spent = answer_models(conv, embedder, count)
@@ -240,7 +243,7 @@ def run(
     for column in ("category", "questions", "first 5", "recall@m", "recall@5", "document", "recall@k", "median cited"):
         table.add_column(column, justify="right")
     for label, part in [("all", summary), *((str(c), summary["per_category"][c]) for c in CATEGORIES)]:
-        if not part["questions"]:
+        if not part["questions"] or only_after:
             continue
         table.add_row(
             label, str(part["questions"]), f"{part['first5']:.3f}", f"{part['recall_m']:.3f}",
