@@ -250,8 +250,9 @@ def run(
             f"{part['recall_5']:.3f}", f"{part['document']:.3f}", f"{part['recall_k']:.3f}",
             str(part["median_cited_turns"]),
         )  # fmt: skip
-    console.print(table)
-    console.print(f"refresh: median {summary['refresh_median_s']} s, max {summary['refresh_max_s']} s")
+    if rows:
+        console.print(table)
+        console.print(f"refresh: median {summary['refresh_median_s']} s, max {summary['refresh_max_s']} s")
     report = {
         "benchmark": "answers",
         "command": command_line(),
