@@ -78,11 +78,12 @@ def test_a_narrow_question_opens_with_its_answer_under_a_heading_naming_its_subj
     document = parse_markdown(briefing.markdown)
     first = next(s for s in document.sections if s.heading)
     assert first.heading == "Pets"
-    # most relevant first: the snake (1.0), the cats (0.9), Luna and Susie (0.75)
-    assert [b.memory_ids[0] for b in first.blocks] == ["m1", "m0", "m2"]
-    # breadth follows the question: the other topics score below the floor and are not quoted
-    assert set(briefing.cited) == {"m0", "m1", "m2"}
-    assert all("below the relevance floor" in briefing.left_out[h.memory.id] for h in hits[3:])
+    # most relevant first: the snake (1.0), the cats (0.9), Luna and Susie (0.75), then the next best two (0.2,
+    # ties by id): the answer is the five most relevant quotable facts, as /recall's first five are
+    assert [b.memory_ids[0] for b in first.blocks] == ["m1", "m0", "m2", "m3", "m4"]
+    # breadth follows the question: beyond the answer, the other topics score below the floor and are not quoted
+    assert set(briefing.cited) == {"m0", "m1", "m2", "m3", "m4"}
+    assert all("below the relevance floor" in briefing.left_out[h.memory.id] for h in hits[5:])
 
 
 def test_unrelated_facts_entering_the_scope_do_not_move_the_floor(embedder: MiniLMEmbedder) -> None:

@@ -15,11 +15,11 @@ improves documents.
   (:data:`GENERIC`: "What matters most to X, and what is X working on?", "What plans do they share?") — asks about
   the whole scope: every quotable fact passes, there is no answer section, and the briefing keeps its topic breadth
   (``selection.py``, facts weighed by the same hybrid relevance).
-* **Answer first.** The document's first section holds the most relevant facts that pass the floor (at most
-  :data:`ANSWER_MAX` blocks: what ``/recall``'s first results would show, questions and small talk aside), most
-  relevant first, each showing its current value when it was
-  updated (``updates.py``); its heading names the answer's subject (:func:`answer_heading`). Topic sections of the
-  other quoted facts follow (``topics.py``).
+* **Answer first.** The document's first section holds the :data:`ANSWER_MAX` most relevant quotable facts,
+  whatever the floor (what ``/recall``'s first results would show, questions and small talk aside; in a scope of a
+  few facts the floor would otherwise leave out a weak match that still answers), most relevant first, each
+  showing its current value when it was updated (``updates.py``); its heading names the answer's subject
+  (:func:`answer_heading`). Topic sections of the other quoted facts follow (``topics.py``).
 * **Shared subject.** A fact that names someone or something (a capitalised word inside a sentence: "Seraphim",
   "Luna") that a strong answer (relevance ≥ :data:`ANSWER_BAR` × the best) also names is about the answer's
   subject, whatever words it uses ("Seraphim shed her skin" answers "What pets do they have, and what happened with

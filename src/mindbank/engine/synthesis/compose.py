@@ -310,8 +310,11 @@ def compose_briefing(
         speakers = speaker_names([c.hit.memory.text for c in cands])
         cands = linked(cands, [cands[i] for i in answer_order(cands, ANSWER_BAR)], speakers)
         bar = relevance_floor(cands, source_query)
-        below = {c.id: (c.relevance, bar) for c in cands if c.relevance < bar}
-        cands = [c for c in cands if c.relevance >= bar]
+        # the answer is the most relevant quotable facts, as /recall's first results are; the floor decides how
+        # far the document reaches beyond them
+        top = {cands[i].id for i in answer_order(cands)[:ANSWER_MAX]}
+        below = {c.id: (c.relevance, bar) for c in cands if c.relevance < bar and c.id not in top}
+        cands = [c for c in cands if c.relevance >= bar or c.id in top]
     if not cands:
         return Briefing("", [], left_out_reasons(hits, [], quotable, below))
     pool = Pool(cands)
