@@ -1,5 +1,5 @@
-"""Command line of the benchmarks: ``python -m bench {locomo-recall,retain,refresh-cost,freshness,mm-quality,scale,
-operators,gate-calibration,load,knowledge-base,transfer,answers} ...``."""
+"""Command line of the benchmarks: ``python -m bench {locomo-recall,retain,consolidation,refresh-cost,freshness,
+mm-quality,scale,operators,gate-calibration,load,knowledge-base,transfer,recall-latency,parsers,answers} ...``."""
 
 from __future__ import annotations
 
@@ -29,13 +29,17 @@ def _parser() -> argparse.ArgumentParser:
     retain.add_argument("path", type=Path, metavar="PATH", help="a LoCoMo conversation JSON file")
     retain.add_argument("--repeat", type=int, default=3, help="timed runs, each into a fresh database (default 3)")
     retain.add_argument("--json", type=Path, default=None, help="report path (default bench/results/retain.json)")
-    retain.add_argument(
-        "--consolidation", action="store_true",
-        help="also time consolidating the conversation: retained in one call, and turn by turn",
-    )  # fmt: skip
-    retain.add_argument(
-        "--database-url", default=None, help="--consolidation on PostgreSQL: a postgresql:// URL (default SQLite)"
+    cons = sub.add_parser(
+        "consolidation",
+        help="observations the offline consolidator forms (evidence coverage, small talk, labelled paraphrases and "
+        "near misses) and what forming them costs turn by turn",
     )
+    cons.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="LoCoMo conversation JSON files")
+    cons.add_argument("--database-url", default=None, help="a postgresql:// URL (default: temporary SQLite files)")
+    cons.add_argument(
+        "--skip", nargs="*", default=[], choices=["quality", "labelled", "cost", "throughput"], help="parts not to run"
+    )
+    cons.add_argument("--json", type=Path, default=None, help="report path (default bench/results/consolidation.json)")
     cost = sub.add_parser(
         "refresh-cost",
         help="synthesis input per refresh, delta vs full, session by session; or (--failing-provider) the LLM calls "
@@ -117,6 +121,22 @@ def _parser() -> argparse.ArgumentParser:
     kb.add_argument("--database-url", default=None, help="a postgresql:// URL (default: a temporary SQLite file)")
     kb.add_argument("--json", type=Path, default=None, help="report path (default bench/results/knowledge-base-*.json)")
 
+    latency = sub.add_parser(
+        "recall-latency", help="POST /memories/recall over loopback HTTP: 1,000 memories, 50 queries, p50/p95"
+    )
+    latency.add_argument(
+        "--database-url", default=os.environ.get("MINDBANK_TEST_POSTGRES_URL") or None,
+        help="a postgresql:// URL on a server with pgvector: a fresh database is made beside it and dropped "
+        "(default MINDBANK_TEST_POSTGRES_URL; without one PostgreSQL is skipped)",
+    )  # fmt: skip
+    latency.add_argument(
+        "--json", type=Path, default=None, help="report path (default bench/results/recall-latency.json)"
+    )
+    parsers = sub.add_parser("parsers", help="hostile uploads: HTML extraction time, hostile PDFs and ZIP bombs")
+    parsers.add_argument("--paragraphs", nargs="+", type=int, default=[5_000, 10_000, 20_000, 40_000])
+    parsers.add_argument("--repeat", type=int, default=3, help="runs per case, the best kept (default 3)")
+    parsers.add_argument("--json", type=Path, default=None, help="report path (default bench/results/parsers.json)")
+
     transfer = sub.add_parser("transfer", help="export a bank and restore it elsewhere: time, archive size, memory")
     transfer.add_argument("--sizes", nargs="+", type=int, default=[10_000], help="bank sizes (memories)")
     transfer.add_argument("--database-url", default=None, help="restore into this postgresql:// URL (default SQLite)")
@@ -143,8 +163,11 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "retain":
         from bench import retain
 
-        retain.run(args.path, repeat=args.repeat, json_out=args.json, with_consolidation=args.consolidation,
-                   database_url=args.database_url)  # fmt: skip
+        retain.run(args.path, repeat=args.repeat, json_out=args.json)
+    elif args.command == "consolidation":
+        from bench import consolidation
+
+        consolidation.run(args.paths, database_url=args.database_url, json_out=args.json, skip=args.skip)
     elif args.command == "refresh-cost" and args.failing_provider:
         from bench import failing_provider
 
@@ -193,6 +216,14 @@ def main(argv: list[str] | None = None) -> int:
         from bench import knowledge_base
 
         knowledge_base.run(args.sizes, database_url=args.database_url, json_out=args.json)
+    elif args.command == "recall-latency":
+        from bench import recall_latency
+
+        recall_latency.run(database_url=args.database_url, json_out=args.json)
+    elif args.command == "parsers":
+        from bench import parsers
+
+        parsers.run(args.paragraphs, repeat=args.repeat, json_out=args.json)
     elif args.command == "transfer":
         from bench import transfer
 

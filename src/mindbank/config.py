@@ -106,6 +106,12 @@ OPTIONS: tuple[Option, ...] = (
         "Operations one worker process runs at once (threads); claims are fair by bank and by operation type.",
     ),
     Option(
+        "worker_delivery_slots",
+        int,
+        1,
+        "Threads of one worker process that send webhook deliveries, apart from the slots (0: the slots send them).",
+    ),
+    Option(
         "retain_sync_max_chars",
         int,
         250_000,
@@ -278,6 +284,7 @@ class Settings:
     worker_lease_seconds: float = 300.0
     worker_max_retries: int = 3
     worker_slots: int = 2
+    worker_delivery_slots: int = 1
     retain_sync_max_chars: int = 250_000
     worker_retry_backoff_seconds: float = 5.0
     enable_mental_model_history: bool = True

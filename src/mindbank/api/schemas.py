@@ -120,7 +120,9 @@ class RetainResponse(BaseModel):
 
 # ---------------------------------------------------------------- recall
 class EntityIncludeOptions(RequestBody):
-    """``include.entities``: mindbank has no entities, so the response's ``entities`` stays null."""
+    """``include.entities`` (on by default, like the reference; null turns it off): each result's ``entities`` lists
+    the names its text mentions and the response's ``entities`` maps each name to ``{entity_id, canonical_name,
+    observations}``. mindbank keeps no per-entity observations, so ``max_tokens`` has nothing to cut."""
 
     max_tokens: TokenBudget = 500
 
@@ -139,11 +141,18 @@ class SourceFactsIncludeOptions(RequestBody):
 
 
 class RecallInclude(RequestBody):
-    """``include``: extra data beside the results (each null or absent: off)."""
+    """``include``: extra data beside the results. ``chunks`` and ``source_facts`` are off unless given;
+    ``entities`` is on unless sent as null (the reference's defaults)."""
 
-    entities: EntityIncludeOptions | None = None
+    entities: EntityIncludeOptions | None = Field(default_factory=EntityIncludeOptions)
     chunks: ChunkIncludeOptions | None = None
     source_facts: SourceFactsIncludeOptions | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_nulls(cls, data: Any) -> Any:
+        # here null is a value, as in the reference: "entities": null turns entities off (absent: on)
+        return data
 
 
 class MinScores(RequestBody):

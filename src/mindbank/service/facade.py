@@ -111,6 +111,7 @@ class MindBank(
                 max_retries=self.settings.worker_max_retries,
                 retry_backoff_seconds=self.settings.worker_retry_backoff_seconds,
                 slots=self.settings.worker_slots,
+                delivery_slots=self.settings.worker_delivery_slots,
             ),
             clock=clock,
             on_exhausted=self.jobs.record_exhausted,

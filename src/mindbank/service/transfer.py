@@ -19,6 +19,7 @@ from datetime import timedelta
 from typing import IO, Any, Literal
 
 from mindbank.config import BANK_OVERRIDABLE
+from mindbank.domain.access import Principal, check_new_bank
 from mindbank.domain.limits import Limits
 from mindbank.domain.records import Operation
 from mindbank.domain.transfer.archive import EmbeddingInfo
@@ -38,6 +39,7 @@ CLONE_TYPE = "clone_bank"
 # counts of an import that say how its knowledge tree was placed in the bank's (reported as they are)
 TREE_NOTES = ("knowledge_folders_merged", "knowledge_nodes_renamed", "knowledge_node_ids_replaced")
 DOWNLOAD_PATH = "/v1/default/files/download/"
+MERGE_ATTEMPTS = 5  # plans of one merge when other merges into the same bank keep committing first
 ZIP = "application/zip"
 
 
@@ -136,10 +138,13 @@ class TransferService(ServiceCore):
         include_data: bool | None = None,
         include_bank_config: bool | None = None,
         include_history: bool | None = None,
+        caller: Principal | None = None,
     ) -> str:
         """Check an archive and queue its import (``POST /transfer/import``); returns the operation id.
 
-        ``restore`` creates ``target_bank_id`` (default: the archive's source bank), which must not exist (409);
+        ``restore`` creates ``target_bank_id`` (default: the archive's source bank), which must be a valid bank id
+        inside ``caller``'s scopes (:func:`~mindbank.domain.access.check_new_bank`: else 422, or 404 as for a
+        missing bank) and must not exist (409);
         the operation is recorded against ``bank_id``, which must exist unless it is the target. ``merge`` folds
         the archive's documents into ``bank_id`` (``document_conflict`` for ids it has). The include flags narrow a
         restore. ``archive``: bytes or a binary file. Raises :class:`InvalidInputError` (``file``: what is wrong
@@ -151,7 +156,10 @@ class TransferService(ServiceCore):
                 raise InvalidInputError("target_bank_id", "applies to restore mode; merge imports into this bank")
             options = ImportOptions("merge", bank_id, document_conflict=document_conflict)
             return self._submit_import(bank_id, archive, "bank_transfer_import", options, summary)
-        target = target_bank_id or summary.manifest.source_bank_id
+        if target_bank_id is not None:
+            target = check_new_bank(caller, target_bank_id, "target_bank_id")
+        else:
+            target = check_new_bank(caller, summary.manifest.source_bank_id, "file")
         if self.store.bank_exists(target):
             raise ConflictError(f"Bank '{target}' already exists; a restore creates a new bank (or use mode=merge)")
         if bank_id != target:
@@ -185,12 +193,15 @@ class TransferService(ServiceCore):
         include_data: bool = True,
         include_bank_config: bool = True,
         include_history: bool = False,
+        caller: Principal | None = None,
     ) -> str:
         """Queue a copy of the bank into ``target_bank_id`` (``POST /clone``): an export and a restore back to back
         on this server; ``include_data`` carries the mental models too, with the knowledge base and the models'
         governance records (the reference's clone rule), but not the refresh spend ledger: the clone starts having
-        spent nothing. Raises
-        :class:`NotFoundError` (source), :class:`ConflictError` (target exists), :class:`InvalidInputError`."""
+        spent nothing. The target follows :func:`~mindbank.domain.access.check_new_bank` for ``caller``. Raises
+        :class:`NotFoundError` (source; a target outside the caller's scopes), :class:`ConflictError` (target
+        exists), :class:`InvalidInputError`."""
+        check_new_bank(caller, target_bank_id, "target_bank_id")
         self._require_bank(bank_id)
         if target_bank_id == bank_id:
             raise InvalidInputError("target_bank_id", "must differ from the bank being cloned")
@@ -258,15 +269,23 @@ class TransferService(ServiceCore):
         or a key, exists)."""
         with ArchiveReader(archive) as reader:
             summary = inspect_archive(reader)
-            plan = plan_import(self.store, reader, summary, options, embedder=self.embedder,
-                               bank_config=lambda config: archived_config(config, self.limits))  # fmt: skip
-            vectors = embed_missing(reader, plan, self.embedder)
-            try:
-                rows = import_rows(reader, plan, vectors, self.embedder.dimension)
-                counts = self.store.import_rows(plan.target(), rows, consume_file=consume_file)
-            finally:
-                if vectors is not None:
-                    vectors.close()
+            for attempt in range(1, MERGE_ATTEMPTS + 1):
+                plan = plan_import(self.store, reader, summary, options, embedder=self.embedder,
+                                   bank_config=lambda config: archived_config(config, self.limits))  # fmt: skip
+                vectors = embed_missing(reader, plan, self.embedder)
+                try:
+                    rows = import_rows(reader, plan, vectors, self.embedder.dimension)
+                    counts = self.store.import_rows(plan.target(), rows, consume_file=consume_file)
+                    break
+                except AlreadyExists:
+                    # a merge planned against the bank as it was: another merge into it committed a row this plan
+                    # writes too (its transaction rolled back whole). Plan again against the bank as it is now,
+                    # so concurrent merges into one bank apply one after the other
+                    if options.mode != "merge" or attempt == MERGE_ATTEMPTS:
+                        raise
+                finally:
+                    if vectors is not None:
+                        vectors.close()
         if options.mode == "merge" and counts.get("facts") and self.settings.enable_auto_consolidation:
             self.consolidate(options.target_bank_id)
         reused = counts.get("facts", 0) + counts.get("observations", 0) - plan.notes.get("vectors_computed", 0)

@@ -151,8 +151,18 @@ Q: dict[str, str] = {
     "list_observations": (
         f"SELECT {MEMORY_COLUMNS} FROM memory_units WHERE bank_id = ? AND fact_type = 'observation' ORDER BY seq"
     ),
+    # observations citing a source that is gone, or one of the given facts (sent back to consolidation by an edit)
+    "observations_losing_sources": (
+        f"SELECT {MEMORY_COLUMNS} FROM memory_units WHERE bank_id = ? AND fact_type = 'observation' AND EXISTS ("
+        "SELECT 1 FROM json_each(memory_units.source_memory_ids) j WHERE j.value IN (SELECT value FROM json_each(?)) "
+        "OR NOT EXISTS (SELECT 1 FROM memory_units x WHERE x.bank_id = memory_units.bank_id AND x.id = j.value)) "
+        "ORDER BY seq"
+    ),
+    # an observation's mentions are its sources: how many, and the newest of their mentions
     "update_observation": (
-        "UPDATE memory_units SET source_memory_ids = ?, proof_count = ?, updated_at = ? WHERE bank_id = ? AND id = ?"
+        "UPDATE memory_units SET source_memory_ids = ?, proof_count = ?, updated_at = ?, mention_count = ?, "
+        "last_mentioned_at = (SELECT MAX(COALESCE(s.mentioned_at, s.occurred_start)) FROM memory_units s "
+        "WHERE s.bank_id = ? AND s.id IN (SELECT value FROM json_each(?))) WHERE bank_id = ? AND id = ?"
     ),
     # RETURNING tags: the rewritten row's tags, for its new vector-index entry
     "rewrite_observation": (
@@ -391,7 +401,8 @@ Q: dict[str, str] = {
     # consolidations of one bank would both fold the same facts), then mark it ours under a fresh claim token.
     # Fair order: banks with fewer live claims first, then operation types with fewer live claims, then the time
     # the row became runnable (a parked, retried or yielding row queues behind rows that were ready before it; a
-    # crashed worker's row became runnable when its lease expired)
+    # crashed worker's row became runnable when its lease expired). ``lane``: 'deliveries' claims webhook deliveries
+    # only, 'work' everything else, NULL anything
     "claim_candidate": (
         "SELECT o.id FROM operations o WHERE ((o.status = 'pending' AND (o.next_retry_at IS NULL OR "
         "o.next_retry_at <= :now)) OR (o.status = 'processing' AND o.lease_expires_at < :now)) "
@@ -400,7 +411,8 @@ Q: dict[str, str] = {
         "AND p.lease_expires_at >= :now AND p.id != o.id)) "
         "AND (o.operation_type != 'consolidation' OR NOT EXISTS (SELECT 1 FROM operations p WHERE "
         "p.bank_id = o.bank_id AND p.operation_type = 'consolidation' AND p.status = 'processing' "
-        "AND p.lease_expires_at >= :now AND p.id != o.id)) ORDER BY "
+        "AND p.lease_expires_at >= :now AND p.id != o.id)) "
+        "AND (:lane IS NULL OR (o.operation_type = 'webhook_delivery') = (:lane = 'deliveries')) ORDER BY "
         "(SELECT COUNT(*) FROM operations r WHERE r.status = 'processing' AND r.bank_id = o.bank_id "
         "AND r.lease_expires_at >= :now), "
         "(SELECT COUNT(*) FROM operations r WHERE r.status = 'processing' "
