@@ -41,7 +41,7 @@ from mindbank.engine.synthesis.answer import floor as relevance_floor
 from mindbank.engine.synthesis.blocks import Unit, render_unit
 from mindbank.engine.synthesis.port import ScopeRead
 from mindbank.engine.synthesis.salience import quote
-from mindbank.engine.synthesis.selection import Candidate, Vector, candidates, matrix_of, mmr_order
+from mindbank.engine.synthesis.selection import Candidate, Vector, candidates, matrix_of, mmr_order, stems
 from mindbank.engine.synthesis.topics import cluster, headings, section_count, speaker_names, topic_vectors
 from mindbank.engine.synthesis.updates import RELATED_COSINE, REPEAT_COSINE, repeats, updates
 
@@ -249,6 +249,7 @@ class Briefing:
 
 NOT_QUOTABLE = "not quotable: a question, reaction or small talk"
 NOT_TAKEN = "not taken: a variation of a quoted fact, or over max_tokens"
+OBSERVATION = "an observation: its source facts are quoted or left out in its place"
 
 
 def left_out_reasons(
@@ -266,7 +267,7 @@ def left_out_reasons(
             relevance, bar = below[memory_id]
             out[memory_id] = f"below the relevance floor {bar:.2f} (relevance {relevance:.2f})"
         elif memory_id not in quotable:
-            out[memory_id] = NOT_QUOTABLE
+            out[memory_id] = OBSERVATION if hit.memory.fact_type == "observation" else NOT_QUOTABLE
         else:
             out[memory_id] = NOT_TAKEN
     return out
@@ -310,9 +311,12 @@ def compose_briefing(
         speakers = speaker_names([c.hit.memory.text for c in cands])
         cands = linked(cands, [cands[i] for i in answer_order(cands, ANSWER_BAR)], speakers)
         bar = relevance_floor(cands, source_query)
-        # the answer is the most relevant quotable facts, as /recall's first results are; the floor decides how
-        # far the document reaches beyond them
-        top = {cands[i].id for i in answer_order(cands)[:ANSWER_MAX]}
+        # the answer is the most relevant quotable facts, as /recall's first results are, when they share a word
+        # with the question or the best answer (a weak match in a small scope that still answers); the floor
+        # decides how far the document reaches beyond them
+        order = answer_order(cands)
+        topic = stems(source_query) | (stems(cands[order[0]].quote.text) if order else frozenset())
+        top = {cands[i].id for i in order[:ANSWER_MAX] if stems(cands[i].quote.text) & topic}
         below = {c.id: (c.relevance, bar) for c in cands if c.relevance < bar and c.id not in top}
         cands = [c for c in cands if c.relevance >= bar or c.id in top]
     if not cands:
