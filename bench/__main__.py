@@ -1,5 +1,5 @@
 """Command line of the benchmarks: ``python -m bench {locomo-recall,retain,consolidation,refresh-cost,freshness,
-mm-quality,scale,operators,gate-calibration,load,knowledge-base,transfer,recall-latency,parsers} ...``."""
+mm-quality,scale,operators,gate-calibration,load,knowledge-base,transfer,recall-latency,parsers,answers} ...``."""
 
 from __future__ import annotations
 
@@ -77,6 +77,15 @@ def _parser() -> argparse.ArgumentParser:
         "--skip", nargs="*", default=[], choices=["quality", "churn", "timing"], help="parts not to run"
     )
     quality.add_argument("--json", type=Path, default=None, help="report path (default bench/results/mm-quality.json)")
+
+    answers = sub.add_parser("answers", help="one model per LoCoMo question: does it cite the evidence, vs /recall")
+    answers.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="LoCoMo conversation JSON files")
+    answers.add_argument("--questions", type=int, default=30, help="questions sampled per conversation (default 30)")
+    answers.add_argument(
+        "--after", action="store_true", help="also: evidence retained after the model's refresh, gated and quoted?"
+    )
+    answers.add_argument("--only-after", action="store_true", help="run the --after part alone")
+    answers.add_argument("--json", type=Path, default=None, help="report path (default bench/results/answers.json)")
 
     gate = sub.add_parser("gate-calibration", help="the relevance gate's precision/recall on a labelled LoCoMo set")
     gate.add_argument(
@@ -176,6 +185,11 @@ def main(argv: list[str] | None = None) -> int:
         from bench import gate_calibration
 
         gate_calibration.run(args.paths or gate_calibration.default_paths(), json_out=args.json)
+    elif args.command == "answers":
+        from bench import answers
+
+        answers.run(args.paths, count=args.questions, after=args.after, only_after=args.only_after,
+                    json_out=args.json)  # fmt: skip
     elif args.command == "freshness":
         from bench import freshness
 

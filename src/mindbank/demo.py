@@ -1,8 +1,10 @@
 """``mindbank demo``: the main job end to end, in-process, on a fresh database.
 
 Imports the first half of a conversation, creates one mental model per speaker plus one spanning both speakers'
-tags, prints them, imports the second half, shows which models are stale (checked against which models actually
-gained in-scope memories), refreshes them and prints what changed. Exit status 1 if a check fails.
+tags and a narrow one ("What is Priya training for, and how is it going?", about the first speaker, untagged: its
+document opens with the answer), prints them, imports the second half, shows which models are stale (checked
+against which models actually gained in-scope memories), refreshes them and prints what changed.
+Exit status 1 if a check fails.
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ class ModelSpec:
     source_query: str
     tags: tuple[str, ...]
     tags_match: str | None = None
+    narrow: bool = False  # a narrow question: only its first lines are printed (the answer section)
+
+
+NARROW_LINES = 8  # lines of the narrow model's document the demo prints
 
 
 def speaker_tag(name: str) -> str:
@@ -45,7 +51,8 @@ def speaker_tag(name: str) -> str:
 
 
 def model_specs(speakers: Sequence[str]) -> list[ModelSpec]:
-    """One model per speaker (tagged with that speaker), and one reading both speakers' tags (``any``)."""
+    """One model per speaker (tagged with that speaker), one reading both speakers' tags (``any``), and a narrow
+    question about the first speaker over the whole bank."""
     specs = [
         ModelSpec(
             name=f"What matters to {s}",
@@ -60,6 +67,15 @@ def model_specs(speakers: Sequence[str]) -> list[ModelSpec]:
             source_query="What plans, goals and upcoming events do they talk about?",
             tags=tuple(speaker_tag(s) for s in speakers),
             tags_match="any",
+        )
+    )
+    subject = speakers[0]
+    specs.append(
+        ModelSpec(
+            name=f"{subject}'s training",
+            source_query=f"What is {subject} training for, and how is it going?",
+            tags=(),
+            narrow=True,
         )
     )
     return specs
@@ -138,7 +154,12 @@ def _run(console: Console, mb: MindBank, conv, first: list[int], second: list[in
     for model_id, spec in ids:
         model = mb.get_mental_model(BANK, model_id)
         console.rule(f"[bold]{model.name}[/]  tags={list(model.tags)}")
-        console.print(Markdown(model.content or "_(empty)_"))
+        if spec.narrow:
+            # a narrow question: the document opens with its answer, so its first lines are what a reader needs
+            console.print(f"[bold]{spec.source_query}[/] — first lines:")
+            console.print(Markdown("\n".join((model.content or "_(empty)_").splitlines()[:NARROW_LINES])))
+        else:
+            console.print(Markdown(model.content or "_(empty)_"))
         speaker = spec.tags[0].removeprefix("speaker:") if len(spec.tags) == 1 else None
         speaker_name = next((s for s in conv.speakers if speaker and speaker_tag(s) == spec.tags[0]), None)
         ok &= bool(model.content.strip())

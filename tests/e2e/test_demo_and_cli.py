@@ -22,6 +22,9 @@ def test_demo_on_the_bundled_sample_passes_its_checks() -> None:
     text = out.getvalue()
     assert "all checks passed" in text
     assert "What matters to Priya" in text and "[mem:" in text
+    # the narrow model opens with its answer: the first lines printed name the training and quote Priya on it
+    narrow = text.split("What is Priya training for, and how is it going? — first lines:")[1].split("─")[0]
+    assert "Training" in narrow and "Priya:" in narrow
 
 
 def test_demo_on_a_locomo_conversation(conv26: Path) -> None:

@@ -71,4 +71,5 @@ def dry_run_result(plan: RefreshPlan) -> dict[str, Any]:
         "candidate_tokens": plan.candidate_tokens,
         "trimmed_block_ids": plan.trimmed,
         "carried_over": plan.carried_over,
+        "left_out": plan.left_out,
     }

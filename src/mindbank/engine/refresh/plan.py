@@ -144,6 +144,8 @@ class RefreshPlan:
     # candidate keeps, and the report of what the refresh refused, restored or retracted about it
     fixed: StructuredDocument | None = None
     curation: dict[str, Any] | None = None
+    # facts written since the watermark that the document does not quote, each with the synthesizer's reason
+    left_out: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -178,6 +180,7 @@ class RefreshPlan:
             "carried_over": self.carried_over,
             "trimmed_block_ids": self.trimmed,
             **({"curation": self.curation} if self.curation else {}),
+            "left_out": self.left_out,
             "duration_ms": self.duration_ms,
             "warnings": self.warnings,
         }

@@ -73,6 +73,7 @@ from mindbank.store.base import SpendRecord, Store
 # quality"), and a scope beyond it is read by relevance to the source query.
 SCOPE_MAX_FACTS = 3000
 SCOPE_MAX_TOKENS = 120_000
+LEFT_OUT_MAX = 64  # new facts left out, with their reasons, that the trace and the dry run list at most
 
 
 class RefreshRunner:
@@ -215,7 +216,11 @@ class RefreshRunner:
         if hits and getattr(self.synthesizer, "reads_chunks", False):
             self._read_chunks(plan, hits, settings)
         if whole:
-            plan_read = self._scope_read(model, hits, [m for m in present if m.id not in missing] if delta else [])
+            cited_now = [m for m in present if m.id not in missing] if delta else []
+            # the facts' hybrid recall scores over the whole scope: the full refresh's recall is that ranking; a
+            # delta ranks the whole scope once more, so new and cited facts are judged on the full refresh's scale
+            scores = self._scope_scores(model, replace(window, updated_after=None)) if delta else hits
+            plan_read = self._scope_read(model, hits, cited_now, scores)
         else:
             plan_read = None
         if delta:
@@ -284,16 +289,30 @@ class RefreshRunner:
         except DocumentError:
             return None
 
-    def _scope_read(self, model: MentalModel, hits: list[ScoredMemory], cited: list[MemoryUnit]) -> ScopeRead:
+    def _scope_scores(self, model: MentalModel, window: MemoryFilter) -> list[ScoredMemory]:
+        """Every in-scope fact of ``window`` with its hybrid recall score for the source query (the ranking a full
+        refresh reads), bounded like the full refresh's read."""
+        request = RecallRequest(
+            query=model.source_query, filter=window, max_tokens=SCOPE_MAX_TOKENS, limit=SCOPE_MAX_FACTS
+        )
+        return recall(self.store, self.embedder, model.bank_id, request, candidates=SCOPE_MAX_FACTS)
+
+    def _scope_read(
+        self, model: MentalModel, hits: list[ScoredMemory], cited: list[MemoryUnit], scores: list[ScoredMemory]
+    ) -> ScopeRead:
         """What a whole-scope synthesizer gets beside the facts: stored vectors (facts and cited memories, one
-        read), the source query's vector, the embedder, and (delta) the cited memories still in scope."""
+        read), the source query's vector, the embedder, (delta) the cited memories still in scope, and each fact's
+        hybrid recall score (``scores``: the whole scope ranked for the source query)."""
         texts = {h.memory.id: h.memory.text for h in hits} | {m.id: m.text for m in cited}
         vectors = dict(self.store.memory_vectors(model.bank_id, list(texts))) if texts else {}
         unstored = [i for i in texts if i not in vectors]  # none in practice: keep every fact in one vector space
         if unstored:
             vectors.update(zip(unstored, self.embedder.embed([texts[i] for i in unstored]), strict=True))
         query_vector = self.embedder.embed([model.source_query])[0]
-        return ScopeRead(vectors=vectors, query_vector=query_vector, embed=self.embedder.embed, cited=cited)
+        relevance = {h.memory.id: h.final for h in scores}
+        return ScopeRead(
+            vectors=vectors, query_vector=query_vector, embed=self.embedder.embed, cited=cited, relevance=relevance
+        )
 
     def _recall(
         self,
@@ -386,6 +405,17 @@ class RefreshRunner:
         plan.tool_calls.extend(synthesis.tool_calls)
         known = {h.memory.id for h in plan.retrieved}
         plan.retrieved = [*plan.retrieved, *(h for h in synthesis.retrieved if h.memory.id not in known)]
+        # what a refresh leaves out of what is new since the watermark, and why (the synthesizer's reasons)
+        seen = plan.model.last_memory_seen_at
+        plan.left_out = (
+            [
+                {"id": h.memory.id, "text": h.memory.text, "reason": synthesis.left_out[h.memory.id]}
+                for h in plan.retrieved
+                if h.memory.id in synthesis.left_out and (seen is None or h.memory.updated_at > seen)
+            ][:LEFT_OUT_MAX]
+            if seen is not None
+            else []
+        )
 
     def _plan_full(self, plan: RefreshPlan, hits: list[ScoredMemory], read: ScopeRead | None = None) -> None:
         model = plan.model

@@ -1,6 +1,9 @@
 """The extractive composer: a briefing — cited quotes grouped into topics — from a scope's facts, within a budget.
 
-No model writes prose here. A full refresh runs four steps, each in its own module:
+No model writes prose here. A full refresh runs these steps, each in its own module (with the facts' recall scores,
+``ScopeRead.relevance``, a narrow question is first answered: ``answer.py`` lifts facts sharing the answer's subject,
+drops those under the relative relevance floor, and the most relevant open the document in an answer section; the
+steps below then lay out the rest):
 
 1. **Salience** (``salience.py``): every fact is split into sentences; its informative ones are its quote, and a
    fact with nothing informative (questions, reactions, greetings, thanks, small talk) is never quoted.
@@ -11,24 +14,34 @@ No model writes prose here. A full refresh runs four steps, each in its own modu
    ``max_tokens`` or :data:`MAX_BLOCKS` is reached.
 3. **Topics** (``topics.py``): blocks are clustered into sections titled by a key phrase of their own facts;
    sections by weight, blocks within a section by date.
-4. Rendering: an intro line, then ``## heading`` and one block per list item.
+4. Rendering: an intro line, the answer section (when there is one), then ``## heading`` and one block per list
+   item. :func:`compose_briefing` also says why each fact it read is not quoted (``Briefing.left_out``).
 
 The delta editor (``delta.py``) reuses steps 1–3 for new facts against an existing document.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from mindbank.domain.document import count_tokens
 from mindbank.domain.records import ScoredMemory
+from mindbank.engine.synthesis.answer import (
+    ANSWER_BAR,
+    ANSWER_MAX,
+    answer_heading,
+    answer_order,
+    is_broad,
+    linked,
+)
+from mindbank.engine.synthesis.answer import floor as relevance_floor
 from mindbank.engine.synthesis.blocks import Unit, render_unit
 from mindbank.engine.synthesis.port import ScopeRead
 from mindbank.engine.synthesis.salience import quote
-from mindbank.engine.synthesis.selection import Candidate, Vector, candidates, matrix_of, mmr_order
+from mindbank.engine.synthesis.selection import Candidate, Vector, candidates, matrix_of, mmr_order, stems
 from mindbank.engine.synthesis.topics import cluster, headings, section_count, speaker_names, topic_vectors
 from mindbank.engine.synthesis.updates import RELATED_COSINE, REPEAT_COSINE, repeats, updates
 
@@ -224,6 +237,42 @@ def _order(pool: Pool, ranked: bool) -> Iterator[int]:
     return mmr_order(pool.cands, exclude=pool.used)
 
 
+@dataclass(slots=True)
+class Briefing:
+    """A composed briefing: its markdown, the memory ids it cites, and why each other fact it read is not quoted
+    (memory id -> reason: :func:`left_out_reasons`)."""
+
+    markdown: str
+    cited: list[str]
+    left_out: dict[str, str]
+
+
+NOT_QUOTABLE = "not quotable: a question, reaction or small talk"
+NOT_TAKEN = "not taken: a variation of a quoted fact, or over max_tokens"
+OBSERVATION = "an observation: its source facts are quoted or left out in its place"
+
+
+def left_out_reasons(
+    hits: Sequence[ScoredMemory], cited: Sequence[str], quotable: set[str], below: Mapping[str, tuple[float, float]]
+) -> dict[str, str]:
+    """Why each fact of ``hits`` that a briefing does not cite is left out: below the relevance floor (``below``:
+    id -> (its relevance, the floor)), not quotable, or not taken by selection."""
+    taken = set(cited)
+    out: dict[str, str] = {}
+    for hit in hits:
+        memory_id = hit.memory.id
+        if memory_id in taken:
+            continue
+        if memory_id in below:
+            relevance, bar = below[memory_id]
+            out[memory_id] = f"below the relevance floor {bar:.2f} (relevance {relevance:.2f})"
+        elif memory_id not in quotable:
+            out[memory_id] = OBSERVATION if hit.memory.fact_type == "observation" else NOT_QUOTABLE
+        else:
+            out[memory_id] = NOT_TAKEN
+    return out
+
+
 def compose_markdown(
     *,
     source_query: str,
@@ -232,28 +281,77 @@ def compose_markdown(
     ranked: bool = False,
     read: ScopeRead | None = None,
 ) -> tuple[str, list[str]]:
+    """A briefing answering ``source_query`` from ``hits`` within ``max_tokens`` (:func:`compose_briefing`):
+    ``(markdown, cited memory ids)``; ``("", [])`` when nothing is worth quoting."""
+    briefing = compose_briefing(source_query=source_query, hits=hits, max_tokens=max_tokens, ranked=ranked, read=read)
+    return briefing.markdown, briefing.cited
+
+
+def compose_briefing(
+    *,
+    source_query: str,
+    hits: Sequence[ScoredMemory],
+    max_tokens: int,
+    ranked: bool = False,
+    read: ScopeRead | None = None,
+) -> Briefing:
     """A briefing answering ``source_query`` from ``hits`` within ``max_tokens`` (module docstring).
 
     ``ranked``: take the hits in the given order instead of by maximal marginal relevance (the reflect answer,
-    which ranks them itself). ``read``: the stored vectors, the query's vector and the embedder (without them a
-    lexical stand-in is used and headings are not re-ranked by embedding). Returns ``(markdown, cited memory
-    ids)``; ``("", [])`` when nothing is worth quoting."""
+    which ranks them itself). ``read``: the stored vectors, the query's vector, the embedder and the facts' recall
+    scores (without them a lexical stand-in is used, headings are not re-ranked by embedding, and without scores
+    there is no answer section or relevance floor). Empty markdown when nothing is worth quoting."""
     read = read or ScopeRead()
-    cands = candidates(hits, read.vectors, read.query_vector)
+    cands = candidates(hits, read.vectors, read.query_vector, read.relevance)
+    quotable = {c.id for c in cands}
+    below: dict[str, tuple[float, float]] = {}
+    # a broad question is answered by the whole scope: no answer section, no floor, today's topic breadth
+    answering = bool(read.relevance) and not ranked and not is_broad(source_query)
+    if answering:
+        speakers = speaker_names([c.hit.memory.text for c in cands])
+        cands = linked(cands, [cands[i] for i in answer_order(cands, ANSWER_BAR)], speakers)
+        bar = relevance_floor(cands, source_query)
+        # the answer is the most relevant quotable facts, as /recall's first results are, when they share a word
+        # with the question or the best answer (a weak match in a small scope that still answers); the floor
+        # decides how far the document reaches beyond them
+        order = answer_order(cands)
+        topic = stems(source_query) | (stems(cands[order[0]].quote.text) if order else frozenset())
+        top = {cands[i].id for i in order[:ANSWER_MAX] if stems(cands[i].quote.text) & topic}
+        below = {c.id: (c.relevance, bar) for c in cands if c.relevance < bar and c.id not in top}
+        cands = [c for c in cands if c.relevance >= bar or c.id in top]
     if not cands:
-        return "", []
+        return Briefing("", [], left_out_reasons(hits, [], quotable, below))
     pool = Pool(cands)
     intro = intro_line(source_query)
-    reserve = count_tokens(intro) + BLOCK_SEPARATOR
-    units = select_units(pool, _order(pool, ranked), budget=max(1, max_tokens - reserve), headed=True)
+    budget = max(1, max_tokens - count_tokens(intro) - BLOCK_SEPARATOR)
+    first: list[Unit] = []
+    if answering:
+        budget -= HEADING_RESERVE
+        first = select_units(pool, iter(answer_order(pool.cands)), budget=budget, limit=ANSWER_MAX)
+        budget -= sum(block_cost(u) for u in first)
+    rest = select_units(pool, _order(pool, ranked), budget=budget, headed=True, limit=MAX_BLOCKS - len(first))
     banned = speaker_names([c.hit.memory.text for c in cands])
-    sections = group_sections(units, read, banned)
-    markdown = render_sections(intro, sections)
+    markdown, sections = _layout(source_query, intro, first, rest, read, banned)
     # headings were only estimated while choosing: drop the least worthy block and regroup (so every heading still
-    # rests on its own section's facts) until the render fits
-    while count_tokens(markdown) > max_tokens and len(units) > 1:
-        units.remove(min(units, key=lambda u: u.worth))
-        sections = group_sections(units, read, banned)
-        markdown = render_sections(intro, sections)
+    # rests on its own section's facts) until the render fits; the answer's least relevant block goes last
+    while count_tokens(markdown) > max_tokens and len(first) + len(rest) > 1:
+        if rest:
+            rest.remove(min(rest, key=lambda u: u.worth))
+        else:
+            first.pop()
+        markdown, sections = _layout(source_query, intro, first, rest, read, banned)
     cited = [m.id for s in sections for u in s.units for m in u.members]
-    return markdown, cited
+    return Briefing(markdown, cited, left_out_reasons(hits, cited, quotable, below))
+
+
+def _layout(
+    source_query: str, intro: str, first: list[Unit], rest: list[Unit], read: ScopeRead, banned: set[str]
+) -> tuple[str, list[Section]]:
+    """The answer section (when there is one) then the topic sections, rendered."""
+    sections: list[Section] = []
+    if first:
+        heading = answer_heading(source_query, [q for u in first for q in shown_quotes(u)], banned)
+        sections.append(Section(heading, list(first)))
+        banned = banned | {w.lower() for w in heading.split()}
+    sections.extend(group_sections(rest, read, banned))
+    return render_sections(intro, sections), sections

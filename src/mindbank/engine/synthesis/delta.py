@@ -46,10 +46,13 @@ from mindbank.domain.document import (
 )
 from mindbank.domain.records import ScoredMemory
 from mindbank.domain.text import strip_speaker
+from mindbank.engine.synthesis.answer import DELTA_FLOOR, is_broad, linked
 from mindbank.engine.synthesis.blocks import MENTION_WEIGHT, Unit, add_repeats, day, read_block, render_unit
 from mindbank.engine.synthesis.compose import (
     BLOCK_SEPARATOR,
     MAX_BLOCKS,
+    NOT_QUOTABLE,
+    NOT_TAKEN,
     OTHER_HEADING,
     Pool,
     group_sections,
@@ -67,6 +70,7 @@ from mindbank.engine.synthesis.selection import (
 from mindbank.engine.synthesis.topics import speaker_names
 from mindbank.engine.synthesis.updates import RELATED_COSINE, repeats, updates
 
+EVICTED = "over max_tokens: less worthy than every block kept"
 SECTION_JOIN = 0.45  # a new block joins the existing section whose centroid is at least this close (cosine)
 
 
@@ -95,6 +99,7 @@ class Edit:
     added: list[tuple[str, list[Unit]]] = field(default_factory=list)  # (heading, blocks)
     removed: set[str] = field(default_factory=set)  # block ids
     used: list[str] = field(default_factory=list)
+    reasons: dict[str, str] = field(default_factory=dict)  # memory id -> why a new fact is not quoted
 
 
 def _fallback_quote(text: str) -> Quote:
@@ -173,14 +178,18 @@ def _match(unit: Unit, placed: Sequence[Placed]) -> tuple[str, Placed] | None:
     return (best[1], best[2]) if best else None
 
 
-def _variation(unit: Unit, placed: Sequence[Placed]) -> bool:
-    """Whether ``unit`` is a variation of a quoted fact (``selection.VARIATION_COSINE``)."""
+def _variation(unit: Unit, placed: Sequence[Placed]) -> Placed | None:
+    """The block whose quoted fact ``unit`` is a variation of (``selection.VARIATION_COSINE``), if any."""
     vector = unit.current.vector
-    return any(
-        p.current is not None
-        and p.current.vector.shape == vector.shape
-        and float(p.current.vector @ vector) >= VARIATION_COSINE
-        for p in placed
+    return next(
+        (
+            p
+            for p in placed
+            if p.current is not None
+            and p.current.vector.shape == vector.shape
+            and float(p.current.vector @ vector) >= VARIATION_COSINE
+        ),
+        None,
     )
 
 
@@ -193,19 +202,36 @@ def _section_centroids(placed: Sequence[Placed]) -> dict[str, np.ndarray]:
 
 
 def plan_delta_operations(
-    document: StructuredDocument, facts: Sequence[ScoredMemory], *, max_tokens: int, read: ScopeRead | None = None
+    document: StructuredDocument,
+    facts: Sequence[ScoredMemory],
+    *,
+    max_tokens: int,
+    read: ScopeRead | None = None,
+    source_query: str = "",
+    left_out: dict[str, str] | None = None,
 ) -> tuple[list[Operation], list[str]]:
     """Delta operations that fold new ``facts`` into ``document`` (module docstring); ``(operations, memory ids
-    used)``. ``read``: the vectors of the new and cited facts and the cited memories (``ScopeRead``)."""
+    used)``. ``read``: the vectors of the new and cited facts, the cited memories and every fact's recall score
+    (``ScopeRead``); with scores and a narrow ``source_query`` a new fact needs the delta relevance floor
+    (``answer.DELTA_FLOOR``, after the shared-subject lift from the facts the document cites). ``left_out`` (filled
+    when given): memory id -> why a new fact is not quoted."""
     read = read or ScopeRead()
     cited = set(document.memory_ids())
     operations, used = requote_edited(document, [h for h in facts if h.memory.id in cited], read)
     lexical = not read.vectors  # no stored vectors at all: every comparison runs on bags of words
     old_hits = [ScoredMemory(m, 0.0) for m in read.cited]
     new_hits = [h for h in facts if h.memory.id not in cited]
-    every = candidates([*old_hits, *new_hits], None if lexical else read.vectors, read.query_vector)
+    every = candidates([*old_hits, *new_hits], None if lexical else read.vectors, read.query_vector, read.relevance)
     known = {c.id: c for c in every if c.id in cited}
     fresh = [c for c in every if c.id not in cited]
+    reasons: dict[str, str] = {}
+    if read.relevance and source_query and not is_broad(source_query):
+        speakers = speaker_names([c.hit.memory.text for c in every])
+        fresh = linked(fresh, list(known.values()), speakers)
+        for c in fresh:
+            if c.relevance < DELTA_FLOOR:
+                reasons[c.id] = f"below the relevance floor {DELTA_FLOOR:.2f} (relevance {c.relevance:.2f})"
+        fresh = [c for c in fresh if c.id not in reasons]
     placed = _placed(document, known)
     requoted = {op.block_id: op.text for op in operations if isinstance(op, ReplaceBlock)}
     for p in placed:
@@ -216,6 +242,13 @@ def plan_delta_operations(
         _fold(document, placed, fresh, edit, read, lexical)
     _evict(document, placed, edit, max_tokens)
     requoted = [i for i in used if i not in edit.used]
+    if left_out is not None:
+        quoted = {*used, *edit.used}
+        quotable = {c.id for c in every}
+        for hit in new_hits:
+            i = hit.memory.id
+            if i not in quoted:
+                left_out[i] = reasons.get(i) or edit.reasons.get(i) or (NOT_TAKEN if i in quotable else NOT_QUOTABLE)
     return _operations(document, placed, edit, operations), [*requoted, *edit.used]
 
 
@@ -254,8 +287,12 @@ def _fold(
             edit.replaced[old.block.id] = old.text
             edit.replaced_by.setdefault(old.block.id, []).extend(m.id for m in unit.members)
             continue
-        if _variation(unit, placed):
-            continue  # nearly what a block already quotes, but not the same statement: adds nothing
+        near_block = _variation(unit, placed)
+        if near_block is not None:
+            # nearly what a block already quotes, but not the same statement: adds nothing
+            for m in unit.members:
+                edit.reasons[m.id] = f"a variation of block {near_block.block.id}"
+            continue
         near = [(float(v @ unit.current.vector), sid) for sid, v in centroids.items()
                 if v.shape == unit.current.vector.shape]  # fmt: skip
         score, section_id = max(near, default=(-1.0, ""))
@@ -318,10 +355,12 @@ def _evict(document: StructuredDocument, placed: list[Placed], edit: Edit, max_t
             edit.replaced.pop(p.block.id, None)
         elif kind == "appended":
             section_id, unit = item  # type: ignore[misc]
+            edit.reasons.update((m.id, EVICTED) for m in unit.members)
             total -= count_tokens(render_unit(unit)) + BLOCK_SEPARATOR
             edit.appended = [a for a in edit.appended if a[1] is not unit]
         else:
             heading, unit = item  # type: ignore[misc]
+            edit.reasons.update((m.id, EVICTED) for m in unit.members)
             total -= count_tokens(render_unit(unit)) + BLOCK_SEPARATOR
             edit.added = [(h, [u for u in us if u is not unit]) for h, us in edit.added]
             if not any(us for h, us in edit.added if h == heading):

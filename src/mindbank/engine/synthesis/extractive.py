@@ -9,7 +9,7 @@ from typing import Any
 
 from mindbank.domain.document import StructuredDocument, count_tokens, render_markdown
 from mindbank.domain.records import ScoredMemory
-from mindbank.engine.synthesis.compose import compose_markdown
+from mindbank.engine.synthesis.compose import compose_briefing
 from mindbank.engine.synthesis.delta import plan_delta_operations
 from mindbank.engine.synthesis.port import ScopeRead, StructuredOutputUnsupported, Synthesis
 
@@ -47,9 +47,15 @@ class ExtractiveSynthesizer:
         max_tokens: int,
         read: ScopeRead | None = None,
     ) -> Synthesis:
-        markdown, used = compose_markdown(source_query=source_query, hits=facts, max_tokens=max_tokens, read=read)
+        briefing = compose_briefing(source_query=source_query, hits=facts, max_tokens=max_tokens, read=read)
         read_tokens = count_tokens(source_query) + _facts_tokens(facts)
-        return Synthesis(markdown=markdown, used_ids=used, input_tokens=read_tokens, nothing_relevant=not markdown)
+        return Synthesis(
+            markdown=briefing.markdown,
+            used_ids=briefing.cited,
+            input_tokens=read_tokens,
+            nothing_relevant=not briefing.markdown,
+            left_out=briefing.left_out,
+        )
 
     def edit(
         self,
@@ -60,10 +66,13 @@ class ExtractiveSynthesizer:
         max_tokens: int,
         read: ScopeRead | None = None,
     ) -> Synthesis:
-        operations, used = plan_delta_operations(document, facts, max_tokens=max_tokens, read=read)
+        left_out: dict[str, str] = {}
+        operations, used = plan_delta_operations(
+            document, facts, max_tokens=max_tokens, read=read, source_query=source_query, left_out=left_out
+        )
         # what the extractive editor reads: the new facts and the document (its blocks' quotes, counts, citations)
         read_tokens = count_tokens(source_query) + _facts_tokens(facts) + count_tokens(render_markdown(document))
-        return Synthesis(operations=operations, used_ids=used, input_tokens=read_tokens)
+        return Synthesis(operations=operations, used_ids=used, input_tokens=read_tokens, left_out=left_out)
 
     def extract_structured(self, *, content: str, schema: dict[str, Any]) -> dict[str, Any]:
         raise StructuredOutputUnsupported(

@@ -50,6 +50,8 @@ class Synthesis:
     # facts) and their tool calls, for the refresh trace
     retrieved: list[ScoredMemory] = field(default_factory=list)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    # memory id -> why a fact the synthesizer read is not quoted (the extractive engine says; others leave it empty)
+    left_out: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,12 +80,16 @@ class ScopeRead:
     ``SCOPE_MAX_FACTS``), best match to the source query first. ``vectors``: the stored embeddings of those facts
     and of ``cited`` (unit float32 vectors, memory id -> vector). ``query_vector``: the source query embedded.
     ``embed``: the embedder (texts -> ``(n, d)`` unit vectors), for short texts such as heading candidates.
-    ``cited`` (delta only): the memories the current document cites that are still in scope."""
+    ``cited`` (delta only): the memories the current document cites that are still in scope.
+    ``relevance``: memory id -> the fact's hybrid recall score for the source query (``engine/recall.py``: the
+    score ``/recall`` ranks by) over the whole scope, so full and delta refreshes compare facts on one scale; empty
+    when the caller has none (the briefing then falls back to the cosine to ``query_vector``)."""
 
     vectors: Mapping[str, npt.NDArray[np.float32]] = field(default_factory=dict)
     query_vector: npt.NDArray[np.float32] | None = None
     embed: Callable[[Sequence[str]], npt.NDArray[np.float32]] | None = None
     cited: Sequence[MemoryUnit] = ()
+    relevance: Mapping[str, float] = field(default_factory=dict)
 
 
 class Synthesizer(Protocol):

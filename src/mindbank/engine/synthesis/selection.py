@@ -128,14 +128,17 @@ def candidates(
     hits: Sequence[ScoredMemory],
     vectors: Mapping[str, Vector] | None = None,
     query_vector: Vector | None = None,
+    scores: Mapping[str, float] | None = None,
 ) -> list[Candidate]:
     """The quotable facts among ``hits`` (an observation whose sources are all there is left out, any other speaks
     for those of its sources that are there), each with its vector and relevance. The same text retained twice is
     two candidates: the briefing shows it once, as a repeat (``updates.repeats``).
 
-    Relevance is the cosine to ``query_vector`` when given (both centred on the candidates' mean, floored at 0),
-    else the hit's dense score, else 0. When a hit has no stored vector every candidate gets a lexical one, so all
-    cosines share one space."""
+    Relevance is, with ``scores`` (memory id -> hybrid recall score for the source query over the whole scope:
+    ``ScopeRead.relevance``), the fact's score divided by the best score of the scope, floored at 0 — the ranking
+    ``/recall`` returns, on a 0…1 scale; else the cosine to ``query_vector`` (both centred on the candidates' mean,
+    floored at 0), else the hit's dense score, else 0. When a hit has no stored vector every candidate gets a
+    lexical one, so all cosines share one space."""
     present = {h.memory.id for h in hits}
     # a fact speaks for itself: an observation whose sources are all among the hits is left out (it would cite the
     # same statement twice); any other observation speaks for those of its sources that are there
@@ -168,7 +171,10 @@ def candidates(
         matrix = np.stack([np.asarray(stored[h.memory.id], dtype=np.float32) for h, _ in kept])
     else:
         matrix = lexical_vectors([h.memory.text for h, _ in kept])
-    if query_vector is not None and matrix.shape[1] == len(query_vector):
+    if scores:
+        best = max(max(scores.values()), 1e-9)
+        relevance = np.array([max(0.0, scores.get(h.memory.id, 0.0)) / best for h, _ in kept], dtype=np.float64)
+    elif query_vector is not None and matrix.shape[1] == len(query_vector):
         # centred on the facts' mean, like the redundancy in mmr_order: the direction every fact of the scope
         # shares (the speaker, the register) would otherwise make every fact look about as relevant
         center = matrix.mean(axis=0)

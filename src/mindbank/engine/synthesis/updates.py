@@ -22,10 +22,20 @@ newer one is strictly later, and either
   whom they are with — :data:`FRAMES`) with a name right after it (within :data:`VALUE_WINDOW` words: "lives in
   Paris", "moved to Berlin", "works at Acme"), and the two name different things.
 
+* *a frame changed by the newer statement's own word*: both use words of one frame (names, pets and preferences
+  added to the frames: :data:`FRAMES`) and only the newer says it changed (:data:`CHANGE_WORDS`,
+  :data:`CHANGE_PHRASES`: "now", "these days", quit, renamed, promoted …); or
+* *a named thing ended*: the newer names a name the older names and says its state ended (:data:`ENDING_WORDS`:
+  "Max passed away" after "two cats, Luna and Max").
+
+Every rule needs the same subject (:func:`subject`): a statement opening on a relative or friend ("My brother lives
+in Rome") is about them, never an update of the speaker's own. A number that changed on an occasion ("my rent went
+up to 1000 euros a month") counts when the newer statement says it changed.
+
 Bracketed annotations ("[shares a photo: two turtles on a log]") describe an attachment, not the speaker's
 statement: they take no part in either rule.
 
-Where it cannot decide: an attribute outside the frames stated without a number ("I prefer tea now"), a record
+Where it cannot decide: an attribute outside the frames stated without a number or a change word, a record
 beaten without saying so ("my longest run, 14 km", then "I ran 18 km yesterday"), a change said only through
 negation ("I don't run any more"), facts whose embeddings are far apart although they speak of
 one attribute, and languages other than English (the frames are English words). Those facts stay side by side.
@@ -74,7 +84,28 @@ FRAMES: dict[str, frozenset[str]] = {
     "partner": frozenset(
         "dating married engaged single boyfriend girlfriend partner husband wife divorced relationship".split()
     ),
+    "name": frozenset("name named names call calls called nickname renamed rename".split()),
+    "pet": frozenset(
+        "pet pets cat cats kitten dog dogs puppy snake parrot bird fish hamster rabbit horse turtle".split()
+    ),
+    "preference": frozenset("favourite favorite prefer prefers preferred vegan vegetarian pescatarian diet".split()),
 }
+# words that say a statement replaces an earlier state of the same attribute ("I work at Globex now", "Max passed
+# away", "we renamed our puppy", "I quit Acme"): with a shared frame and subject they mark an update
+CHANGE_WORDS = frozenset(
+    """now nowadays anymore quit left moved renamed changed switched transferred promoted passed died lost adopted
+    divorced engaged split became becoming""".split()
+)
+CHANGE_PHRASES = ("these days", "no longer", "any more", "went up", "went down", "went fully")
+# words that end what a name stood for ("Max passed away", "we lost Kiwi", "I quit Acme"): a later statement naming
+# the same name with one of them supersedes the older statement about it, whatever frame words either uses
+ENDING_WORDS = frozenset("passed died lost quit left divorced split renamed sold".split())
+# a statement about a relative or friend ("My brother lives in Rome") is about another subject than the speaker
+OTHERS = frozenset(
+    """brother brothers sister sisters mother mom mum dad father parents husband wife partner boyfriend girlfriend
+    roommate flatmate neighbour neighbor friend friends boss son daughter kids cousin aunt uncle grandma grandpa
+    grandmother grandfather coworker colleague colleagues team teacher coach""".split()
+)
 
 
 _UNITS = (
@@ -149,15 +180,67 @@ def _later(a: datetime | None, b: datetime | None) -> bool:
     return a is not None and b is not None and a > b
 
 
+@lru_cache(maxsize=16384)
+def subject(text: str) -> str:
+    """Whom a statement is about: the relative or friend it opens on ("My brother lives in Rome" -> ``"brother"``,
+    "Our neighbour's cat …" -> ``"neighbour"``; one adjective allowed: "my best friend"), else ``"self"`` (the
+    speaker, or a subject the two statements compare by their words)."""
+    words = [t.lower().removesuffix("'s").removesuffix("’s") for t in _tokens(text)[:4]]
+    if words[:1] in (["my"], ["our"]):
+        for word in words[1:3]:
+            if word in OTHERS:
+                return word
+    return "self"
+
+
+@lru_cache(maxsize=16384)
+def _frames(text: str) -> frozenset[str]:
+    """The attribute frames whose words ``text`` uses."""
+    words = {t.lower() for t in _tokens(text)}
+    return frozenset(f for f, vocabulary in FRAMES.items() if words & vocabulary)
+
+
+@lru_cache(maxsize=16384)
+def _changes(text: str) -> bool:
+    """Whether ``text`` says something replaced an earlier state (:data:`CHANGE_WORDS`, :data:`CHANGE_PHRASES`)."""
+    lower = text.lower()
+    return bool({t.lower() for t in _tokens(text)} & CHANGE_WORDS) or any(p in lower for p in CHANGE_PHRASES)
+
+
 def updates(newer: Candidate, older: Candidate, cosine: float) -> bool:
     """Whether ``newer`` states a new value of what ``older`` said (module docstring)."""
     if newer.speaker != older.speaker or not _later(newer.when, older.when) or cosine < RELATED_COSINE:
         return False
     new_text, old_text = _statement(newer.quote.text), _statement(older.quote.text)
+    if subject(new_text) != subject(old_text):
+        return False  # "My brother lives in Rome" says nothing new about where the speaker lives
     if _number_changed(new_text, old_text):
         return True
     new_values, old_values = _frame_values(new_text), _frame_values(old_text)
-    return any(not (new_values[f] & old_values[f]) for f in new_values.keys() & old_values.keys())
+    if any(not (new_values[f] & old_values[f]) for f in new_values.keys() & old_values.keys()):
+        return True
+    if _changes(old_text) or not _changes(new_text):
+        return False
+    # the same attribute frame, and the newer statement says it changed ("now", "quit", "passed away", …); or the
+    # same name, and the newer statement says its state ended ("Max passed away" after "two cats, Luna and Max")
+    if _frames(new_text) & _frames(old_text):
+        return True
+    ended = {t.lower() for t in _tokens(new_text)} & ENDING_WORDS
+    return bool(ended and _names(new_text) & _names(old_text))
+
+
+@lru_cache(maxsize=16384)
+def _names(text: str) -> frozenset[str]:
+    """Capitalised words of ``text`` other than a sentence's first word and "I" (lowercased)."""
+    out: set[str] = set()
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        out.update(t.lower() for t in _tokens(sentence)[1:] if t[:1].isupper() and t != "I")
+        first = _tokens(sentence)[:1]
+        out.update(t.lower() for t in first if t[:1].isupper() and t != "I" and t.lower() not in _COMMON_OPENERS)
+    return frozenset(out)
+
+
+_COMMON_OPENERS = frozenset("my our we the a an it he she they this that there so and but we're it's".split())
 
 
 def _number_changed(new_text: str, old_text: str) -> bool:
@@ -174,8 +257,10 @@ def _number_changed(new_text: str, old_text: str) -> bool:
             return False  # "I ran 18 km yesterday" may beat "my longest run, 14 km", but it does not say so
         maxima = bool(records & MAXIMA)
         return bool(shared) and any(not maxima or new_numbers[u] > old_numbers[u] for u in changed)
-    if _occasion_words(old_text) or not attribute:
+    if not attribute:
         return False
+    if _occasion_words(old_text) and not (_changes(new_text) and not _changes(old_text)):
+        return False  # "8 km this morning" is one occasion, unless the newer says the value changed ("went up")
     return len(shared) / len(attribute) >= ATTRIBUTE_COVER
 
 
