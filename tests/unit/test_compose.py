@@ -74,6 +74,12 @@ def test_observations_speak_for_their_sources_and_duplicates_are_quoted_once() -
     )
     duplicate = hit(3, "Eva:  I adopted a rescue greyhound called Pepper.")
     markdown, cited = compose_markdown(source_query="q", hits=[*facts, observation, duplicate], max_tokens=500)
-    assert cited == ["m2", "m3"]  # the sources stand behind the observation; the same text again is a repeat
+    # its sources are in the read: they speak for themselves, and the observation is never quoted beside them
+    assert "m2" not in cited and {"m0", "m1"} <= set(cited)
+    blocks = [b for s in parse_markdown(markdown).sections for b in s.blocks if b.memory_ids]
+    assert ("m0", "m3") in [b.memory_ids for b in blocks]  # the same text again is a repeat of its block
+    # without its sources in the read, the observation is quoted, the repeat folded into it
+    markdown, cited = compose_markdown(source_query="q", hits=[observation, duplicate], max_tokens=500)
+    assert cited == ["m2", "m3"]
     (block,) = [b for s in parse_markdown(markdown).sections for b in s.blocks if b.memory_ids]
     assert block.memory_ids == ("m2", "m3") and "(mentioned 2 times, last 4 Jan 2025)" in block.text

@@ -45,7 +45,8 @@ def flaky(embedder: MiniLMEmbedder) -> FlakyEmbedder:
 
 @pytest.fixture
 def mb(settings: Settings, flaky: FlakyEmbedder) -> MindBank:
-    bank = MindBank.open(settings, embedder=flaky)  # type: ignore[arg-type]
+    # no consolidation: its observations are memory writes of their own, and these tests follow the facts' stamps
+    bank = MindBank.open(replace(settings, enable_auto_consolidation=False), embedder=flaky)  # type: ignore[arg-type]
     yield bank  # type: ignore[misc]
     bank.close()
 
