@@ -134,8 +134,9 @@ def _memory_ids(mb: MindBank) -> set[str]:
 
 def _refresh_outcome(mb: MindBank, model_id: str, before: MentalModel | None) -> str:
     """Check the refresh invariants and name the outcome: ``published`` (every block of the document cites memories
-    of the bank), ``failed`` (a failure recorded, the document and watermark as they were) or ``unchanged`` (a
-    transient failure: nothing recorded, nothing changed)."""
+    of the bank), ``failed`` (a failure recorded, the document and watermark as they were) or ``content_unchanged``
+    (a refresh that succeeded without changing the document) or ``unchanged`` (a transient failure: nothing recorded,
+    nothing changed)."""
     after = mb.get_mental_model("b", model_id)
     failed_before = None if before is None else before.last_refresh_failed_at
     if after.last_refresh_failed_at is not None and after.last_refresh_failed_at != failed_before:
@@ -144,6 +145,14 @@ def _refresh_outcome(mb: MindBank, model_id: str, before: MentalModel | None) ->
         return "failed"
     stored = _memory_ids(mb)
     published = blocks(after.structured_document)
+    refreshed = (
+        before is not None and before.structured_document and after.last_refreshed_at != before.last_refreshed_at
+    )
+    if refreshed and before is not None and after.structured_document == before.structured_document:
+        # a successful refresh whose answer changed nothing (no delta operation applied): the document stays,
+        # the watermark moves to what it read
+        assert after.content == before.content
+        return "content_unchanged"
     if not published or (before is not None and after.structured_document == before.structured_document):
         # a transient failure (the server timed out or answered 5xx): nothing recorded, nothing changed, and the
         # worker retries the operation later
@@ -173,7 +182,7 @@ def test_refresh(open_bank: Any, llm: ManagedLLM, proxy: FakeServer, mode: str) 
     mb.refresh_mental_model("b", "dana")
     mb.run_pending()
     second = _refresh_outcome(mb, "dana", before)
-    if "published" in (first, second) or "failed" in (first, second):
+    if {"published", "failed", "content_unchanged"} & {first, second}:
         assert _spent(mb, "dana") > 0, "spend is recorded whatever the outcome"
     later = [s.body for s in proxy.seen[sent:] if s.path.endswith("/chat/completions")]
     if mode == "delta" and first == "published":
