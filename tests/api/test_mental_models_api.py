@@ -14,6 +14,7 @@ MM_KEYS = {
     "last_memory_seen_at", "last_refresh_failed_at", "last_full_refreshed_at", "created_at", "is_knowledge_page",
     "reflect_response", "is_stale", "refresh_status",  # refresh_status: beyond the reference (issue 14)
     "next_refresh_at", "next_full_refresh_at",  # beyond the reference: when the trigger's cron schedules fire next
+    "staleness_reason",  # beyond the reference: why a model is stale (null when fresh)
 }  # fmt: skip
 TRIGGER_KEYS = {
     "budget", "mode", "refresh_after_consolidation", "refresh_cron", "full_refresh_cron",

@@ -48,7 +48,9 @@ export async function formView(main, [bank, id], query, ctx) {
     trigger = config.config.knowledge_page_default_trigger || {};
     folderName = parent ? findName(tree.roots, parent) : null;
   } else {
-    trigger = {};
+    // a new model from the form keeps itself fresh unless told otherwise (the API's default stays manual, as in
+    // the reference: a script gets what it asks for)
+    trigger = { refresh_after_consolidation: true };
   }
   const title = editing ? `Edit “${model.name}”` : kind === "page" ? "New knowledge page" : "New mental model";
   ctx.setCrumbs([["Banks", "#/"], [bank, bankHref], [title, null]]);
@@ -60,9 +62,16 @@ export async function formView(main, [bank, id], query, ctx) {
   const mode = h("select", {}, ["full", "delta"].map((m) => h("option", { value: m, selected: (trigger.mode || "full") === m }, m === "full" ? "full (rewrite each time)" : "delta (edit in place)")));
   const when = trigger.refresh_cron ? "cron" : trigger.refresh_after_consolidation ? "consolidation" : "manual";
   const refresh = h("select", {},
-    h("option", { value: "manual", selected: when === "manual" }, "only when asked"),
     h("option", { value: "consolidation", selected: when === "consolidation" }, "after each consolidation"),
-    h("option", { value: "cron", selected: when === "cron" }, "on a schedule (cron)"));
+    h("option", { value: "cron", selected: when === "cron" }, "on a schedule (cron)"),
+    h("option", { value: "manual", selected: when === "manual" }, "only when asked (manual)"));
+  const FRESHNESS = {
+    consolidation: "Stays fresh by itself: after new memories are consolidated, a stale model refreshes (at most once per minimum interval).",
+    cron: "Refreshes on the schedule below, and only when memories in its scope changed since its last refresh.",
+    manual: "Never refreshes by itself: it goes stale as memories arrive until someone presses Refresh (or calls the API).",
+  };
+  const freshnessHint = h("p.hint", { id: "f-refresh-hint" });
+  refresh.setAttribute("aria-describedby", "f-refresh-hint");
   const cron = h("input", { type: "text", value: trigger.refresh_cron || "", placeholder: "0 3 * * *" });
   const fullCron = h("input", { type: "text", value: trigger.full_refresh_cron || "", placeholder: "0 3 * * 0" });
   const interval = h("input", { type: "number", min: 0, step: 1, value: trigger.min_refresh_interval_seconds ?? "" });
@@ -95,6 +104,7 @@ export async function formView(main, [bank, id], query, ctx) {
   const updatePreview = () => {
     clearTimeout(timer);
     cronRow.hidden = refresh.value !== "cron";
+    freshnessHint.textContent = FRESHNESS[refresh.value];
     timer = setTimeout(async () => {
       const mine = ++seq;
       try {
@@ -148,7 +158,7 @@ export async function formView(main, [bank, id], query, ctx) {
         h("div.checks", {}, typeBoxes.map((box) => h("span.check", {}, box, h("label", { for: box.id }, box.value))))),
       preview),
     h("fieldset", {}, h("legend", {}, "Refresh"),
-      field("Refreshes", refresh), cronRow,
+      field("Refreshes", refresh), freshnessHint, cronRow,
       field("Mode", mode),
       field("Full rebuild cron (optional)", fullCron, "A scheduled full rewrite, independent of the above."),
       field("Minimum interval (seconds)", interval, "Empty: the bank's setting. Automatic refreshes sooner than this wait (parked)."),
