@@ -78,18 +78,19 @@ export async function bankView(main, [bank], query, ctx) {
   const modelsSlot = h("div");
   grid.append(treeSlot, modelsSlot);
   const search = pageSearch(bank); // one search box, moved into each new tree panel so a poll keeps what it shows
-  const reloadTree = async () => {
-    const panel = await treePanel(bank, ctx, reloadTree, search);
-    // a poll must not wipe a search the reader typed: the panel keeps its own search state
-    if (ctx.current() && !treeSlot.contains(document.activeElement)) treeSlot.replaceChildren(panel);
+  // a poll leaves a panel alone while the reader is in it (typing a filter, on a button); an action reloads always
+  const idle = (slot, polled) => ctx.current() && !(polled && slot.contains(document.activeElement) && document.activeElement !== document.body);
+  const reloadTree = async (polled = false) => {
+    const panel = await treePanel(bank, ctx, () => reloadTree(), search);
+    if (idle(treeSlot, polled)) treeSlot.replaceChildren(panel);
   };
-  const reloadModels = async () => {
+  const reloadModels = async (polled = false) => {
     const fresh = h("div");
     await renderModels(fresh, bank, query, ctx);
-    if (ctx.current() && !modelsSlot.contains(document.activeElement)) modelsSlot.replaceChildren(...fresh.childNodes);
+    if (idle(modelsSlot, polled)) modelsSlot.replaceChildren(...fresh.childNodes);
   };
   await Promise.all([reloadTree(), reloadModels()]);
-  poll(ctx, () => Promise.all([reloadTree(), reloadModels()]));
+  poll(ctx, () => Promise.all([reloadTree(true), reloadModels(true)]));
 }
 
 async function renderModels(slot, bank, query, ctx) {
