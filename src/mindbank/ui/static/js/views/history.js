@@ -44,7 +44,8 @@ function blockDiff(bank, a, b) {
   const numbers = new Map();
   const blocksA = splitBlocks(a.text);
   const blocksB = splitBlocks(b.text);
-  for (const block of [...blocksA, ...blocksB]) for (const id of block.citations) if (!numbers.has(id)) numbers.set(id, numbers.size + 1);
+  // numbered as the newer side reads (as the content above does), then what only the older side cites
+  for (const block of [...blocksB, ...blocksA]) for (const id of block.citations) if (!numbers.has(id)) numbers.set(id, numbers.size + 1);
   const rows = diffItems(blocksA.map((x) => x.text), blocksB.map((x) => x.text));
   if (!rows.some((r) => r.op !== " ")) return h("p.muted", {}, "No difference.");
   const changedCitations = new Set();
@@ -54,7 +55,7 @@ function blockDiff(bank, a, b) {
     if (r.op !== " ") for (const m of r.line.matchAll(/\[mem:([A-Za-z0-9_-]+)\]/g)) changedCitations.add(m[1]);
     return h(`div.diff-block.${cls[r.op]}`, { role: "listitem" },
       h("span.sr", {}, `${words[r.op]}: `), h("span.op", { "aria-hidden": "true" }, r.op === " " ? "" : r.op),
-      h("div.diff-text", {}, r.line.split("\n").map((line) => h("div", {}, inline(line, (id) => numbers.get(id))))));
+      h("div.diff-text", {}, r.line.split("\n").map((line) => diffLine(line, numbers))));
   }));
   const notes = h("ol.footnotes", { "aria-label": "Memories cited by the changed blocks" });
   const ids = [...changedCitations].sort((x, y) => numbers.get(x) - numbers.get(y));
@@ -123,6 +124,16 @@ export function historySection(bank, model, history, revert) {
   section.append(h("h3", {}, "Compare versions"),
     h("div.diff-controls", {}, h("label", {}, "From ", from), h("label", {}, "To ", to)), out);
   return section;
+}
+
+/** One line of a block in the diff: a heading in bold, a list item with its bullet, citations numbered. */
+function diffLine(line, numbers) {
+  const number = (id) => numbers.get(id);
+  const heading = line.match(/^#{1,6}\s+(.*)$/);
+  if (heading) return h("div", {}, h("strong", {}, inline(heading[1], number)));
+  const item = line.match(/^(\s*)[-*+]\s+(.*)$/);
+  if (item) return h("div.diff-item", {}, "• ", inline(item[2], number));
+  return h("div", {}, inline(line, number));
 }
 
 function preview(text) {
