@@ -8,6 +8,7 @@ import { append, badge, field, h, modal, staleBadge, when } from "../dom.js";
 import { bankTabs } from "./bank_nav.js";
 
 const PAGE = 25;
+const SEARCH_SHOWN = 20; // recall answers within a token budget; the best of them are what a reader looks at
 const TYPES = ["world", "experience", "observation"];
 
 /** "2026-12-01T10:00" (a datetime-local value, the reader's zone) → ISO UTC, or null. */
@@ -69,8 +70,8 @@ export async function memoriesView(main, [bank], query, ctx) {
     if (state.type) body.types = [state.type];
     if (tagList.length) { body.tags = tagList; body.tags_match = state.match; }
     const answer = await post(`${bankPath(bank)}/memories/recall`, body);
-    results = answer.results;
-    total = results.length;
+    total = answer.results.length;
+    results = answer.results.slice(0, SEARCH_SHOWN);
   } else {
     const page = await get(`${bankPath(bank)}/memories/list`, { ...filterArgs, limit: PAGE, offset });
     results = page.items;
@@ -89,7 +90,7 @@ export async function memoriesView(main, [bank], query, ctx) {
       search ? null : [field("Document", docInput), field("Text contains", textInput), field("Written after", afterInput), field("Written up to", beforeInput)],
       h("button", { type: "submit" }, "Apply")),
     h("datalist#tag-suggestions", {}, (tags.items || []).map((t) => h("option", { value: t.tag }))),
-    h("p.muted.count", {}, search ? `${total} memor${total === 1 ? "y" : "ies"} recalled for “${search}”, best first.`
+    h("p.muted.count", {}, search ? `${total} memor${total === 1 ? "y" : "ies"} recalled for “${search}”${total > results.length ? `; the best ${results.length} shown` : ""}, best first. Score: the fused relevance (hover for semantic and keyword).`
       : total ? `${offset + 1}–${Math.min(offset + PAGE, total)} of ${total} memories, newest write first.` : ""),
     results.length ? h("div.table-wrap", {}, h("table.memories-table", {},
       h("caption.sr", {}, search ? "Recalled memories with their scores" : "Memories"),
