@@ -388,6 +388,14 @@ class MentalModelsService(ServiceCore):
             {"id": e.id, **e.content, "changed_at": to_iso(e.changed_at), "version": numbers.get(e.id)} for e in entries
         ]
 
+    def memory_cited_by(self, bank_id: str, memory_id: str) -> dict[str, Any]:
+        """``GET /memories/{id}/cited-by`` (and the client's name): ``{memory_id, mental_models: [{id, name,
+        is_knowledge_page, is_stale, staleness_reason}]}`` for :meth:`models_citing`. Raises
+        :class:`NotFoundError`."""
+        keys = ("id", "name", "is_knowledge_page", "is_stale", "staleness_reason")
+        models = self.models_citing(bank_id, memory_id)
+        return {"memory_id": memory_id, "mental_models": [{k: getattr(m, k) for k in keys} for m in models]}
+
     def models_citing(self, bank_id: str, memory_id: str) -> list[MentalModel]:
         """The mental models (knowledge pages among them) whose current document cites ``memory_id``, each with
         ``is_stale`` and the kind of its ``staleness_reason``; a deleted memory's citations still answer (its citers

@@ -141,20 +141,7 @@ def memory_cited_by(bank_id: str, memory_id: str, mb: Bank) -> dict[str, Any]:
     """Beyond the reference: the mental models (and knowledge pages) whose current document cites this memory,
     each ``{id, name, is_knowledge_page, is_stale, staleness_reason: {kind} | null}``; deleting or retagging the
     memory makes them stale. A deleted memory's citers still answer until they are refreshed."""
-    models = mb.models_citing(bank_id, memory_id)
-    return {
-        "memory_id": memory_id,
-        "mental_models": [
-            {
-                "id": m.id,
-                "name": m.name,
-                "is_knowledge_page": m.is_knowledge_page,
-                "is_stale": m.is_stale,
-                "staleness_reason": m.staleness_reason,
-            }
-            for m in models
-        ],
-    }
+    return mb.memory_cited_by(bank_id, memory_id)
 
 
 class UpdateMemoryRequest(RequestBody):
