@@ -71,6 +71,7 @@ def test_memories_view_scenario(browser: Any, server: str, mindbank: MindBank, a
 
     ui = WidePage(browser, server, artifacts, prefix="mem-")
     page = ui.page
+    page.set_default_timeout(30_000)  # two CPUs shared with other work: polling and refreshes get slow, not wrong
     try:
         # the memories view: paged, newest first, filtered by fact type and text
         page.goto(f"{server}/ui/#/b/{BANK}")
@@ -105,6 +106,7 @@ def test_memories_view_scenario(browser: Any, server: str, mindbank: MindBank, a
 
         # the model's page in a second tab, Fresh
         other = ui.context.new_page()
+        other.set_default_timeout(30_000)
         other.goto(f"{server}/ui/#/b/{BANK}/m/{model_id}")
         other.get_by_role("heading", name="Priya's running").wait_for()
         assert other.locator(".page-head .badge").first.inner_text() == "Fresh"

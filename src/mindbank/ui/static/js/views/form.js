@@ -57,7 +57,10 @@ export async function formView(main, [bank, id], query, ctx) {
 
   const name = h("input", { type: "text", required: true, maxlength: 256, value: model ? model.name : "" });
   const question = h("textarea", { required: true, rows: 2 }, model ? model.source_query : "");
-  const tags = h("input", { type: "text", value: model ? model.tags.join(", ") : "", placeholder: "user:alice, project:x" });
+  const tags = h("input", { type: "text", value: model ? model.tags.join(", ") : "", placeholder: "user:alice, project:x", list: "form-tags" });
+  // the bank's tags as suggestions (a failure only loses the suggestions)
+  const tagSuggestions = h("datalist#form-tags");
+  get(`${bankPath(bank)}/tags`, { limit: 200 }).then((t) => tagSuggestions.append(...t.items.map((i) => h("option", { value: i.tag }, `${i.count} memories`)))).catch(() => {});
   const maxTokens = h("input", { type: "number", min: 256, max: 8192, step: 1, value: model ? model.max_tokens : kind === "page" ? PAGE_MAX_TOKENS : 2048 });
   const mode = h("select", {}, ["full", "delta"].map((m) => h("option", { value: m, selected: (trigger.mode || "full") === m }, m === "full" ? "full (rewrite each time)" : "delta (edit in place)")));
   const when = trigger.refresh_cron ? "cron" : trigger.refresh_after_consolidation ? "consolidation" : "manual";
@@ -151,7 +154,7 @@ export async function formView(main, [bank, id], query, ctx) {
   const form = h("form.model-form", { on: { submit } },
     field("Name", name),
     field("Source query", question, "The standing question the document answers, asked again at every refresh."),
-    field("Tags", tags, "Comma-separated. Tags SCOPE the memories the model reads; they are not labels."),
+    field("Tags", tags, "Comma-separated. Tags SCOPE the memories the model reads; they are not labels."), tagSuggestions,
     h("fieldset", {}, h("legend", {}, "Scope"),
       field("Tags match", tagsMatch),
       h("div.field", { role: "group", "aria-labelledby": "types-label" }, h("span#types-label.label", {}, "Fact types (none checked: all)"),
