@@ -85,9 +85,12 @@ def test_memories_view_scenario(browser: Any, server: str, mindbank: MindBank, a
         page.get_by_label("Text contains").fill("marathon")
         page.get_by_role("button", name="Apply").click()
         page.wait_for_url("**q=marathon**")
-        page.locator("table.memories-table tbody tr").first.wait_for()
-        texts = page.locator("table.memories-table tbody td.text").all_inner_texts()
-        assert texts and all("marathon" in t.lower() for t in texts)
+        cells = page.locator("table.memories-table tbody td.text")
+        # the list shown until the filtered one is ready is the unfiltered one: wait for the new rows
+        texts = wait(
+            lambda: (t := cells.all_inner_texts()) and all("marathon" in x.lower() for x in t) and t, "filtered"
+        )
+        assert 0 < len(texts) < 25
         ui.shot("filtered")
 
         # search by meaning: recall ranks the memories, scores shown; the model cites the best one about her race
@@ -152,6 +155,7 @@ def test_memories_view_scenario(browser: Any, server: str, mindbank: MindBank, a
         assert client.post(f"/mental-models/{second}/refresh").status_code == 200
         settle(client)
         page.goto(f"{server}/ui/#/b/{BANK}/m/{second}")
+        page.get_by_role("heading", name="Tomas", exact=True).wait_for()
         page.get_by_role("heading", name="History (2 versions)").wait_for()
         history = page.locator("table.history-table tbody")
         assert history.locator("tr td:first-child").all_inner_texts() == ["Version 2 (current)", "Version 1"]
@@ -179,8 +183,8 @@ def test_memories_view_scenario(browser: Any, server: str, mindbank: MindBank, a
         ui.shot("operations-grouped")
         page.get_by_label("Type").select_option("refresh_mental_model")
         page.wait_for_url("**type=refresh_mental_model**")
-        page.locator("tbody tr").first.wait_for()
-        assert set(page.locator("tbody tr td:first-child").all_inner_texts()) == {"refresh_mental_model"}
+        types = page.locator("tbody tr td:first-child")
+        wait(lambda: set(types.all_inner_texts()) == {"refresh_mental_model"}, "only refreshes listed")
 
         # the bank view at 1366 px: no table wider than its container
         page.goto(f"{server}/ui/#/b/{BANK}")

@@ -72,10 +72,9 @@ async function render() {
   const [path, queryString = ""] = (window.location.hash.replace(/^#/, "") || "/").split("?");
   const query = new URLSearchParams(queryString);
   const route = ROUTES.find(([pattern]) => pattern.test(path));
-  clear(main);
   setCrumbs(pathCrumbs(path));
   if (!route) {
-    main.append(h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the banks")));
+    main.replaceChildren(h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the banks")));
     return;
   }
   const params = path.match(route[0]).slice(1).map(decodeURIComponent);
@@ -86,22 +85,27 @@ async function render() {
     current: () => token === renderCount,
     rerender: render,
   };
+  // the view is built off-screen and shown only if no newer render started meanwhile (a poll's re-render and a
+  // navigation can overlap: only the newest may reach the page)
+  const view = h("div.view");
   try {
-    await route[1](main, params, query, ctx);
+    await route[1](view, params, query, ctx);
   } catch (err) {
     if (token !== renderCount) return;
     if (err instanceof ApiError && err.status === 404) {
-      clear(main).append(h("h1", {}, "Not found"), h("p.error", { role: "alert" }, err.message),
+      clear(view).append(h("h1", {}, "Not found"), h("p.error", { role: "alert" }, err.message),
         h("p", {}, h("a", { href: pathCrumbs(path).at(-1)[1] || "#/" }, "Back")));
-      return;
+    } else {
+      clear(view).append(
+        h("h1", {}, "Something went wrong"),
+        h("p.error", { role: "alert" }, err instanceof ApiError ? `${err.message} (HTTP ${err.status})` : String(err)),
+        h("button", { type: "button", on: { click: render } }, "Try again"),
+      );
     }
-    clear(main).append(
-      h("h1", {}, "Something went wrong"),
-      h("p.error", { role: "alert" }, err instanceof ApiError ? `${err.message} (HTTP ${err.status})` : String(err)),
-      h("button", { type: "button", on: { click: render } }, "Try again"),
-    );
   }
   if (token === renderCount) {
+    main.replaceChildren(view);
+    view.querySelector("[autofocus]")?.focus(); // a view built off-screen asks for focus this way
     document.title = `${main.querySelector("h1")?.textContent || "mindbank"} · mindbank`;
   }
 }

@@ -55,7 +55,7 @@ export async function formView(main, [bank, id], query, ctx) {
   const title = editing ? `Edit “${model.name}”` : kind === "page" ? "New knowledge page" : "New mental model";
   ctx.setCrumbs([["Banks", "#/"], [bank, bankHref], [title, null]]);
 
-  const name = h("input", { type: "text", required: true, maxlength: 256, value: model ? model.name : "" });
+  const name = h("input", { type: "text", required: true, maxlength: 256, value: model ? model.name : "", autofocus: true });
   const question = h("textarea", { required: true, rows: 2 }, model ? model.source_query : "");
   const tags = h("input", { type: "text", value: model ? model.tags.join(", ") : "", placeholder: "user:alice, project:x", list: "form-tags" });
   // the bank's tags as suggestions (a failure only loses the suggestions)
@@ -174,5 +174,4 @@ export async function formView(main, [bank, id], query, ctx) {
 
   append(main, [h("h1", {}, title), kind === "page" ? h("p.muted", {}, folderName ? `In the folder “${folderName}”.` : "At the top level of the knowledge base.") : null, form]);
   updatePreview();
-  name.focus();
 }

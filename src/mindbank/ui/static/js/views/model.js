@@ -55,7 +55,8 @@ export async function modelView(main, [bank, id], query, ctx) {
 
   const runOperation = async (label, operationId) => {
     busy(true);
-    const op = await follow(bank, operationId, (o) => { status.textContent = opLine(label, o); });
+    // the final state is said by the re-rendered page (its flash), next to what the operation changed
+    const op = await follow(bank, operationId, (o) => { if (o.status === "pending" || o.status === "processing") status.textContent = opLine(label, o); });
     flash = opLine(label, op);
     ctx.navigate(selfHref);
   };
