@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from mindbank.cli.names import AmbiguousName, UnknownName, resolve_names
 from mindbank.cli.output import Output
 
 if TYPE_CHECKING:
@@ -56,7 +57,6 @@ def run_client(handler: Handler) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         from rich.console import Console
 
-        from mindbank.cli.names import UnknownName, resolve_names
         from mindbank.client import Client, MindBankClientError, MindBankHTTPError
 
         err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -67,6 +67,9 @@ def run_client(handler: Handler) -> Callable[[argparse.Namespace], int]:
         except UnknownName as exc:
             err.print(f"error: {exc}", markup=False)
             return 1
+        except AmbiguousName as exc:
+            err.print(f"mindbank: error: {exc}", markup=False)
+            return 2
         except MindBankHTTPError as exc:
             err.print(f"error: {exc.message} (HTTP {exc.status_code})", markup=False)
             return 1

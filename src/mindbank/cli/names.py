@@ -17,8 +17,6 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from mindbank.cli.common import UsageError
-
 if TYPE_CHECKING:
     from mindbank.client import Client, KnowledgeNode
 
@@ -29,9 +27,13 @@ class UnknownName(Exception):
     """No item has this id or name (exit status 1)."""
 
 
+class AmbiguousName(Exception):
+    """Two or more items have this name, or a name was given without a bank (exit status 2, a usage error)."""
+
+
 def pick(kind: str, ref: str, items: Iterable[tuple[str, str | None]]) -> str | None:
     """The id ``ref`` names among ``(id, name)`` pairs: the id itself, else the one exact name, else the one name
-    equal ignoring case; None when nothing matches. Raises :class:`UsageError` when a name is ambiguous."""
+    equal ignoring case; None when nothing matches. Raises :class:`AmbiguousName` when a name is ambiguous."""
     pairs = list(items)
     if any(i == ref for i, _ in pairs):
         return ref
@@ -41,7 +43,7 @@ def pick(kind: str, ref: str, items: Iterable[tuple[str, str | None]]) -> str | 
             return found[0][0]
         if found:
             listed = ", ".join(f"{i} ({n})" for i, n in sorted(found))
-            raise UsageError(f"{len(found)} {kind}s are named {ref!r}: {listed}; pass one of their ids")
+            raise AmbiguousName(f"{len(found)} {kind}s are named {ref!r}: {listed}; pass one of their ids")
     return None
 
 
@@ -83,7 +85,7 @@ def _documents(client: Client, bank_id: str) -> Iterator[tuple[str, str | None]]
 
 def resolve(client: Client, kind: str, bank_id: str, ref: str) -> str:
     """The id of the ``kind`` (``model``, ``page``, ``node`` or ``document``) that ``ref`` names in ``bank_id``.
-    Raises :class:`UsageError` (ambiguous) and :class:`UnknownName`."""
+    Raises :class:`AmbiguousName` and :class:`UnknownName`."""
     from mindbank.client import MindBankHTTPError
 
     if kind in ("model", "document"):  # an exact id wins: one read answers the usual case
@@ -118,7 +120,7 @@ def resolve_bank(client: Client, ref: str) -> str:
 
 def resolve_names(client: Client, args: argparse.Namespace) -> None:
     """Replace, in ``args``, the bank (``-b`` or ``MINDBANK_BANK``) and the arguments the command declared in
-    ``names`` by the ids they name. Raises :class:`UsageError` and :class:`UnknownName`."""
+    ``names`` by the ids they name. Raises :class:`AmbiguousName` and :class:`UnknownName`."""
     declared: dict[str, str] = getattr(args, "names", None) or {}
     ref = getattr(args, "bank", None) or os.environ.get("MINDBANK_BANK")
     if ref:
@@ -127,7 +129,7 @@ def resolve_names(client: Client, args: argparse.Namespace) -> None:
         value = getattr(args, attr, None)
         if value:
             if not args.bank:
-                raise UsageError("a bank is required: pass -b/--bank or set MINDBANK_BANK")
+                raise AmbiguousName("a bank is required: pass -b/--bank or set MINDBANK_BANK")
             setattr(args, attr, resolve(client, kind, args.bank, value))
 
 
