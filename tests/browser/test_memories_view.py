@@ -52,6 +52,14 @@ def wait(check: Any, what: str, seconds: float = 30) -> Any:
     return value
 
 
+def manual_model(client: httpx.Client, name: str, question: str) -> str:
+    """A model refreshed only when asked, after its first refresh: its id."""
+    body = {"name": name, "source_query": question, "trigger": {"refresh_after_consolidation": False}}
+    model_id = str(client.post("/mental-models", json=body).json()["mental_model_id"])
+    settle(client)
+    return model_id
+
+
 def test_memories_view_scenario(browser: Any, server: str, mindbank: MindBank, artifacts: Path) -> None:
     client = httpx.Client(base_url=f"{server}/v1/default/banks/{BANK}", timeout=30)
     # a two-person conversation, imported with the CLI into the server's database
@@ -61,13 +69,7 @@ def test_memories_view_scenario(browser: Any, server: str, mindbank: MindBank, a
     settle(client)
     total = client.get("/memories/list", params={"limit": 1}).json()["total"]
     assert total > 50
-    body = {
-        "name": "Priya's running",
-        "source_query": "What is Priya training for, and how is her running going?",
-        "trigger": {"refresh_after_consolidation": False},
-    }
-    model_id = client.post("/mental-models", json=body).json()["mental_model_id"]
-    settle(client)
+    model_id = manual_model(client, "Priya's running", "What is Priya training for, and how is her running going?")
 
     ui = WidePage(browser, server, artifacts, prefix="mem-")
     page = ui.page
@@ -142,13 +144,7 @@ def test_memories_view_scenario(browser: Any, server: str, mindbank: MindBank, a
         other.close()
 
         # a new model's history after two refreshes: versions 1 and 2, the diff with numbered citations
-        body = {
-            "name": "Tomas",
-            "source_query": "What does Tomas do?",
-            "trigger": {"refresh_after_consolidation": False},
-        }
-        second = client.post("/mental-models", json=body).json()["mental_model_id"]
-        settle(client)
+        second = manual_model(client, "Tomas", "What does Tomas do?")
         items = [{"content": "Tomas: I adopted a greyhound called Biscuit last week."}]
         assert client.post("/memories", json={"items": items}).status_code == 200
         settle(client)

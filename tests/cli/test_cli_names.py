@@ -19,11 +19,10 @@ def cli(server: str, capsys: pytest.CaptureFixture[str]) -> Cli:
 
 @pytest.fixture
 def model(cli: Cli) -> str:
-    """Bank ``b`` with a memory and a refreshed mental model ``alice`` named Alice."""
-    assert cli("retain", "Alice: I started training for the Berlin marathon.", "--tag", "user:alice")[0] == 0
-    code, _, err = cli("mm", "create", "--name", "Alice", "--query", "What is Alice training for?", "--id", "alice",
-                       "--tag", "user:alice", "--wait")  # fmt: skip
-    assert code == 0, err
+    """Bank ``b`` with one memory and the model ``alice``, named Alice, refreshed."""
+    cli("retain", "Alice: I started training for the Berlin marathon.", "--tag", "user:alice")
+    args = ("--name", "Alice", "--query", "What is Alice training for?", "--id", "alice", "--tag", "user:alice")
+    assert cli.json("mm", "create", *args, "--wait")["status"] == "completed"
     return "alice"
 
 
