@@ -51,7 +51,8 @@ function blockDiff(bank, a, b) {
   const changedCitations = new Set();
   const cls = { "+": "add", "-": "del", " ": "same" };
   const words = { "+": "added", "-": "removed", " ": "unchanged" };
-  const list = h("div.block-diff", { role: "list", "aria-label": `Diff from ${a.label} to ${b.label}` }, rows.map((r) => {
+  const list = h("div.block-diff", { role: "list", "aria-label": `Diff from ${a.label} to ${b.label}` }, folded(rows).map((r) => {
+    if (r.op === "…") return h("div.diff-block.fold", { role: "listitem" }, h("span.op"), h("div.diff-text.muted", {}, `⋯ ${r.count} unchanged blocks`));
     if (r.op !== " ") for (const m of r.line.matchAll(/\[mem:([A-Za-z0-9_-]+)\]/g)) changedCitations.add(m[1]);
     return h(`div.diff-block.${cls[r.op]}`, { role: "listitem" },
       h("span.sr", {}, `${words[r.op]}: `), h("span.op", { "aria-hidden": "true" }, r.op === " " ? "" : r.op),
@@ -124,6 +125,26 @@ export function historySection(bank, model, history, revert) {
   section.append(h("h3", {}, "Compare versions"),
     h("div.diff-controls", {}, h("label", {}, "From ", from), h("label", {}, "To ", to)), out);
   return section;
+}
+
+/** Diff rows with each run of unchanged blocks longer than 2 × ``context`` + 1 folded into {op: "…", count},
+ * keeping ``context`` blocks next to each change (and the document's first block, its title). */
+function folded(rows, context = 1) {
+  const out = [];
+  let run = [];
+  const flush = (atEnd) => {
+    const head = out.length ? run.slice(0, context) : run.slice(0, 1);
+    const tail = atEnd ? [] : run.slice(run.length - context);
+    if (run.length > head.length + tail.length + 1) out.push(...head, { op: "…", count: run.length - head.length - tail.length }, ...tail);
+    else out.push(...run);
+    run = [];
+  };
+  for (const r of rows) {
+    if (r.op === " ") run.push(r);
+    else { flush(false); out.push(r); }
+  }
+  flush(true);
+  return out;
 }
 
 /** One line of a block in the diff: a heading in bold, a list item with its bullet, citations numbered. */
