@@ -185,7 +185,8 @@ def _restored_bank(
 ) -> Bank:
     """The bank row a restore creates: the archive's profile and overrides (with the bank config) and bookkeeping.
     A bank restored under another id than the one exported (a copy, a clone) is named after its own id, so two
-    banks never show the same name; restored under its own id it keeps its name."""
+    banks never show the same name; restored under its own id it keeps its name; an archive without a name (a
+    document subset) leaves it unset (the id is what shows)."""
     now = utcnow()
     rec = reader.bank() or fmt.BankRecord()
     config: dict[str, Any] = {}
@@ -199,7 +200,9 @@ def _restored_bank(
     keep = options.include_bank_config
     return Bank(
         bank_id=options.target_bank_id,
-        name=(rec.name if source == options.target_bank_id else options.target_bank_id) if keep else None,
+        name=(rec.name if rec.name is None or source == options.target_bank_id else options.target_bank_id)
+        if keep
+        else None,
         mission=rec.mission if keep else None,
         disposition=rec.disposition if keep else None,
         config=config,
