@@ -1,5 +1,5 @@
-"""Command line of the benchmarks: ``python -m bench {locomo-recall,retain,refresh-cost,freshness,mm-quality,scale,
-operators,gate-calibration,load,knowledge-base,transfer} ...``."""
+"""Command line of the benchmarks: ``python -m bench {locomo-recall,retain,consolidation,refresh-cost,freshness,
+mm-quality,scale,operators,gate-calibration,load,knowledge-base,transfer,recall-latency,parsers} ...``."""
 
 from __future__ import annotations
 
@@ -29,13 +29,17 @@ def _parser() -> argparse.ArgumentParser:
     retain.add_argument("path", type=Path, metavar="PATH", help="a LoCoMo conversation JSON file")
     retain.add_argument("--repeat", type=int, default=3, help="timed runs, each into a fresh database (default 3)")
     retain.add_argument("--json", type=Path, default=None, help="report path (default bench/results/retain.json)")
-    retain.add_argument(
-        "--consolidation", action="store_true",
-        help="also time consolidating the conversation: retained in one call, and turn by turn",
-    )  # fmt: skip
-    retain.add_argument(
-        "--database-url", default=None, help="--consolidation on PostgreSQL: a postgresql:// URL (default SQLite)"
+    cons = sub.add_parser(
+        "consolidation",
+        help="observations the offline consolidator forms (evidence coverage, small talk, labelled paraphrases and "
+        "near misses) and what forming them costs turn by turn",
     )
+    cons.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="LoCoMo conversation JSON files")
+    cons.add_argument("--database-url", default=None, help="a postgresql:// URL (default: temporary SQLite files)")
+    cons.add_argument(
+        "--skip", nargs="*", default=[], choices=["quality", "labelled", "cost", "throughput"], help="parts not to run"
+    )
+    cons.add_argument("--json", type=Path, default=None, help="report path (default bench/results/consolidation.json)")
     cost = sub.add_parser(
         "refresh-cost",
         help="synthesis input per refresh, delta vs full, session by session; or (--failing-provider) the LLM calls "
@@ -103,10 +107,29 @@ def _parser() -> argparse.ArgumentParser:
         "--big-chars", type=int, default=1_000_000, help="size of the async retain (default 1,000,000 characters)"
     )
     load.add_argument("--json", type=Path, default=None, help="report path (default bench/results/load.json)")
+    big = sub.add_parser("big-retain", help="one large memory retained async into a server, with its embedder")
+    big.add_argument("--chars", type=int, default=1_000_000, help="size of the memory (default 1,000,000 characters)")
+    big.add_argument("--json", type=Path, default=None, help="report path (default bench/results/big-retain.json)")
     kb = sub.add_parser("knowledge-base", help="tree, page search and export latency as the knowledge base grows")
     kb.add_argument("--sizes", nargs="+", type=int, default=[100, 1000], help="page counts (default: 100 1000)")
     kb.add_argument("--database-url", default=None, help="a postgresql:// URL (default: a temporary SQLite file)")
     kb.add_argument("--json", type=Path, default=None, help="report path (default bench/results/knowledge-base-*.json)")
+
+    latency = sub.add_parser(
+        "recall-latency", help="POST /memories/recall over loopback HTTP: 1,000 memories, 50 queries, p50/p95"
+    )
+    latency.add_argument(
+        "--database-url", default=os.environ.get("MINDBANK_TEST_POSTGRES_URL") or None,
+        help="a postgresql:// URL on a server with pgvector: a fresh database is made beside it and dropped "
+        "(default MINDBANK_TEST_POSTGRES_URL; without one PostgreSQL is skipped)",
+    )  # fmt: skip
+    latency.add_argument(
+        "--json", type=Path, default=None, help="report path (default bench/results/recall-latency.json)"
+    )
+    parsers = sub.add_parser("parsers", help="hostile uploads: HTML extraction time, hostile PDFs and ZIP bombs")
+    parsers.add_argument("--paragraphs", nargs="+", type=int, default=[5_000, 10_000, 20_000, 40_000])
+    parsers.add_argument("--repeat", type=int, default=3, help="runs per case, the best kept (default 3)")
+    parsers.add_argument("--json", type=Path, default=None, help="report path (default bench/results/parsers.json)")
 
     transfer = sub.add_parser("transfer", help="export a bank and restore it elsewhere: time, archive size, memory")
     transfer.add_argument("--sizes", nargs="+", type=int, default=[10_000], help="bank sizes (memories)")
@@ -134,8 +157,11 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "retain":
         from bench import retain
 
-        retain.run(args.path, repeat=args.repeat, json_out=args.json, with_consolidation=args.consolidation,
-                   database_url=args.database_url)  # fmt: skip
+        retain.run(args.path, repeat=args.repeat, json_out=args.json)
+    elif args.command == "consolidation":
+        from bench import consolidation
+
+        consolidation.run(args.paths, database_url=args.database_url, json_out=args.json, skip=args.skip)
     elif args.command == "refresh-cost" and args.failing_provider:
         from bench import failing_provider
 
@@ -165,6 +191,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import operators
 
         operators.run(args.sizes, operations=args.operations, repeat=args.repeat, json_out=args.json)
+    elif args.command == "big-retain":
+        from bench import big_retain
+
+        big_retain.run(chars=args.chars, json_out=args.json)
     elif args.command == "load":
         from bench import load
 
@@ -179,6 +209,14 @@ def main(argv: list[str] | None = None) -> int:
         from bench import knowledge_base
 
         knowledge_base.run(args.sizes, database_url=args.database_url, json_out=args.json)
+    elif args.command == "recall-latency":
+        from bench import recall_latency
+
+        recall_latency.run(database_url=args.database_url, json_out=args.json)
+    elif args.command == "parsers":
+        from bench import parsers
+
+        parsers.run(args.paragraphs, repeat=args.repeat, json_out=args.json)
     elif args.command == "transfer":
         from bench import transfer
 

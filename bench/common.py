@@ -44,11 +44,13 @@ def machine_info() -> dict[str, Any]:
 
 
 def load_embedder() -> tuple[Embedder, float]:
-    """Load the local MiniLM embedder once; returns ``(embedder, load seconds)``."""
-    from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
+    """Load the configured embedder once (the bundled MiniLM unless ``MINDBANK_EMBEDDING_*`` names another, e.g. a
+    llama.cpp server); returns ``(embedder, load seconds)``."""
+    from mindbank.config import Settings
+    from mindbank.providers.embeddings.factory import build_embedder
 
     start = time.perf_counter()
-    embedder = MiniLMEmbedder()
+    embedder = build_embedder(Settings.from_env())
     return embedder, time.perf_counter() - start
 
 

@@ -281,7 +281,7 @@ def big_async_retain(base: str, chars: int = BIG_CHARS) -> dict[str, Any]:
             "memories": (op.get("result_metadata") or {}).get("unit_ids_count")}  # fmt: skip
 
 
-def _postgres_database(url: str) -> tuple[str, Any]:
+def postgres_database(url: str) -> tuple[str, Any]:
     """A fresh database (with pgvector) beside the one ``url`` names; returns its URL and a dropper."""
     import psycopg
 
@@ -359,7 +359,7 @@ def run(
                     "sqlite", str(folder / "load.db"), seconds, folder, console, big_chars
                 )
             elif database_url:
-                url, drop = _postgres_database(database_url)
+                url, drop = postgres_database(database_url)
                 try:
                     report["stores"]["postgres"] = run_store("postgres", url, seconds, folder, console, big_chars)
                 finally:

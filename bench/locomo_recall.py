@@ -53,12 +53,22 @@ class Config:
 
 
 BASELINES = (Config("dense", "dense"), Config("bm25", "bm25"), Config("hybrid", "hybrid"))
-# What moved hybrid recall: each step added to the previous one (docs/benchmarks.md).
-ABLATIONS = (
-    Config("hybrid:rrf", "hybrid", FusionParams(method="rrf", neighbour_prev=0.0, neighbour_next=0.0)),
-    Config("hybrid:convex", "hybrid", FusionParams(neighbour_prev=0.0, neighbour_next=0.0)),
-    Config("hybrid:convex+prev", "hybrid", FusionParams(neighbour_next=0.0)),
-)
+# Each arm of the shipped hybrid turned off on its own (dense alone and bm25 alone are the baselines above).
+ARMS_OFF: dict[str, dict[str, Any]] = {
+    "convex": {"method": "rrf"},
+    "prev": {"neighbour_prev": 0.0},
+    "next": {"neighbour_next": 0.0},
+    "neighbours": {"neighbour_prev": 0.0, "neighbour_next": 0.0},
+    "speaker": {"speaker_boost": 0.0},
+    "when": {"when_boost": 0.0},
+    "period": {"period_boost": 0.0},
+    "context": {"context_share": 0.0},
+    "cues": {"speaker_boost": 0.0, "when_boost": 0.0, "period_boost": 0.0},
+}
+ABLATIONS = tuple(Config(f"hybrid-{arm}", "hybrid", replace(FusionParams(), **off)) for arm, off in ARMS_OFF.items())
+# The tuning conversations: every weight, list and constant of recall is chosen on these only; the others report.
+TUNE = ("conv-26", "conv-30", "conv-41", "conv-42")
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}  # LoCoMo's numbering (5 adversarial)
 
 
 class _NullEmbedder:
@@ -153,17 +163,23 @@ def evaluate_conversation(
         results: dict[str, Any] = {}
         for config in configs:
             hits = dict.fromkeys(ks, 0)
+            by_category: dict[str, dict[str, int]] = {}
             timings: list[float] = []
             for question in scored:
                 began = time.perf_counter()
                 found = _run_query(bank, config, question.question, depth, candidates)
                 timings.append((time.perf_counter() - began) * 1000)
                 evidence = set(question.evidence)
+                cell = by_category.setdefault(str(question.category), {"questions": 0, **{str(k): 0 for k in ks}})
+                cell["questions"] += 1
                 for k in ks:
-                    hits[k] += bool(evidence.intersection(found[:k]))
+                    hit = bool(evidence.intersection(found[:k]))
+                    hits[k] += hit
+                    cell[str(k)] += hit
             results[config.name] = {
                 "hits": {str(k): hits[k] for k in ks},
                 "hit_at": {str(k): hits[k] / len(scored) if scored else 0.0 for k in ks},
+                "by_category": by_category,
                 "latency_ms": _latency(timings) if timings else {},
                 "_timings": timings,  # popped by run() after pooling across conversations
             }
@@ -178,20 +194,49 @@ def evaluate_conversation(
     }
 
 
-def summarise(conversations: list[dict[str, Any]], names: Sequence[str], ks: Sequence[int]) -> dict[str, Any]:
-    """Macro (mean of per-conversation fractions) and micro (pooled questions) hit@k, and per-query latency (ms,
-    pooled over all questions) from the ``_timings`` of each result, which are removed here."""
+def _hit_rates(conversations: list[dict[str, Any]], names: Sequence[str], ks: Sequence[int]) -> dict[str, Any]:
+    """``{macro, micro, by_category}`` hit@k of ``conversations``: macro is the mean of per-conversation
+    fractions, micro and per category (``{category: {questions, k: fraction}}``) pool the questions."""
     macro: dict[str, dict[str, float]] = {}
     micro: dict[str, dict[str, float]] = {}
-    latency: dict[str, dict[str, float]] = {}
+    categories: dict[str, dict[str, dict[str, float]]] = {}
     total = sum(c["questions"] for c in conversations)
     for name in names:
         rows = [c["results"][name] for c in conversations]
-        macro[name] = {str(k): statistics.fmean(r["hit_at"][str(k)] for r in rows) for k in ks}
+        macro[name] = {str(k): statistics.fmean(r["hit_at"][str(k)] for r in rows) for k in ks} if rows else {}
         micro[name] = {str(k): sum(r["hits"][str(k)] for r in rows) / total if total else 0.0 for k in ks}
-        pooled = [t for r in rows for t in r.pop("_timings", [])]
+        pooled: dict[str, dict[str, float]] = {}
+        for row in rows:
+            for category, cell in row["by_category"].items():
+                into = pooled.setdefault(category, dict.fromkeys(["questions", *map(str, ks)], 0.0))
+                for key, value in cell.items():
+                    into[key] += value
+        categories[name] = {
+            c: {"questions": int(v["questions"]), **{str(k): v[str(k)] / v["questions"] for k in ks}}
+            for c, v in sorted(pooled.items())
+        }
+    return {"macro": macro, "micro": micro, "by_category": categories}
+
+
+def summarise(conversations: list[dict[str, Any]], names: Sequence[str], ks: Sequence[int]) -> dict[str, Any]:
+    """Hit@k over all ``conversations`` (:func:`_hit_rates`), over the tuning and the report conversations apart
+    (``split``: ``{tune, report}``, each ``{conversations, questions, macro, micro, by_category}``), and per-query
+    latency (ms, pooled over all questions) from the ``_timings`` of each result, which are removed here."""
+    latency: dict[str, dict[str, float]] = {}
+    for name in names:
+        pooled = [t for c in conversations for t in c["results"][name].pop("_timings", [])]
         latency[name] = _latency(pooled) if pooled else {}
-    return {"macro": macro, "micro": micro, "latency_ms": latency}
+    split: dict[str, Any] = {}
+    for part, members in (
+        ("tune", [c for c in conversations if c["sample_id"] in TUNE]),
+        ("report", [c for c in conversations if c["sample_id"] not in TUNE]),
+    ):
+        split[part] = {
+            "conversations": [c["sample_id"] for c in members],
+            "questions": sum(c["questions"] for c in members),
+            **_hit_rates(members, names, ks),
+        }
+    return {**_hit_rates(conversations, names, ks), "split": split, "latency_ms": latency}
 
 
 def _table(title: str, rows: dict[str, dict[str, float]], ks: Sequence[int], latency: dict[str, float]) -> Table:
@@ -244,6 +289,17 @@ def run(
     latency = {name: values.get("mean", 0.0) for name, values in summary["latency_ms"].items()}
     console.print(_table(f"Average over {len(conversations)} conversations (macro)", summary["macro"], ks, latency))
     console.print(_table(f"Average over {scored} questions (micro)", summary["micro"], ks, latency))
+    for part, values in summary["split"].items():
+        if values["questions"]:
+            title = f"{part} ({', '.join(values['conversations'])}): {values['questions']} questions (micro)"
+            console.print(_table(title, values["micro"], ks, latency))
+    for category, label in CATEGORIES.items():
+        rows = {
+            n: summary["by_category"][n][str(category)] for n in names if str(category) in summary["by_category"][n]
+        }
+        if rows:
+            count = next(iter(rows.values()))["questions"]
+            console.print(_table(f"category {category} ({label}): {count} questions", rows, ks, latency))
     report = {
         "benchmark": "locomo-recall",
         "command": command_line(),

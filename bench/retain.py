@@ -6,19 +6,13 @@ extra, untimed-in-the-headline run splits the time into preparing (splitting and
 writes the turns once more without their ``document_id`` (each fact then carries a repeat key the write looks up:
 ``write_without_document_ids_s``).
 
-``--consolidation`` adds what consolidating the conversation costs, two ways (extractive consolidator, SQLite):
-``one_call`` retains every turn in one call and then consolidates; ``one_at_a_time`` retains turn after turn, each
-followed by one consolidation round (what auto-consolidation does when facts arrive one retain at a time). Each
-reports the consolidation seconds (rounds only, retains not counted), the rounds and the observations formed.
-With ``--database-url`` the consolidation part runs on PostgreSQL (a database beside the URL's).
+What consolidating the conversation costs is ``python -m bench consolidation`` (``bench/consolidation.py``).
 """
 
 from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -27,82 +21,19 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.common import RESULTS_DIR, command_line, load_embedder, machine_info, temp_bank, write_json
-from mindbank.config import Settings
-from mindbank.domain.records import RetainItem
-from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.timeutil import utcnow
-from mindbank.engine.consolidate.rounds import consolidate_round
 from mindbank.engine.retain.extractive import prepare_documents
 from mindbank.importers import load_locomo, locomo_items
-from mindbank.providers.embeddings.base import Embedder
-from mindbank.service import MindBank
 
 BANK = "retain-bench"
 
 
-def _consolidate(bank: MindBank) -> tuple[float, int]:
-    """Consolidate the bank's pending facts to the end; ``(seconds, rounds)``."""
-    rounds, start = 0, time.perf_counter()
-    while True:
-        rounds += 1
-        if not consolidate_round(bank.store, BANK, consolidator=bank.consolidator).more:
-            return time.perf_counter() - start, rounds
-
-
-def _observations(bank: MindBank) -> int:
-    return bank.store.count_in_scope(BANK, MemoryFilter(fact_types=("observation",))).get("observation", 0)
-
-
-@contextmanager
-def _bank(embedder: Embedder, database_url: str | None) -> Iterator[MindBank]:
-    """A fresh SQLite bank, or the bench bank emptied on a PostgreSQL database beside ``database_url``'s."""
-    if database_url is None:
-        with temp_bank(embedder) as bank:
-            yield bank
-        return
-    from bench.failing_provider import sibling_database
-
-    bank = MindBank.open(Settings(database_url=sibling_database(database_url, "retain_bench")), embedder=embedder)
-    try:
-        bank.store.delete_bank(BANK)
-        yield bank
-    finally:
-        bank.store.delete_bank(BANK)
-        bank.close()
-
-
-def consolidation(embedder: Embedder, items: list[RetainItem], database_url: str | None = None) -> dict[str, Any]:
-    """Consolidation cost and observations formed, the conversation retained in one call and turn by turn (on
-    SQLite, or on PostgreSQL with ``database_url``)."""
-    out: dict[str, Any] = {"backend": "postgres" if database_url else "sqlite"}
-    with _bank(embedder, database_url) as bank:
-        bank.retain(BANK, items)
-        seconds, rounds = _consolidate(bank)
-        out["one_call"] = {"consolidation_s": round(seconds, 3), "rounds": rounds, "observations": _observations(bank)}
-    with _bank(embedder, database_url) as bank:
-        spent, rounds = 0.0, 0
-        for item in items:
-            bank.retain(BANK, [item])
-            seconds, n = _consolidate(bank)
-            spent, rounds = spent + seconds, rounds + n
-        out["one_at_a_time"] = {
-            "consolidation_s": round(spent, 3),
-            "rounds": rounds,
-            "ms_per_round": round(1000 * spent / rounds, 2),
-            "observations": _observations(bank),
-        }
-    return out
-
-
 def run(
     path: Path, *, repeat: int = 3, json_out: Path | None = None, console: Console | None = None,
-    with_consolidation: bool = False, database_url: str | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Time ``repeat`` retains of the conversation at ``path``; print a table, write JSON, return the report.
 
     Per run: ``seconds`` (wall clock of ``MindBank.retain``), ``memories``, and ``memories_per_s``.
-    ``with_consolidation``: also :func:`consolidation` (report key ``consolidation``; on PostgreSQL with
-    ``database_url``).
     """
     console = console or Console()
     embedder, load_s = load_embedder()
@@ -156,9 +87,6 @@ def run(
         f"median {summary['seconds_median']:.2f} s = {summary['memories_per_s_median']:.1f} memories/s; "
         f"split+embed {prepare_s:.2f} s, database write {write_s:.3f} s ({loose_write_s:.3f} s without document ids)"
     )
-    if with_consolidation:
-        summary["consolidation"] = consolidation(embedder, items, database_url)
-        console.print(f"consolidation: {summary['consolidation']}")
     report = {
         "benchmark": "retain",
         "command": command_line(),

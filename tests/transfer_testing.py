@@ -169,3 +169,12 @@ def _vector(value: Any) -> list[float]:
 def without_operations(rows: dict[str, list[dict[str, Any]]], *ids: str) -> dict[str, list[dict[str, Any]]]:
     """``rows`` with the given operations left out (an export's own, an import's own)."""
     return {**rows, "operations": [r for r in rows["operations"] if r["id"] not in ids]}
+
+
+# the manifest of a reference-format (version 1) archive of bank "ref": what hand-made test archives start from
+REFERENCE_MANIFEST: dict[str, Any] = {
+    "format": "bank-transfer",
+    "format_version": 1,
+    "source_bank_id": "ref",
+    "exported_at": "2026-03-01T10:00:00Z",
+}

@@ -46,6 +46,21 @@ LLM_OPTIONS: tuple[Option, ...] = (
     Option("llm_timeout", float, 120.0, "Seconds one LLM request may take; a timeout is retried like a 429."),
     Option("llm_max_retries", int, 3, "Retries of a transient LLM failure (429, 5xx, timeout), exponential backoff."),
     Option("llm_max_concurrent", int, 32, "LLM requests in flight at once, across every operation of the process."),
+    Option(
+        "llm_context_window",
+        int,
+        None,
+        "Tokens the model's context holds (prompt and reply). Set: the refresh and reflect loops fit their evidence "
+        "into it, a prompt that cannot fit is refused, never sent truncated, and a window too small for the loops "
+        "stops the start-up. Unset: no limit is assumed.",
+    ),
+    Option(
+        "llm_structured_output",
+        str,
+        "json_schema",
+        "How the openai provider asks for JSON-schema output: json_schema (OpenAI, Ollama, vLLM, llama.cpp's C++ "
+        "server) or json_object (llama-cpp-python's server: response_format type json_object with a schema).",
+    ),
     *(
         Option(f"{op}_llm_{name}", str, None, f"{op.capitalize()} override of LLM_{name.upper()}.")
         for op in LLM_OPERATIONS
@@ -53,6 +68,37 @@ LLM_OPTIONS: tuple[Option, ...] = (
     ),
     Option("llm_trace_enabled", bool, False, "Store every LLM prompt and response, readable per operation."),
     Option("llm_trace_retention_hours", float, 168.0, "Hours stored LLM prompts and responses are kept."),
+)
+
+# The embedding port (docs/configuration.md "Embeddings"): one model per server; each bank records the model its
+# vectors were made with and refuses another.
+EMBEDDING_PROVIDERS: tuple[str, ...] = ("local", "openai")
+EMBEDDING_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "embedding_provider",
+        str,
+        "local",
+        "Embedding provider: local (the bundled all-MiniLM-L6-v2, 384 dimensions, on the CPU) or openai (any "
+        "OpenAI-compatible /v1/embeddings server: OpenAI, Ollama, llama.cpp, vLLM, Text Embeddings Inference).",
+    ),
+    Option("embedding_model", str, None, "Embedding model name (openai). Default: text-embedding-3-small."),
+    Option("embedding_api_key", str, None, "Embedding API key (never logged). Default: the SDK's OPENAI_API_KEY."),
+    Option("embedding_base_url", str, None, "Embedding server base URL, e.g. http://localhost:11434/v1 for Ollama."),
+    Option(
+        "embedding_dimension",
+        int,
+        None,
+        "Vector width of the embedding model (unset: read from the server's first reply at start-up).",
+    ),
+    Option(
+        "embedding_send_dimension",
+        bool,
+        False,
+        "Send MINDBANK_EMBEDDING_DIMENSION as the request's `dimensions` (OpenAI text-embedding-3 shortens vectors).",
+    ),
+    Option("embedding_batch_size", int, 64, "Texts per embeddings request."),
+    Option("embedding_timeout", float, 60.0, "Seconds one embeddings request may take before it is retried."),
+    Option("embedding_max_retries", int, 3, "Retries of a transient embeddings failure (429, 5xx, timeout), backoff."),
 )
 
 # Request limits (docs/configuration.md "Limits", docs/security.md): enforced once, by mindbank.domain.limits, for
@@ -104,6 +150,12 @@ OPTIONS: tuple[Option, ...] = (
         int,
         2,
         "Operations one worker process runs at once (threads); claims are fair by bank and by operation type.",
+    ),
+    Option(
+        "worker_delivery_slots",
+        int,
+        1,
+        "Threads of one worker process that send webhook deliveries, apart from the slots (0: the slots send them).",
     ),
     Option(
         "retain_sync_max_chars",
@@ -210,6 +262,7 @@ OPTIONS: tuple[Option, ...] = (
         "(CORS). Loopback origins are always allowed on a loopback bind.",
     ),
     *LIMIT_OPTIONS,
+    *EMBEDDING_OPTIONS,
     Option(
         "knowledge_page_default_trigger",
         dict,
@@ -278,6 +331,7 @@ class Settings:
     worker_lease_seconds: float = 300.0
     worker_max_retries: int = 3
     worker_slots: int = 2
+    worker_delivery_slots: int = 1
     retain_sync_max_chars: int = 250_000
     worker_retry_backoff_seconds: float = 5.0
     enable_mental_model_history: bool = True
@@ -326,6 +380,17 @@ class Settings:
     max_token_budget: int = 65_536
     max_offset: int = 1_000_000_000
 
+    # embeddings (see EMBEDDING_OPTIONS)
+    embedding_provider: str = "local"
+    embedding_model: str | None = None
+    embedding_api_key: str | None = field(default=None, repr=False)
+    embedding_base_url: str | None = None
+    embedding_dimension: int | None = None
+    embedding_send_dimension: bool = False
+    embedding_batch_size: int = 64
+    embedding_timeout: float = 60.0
+    embedding_max_retries: int = 3
+
     knowledge_page_default_trigger: dict[str, Any] | None = None
 
     transfer_retention_hours: float = 24.0
@@ -338,6 +403,8 @@ class Settings:
     llm_timeout: float = 120.0
     llm_max_retries: int = 3
     llm_max_concurrent: int = 32
+    llm_context_window: int | None = None
+    llm_structured_output: str = "json_schema"
     retain_llm_provider: str | None = None
     retain_llm_model: str | None = None
     retain_llm_api_key: str | None = field(default=None, repr=False)

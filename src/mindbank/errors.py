@@ -56,3 +56,26 @@ class UnsupportedTypeError(MindBankError):
     def __init__(self, media_type: str, message: str) -> None:
         super().__init__(message)
         self.media_type = media_type
+
+
+class EmbeddingProviderError(MindBankError):
+    """The embedding provider refused a request or answered unusably (HTTP 502); retrying will not help."""
+
+
+class EmbeddingUnavailableError(EmbeddingProviderError, TransientError):
+    """The embedding provider is unreachable, timed out or kept answering 429/5xx after the SDK's retries (HTTP 503).
+    Being a :class:`TransientError`, the worker retries an operation that hit it with backoff."""
+
+
+class EmbeddingModelMismatchError(ConflictError):
+    """A bank's vectors were made by another embedding model than the one configured (HTTP 409): searching or adding
+    vectors would mix two models' spaces. ``bank_model`` and ``configured_model`` name both."""
+
+    def __init__(self, bank_id: str, bank_model: str, bank_dimension: int, model: str, dimension: int) -> None:
+        super().__init__(
+            f"bank '{bank_id}' holds vectors of embedding model {bank_model!r} ({bank_dimension} dimensions) but "
+            f"this server embeds with {model!r} ({dimension} dimensions): set MINDBANK_EMBEDDING_MODEL back to "
+            f"{bank_model!r}, or keep this bank on a server configured for it"
+        )
+        self.bank_model = bank_model
+        self.configured_model = model

@@ -127,8 +127,10 @@ def test_mcp_honours_scoped_keys(server: str, mindbank: MindBank) -> None:
                 # the listing says which tools such a key may call
                 hints = {t.name: t.annotations.read_only_hint for t in (await client.list_tools()).tools}  # type: ignore[union-attr]
                 assert hints["recall"] is True and hints["get_knowledge_base_tree"] is True and hints["retain"] is False
-            async with McpClient(streamable_http_client(f"{server}/mcp/other", http_client=http)) as client:
-                assert (await client.call_tool("recall", {"query": "tea"})).is_error
+            # a bank outside the scopes is a 404 at its MCP URL, as over HTTP (whether it exists or not)
+            for bank in ("other", "nobody-has-this"):
+                outside = await http.post(f"{server}/mcp/{bank}/", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+                assert outside.status_code == 404, outside.text
 
     asyncio.run(scenario())
 

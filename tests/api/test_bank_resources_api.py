@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 from mindbank.config import Settings
 from mindbank.server import create_app
 from mindbank.service import MindBank
+from mindbank.testing_files import text_pdf
 
 BASE = "/v1/default/banks/b"
 
@@ -55,24 +56,7 @@ def test_reset_config_and_profile_fields(client: TestClient) -> None:
     assert client.get("/v1/default/banks/ghost/profile").status_code == 404
 
 
-def pdf(text: str) -> bytes:
-    """A one-page PDF whose text layer is ``text`` (objects, cross-reference table and trailer written out)."""
-    stream = f"BT /F1 12 Tf 20 100 Td ({text}) Tj ET".encode()
-    objects = [
-        b"<</Type/Catalog/Pages 2 0 R>>",
-        b"<</Type/Pages/Kids[3 0 R]/Count 1>>",
-        b"<</Type/Page/Parent 2 0 R/MediaBox[0 0 400 144]/Contents 4 0 R/Resources<</Font<</F1 5 0 R>>>>>>",
-        b"<</Length %d>>stream\n" % len(stream) + stream + b"\nendstream",
-        b"<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>",
-    ]
-    out, offsets = b"%PDF-1.4\n", []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj" % number + body + b"endobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    return out + b"trailer<</Size %d/Root 1 0 R>>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+pdf = text_pdf
 
 
 def test_files_retain_reads_text_markdown_html_and_pdf(client: TestClient, mindbank: MindBank) -> None:

@@ -298,7 +298,7 @@ def test_search_is_hybrid_over_pages(c: TestClient, mb: MindBank) -> None:
     retain(c, "Bob: I bake sourdough bread every weekend.", tags=["user:bob"])
     running = page(c, "Running", tags=["user:alice"], trigger=ALL_TYPES)
     baking = page(c, "Kitchen", tags=["user:bob"], trigger=ALL_TYPES)
-    empty = page(c, "Empty page")
+    empty = page(c, "Empty page", tags=["nobody"])
     mb.run_pending()
     hits = ok(c.get(f"{KB}/search", params={"q": "marathon"}))
     assert hits["results"][0]["id"] == running["page_id"] and hits["results"][0]["score"] == 1.0
@@ -330,8 +330,8 @@ def test_export_is_a_markdown_bundle(c: TestClient, mb: MindBank) -> None:
     retain(c, "Alice: I started training for the Berlin marathon.")
     people = folder(c, "People & Friends")
     alice = page(c, "Alice", people, tags=["user:alice"], trigger=ALL_TYPES)
-    page(c, "alice!", people)  # the same slug in the same folder
-    page(c, "Top")
+    page(c, "alice!", people, tags=["nobody"])  # the same slug in the same folder
+    page(c, "Top", tags=["nobody"])
     mb.run_pending()
     files = {f["path"]: f["content"] for f in ok(c.get(f"{KB}/export"))["files"]}
     assert set(files) == {"index.md", "people-friends/alice.md", "people-friends/alice-2.md", "top.md", "log.md"}

@@ -12,6 +12,9 @@ from mindbank.service import MindBank
 BASE = "/v1/default/banks"
 
 
+FACTS = ["world", "experience"]
+
+
 def seed(client: TestClient, bank: str = "b") -> None:
     items = [
         {"content": "Alice: I started training for the Berlin marathon in September.", "tags": ["user:alice"]},
@@ -146,10 +149,11 @@ def test_scope_preview_and_warnings(client: TestClient, mindbank: MindBank) -> N
     r = client.post(f"{BASE}/b/mental-models/scope-preview", json={"tags": ["user:alice", "team"]})
     assert r.json()["total"] == 0 and r.json()["tags_match"] == "all_strict"
     r = client.post(
-        f"{BASE}/b/mental-models/scope-preview", json={"tags": ["user:alice", "team"], "trigger": {"tags_match": "any"}}
-    )
+        f"{BASE}/b/mental-models/scope-preview",
+        json={"tags": ["user:alice", "team"], "trigger": {"tags_match": "any", "fact_types": FACTS}},
+    )  # the facts only: the running worker may have consolidated them into observations already
     assert r.json()["total"] == 2 and r.json()["by_fact_type"] == {"world": 2, "experience": 0, "observation": 0}
-    groups = {"tag_groups": [{"or": [{"tags": ["user:alice"]}, {"tags": ["user:bob"]}]}]}
+    groups = {"tag_groups": [{"or": [{"tags": ["user:alice"]}, {"tags": ["user:bob"]}]}], "fact_types": FACTS}
     assert client.post(f"{BASE}/b/mental-models/scope-preview", json={"trigger": groups}).json()["total"] == 3
     created = client.post(
         f"{BASE}/b/mental-models", json={"name": "x", "source_query": "y", "tags": ["user:alice", "team"]}

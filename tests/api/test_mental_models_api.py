@@ -21,7 +21,7 @@ TRIGGER_KEYS = {
     "min_refresh_interval_seconds", "fact_types", "exclude_mental_models", "exclude_mental_model_ids", "tags_match",
     "tag_groups", "include_chunks", "recall_max_tokens", "recall_chunks_max_tokens",
     "reflect_search_observations_max_tokens", "reflect_search_observations_include_entities", "response_schema",
-    "keep_trace", "daily_token_budget",  # daily_token_budget: beyond the reference (issue 14)
+    "keep_trace", "daily_token_budget", "review",  # daily_token_budget, review: beyond the reference
 }  # fmt: skip
 
 FACTS = [

@@ -102,7 +102,7 @@ def test_the_control_plane_scenario(ui: Page, server: str, mindbank: MindBank) -
     # banks with their stats, then the bank
     page.goto(f"{server}/ui")
     page.get_by_role("heading", name="Banks").wait_for()
-    assert page.get_by_role("row", name="b").get_by_text("3 world · 0 experience · 0 observation").is_visible()
+    assert page.get_by_role("row", name="b").get_by_text("3 world · 0 experience · 2 observation").is_visible()
     ui.shot("banks")
     page.get_by_role("link", name=BANK, exact=True).click()
     page.get_by_role("heading", name="Mental models").wait_for()
@@ -112,7 +112,7 @@ def test_the_control_plane_scenario(ui: Page, server: str, mindbank: MindBank) -
     page.get_by_label("Name", exact=True).fill("Alice")
     page.get_by_label("Source query").fill("What is Alice training for?")
     page.get_by_label("Tags", exact=True).fill("user:alice")
-    page.get_by_text("Scope: 2 memories").wait_for()
+    page.get_by_text("Scope: 4 memories").wait_for()  # the two facts and the two observations consolidation formed
     page.get_by_label("Keep trace (record how each refresh ran)").check()
     # the form keeps a new model fresh by itself unless told otherwise, and says what each choice means
     assert page.get_by_label("Refreshes").input_value() == "consolidation"
@@ -205,8 +205,9 @@ def test_the_control_plane_scenario(ui: Page, server: str, mindbank: MindBank) -
     page.get_by_label("Name", exact=True).fill("Alice's running")
     page.get_by_label("Source query").fill("How is Alice's running going?")
     page.get_by_label("Tags", exact=True).fill("user:alice")
-    page.get_by_text("This scope matches no memories right now").wait_for()  # pages read observations by default
-    ui.shot("page-form-empty-scope")
+    # pages read observations by default: consolidation formed one from each of Alice's facts
+    page.get_by_text("observation only").wait_for()
+    ui.shot("page-form-observations")
     page.get_by_label("world").check()
     page.get_by_label("observation").uncheck()
     page.get_by_text("Scope: 3 memories").wait_for()

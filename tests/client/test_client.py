@@ -36,6 +36,7 @@ def test_sync_client_every_method(server: str, mindbank: MindBank) -> None:
         hits = c.recall("b", "What is Alice training for?", tags=["user:alice"])
         assert "marathon" in hits.results[0].text and hits.results[0].tags == ["user:alice"]
         assert hits.results[0].context == "chat" and hits.results[0].occurred_start is not None
+        assert "Alice" in (hits.results[0].entities or []) and "Alice" in hits.entities
 
         created = c.create_mental_model("b", "Alice", "What is Alice training for?", id="alice", tags=["user:alice"],
                                         trigger={"keep_trace": True, "refresh_cron": "0 3 * * *"})  # fmt: skip
@@ -72,7 +73,8 @@ def test_sync_client_every_method(server: str, mindbank: MindBank) -> None:
         assert "3:58" not in (reverted.content or "") and "marathon" in (reverted.content or "")
 
         tags = c.list_tags("b")
-        assert {t.tag: t.count for t in tags.items} == {"user:alice": 2, "user:bob": 1}
+        counts = {t.tag: t.count for t in tags.items}  # facts, and the observations consolidation formed so far
+        assert set(counts) == {"user:alice", "user:bob"} and counts["user:alice"] >= 2 and counts["user:bob"] >= 1
         assert c.list_tags("b", source="mental_models").items[0].tag == "user:alice"
         stats = c.stats("b")
         assert stats.bank_id == "b" and stats.total_nodes >= 3 and stats.last_memory_write_at is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import uuid
 from dataclasses import replace
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -386,6 +386,35 @@ def test_consolidation_round_trip(store: Store) -> None:
     assert [h for h, _ in store.keyword_search("b", ["lighthouse"], 5, MemoryFilter())] == [obs_id]
     assert store.vector_search("b", vec(0, 0, 1, 0), 1, MemoryFilter(fact_types=("observation",)))[0][0] == obs_id
     assert store.get_memories("b", [other_id]) == []
+    observations_only = MemoryFilter(fact_types=("observation",), tags=(), tags_match="exact")
+    assert store.nearest_in("b", [(vec(0, 0, 1, 0), observations_only), (vec(1, 0, 0, 0), MemoryFilter())], 1) == [  # type: ignore[attr-defined]
+        store.vector_search("b", vec(0, 0, 1, 0), 1, observations_only),
+        store.vector_search("b", vec(1, 0, 0, 0), 1, MemoryFilter()),
+    ]
+    # what a round reads of the observations: those citing a fact that is gone or sent back to consolidation
+    assert store.observations_losing_sources("b", []) == []  # type: ignore[attr-defined]
+    assert [o.id for o in store.observations_losing_sources("b", [ids[1]])] == [obs_id]  # type: ignore[attr-defined]
+    store.delete_memory("b", ids[0])
+    assert [o.id for o in store.observations_losing_sources("b", [])] == [obs_id]  # type: ignore[attr-defined]
+
+
+def test_an_observation_mentions_are_its_sources(store: Store) -> None:
+    """A grown observation (and a new one of several sources) counts its sources as mentions, the newest last."""
+    first, second = doc("fact one"), doc("fact two")
+    first.memories[0] = replace(first.memories[0], mentioned_at=datetime(2024, 1, 1, tzinfo=UTC))
+    second.memories[0] = replace(second.memories[0], mentioned_at=datetime(2024, 2, 1, tzinfo=UTC))
+    ids = [i for (i,) in store.write_documents("b", [first, second])]
+    observation = NewMemory(
+        text="an observation", fact_type="observation", embedding=vec(1, 0, 0, 0), tags=(), context=None,
+        metadata={}, document_id=None, chunk_id=None, occurred_start=None, occurred_end=None, mentioned_at=None,
+        source_memory_ids=tuple(ids), proof_count=2,
+    )  # fmt: skip
+    (obs_id,) = store.write_consolidation("b", creates=[observation], updates=[], consolidated_ids=ids)  # type: ignore[attr-defined]
+    (obs,) = store.get_memories("b", [obs_id])
+    assert obs.mention_count == 2 and obs.last_mentioned_at == datetime(2024, 2, 1, tzinfo=UTC)
+    store.write_consolidation("b", creates=[], updates=[(obs_id, (ids[0],), 1)], consolidated_ids=[])  # type: ignore[attr-defined]
+    (obs,) = store.get_memories("b", [obs_id])
+    assert obs.mention_count == 1 and obs.last_mentioned_at == datetime(2024, 1, 1, tzinfo=UTC)
 
 
 def test_coalescing_deferral_injected_clock_and_trigger_lookup(store: Store) -> None:

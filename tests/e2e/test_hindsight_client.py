@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import pytest
@@ -25,7 +26,8 @@ def test_reference_client_round_trip(server: str, mindbank: MindBank) -> None:
         client.retain_batch("b", [{"content": "Alice: My plan has a long run on Sundays.", "tags": ["user:alice"]},
                                   {"content": "Bob: I bake sourdough bread.", "tags": ["user:bob"]}])  # fmt: skip
         recall = client.recall("b", "What is Alice training for?")
-        assert "marathon" in recall.results[0].text and recall.results[0].type == "world"
+        # the fact, or the observation consolidation formed from it
+        assert "marathon" in recall.results[0].text and recall.results[0].type in ("world", "observation")
 
         created = client.create_mental_model("b", name="Alice", source_query="What is Alice training for?",
                                              tags=["user:alice"], id="alice",
@@ -197,6 +199,28 @@ def test_reference_client_drives_every_knowledge_base_method(server: str, mindba
         client.delete_knowledge_node("b", created.page_id)
         assert client.get_knowledge_base_tree("b").roots == []
         assert client.list_mental_models("b").total == 1
+    finally:
+        client.close()
+
+
+def test_reference_client_knowledge_page_over_observations_names_the_team(server: str, mindbank: MindBank) -> None:
+    """A page at its default trigger (observations only) over two freshly retained facts: the worker consolidates
+    them into observations and refreshes the page after consolidation, so it names both people."""
+    client = hindsight_client.Hindsight(base_url=server)
+    try:
+        client.retain("b", "Alice leads the data platform team and sets its quarterly roadmap.", tags=["team"])
+        client.retain("b", "Bob joined the data platform team in March as a backend engineer.", tags=["team"])
+        created = client.create_knowledge_page("b", "Data platform", "Who is on the data platform team?",
+                                               tags=["team"])  # fmt: skip
+        wait(mindbank, "b", created.operation_id)
+        deadline = time.monotonic() + 30
+        body = ""
+        while time.monotonic() < deadline:
+            body = client.get_knowledge_page("b", created.page_id).body
+            if "Alice" in body and "Bob" in body:
+                break
+            time.sleep(0.1)
+        assert "Alice leads the data platform team" in body and "Bob joined the data platform team" in body
     finally:
         client.close()
 

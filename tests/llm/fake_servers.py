@@ -164,3 +164,62 @@ def anthropic_reply(text: str | None = None, tool_calls: list[tuple[str, dict[st
 def error_reply(status: int, message: str = "nope", **headers: str) -> Reply:
     """An error body both SDKs understand."""
     return Reply({"error": {"type": "error", "message": message}}, status=status, headers=headers)
+
+
+# ---------------------------------------------------------------- OpenAI embeddings
+def embeddings_reply(vectors: list[list[float]], *, model: str = "fake-embed", shuffle: bool = False) -> Reply:
+    """A ``/v1/embeddings`` reply carrying ``vectors`` (``shuffle``: in reverse order, each with its own index)."""
+    data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+    if shuffle:
+        data.reverse()
+    tokens = sum(len(v) for v in vectors)
+    return Reply(
+        {"object": "list", "data": data, "model": model, "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+    )
+
+
+def hashed_embeddings(dimension: int = 8) -> Responder:
+    """A responder embedding each input text as a deterministic bag of hashed words (``dimension`` wide), so texts
+    sharing words are near each other; it answers one vector per input, whatever the batch."""
+    import hashlib
+
+    def vector(text: str) -> list[float]:
+        out = [0.0] * dimension
+        for word in text.lower().split():
+            digest = hashlib.sha1(word.strip(".,!?").encode()).digest()
+            out[digest[0] % dimension] += 1.0 + digest[1] / 255
+        return out if any(out) else [1.0] + [0.0] * (dimension - 1)
+
+    def respond(seen: Seen) -> Reply:
+        inputs = seen.body.get("input")
+        texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
+        return embeddings_reply([vector(t) for t in texts], model=str(seen.body.get("model")))
+
+    return respond
+
+
+# ---------------------------------------------------------------- a recording proxy in front of a real server
+def forwarding(upstream: str, *, max_tokens: int | None = None, timeout: float = 300.0) -> Responder:
+    """A responder that forwards each request to ``upstream`` (``http://host:port``) and answers its reply, so a
+    :class:`FakeServer` records (``seen``) what a real server received. ``max_tokens`` caps the reply length of chat
+    completions (a small model under a grammar may otherwise write until its context is full)."""
+    import urllib.error
+    import urllib.request
+
+    def respond(seen: Seen) -> Reply:
+        body = dict(seen.body)
+        if max_tokens is not None and seen.path.endswith("/chat/completions"):
+            body["max_tokens"] = min(int(body.get("max_tokens") or max_tokens), max_tokens)
+        request = urllib.request.Request(
+            upstream + seen.path,
+            data=json.dumps(body).encode(),
+            headers={"content-type": "application/json"},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return Reply(raw=response.read(), status=response.status)
+        except urllib.error.HTTPError as exc:
+            return Reply(raw=exc.read(), status=exc.code)
+
+    return respond

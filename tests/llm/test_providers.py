@@ -196,3 +196,25 @@ def test_concurrency_cap_bounds_requests_in_flight(flavor: Flavor) -> None:
         for t in threads:
             t.join()
     assert len(server.seen) == 6 and state["peak"] == 2
+
+
+def test_json_object_structured_output_for_llama_cpp_python() -> None:
+    """llama-cpp-python's server refuses ``json_schema`` and takes its own ``json_object`` form with the schema."""
+    from mindbank.config import Settings
+    from mindbank.providers.llm.factory import build_provider, resolve_llm_config
+
+    with serving(scripted(openai_reply('{"answer": 42}'))) as server:
+        settings = Settings(llm_provider="openai", llm_base_url=server.url + "/v1", llm_structured_output="json_object")
+        config = resolve_llm_config(settings, "reflect")
+        assert config is not None
+        result = build_provider(config).complete(_schema_request())
+    assert result.parsed == {"answer": 42}
+    assert server.seen[0].body["response_format"] == {"type": "json_object", "schema": SCHEMA}
+    with pytest.raises(ValueError, match="MINDBANK_LLM_STRUCTURED_OUTPUT"):
+        resolve_llm_config(Settings(llm_provider="openai", llm_structured_output="xml"), "reflect")
+
+
+def _schema_request() -> Any:
+    from mindbank.providers.llm.base import ChatRequest
+
+    return ChatRequest(messages=[user("What is the answer?")], response_schema=SCHEMA, schema_name="answer")

@@ -114,8 +114,9 @@ def test_multi_bank_flow(server: str, mindbank: MindBank) -> None:
                 assert "marathon" in answer["text"]
             recall = await call(client, "recall", {**b, "query": "What did Alice finish?"})
             assert "3:58" in recall["results"][0]["text"]
+            assert "Alice" in recall["results"][0]["entities"]  # the names each result's text mentions
             tags = await call(client, "list_tags", b)
-            assert {t["tag"]: t["count"] for t in tags["items"]}["user:alice"] == 2
+            assert {t["tag"]: t["count"] for t in tags["items"]}["user:alice"] >= 2  # facts, and observations so far
             stats = await call(client, "get_bank_stats", b)
             assert stats["bank_id"] == "b" and stats["total_nodes"] >= 3
             ops = await call(client, "list_operations", {**b, "operation_type": "refresh_mental_model"})

@@ -137,27 +137,33 @@ def test_consolidation_refreshes_only_stale_models_whose_scope_it_reached(mb: Mi
 def test_consolidation_merges_near_duplicates_into_observations(mb: MindBank) -> None:
     retain(mb, "Eve: I adopted a rescue cat called Miso.")
     retain(mb, "Eve: I adopted a rescue cat named Miso.")
-    retain(mb, "Eve: The kitchen is painted blue now.")
+    retain(mb, "Eve: I painted the kitchen walls a bright blue last weekend.")
     assert mb.bank_stats("b")["pending_consolidation"] == 3
     last_write = mb.last_memory_write_at("b")
     mb.run_pending()
     stats = mb.bank_stats("b")
     assert stats["pending_consolidation"] == 0
     observations, _ = mb.list_memories("b", types=["observation"])
-    assert len(observations) == 1
-    (obs,) = observations
+    # the repeat joins the first statement; the kitchen, said once, is an observation of its own
+    by_text = {o.text: o for o in observations}
+    assert set(by_text) == {
+        "Eve: I adopted a rescue cat called Miso.",
+        "Eve: I painted the kitchen walls a bright blue last weekend.",
+    }
+    obs = by_text["Eve: I adopted a rescue cat called Miso."]
     assert obs.proof_count == 2 and len(obs.source_memory_ids or ()) == 2 and obs.tags == ("user:eve",)
+    assert by_text["Eve: I painted the kitchen walls a bright blue last weekend."].proof_count == 1
     assert mb.last_memory_write_at("b") > last_write  # creating an observation is a write
-    retain(mb, "Eve: My rescue cat Miso was adopted last week.")
+    retain(mb, "Eve: I adopted a rescue cat and named her Miso.")
     mb.run_pending()
-    (grown,) = mb.list_memories("b", types=["observation"])[0]
+    (grown,) = [o for o in mb.list_memories("b", types=["observation"])[0] if "Miso" in o.text]
     assert grown.proof_count == 3
 
 
 def test_marking_facts_consolidated_is_not_a_write(mb: MindBank) -> None:
-    retain(mb, "Eve: The kitchen is painted blue now.")
+    retain(mb, "Eve: Thanks, see you soon!")
     stamp = mb.last_memory_write_at("b")
-    mb.run_pending()  # consolidates a fact that repeats nothing: bookkeeping only
+    mb.run_pending()  # consolidates a fact that states nothing (no observation): bookkeeping only
     assert mb.last_memory_write_at("b") == stamp
     assert mb.bank_stats("b")["pending_consolidation"] == 0
 
@@ -277,29 +283,34 @@ def test_transient_errors_retry_with_backoff(mb: MindBank, synth: ScriptedSynthe
     assert mb.get_mental_model("b", model_id).content.startswith("## Garden")
 
 
+def cats(mb: MindBank) -> list:  # type: ignore[type-arg]
+    return [o for o in mb.list_memories("b", types=["observation"])[0] if "Miso" in o.text]
+
+
 def test_deleted_or_edited_sources_are_detached_from_their_observation(mb: MindBank) -> None:
     retain(mb, "Eve: I adopted a rescue cat called Miso.")
     retain(mb, "Eve: I adopted a rescue cat named Miso.")
-    retain(mb, "Eve: My rescue cat Miso was adopted last week.")
+    retain(mb, "Eve: I adopted a rescue cat and named her Miso.")
     mb.run_pending()
-    (obs,) = mb.list_memories("b", types=["observation"])[0]
+    (obs,) = cats(mb)
     first, second, third = obs.source_memory_ids or ()
     assert obs.proof_count == 3
 
     mb.update_memory("b", first, text="Eve: I sold my old bicycle at the flea market.")  # says something else now
     mb.run_pending()
-    (obs,) = mb.list_memories("b", types=["observation"])[0]
+    (obs,) = cats(mb)  # the edited fact stated it: a remaining source states it now
     assert set(obs.source_memory_ids or ()) == {second, third} and obs.proof_count == 2
+    assert obs.text == "Eve: I adopted a rescue cat and named her Miso."
 
     stamp = mb.last_memory_write_at("b")
     mb.delete_memory("b", second)
     mb.run_pending()  # the deletion queued a consolidation
-    (obs,) = mb.list_memories("b", types=["observation"])[0]
+    (obs,) = cats(mb)
     assert obs.source_memory_ids == (third,) and obs.proof_count == 1 and obs.updated_at > stamp
 
     mb.delete_memory("b", third)
     mb.run_pending()
-    assert mb.list_memories("b", types=["observation"])[0] == []  # nothing left to rest on: the observation goes
+    assert cats(mb) == []  # nothing left to rest on: the observation goes
 
 
 def test_a_model_citing_an_observation_whose_sources_are_gone_goes_stale_and_drops_it(mb: MindBank) -> None:

@@ -290,10 +290,14 @@ def test_single_retrievers_return_their_own_ranking_with_scores() -> None:
     store = _store()
     assert _run(store, "dense") == ["q", "noise", "later", "answer"]
     assert _run(store, "bm25") == ["q", "noise"]
-    hits = recall(store, _FixedEmbedder(), "b", RecallRequest(query="ship", retriever="hybrid"))  # type: ignore[arg-type]
+    plain = FusionParams(context_share=0.0)
+    hits = recall(store, _FixedEmbedder(), "b", RecallRequest(query="ship", retriever="hybrid"), fusion=plain)  # type: ignore[arg-type]
     first = hits[0]
     assert (first.semantic, first.keyword) == (pytest.approx(0.7), pytest.approx(9.0))
     assert first.final == pytest.approx(0.5 * 0.7 + 0.5 * 1.0)
+    # the context lift mixes in the mean of the context's three best scores and stays on the fused scale
+    lifted = recall(store, _FixedEmbedder(), "b", RecallRequest(query="ship", retriever="hybrid"))[0]  # type: ignore[arg-type]
+    assert lifted.memory.id == "q" and 0 < lifted.final <= first.final
 
 
 def test_limit_and_token_budget_cut_the_list_but_never_to_nothing() -> None:

@@ -32,7 +32,9 @@ def synth() -> ScriptedSynthesizer:
 
 @pytest.fixture
 def mb(settings: Settings, embedder: MiniLMEmbedder, synth: ScriptedSynthesizer) -> Iterator[MindBank]:
-    bank = MindBank.open(settings, embedder=embedder, synthesizer=synth)
+    # refreshes over the facts themselves: no consolidation turns them into observations that would speak for them
+    # (observations in a model's scope: tests/api/test_observations_api.py)
+    bank = MindBank.open(replace(settings, enable_auto_consolidation=False), embedder=embedder, synthesizer=synth)
     yield bank
     bank.close()
 
@@ -542,14 +544,18 @@ def test_retraction_fact_texts_line_up_with_fact_ids(mb: MindBank) -> None:
 
 
 @pytest.mark.parametrize("mode", ["full", "delta"])
-def test_an_automatic_refresh_is_not_gated_when_a_cited_memory_was_edited(mb: MindBank, mode: str) -> None:
-    before = ready(mb, trigger={"mode": mode, "refresh_after_consolidation": True})
+def test_an_automatic_refresh_is_not_gated_when_a_cited_memory_was_edited(
+    settings: Settings, embedder: MiniLMEmbedder, synth: ScriptedSynthesizer, mode: str
+) -> None:
+    mb = MindBank.open(settings, embedder=embedder, synthesizer=synth)  # consolidating: the edit queues a round
+    before = ready(mb, trigger={"mode": mode, "refresh_after_consolidation": True, "fact_types": ["world"]})
     victim = StructuredDocument.from_dict(before.structured_document).memory_ids()[0]  # type: ignore[arg-type]
     mb.update_memory("b", victim, text="Dana: The kitchen sink is leaking again.")  # off-topic for the gate
     mb.run_pending()  # the consolidation the edit queued, then the automatic refresh it triggers
     after = mb.get_mental_model("b", "dana")
     assert "kitchen sink" in after.content and after.is_stale is False
     assert (after.reflect_response or {}).get("refresh_skipped") != "not_relevant"
+    mb.close()
 
 
 def test_an_edited_citation_is_requoted_even_when_recall_ranks_it_out(mb: MindBank) -> None:

@@ -22,6 +22,7 @@ from mindbank.api.openapi import install_openapi
 from mindbank.api.routes import (
     api_keys,
     banks,
+    curation,
     directives,
     documents,
     files,
@@ -44,7 +45,7 @@ from mindbank.version import __version__
 # one line per router: a new endpoint family is a module under routes/ and an entry here
 ROUTERS = (memories, mental_models, operations, banks, reflect, llm_requests, documents, directives, files, webhooks,
            operations_admin, llm_request_log, health, api_keys, knowledge_base,
-           transfer, templates)  # fmt: skip
+           transfer, templates, curation)  # fmt: skip
 
 
 def create_api(

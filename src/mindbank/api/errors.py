@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 
 from mindbank.errors import (
     ConflictError,
+    EmbeddingProviderError,
     InvalidInputError,
     NotFoundError,
     PayloadTooLargeError,
@@ -75,6 +76,12 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(UnsupportedTypeError)
     async def _unsupported(_: Request, exc: UnsupportedTypeError) -> JSONResponse:
         return JSONResponse(status_code=415, content={"detail": str(exc), "media_type": exc.media_type})
+
+    @app.exception_handler(EmbeddingProviderError)
+    async def _embedding(_: Request, exc: EmbeddingProviderError) -> JSONResponse:
+        # the embedding server failed: 503 when retrying later may help (unreachable, 429, 5xx), 502 when it will not
+        status = 503 if isinstance(exc, TransientError) else 502
+        return JSONResponse(status_code=status, content={"detail": str(exc)})
 
     @app.exception_handler(TransientError)
     async def _transient(_: Request, exc: TransientError) -> JSONResponse:

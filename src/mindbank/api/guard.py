@@ -1,6 +1,7 @@
 """What every HTTP route gets without declaring anything: request limits, parameter hygiene, and honest 405s.
 
-* :class:`BodyGuard` (ASGI middleware, composed in ``mindbank.server``): applies the app's
+* :class:`BodyGuard` (ASGI middleware, composed in ``mindbank.server``): answers 400 for a request head (URL and
+  headers) over 64 KiB, applies the app's
   :class:`~mindbank.domain.limits.Limits` to the request (``limits.using``), answers 413 for a body over
   ``max_body_bytes`` (by ``Content-Length`` or while it streams in), and for a JSON body of the HTTP API names what
   no schema can: invalid UTF-8 (``utf8_invalid``), nesting deeper than ``max_json_depth`` (``json_too_deep``), a
@@ -53,6 +54,17 @@ class _TooLarge(Exception):
     pass
 
 
+# the documented request head limit (URL and headers), whatever HTTP parser the server runs (h11 enforces its own
+# limit, httptools none): checked here so every deployment answers the same 400
+MAX_HEAD_BYTES = 65_536
+
+
+def head_bytes(scope: Scope) -> int:
+    """The size of a request head as sent: request line and headers (each ``name: value`` and its CRLF)."""
+    line = len(scope.get("raw_path") or scope["path"].encode()) + len(scope.get("query_string") or b"") + 16
+    return line + sum(len(name) + len(value) + 4 for name, value in scope.get("headers") or ())
+
+
 class BodyGuard:
     """Request limits for every HTTP request (see the module docstring). ``json_prefixes``: path prefixes whose
     JSON bodies are also scanned for bad UTF-8, NUL characters and 64-bit overflow (the HTTP API's)."""
@@ -70,6 +82,10 @@ class BodyGuard:
             await self._handle(scope, receive, send)
 
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if head_bytes(scope) > MAX_HEAD_BYTES:
+            detail = f"request head (URL and headers) is over {MAX_HEAD_BYTES // 1024} KiB"
+            await _send_json(send, 400, {"detail": detail})
+            return
         limit = self.limits.max_body_bytes
         headers = dict(scope.get("headers") or ())
         declared = headers.get(b"content-length")

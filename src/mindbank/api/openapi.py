@@ -6,7 +6,8 @@ Two halves:
   statuses with the ``{"detail": "..."}`` body and a standard description. A route declares the errors of its own
   logic: 404 for a missing model, memory or operation, 409 for a conflict, 502/503 for an LLM provider.
 * :func:`install_openapi` — what every route gets from the app-wide machinery, added to the generated document so no
-  route can forget it: 422 for any route with parameters or a body (validation, ``api/guard.py``), 413 for a body
+  route can forget it: 400 for every route (a request head over 64 KiB, a malformed body), 422 for any route
+  with parameters or a body (validation, ``api/guard.py``), 413 for a body
   over ``MINDBANK_MAX_BODY_BYTES``, 404 for any route under ``{bank_id}`` (a bank outside a scoped key's scope, or
   missing), 401 (API key), 403 (an origin, a read-only or scoped key) and 421 (a host; ``api/origin.py``) for every
   route but ``/health``; and every ``{bank_id}`` path parameter carries the bank id rule, every other path
@@ -34,7 +35,7 @@ class ErrorResponse(BaseModel):
 
 
 DESCRIPTIONS: dict[int, str] = {
-    400: "Malformed request, or a request head (URL and headers) over the HTTP server's 64 KiB",
+    400: "Malformed request, or a request head (URL and headers) over 64 KiB",
     401: "Missing or invalid API key (MINDBANK_API_KEY is set)",
     403: "Origin not allowed, read-only API key on a write, or a route the key may not use",
     404: "Not found (or a bank outside the API key's scope)",
@@ -92,8 +93,7 @@ def complete(document: dict[str, Any], *, auth: bool = False) -> dict[str, Any]:
                     operation["security"] = [{"bearer": []}]
             if operation.get("parameters") or operation.get("requestBody"):
                 codes.add(422)
-            if any(p.get("in") == "query" for p in operation.get("parameters", [])):
-                codes.add(400)  # a request head over the HTTP server's limit (UVICORN_OPTIONS)
+            codes.add(400)  # a request head over 64 KiB (api/guard.py), a malformed body or multipart form
             if operation.get("requestBody"):
                 codes.add(413)
             if "{bank_id}" in path:

@@ -25,6 +25,7 @@ from mindbank.domain.fields import (
     Metadata,
     ModelId,
     NameText,
+    NotBlankText,
     PositiveId,
     QueryText,
     Seconds,
@@ -120,7 +121,9 @@ class RetainResponse(BaseModel):
 
 # ---------------------------------------------------------------- recall
 class EntityIncludeOptions(RequestBody):
-    """``include.entities``: mindbank has no entities, so the response's ``entities`` stays null."""
+    """``include.entities`` (on by default, like the reference; null turns it off): each result's ``entities`` lists
+    the names its text mentions and the response's ``entities`` maps each name to ``{entity_id, canonical_name,
+    observations}``. mindbank keeps no per-entity observations, so ``max_tokens`` has nothing to cut."""
 
     max_tokens: TokenBudget = 500
 
@@ -139,11 +142,18 @@ class SourceFactsIncludeOptions(RequestBody):
 
 
 class RecallInclude(RequestBody):
-    """``include``: extra data beside the results (each null or absent: off)."""
+    """``include``: extra data beside the results. ``chunks`` and ``source_facts`` are off unless given;
+    ``entities`` is on unless sent as null (the reference's defaults)."""
 
-    entities: EntityIncludeOptions | None = None
+    entities: EntityIncludeOptions | None = Field(default_factory=EntityIncludeOptions)
     chunks: ChunkIncludeOptions | None = None
     source_facts: SourceFactsIncludeOptions | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_nulls(cls, data: Any) -> Any:
+        # here null is a value, as in the reference: "entities": null turns entities off (absent: on)
+        return data
 
 
 class MinScores(RequestBody):
@@ -223,6 +233,44 @@ class RevertRequest(RequestBody):
     """``POST /mental-models/{id}/revert``."""
 
     history_id: PositiveId
+
+
+class AddBlockRequest(RequestBody):
+    """``POST /mental-models/{id}/blocks``: a person-written block into ``section_id`` (after ``after_block_id``,
+    else at its end), or into a new section titled ``heading``."""
+
+    text: NotBlankText
+    section_id: IdRef | None = None
+    after_block_id: IdRef | None = None
+    heading: NameText | None = None
+
+
+class EditBlockRequest(RequestBody):
+    """``PATCH /mental-models/{id}/blocks/{block_id}``: new ``text`` (the block becomes person-written) and/or
+    ``pinned``; at least one."""
+
+    text: NotBlankText | None = None
+    pinned: bool | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> EditBlockRequest:
+        if self.text is None and self.pinned is None:
+            raise PydanticCustomError("missing", "give text and/or pinned")
+        return self
+
+
+class PinSectionRequest(RequestBody):
+    """``PATCH /mental-models/{id}/sections/{section_id}``: pin or unpin the whole section."""
+
+    pinned: bool
+
+
+class DraftDecisionRequest(RequestBody):
+    """``POST /mental-models/{id}/draft/approve`` and ``…/reject`` (optional body): ``draft_id`` decides only that
+    draft (409 when a newer one replaced it); ``reason`` is recorded with a rejection."""
+
+    draft_id: IdRef | None = None
+    reason: Text | None = None
 
 
 class ScopePreviewRequest(RequestBody):

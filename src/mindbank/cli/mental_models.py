@@ -7,6 +7,7 @@ import difflib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from mindbank.cli import curation
 from mindbank.cli.common import (
     Subparsers,
     UsageError,
@@ -84,6 +85,7 @@ def register(sub: Subparsers) -> None:
 
     client_command(mm_sub, "clear", _clear, help="empty the content (kept in history)").add_argument("id")
     client_command(mm_sub, "delete", _delete, help="delete a model and its history").add_argument("id")
+    curation.register(mm_sub)  # blocks, edit-block, add-block, remove-block, pin, unpin, draft, approve, reject
     accept_names(mm_sub, {"id": "model"})
 
 
@@ -261,8 +263,11 @@ def _history_rows(entries: list[HistoryEntry]) -> Iterator[list[str]]:
             yield [str(e.id), when(e.changed_at), "refresh failed", f"{e.outcome}: {e.failure_reason}"]
         else:
             content = e.previous_content or ""
-            first = next((line for line in content.splitlines() if line.strip()), "(empty)")
-            yield [str(e.id), when(e.changed_at), "version", f"{len(content)} chars, {first[:60]}"]
+            first = next(
+                (line for line in content.splitlines() if line.strip() and not line.startswith("<!--")), "(empty)"
+            )
+            kind = e.kind or "version"  # "edit" (a hand edit or pin), "draft_rejected" (review)
+            yield [str(e.id), when(e.changed_at), kind, f"{len(content)} chars, {first[:60]}"]
 
 
 def _diff(client: Client, args: argparse.Namespace, out: Output) -> int:

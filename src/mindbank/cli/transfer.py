@@ -55,6 +55,8 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--name", default=None, help="restore: the new bank's name (default: its id; needs --wait)")
     p.add_argument("--conflict", choices=["skip", "replace", "new-id"], default="skip",
                    help="merge: what to do with a document id the bank has (default skip)")  # fmt: skip
+    p.add_argument("--reembed", action="store_true",
+                   help="accept an archive of another embedding model: embed its memories again")  # fmt: skip
     _include_flags(p)
     add_wait_flags(p)
 
@@ -113,7 +115,7 @@ def _import(client: Client, args: argparse.Namespace, out: Output) -> int:
         # a restore is recorded against the bank it creates unless -b names another: no bank needs to exist yet
         bank_id = bank(args) if args.mode == "merge" else args.bank or args.target or _source_bank(archive)
         submitted = client.import_bank(bank_id, archive, mode=args.mode, target_bank_id=args.target,
-                                       document_conflict=args.conflict, **include)  # fmt: skip
+                                       document_conflict=args.conflict, reembed=args.reembed, **include)  # fmt: skip
     if args.wait:
         status = wait_and_report(client, bank_id, submitted.operation_id, out, args.timeout)
         return _name_bank(client, args.target or bank_id, args.name) if status == 0 else status

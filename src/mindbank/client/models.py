@@ -35,6 +35,7 @@ class RecallResult(_Response):
     id: str
     text: str
     type: str
+    entities: list[str] | None = None
     context: str | None = None
     occurred_start: datetime | None = None
     occurred_end: datetime | None = None

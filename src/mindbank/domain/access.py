@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from mindbank.domain.limits import check_bank_id
-from mindbank.errors import InvalidInputError
+from mindbank.errors import InvalidInputError, NotFoundError
 
 PRINCIPAL_SCOPE_KEY = "mindbank.principal"
 TOKEN_PREFIX = "mbk_"
@@ -46,6 +46,17 @@ class Principal:
 
 
 ADMIN = Principal(key_id=None, banks=("*",), read_only=False)
+
+
+def check_new_bank(principal: Principal | None, bank_id: str, field: str) -> str:
+    """The one rule for every path that names a bank to create or write (restore, clone, MCP URLs and tools):
+    ``bank_id`` must be a valid bank id (:class:`InvalidInputError` naming ``field``, 422), and inside the caller's
+    scopes, else :class:`NotFoundError` (404) — the answer a bank outside the scopes gets whether it exists or not,
+    so a key can neither create banks outside its scopes nor probe them. ``principal`` None: unrestricted."""
+    check_bank_id(bank_id, field=field)
+    if principal is not None and not principal.covers(bank_id):
+        raise NotFoundError(f"Bank '{bank_id}' not found")
+    return bank_id
 
 
 def bank_matches(scope: str, bank_id: str) -> bool:

@@ -14,6 +14,7 @@ Use them for every new field: ``Text`` (any free text), ``NotBlankText`` (free t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -192,6 +193,18 @@ def _iso_only(value: Any) -> Any:
 
 IsoTime = Annotated[datetime, BeforeValidator(_iso_only), Field(strict=False)]
 """A date-time sent as ISO-8601 text (a strict model still parses it; a bare number is refused)."""
+_NUMBER_TEXT = re.compile(r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$")
+
+
+def _iso_text_only(value: Any) -> Any:
+    if isinstance(value, str) and _NUMBER_TEXT.match(value):
+        raise PydanticCustomError("datetime_type", "Input should be an ISO-8601 date-time, not a number")
+    return _iso_only(value)
+
+
+QueryTime = Annotated[datetime, BeforeValidator(_iso_text_only)]
+"""A date-time in a URL query: ISO-8601 text (every query value is text, so a number's text is refused too, where
+pydantic would read ``0.5`` as seconds since the epoch)."""
 QueryParamText = Annotated[str, Field(max_length=1000), _text(lambda lim: 1000, blank_ok=True)]
 """Free text in a URL query (a filter): at most 1,000 characters, so a URL stays within the server's limit."""
 

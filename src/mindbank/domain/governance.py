@@ -16,6 +16,14 @@ written in the same transaction as the refresh it describes. It holds:
   wait until the scope (its definition or its memories) changes.
 * ``refused`` — the last automatic refresh refused by policy (``budget_exhausted``...), with what it was measured
   against, so the refusal stays visible on the model.
+* ``hold`` — curation (docs/curation.md): automatic triggers wait for an in-scope write newer than
+  ``hold["through"]`` (a database write stamp): set by a revert (``reason: "reverted"``: writes made before it do
+  not undo it, and the next automatic refresh is a delta on top of the restored version) and by a draft waiting for
+  review (``reason: "draft"``: its watermark).
+* ``draft`` — review before publish: the refresh result waiting for a person's approval (content, structured
+  document, response, watermark, diff); the published content is untouched until then.
+
+``hold`` and ``draft`` are stored only when set, so a model that never used them keeps its record as it was.
 """
 
 from __future__ import annotations
@@ -38,6 +46,8 @@ class RefreshState:
     reanchor: str | None = None
     empty_scope: str | None = None
     refused: dict[str, Any] | None = field(default=None, compare=True)
+    hold: dict[str, Any] | None = None
+    draft: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The stored (and wire) form: every field, lists for tuples."""
@@ -49,6 +59,8 @@ class RefreshState:
             "reanchor": self.reanchor,
             "empty_scope": self.empty_scope,
             "refused": self.refused,
+            **({"hold": self.hold} if self.hold else {}),
+            **({"draft": self.draft} if self.draft else {}),
         }
 
     @classmethod
@@ -66,6 +78,8 @@ class RefreshState:
             reanchor=_str(data.get("reanchor")),
             empty_scope=_str(data.get("empty_scope")),
             refused=dict(refused) if isinstance(refused, Mapping) else None,
+            hold=_mapping(data.get("hold")),
+            draft=_mapping(data.get("draft")),
         )
 
     def after_success(self, *, carried_over: Sequence[str] = (), reanchor: str | None = None) -> RefreshState:
@@ -88,6 +102,10 @@ class RefreshState:
             last_failure_reason=reason,
             reanchor=reanchor or self.reanchor,
         )
+
+
+def _mapping(value: Any) -> dict[str, Any] | None:
+    return dict(value) if isinstance(value, Mapping) and value else None
 
 
 def _int(value: Any) -> int:

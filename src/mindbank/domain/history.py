@@ -20,12 +20,34 @@ def version_entry(model: MentalModel) -> dict[str, Any]:
     """The history row for ``model``'s current document, written just before it is replaced:
     ``{previous_content, previous_reflect_response: {based_on?, trace?} | None, previous_last_memory_seen_at}``."""
     slim = {k: v for k, v in (model.reflect_response or {}).items() if k in HISTORY_RESPONSE_KEYS}
-    return {
+    entry = {
         "previous_content": model.content,
         "previous_reflect_response": slim or None,
         # the data position that content stood for, so a revert can restore staleness and delta windows
         "previous_last_memory_seen_at": to_iso(model.last_memory_seen_at),
     }
+    if _curated(model.structured_document):
+        # person-written blocks and pins live in the structure only: a revert restores them from here
+        entry["previous_structured_document"] = model.structured_document
+    return entry
+
+
+def edit_entry(model: MentalModel, edit: dict[str, Any]) -> dict[str, Any]:
+    """The history row of a hand edit or pin (docs/curation.md): the version it replaced, as :func:`version_entry`
+    records it, plus ``{kind: "edit", edit: {action, block_id | section_id, author}}``."""
+    return {**version_entry(model), "kind": "edit", "edit": edit}
+
+
+def _curated(document: dict[str, Any] | None) -> bool:
+    """Whether a stored document carries curation marks (read from its JSON form: no parse on every refresh)."""
+    sections = (document or {}).get("sections")
+    if not isinstance(sections, list):
+        return False
+    return any(
+        isinstance(s, dict) and (s.get("pinned") or any(isinstance(b, dict) and (b.get("origin") or b.get("pinned"))
+                                                        for b in s.get("blocks") or ()))
+        for s in sections
+    )  # fmt: skip
 
 
 def is_version(entry: dict[str, Any]) -> bool:

@@ -247,6 +247,13 @@ def check_retain_items(items: Sequence[RetainItem], limits: Limits | None = None
 
 
 # ---------------------------------------------------------------- JSON bodies
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a surrogate code point (JSON's ``\\ud83d`` without its pair decodes to one)."""
+    return not text.isascii() and _SURROGATE.search(text) is not None
+
 
 Path = tuple[str | int, ...]
 
@@ -255,7 +262,8 @@ def scan_json(value: Any, limits: Limits | None = None) -> tuple[Path, str, str]
     """The first problem of a decoded JSON document that no schema can be trusted to catch, as ``(path, error
     type, message)``, or None: nesting deeper than ``max_json_depth``, a NUL character in a string or key, an
     integer outside the signed 64-bit range (no store column holds one), NaN or Infinity (Python's JSON reader
-    accepts them; JSON has no such numbers)."""
+    accepts them; JSON has no such numbers), a lone UTF-16 surrogate (``"\\ud800"`` decodes to a string no UTF-8
+    encoder, tokenizer or store accepts)."""
     limits = limits or current_limits()
     stack: list[tuple[Any, Path]] = [(value, ())]
     while stack:
@@ -265,6 +273,8 @@ def scan_json(value: Any, limits: Limits | None = None) -> tuple[Path, str, str]
         if isinstance(node, str):
             if "\x00" in node:
                 return path, "string_nul", "must not contain NUL characters"
+            if _lone_surrogate(node):
+                return path, "string_surrogate", "must not contain a lone UTF-16 surrogate (\\ud800-\\udfff)"
         elif isinstance(node, bool):
             continue
         elif isinstance(node, int):
@@ -277,6 +287,12 @@ def scan_json(value: Any, limits: Limits | None = None) -> tuple[Path, str, str]
             for key, child in node.items():
                 if "\x00" in key:
                     return (*path, key.replace("\x00", "\\u0000")), "string_nul", "keys must not contain NUL"
+                if _lone_surrogate(key):
+                    return (
+                        (*path, key.encode("utf-8", "replace").decode()),
+                        "string_surrogate",
+                        ("keys must not contain a lone UTF-16 surrogate"),
+                    )
                 stack.append((child, (*path, key)))
         elif isinstance(node, list):
             stack.extend((child, (*path, i)) for i, child in enumerate(node))

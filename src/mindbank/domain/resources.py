@@ -14,10 +14,14 @@ from typing import Any, Literal
 
 DocumentEventKind = Literal["retain", "append", "reprocess", "retag", "update", "fact_edited", "fact_deleted"]
 
-# Webhook events: the reference's three, plus the two mental-model events it lacks (beyond the reference).
+# Webhook events: the reference's three, plus the mental-model events it lacks (beyond the reference).
 # memory_defense.triggered is accepted for compatibility; mindbank has no memory defense, so it never fires.
 REFERENCE_EVENTS: tuple[str, ...] = ("retain.completed", "consolidation.completed", "memory_defense.triggered")
-MENTAL_MODEL_EVENTS: tuple[str, ...] = ("mental_model.refreshed", "mental_model.refresh_failed")
+MENTAL_MODEL_EVENTS: tuple[str, ...] = (
+    "mental_model.refreshed",
+    "mental_model.refresh_failed",
+    "mental_model.draft_ready",
+)
 WEBHOOK_EVENTS: tuple[str, ...] = REFERENCE_EVENTS + MENTAL_MODEL_EVENTS
 DEFAULT_WEBHOOK_EVENTS: tuple[str, ...] = ("consolidation.completed",)
 

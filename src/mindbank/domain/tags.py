@@ -64,6 +64,7 @@ def matches(row_tags: Sequence[str], wanted: Sequence[str] | None, mode: TagsMat
 #   leaf {"tags": [...], "match": <mode, default any_strict>}   and {"and": [g, ...]}   or {"or": [g, ...]}
 #   not {"not": g}.  A top-level list of groups is AND-ed (reference facts §4.1).
 TagGroup = dict[str, object]
+MAX_GROUP_DEPTH = 32  # groups inside groups; a real filter is a few levels deep
 
 
 def validate_tag_groups(groups: object, *, allow_fuzzy: bool = False, path: str = "tag_groups") -> list[TagGroup]:
@@ -73,10 +74,13 @@ def validate_tag_groups(groups: object, *, allow_fuzzy: bool = False, path: str 
     """
     if not isinstance(groups, list):
         raise ValueError(f"{path} must be a list of tag groups")
-    return [_validate_group(g, allow_fuzzy, f"{path}[{i}]") for i, g in enumerate(groups)]
+    return [_validate_group(g, allow_fuzzy, f"{path}[{i}]", 1) for i, g in enumerate(groups)]
 
 
-def _validate_group(group: object, allow_fuzzy: bool, path: str) -> TagGroup:
+def _validate_group(group: object, allow_fuzzy: bool, path: str, depth: int) -> TagGroup:
+    if depth > MAX_GROUP_DEPTH:
+        # checked before descending: a caller's nesting never reaches the interpreter's recursion limit
+        raise ValueError(f"{path.split('.')[0]} nests deeper than {MAX_GROUP_DEPTH} levels")
     if not isinstance(group, dict):
         raise ValueError(f"{path} must be an object")
     keys = set(group)
@@ -88,9 +92,11 @@ def _validate_group(group: object, allow_fuzzy: bool, path: str) -> TagGroup:
             children = group[op]
             if not isinstance(children, list) or not children:
                 raise ValueError(f"{path}.{op} must be a non-empty list of tag groups")
-            return {op: [_validate_group(c, allow_fuzzy, f"{path}.{op}[{i}]") for i, c in enumerate(children)]}
+            return {
+                op: [_validate_group(c, allow_fuzzy, f"{path}.{op}[{i}]", depth + 1) for i, c in enumerate(children)]
+            }
     if "not" in keys:
-        return {"not": _validate_group(group["not"], allow_fuzzy, f"{path}.not")}
+        return {"not": _validate_group(group["not"], allow_fuzzy, f"{path}.not", depth + 1)}
     unknown = keys - {"tags", "match", "resolve"}
     if unknown or "tags" not in keys:
         raise ValueError(

@@ -249,7 +249,13 @@ def keyword_terms(query: str) -> list[str]:
     return list(seen)
 
 
-_SPEAKER_PREFIX = re.compile(r"^[A-Z][\w .'-]{0,40}:\s")
+_SPEAKER_PREFIX = re.compile(r"^([A-Z][\w .'-]{0,40}):\s")
+
+
+def speaker_prefix(text: str) -> str | None:
+    """The speaker a fact's leading ``Name: `` prefix names (``"Caroline: hi"`` -> ``"Caroline"``), else None."""
+    found = _SPEAKER_PREFIX.match(text.strip())
+    return found.group(1) if found else None
 
 
 def strip_speaker(text: str) -> str:

@@ -34,4 +34,8 @@ def to_iso(value: datetime | None) -> str | None:
 
     The fixed width makes stored strings sort in time order, which the SQLite store relies on.
     """
-    return None if value is None else value.astimezone(UTC).isoformat(timespec="microseconds")
+    if value is None:
+        return None
+    if value.tzinfo is not UTC:  # stored and parsed times already are UTC: converting again was a recall hot spot
+        value = value.astimezone(UTC)
+    return value.isoformat(timespec="microseconds")

@@ -1,6 +1,6 @@
 """Hybrid recall: dense (MiniLM cosine) + BM25 (FTS5), fused, lifted by conversational neighbours, trimmed to a budget.
 
-Hybrid recall runs in three steps:
+Hybrid recall runs in these steps (the fourth runs between fusion and the neighbour pass):
 
 1. **Retrieve.** Each retriever returns its top ``candidates``: dense as ``(id, cosine)`` and BM25 as
    ``(id, score)`` with higher scores better.
@@ -16,6 +16,15 @@ Hybrid recall runs in three steps:
    "I'm thrilled to make a family ..."). Taking the larger of the memory's own score and the share means a top hit
    with a positive score never moves, and a memory is never pushed past the neighbour it borrowed from. Only
    candidates already retrieved can lend a score.
+
+4. **Who and when** (each adds to the fused score of candidates already retrieved, before the neighbour pass, so
+   an answer turn after a lifted turn is lifted with it; each measured by ablation in docs/benchmarks.md):
+   :func:`speaker_boost` (``+0.1``) for a memory said by a person the query names (a query term that is a
+   candidate's speaker); :func:`when_boost` (``+0.2``) for a memory whose text says when ("yesterday", "in May",
+   "2019") when the query asks when (:mod:`mindbank.domain.timecues`); :func:`period_boost` (``+0.3``) for a memory
+   dated inside the calendar period the query names ("in July 2022", parsed by ``dateutil``). Then
+   :func:`context_lift` mixes each score 1 : 0.6 with its context's strength (the mean of the three best scores in
+   that context, a conversation session), so the turns of a session about the query rank above a lone match.
 
 The ``dense`` and ``bm25`` retrievers return their own ranking unchanged. They are the baselines that hybrid
 is measured against.
@@ -40,7 +49,8 @@ from typing import Literal
 
 from mindbank.domain.document import count_tokens
 from mindbank.domain.records import MemoryUnit, ScoredMemory
-from mindbank.domain.text import keyword_terms
+from mindbank.domain.text import keyword_terms, speaker_prefix
+from mindbank.domain.timecues import asks_when, named_period, says_when
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.store.base import MemoryFilter, Store
 
@@ -52,6 +62,11 @@ DENSE_WEIGHT = 0.5  # convex fusion: weight of the cosine; normalised BM25 gets 
 NEIGHBOUR_PREV = 0.8  # a memory scores at least this share of the memory said just before it (answer after question)
 NEIGHBOUR_NEXT = 0.6  # ... and this share of the one said just after it (a turn whose follow-up spells it out)
 NEIGHBOUR_WINDOW_S = 3600.0  # memories further apart in time than this (seconds) are never neighbours
+SPEAKER_BOOST = 0.1  # added to the fused score of a memory said by a person the query names
+WHEN_BOOST = 0.2  # added to the fused score of a memory that says when, for a query that asks when
+PERIOD_BOOST = 0.3  # added to the fused score of a memory dated inside the calendar period the query names
+CONTEXT_SHARE = 0.6  # weight of a candidate's context strength (its 3 best scores / 3) against its own score
+CONTEXT_TOP = 3
 TEMPORAL_BOOST = 0.2  # added to the score of a memory dated inside a request's temporal window
 
 
@@ -63,6 +78,8 @@ class FusionParams:
     reciprocal-rank fusion with constant ``rrf_k`` and equal weights. ``neighbour_prev`` / ``neighbour_next``
     (each in [0, 1); 0 turns it off) are the shares of the preceding / following memory's fused score that a memory
     scores at least, for memories at most ``neighbour_window_s`` seconds apart in the same context.
+    ``speaker_boost`` / ``when_boost`` / ``period_boost`` (0 turns each off) are the who-and-when arms;
+    ``context_share`` (0: off) weighs a candidate's context strength against its own score.
     """
 
     method: FusionMethod = "convex"
@@ -71,6 +88,10 @@ class FusionParams:
     neighbour_prev: float = NEIGHBOUR_PREV
     neighbour_next: float = NEIGHBOUR_NEXT
     neighbour_window_s: float = NEIGHBOUR_WINDOW_S
+    speaker_boost: float = SPEAKER_BOOST
+    when_boost: float = WHEN_BOOST
+    period_boost: float = PERIOD_BOOST
+    context_share: float = CONTEXT_SHARE
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +165,96 @@ def temporal_boost(
     base = min(scores.values(), default=0.0)
     for memory_id in in_window:
         scores[memory_id] = scores.get(memory_id, base) + boost
+    return _ranked(scores)
+
+
+def speaker_of(memory: MemoryUnit) -> str | None:
+    """Who said ``memory``, lowercased: its ``speaker`` metadata, else the ``Name: `` prefix of its text."""
+    named = memory.metadata.get("speaker") or memory.metadata.get("role") or speaker_prefix(memory.text)
+    return named.strip().lower() or None if named else None
+
+
+def speaker_boost(
+    ranked: Sequence[tuple[str, float]], memories: Mapping[str, MemoryUnit], terms: Sequence[str], *, boost: float
+) -> list[tuple[str, float]]:
+    """Add ``boost`` to each candidate said by a person the query names; best first.
+
+    A person is named when a query term (``keyword_terms``: lowercased) is the speaker of some candidate, or the
+    first word of that speaker's name. Without such a term, or with ``boost`` 0, the ranking is unchanged.
+    """
+    scores = dict(ranked)
+    if not boost or not terms:
+        return _ranked(scores)
+    wanted = set(terms)
+    said_by = {i: speaker_of(m) for i, m in memories.items() if i in scores}
+    named = {who for who in said_by.values() if who and (who in wanted or who.split()[0] in wanted)}
+    if not named:
+        return _ranked(scores)
+    for memory_id, who in said_by.items():
+        if who in named:
+            scores[memory_id] += boost
+    return _ranked(scores)
+
+
+def when_boost(
+    ranked: Sequence[tuple[str, float]], memories: Mapping[str, MemoryUnit], query: str, *, boost: float
+) -> list[tuple[str, float]]:
+    """For a query that asks about time (:func:`mindbank.domain.timecues.asks_when`), add ``boost`` to each
+    candidate whose text says when something happened (:func:`mindbank.domain.timecues.says_when`); best first."""
+    scores = dict(ranked)
+    if boost and asks_when(query):
+        for memory_id in scores:
+            memory = memories.get(memory_id)
+            if memory is not None and says_when(memory.text):
+                scores[memory_id] += boost
+    return _ranked(scores)
+
+
+def period_boost(
+    ranked: Sequence[tuple[str, float]],
+    memories: Mapping[str, MemoryUnit],
+    period: tuple[datetime, datetime],
+    *,
+    boost: float,
+) -> list[tuple[str, float]]:
+    """Add ``boost`` to each candidate dated (``occurred_start``, else ``mentioned_at``) inside ``period``
+    (inclusive); best first. Unlike a request's ``temporal_window`` it brings in no memory the retrievers missed:
+    the period comes from the query's own words, so it only reorders what matched them."""
+    start, end = period
+    scores = dict(ranked)
+    for memory_id in scores:
+        memory = memories.get(memory_id)
+        when = None if memory is None else _when(memory)
+        if when is not None and start <= when <= end:
+            scores[memory_id] += boost
+    return _ranked(scores)
+
+
+def context_lift(
+    ranked: Sequence[tuple[str, float]], memories: Mapping[str, MemoryUnit], *, share: float
+) -> list[tuple[str, float]]:
+    """Mix each candidate's score with its context's strength: ``(own + share * strength) / (1 + share)``; best
+    first.
+
+    A context's strength is the sum of the three best scores among the candidates in that context (a session of a
+    conversation), divided by three, so a context where one stray turn matched lends less than one where several
+    did: a session about the query's topic holds the evidence more often than a lone match elsewhere. Dividing by
+    ``1 + share`` keeps scores on the fused scale, so a floor on ``final`` means about the same with the lift on.
+    Candidates missing from ``memories`` keep their score; those without a context share one.
+    """
+    scores = dict(ranked)
+    if not share:
+        return _ranked(scores)
+    by_context: dict[str | None, list[float]] = {}
+    for memory_id, score in scores.items():
+        memory = memories.get(memory_id)
+        if memory is not None:
+            by_context.setdefault(memory.context, []).append(score)
+    strength = {c: sum(sorted(v, reverse=True)[:CONTEXT_TOP]) / CONTEXT_TOP for c, v in by_context.items()}
+    for memory_id in scores:
+        memory = memories.get(memory_id)
+        if memory is not None:
+            scores[memory_id] = (scores[memory_id] + share * strength[memory.context]) / (1.0 + share)
     return _ranked(scores)
 
 
@@ -234,12 +345,11 @@ def _recall_once(
     dense: list[tuple[str, float]] = []
     sparse: list[tuple[str, float]] = []
     keyword = None
+    terms = keyword_terms(request.query)
     if request.retriever in ("hybrid", "bm25"):
         # BM25 runs on another thread while this one embeds the query and scans vectors: SQLite, numpy and
         # onnxruntime all release the GIL, so on two cores the two retrievers overlap instead of adding up
-        keyword = _RETRIEVERS.submit(
-            store.keyword_search, bank_id, keyword_terms(request.query), candidates, request.filter
-        )
+        keyword = _RETRIEVERS.submit(store.keyword_search, bank_id, terms, candidates, request.filter)
     if request.retriever in ("hybrid", "dense"):
         vector = embedder.embed([request.query])[0]
         dense = store.vector_search(bank_id, vector, candidates, request.filter)
@@ -260,9 +370,17 @@ def _recall_once(
             ranked = fuse([dense, sparse], [1.0, 1.0], k=params.rrf_k)
         else:
             ranked = convex_fuse(dense, sparse, dense_weight=params.dense_weight)
-        if params.neighbour_prev or params.neighbour_next:
-            # the neighbour pass needs every candidate's context and time, so fetch them all up front
+        if any((params.neighbour_prev, params.neighbour_next, params.speaker_boost, params.when_boost,
+                params.period_boost, params.context_share)):  # fmt: skip
+            # the who-and-when, context and neighbour passes read every candidate's speaker, text, context and time
             memories = {m.id: m for m in store.get_memories(bank_id, [i for i, _ in ranked])}
+            ranked = speaker_boost(ranked, memories, terms, boost=params.speaker_boost)
+            ranked = when_boost(ranked, memories, request.query, boost=params.when_boost)
+            if request.window is None and params.period_boost:
+                period = named_period(request.query)
+                if period is not None:
+                    ranked = period_boost(ranked, memories, period, boost=params.period_boost)
+            ranked = context_lift(ranked, memories, share=params.context_share)
             ranked = neighbour_boost(
                 ranked,
                 memories,

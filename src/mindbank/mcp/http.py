@@ -5,7 +5,9 @@ Stateless mode with JSON responses: every POST is self-contained, so any number 
 behind a load balancer can answer any request (no session affinity), matching the stateless API design. One
 MCPServer serves each flavour; the single-bank one learns its bank from the URL through a context variable that the
 endpoint sets for the request (the SDK runs the tool in a task and thread that inherit it); the caller (a scoped API
-key, docs/security.md) travels the same way, for the tool layer to enforce. Host and Origin checks (DNS rebinding)
+key, docs/security.md) travels the same way, for the tool layer to enforce. The URL's bank follows the one rule for
+every path naming a bank (``domain.access.check_new_bank``): an invalid id is a 422 naming it, a bank outside a
+scoped key's scopes a 404, before the SDK sees the request. Host and Origin checks (DNS rebinding)
 are the app's, for every route (``api/origin.py``), so the SDK's own are off.
 """
 
@@ -23,7 +25,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
-from mindbank.domain.access import PRINCIPAL_SCOPE_KEY
+from mindbank.domain.access import PRINCIPAL_SCOPE_KEY, check_new_bank
+from mindbank.errors import InvalidInputError, NotFoundError
 from mindbank.mcp.caller import REQUEST_PRINCIPAL
 from mindbank.mcp.server import build_server
 from mindbank.service import MindBank
@@ -93,7 +96,18 @@ class _Endpoint:
         if manager is None:
             await JSONResponse({"detail": "MCP is not running"}, status_code=503)(scope, receive, send)
             return
-        token = _REQUEST_BANK.set(scope.get("path_params", {}).get("bank_id"))
+        bank_id = scope.get("path_params", {}).get("bank_id")
+        if bank_id is not None:
+            try:
+                check_new_bank(scope.get(PRINCIPAL_SCOPE_KEY), bank_id, "bank_id")
+            except InvalidInputError as exc:
+                detail = [{"type": "value_error", "loc": ["path", "bank_id"], "msg": exc.message, "input": bank_id}]
+                await JSONResponse({"detail": detail}, status_code=422)(scope, receive, send)
+                return
+            except NotFoundError as exc:
+                await JSONResponse({"detail": str(exc)}, status_code=404)(scope, receive, send)
+                return
+        token = _REQUEST_BANK.set(bank_id)
         caller = REQUEST_PRINCIPAL.set(scope.get(PRINCIPAL_SCOPE_KEY))
         try:
             await manager.handle_request(scope, receive, send)

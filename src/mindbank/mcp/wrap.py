@@ -11,8 +11,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from mindbank.domain.access import check_new_bank
 from mindbank.domain.limits import scan_json
-from mindbank.errors import MindBankError, NotFoundError
+from mindbank.errors import MindBankError
 from mindbank.mcp.caller import current_principal
 from mindbank.mcp.tools.common import ToolInputError, validation_message
 from mindbank.service import MindBank
@@ -33,17 +34,18 @@ def reflect_available(mb: MindBank) -> bool:
 
 
 def check_call(kwargs: dict[str, Any], *, reads: bool) -> None:
-    """Refuse a call with a NUL character in an argument, or one a scoped API key may not make. Raises
-    :class:`ToolInputError` (NUL, read-only key) or :class:`NotFoundError` (a bank outside the key's scopes)."""
+    """Refuse a call with a NUL character in an argument, an invalid bank id (the URL's included), or one a scoped
+    API key may not make. Raises :class:`ToolInputError` (NUL, read-only key), :class:`InvalidInputError` (bank id)
+    or :class:`NotFoundError` (a bank outside the key's scopes)."""
     problem = scan_json(kwargs)
     if problem is not None:
         raise ToolInputError(f"{'.'.join(map(str, problem[0]))}: {problem[2]}")
     caller = current_principal()
+    bank_id = kwargs.get("bank_id")
+    if bank_id is not None:
+        check_new_bank(caller, bank_id, "bank_id")
     if caller is None or caller.admin:
         return
-    bank_id = kwargs.get("bank_id")
-    if bank_id is not None and not caller.covers(bank_id):
-        raise NotFoundError(f"Bank '{bank_id}' not found")
     if not reads and caller.read_only:
         raise ToolInputError("this API key is read-only")
 

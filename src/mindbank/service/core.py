@@ -13,7 +13,7 @@ from mindbank.config import TRIGGER_KEYS, Settings
 from mindbank.domain.limits import Limits, check_bank_id
 from mindbank.domain.records import Operation
 from mindbank.domain.timeutil import utcnow
-from mindbank.errors import NotFoundError
+from mindbank.errors import EmbeddingModelMismatchError, NotFoundError
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.providers.llm.base import LLM
 from mindbank.store.base import Store
@@ -76,6 +76,17 @@ class ServiceCore:
         self._check_bank_id(bank_id)
         if not self.store.bank_exists(bank_id):
             raise NotFoundError(f"Bank '{bank_id}' not found")
+
+    def _check_embedding_model(self, bank_id: str, *, record: bool = False) -> None:
+        """Refuse to search or add vectors in a bank whose vectors another embedding model made: raises
+        :class:`EmbeddingModelMismatchError` (HTTP 409) naming both models. ``record``: after a write, record the
+        configured model as the bank's when the bank has none yet (its first vectors)."""
+        if record:
+            found = self.store.record_bank_embedding_model(bank_id, self.embedder.name, self.embedder.dimension)
+        else:
+            found = self.store.bank_embedding_model(bank_id)
+        if found is not None and found != (self.embedder.name, self.embedder.dimension):
+            raise EmbeddingModelMismatchError(bank_id, found[0], found[1], self.embedder.name, self.embedder.dimension)
 
     def resolved_setting(
         self,

@@ -12,22 +12,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Literal
 
+from mindbank.domain.resource_checks import MAX_DIRECTIVES, check_directive
 from mindbank.domain.resources import Directive, directive_applies, order_directives
 from mindbank.domain.tags import matches, normalize_tags
 from mindbank.domain.timeutil import utcnow
 from mindbank.errors import InvalidInputError, NotFoundError
 from mindbank.service.core import ServiceCore
-
-MAX_DIRECTIVES = 1000  # per bank: every prompt of the bank reads them all
-MAX_DIRECTIVE_CHARS = 20_000
-
-
-def _check_text(field: str, value: str, limit: int) -> str:
-    if not value.strip():
-        raise InvalidInputError(field, "must not be blank")
-    if len(value) > limit:
-        raise InvalidInputError(field, f"must be at most {limit} characters")
-    return value.strip()
 
 
 class DirectivesService(ServiceCore):
@@ -37,10 +27,10 @@ class DirectivesService(ServiceCore):
         self, bank_id: str, *, name: str, content: str, priority: int = 0, is_active: bool = True,
         tags: Sequence[str] = (),
     ) -> Directive:  # fmt: skip
-        """Store a directive (bank auto-created). Raises :class:`InvalidInputError` for a blank name or content, a
-        text over its limit, or a bank already holding ``MAX_DIRECTIVES``."""
-        name = _check_text("name", name, 256)
-        content = _check_text("content", content, MAX_DIRECTIVE_CHARS)
+        """Store a directive (bank auto-created). Raises :class:`InvalidInputError` naming the field (blank or
+        oversized text, tags over the request limits, a priority outside 32 bits: ``domain.resource_checks``), or
+        for a bank already holding ``MAX_DIRECTIVES``."""
+        name, content, tags = check_directive(name=name, content=content, priority=priority, tags=tags)
         if self.store.bank_exists(bank_id) and len(self.store.list_directives(bank_id, active_only=False)) >= (
             MAX_DIRECTIVES
         ):
@@ -48,7 +38,7 @@ class DirectivesService(ServiceCore):
         now = utcnow()
         directive = Directive(
             id=str(uuid.uuid4()), bank_id=bank_id, name=name, content=content, priority=priority,
-            is_active=is_active, tags=normalize_tags(tags), created_at=now, updated_at=now,
+            is_active=is_active, tags=tags, created_at=now, updated_at=now,
         )  # fmt: skip
         self.store.insert_directive(directive)
         return directive
@@ -81,15 +71,14 @@ class DirectivesService(ServiceCore):
     ) -> Directive:  # fmt: skip
         """Change the given fields (None = keep). Raises :class:`NotFoundError`, :class:`InvalidInputError`."""
         current = self.get_directive(bank_id, directive_id)
+        name, content, new_tags = check_directive(
+            name=current.name if name is None else name, content=current.content if content is None else content,
+            priority=current.priority if priority is None else priority, tags=current.tags if tags is None else tags,
+        )  # fmt: skip
         updated = replace(
-            current,
-            name=current.name if name is None else _check_text("name", name, 256),
-            content=current.content if content is None else _check_text("content", content, MAX_DIRECTIVE_CHARS),
-            priority=current.priority if priority is None else priority,
-            is_active=current.is_active if is_active is None else is_active,
-            tags=current.tags if tags is None else normalize_tags(tags),
-            updated_at=utcnow(),
-        )
+            current, name=name, content=content, priority=current.priority if priority is None else priority,
+            is_active=current.is_active if is_active is None else is_active, tags=new_tags, updated_at=utcnow(),
+        )  # fmt: skip
         if not self.store.update_directive(updated):
             raise NotFoundError(f"Directive '{directive_id}' not found in bank '{bank_id}'")
         return updated

@@ -85,8 +85,9 @@ class DocumentsService(MemoriesService):
     def update_document(
         self, bank_id: str, document_id: str, *, tags: Sequence[str] | None = None, observation_scopes: Any = None
     ) -> None:
-        """Replace the tags of the document and of every fact drawn from it (``None``: keep; ``[]``: untag). A
-        memory write: models whose scope the facts enter or leave go stale, and the facts are consolidated again.
+        """Replace the tags of the document and of every fact drawn from it (``None``: keep; ``[]``: untag; the
+        set it already has, in any order: nothing at all). A memory write: models whose scope the facts enter or
+        leave go stale, and the facts are consolidated again.
 
         Raises :class:`NotFoundError`, and :class:`InvalidInputError` for ``observation_scopes`` (mindbank scopes
         observations per consolidation — ``POST /consolidate`` — not per document)."""
@@ -94,10 +95,13 @@ class DocumentsService(MemoriesService):
             raise InvalidInputError(
                 "observation_scopes", "not supported per document; choose observation_scopes on POST /consolidate"
             )
-        self.get_document(bank_id, document_id)
+        current = self.get_document(bank_id, document_id)
         if tags is None:
             return
-        if not self.store.retag_document(bank_id, document_id, normalize_tags(tags)):
+        wanted = normalize_tags(tags)
+        if set(wanted) == set(current.tags):
+            return  # the same set in another order: no write, no stale models, no history row, no consolidation
+        if not self.store.retag_document(bank_id, document_id, wanted):
             raise NotFoundError(f"Document '{document_id}' not found in bank '{bank_id}'")
         if self.settings.enable_auto_consolidation:
             self.consolidate(bank_id)

@@ -24,10 +24,12 @@ from mindbank.engine.synthesis.extractive import ExtractiveSynthesizer
 from mindbank.engine.synthesis.llm import LLMSynthesizer
 from mindbank.engine.synthesis.port import Synthesizer
 from mindbank.providers.embeddings.base import Embedder
+from mindbank.providers.embeddings.factory import build_embedder
 from mindbank.providers.llm.base import LLM, ManagedLLM
 from mindbank.providers.llm.factory import build_llms
 from mindbank.service.access import AccessService
 from mindbank.service.banks import BanksService
+from mindbank.service.curation import CurationService
 from mindbank.service.documents import DocumentsService
 from mindbank.service.events import EventHub
 from mindbank.service.files import FilesService
@@ -54,7 +56,7 @@ from mindbank.worker.scheduler import Scheduler
 class MindBank(
     BanksService, DocumentsService, FilesService, MemoriesService, KnowledgeService, MentalModelsService,
     OperationsAdminService, OperationsService, ReflectService, WebhooksService, HealthService, AccessService,
-    TransferService, TemplatesService,
+    TransferService, TemplatesService, CurationService,
 ):  # fmt: skip
     """The memory server's engine room, usable in-process: ``MindBank.open()``.
 
@@ -111,6 +113,7 @@ class MindBank(
                 max_retries=self.settings.worker_max_retries,
                 retry_backoff_seconds=self.settings.worker_retry_backoff_seconds,
                 slots=self.settings.worker_slots,
+                delivery_slots=self.settings.worker_delivery_slots,
             ),
             clock=clock,
             on_exhausted=self.jobs.record_exhausted,
@@ -131,12 +134,12 @@ class MindBank(
         embedder: Embedder | None = None,
         synthesizer: Synthesizer | None = None,
     ) -> MindBank:
-        """Open the configured database (created and migrated if new) with the local MiniLM embedder."""
+        """Open the configured database (created and migrated if new) with the configured embedder (the bundled
+        MiniLM unless ``MINDBANK_EMBEDDING_PROVIDER`` says otherwise)."""
         settings = settings or Settings.from_env()
         if embedder is None:
-            from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
-
-            embedder = MiniLMEmbedder()
+            # ValueError: unknown provider, missing key; EmbeddingProviderError: the server is unreachable
+            embedder = build_embedder(settings)
         store = open_store(settings.resolved_database_url, dimension=embedder.dimension)
         tracer = LLMTracer(
             store, enabled=settings.llm_trace_enabled, retention_hours=settings.llm_trace_retention_hours

@@ -4,6 +4,8 @@ Every automatic trigger (after consolidation, cron, anything later) goes through
 when it would submit (a refused refresh queues nothing) and when the worker runs it (things change while an
 operation waits). In order:
 
+0. a hold (curation, docs/curation.md): after a revert, or while a draft waits for review, the refresh is skipped
+   (nothing recorded) until an in-scope memory is written after the hold's stamp;
 1. the model's circuit breaker: ``refresh_breaker_failures`` consecutive recorded failures stop its automatic
    refreshes until a manual refresh succeeds or the model is cleared;
 2. the bank's breaker: ``refresh_bank_breaker_models`` failing models stop every automatic refresh of the bank;
@@ -31,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from mindbank.domain.governance import next_utc_midnight, scope_signature, token_cost, utc_day
 from mindbank.domain.records import MentalModel
 from mindbank.domain.scope import model_scope
-from mindbank.domain.timeutil import to_iso
+from mindbank.domain.timeutil import parse_timestamp, to_iso
 from mindbank.engine.refresh.plan import RefreshPlan
 from mindbank.engine.refresh.triggers import Backoff, breaker_open, next_automatic_at
 from mindbank.providers.llm.base import CallRecord
@@ -81,10 +83,11 @@ class SpendMeter:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """What the policy says about an automatic refresh now: run it, park it until ``until``, or refuse it
-    (``reason``: breaker_open, bank_breaker_open, empty_scope or budget_exhausted; ``detail`` says against what)."""
+    """What the policy says about an automatic refresh now: run it, park it until ``until``, refuse it
+    (``reason``: breaker_open, bank_breaker_open, empty_scope or budget_exhausted; ``detail`` says against what), or
+    skip it without a record (``reason``: the hold, ``reverted`` or ``draft``)."""
 
-    action: str  # "run" | "park" | "refuse"
+    action: str  # "run" | "park" | "refuse" | "skip"
     reason: str | None = None
     until: datetime | None = None
     detail: dict[str, Any] | None = None
@@ -106,6 +109,11 @@ def totals_view(totals: SpendTotals, prices: tuple[float | None, float | None]) 
     }
 
 
+def _draft_summary(draft: dict[str, Any]) -> dict[str, Any]:
+    """A waiting draft as ``refresh_status`` shows it (the content and diff are at ``GET …/draft``)."""
+    return {k: draft.get(k) for k in ("draft_id", "created_at", "watermark", "effective_mode")}
+
+
 class Governance:
     """The automatic-refresh policy and the spend accounting of one :class:`~mindbank.service.facade.MindBank`."""
 
@@ -124,6 +132,9 @@ class Governance:
         """The automatic-refresh verdict for ``model`` at ``now`` (module docstring, steps 1-5)."""
         store = self.mb.store
         state = model.refresh_state
+        held = self.held(model)
+        if held is not None:
+            return Verdict("skip", held)
         if breaker_open(state, self.backoff):
             return Verdict("refuse", "breaker_open", detail={"consecutive_failures": state.failures})
         limit = self.mb.settings.refresh_bank_breaker_models
@@ -140,6 +151,16 @@ class Governance:
         if due is not None and now < due:
             return Verdict("park", "backoff", until=due)
         return RUN
+
+    def held(self, model: MentalModel) -> str | None:
+        """Why automatic triggers wait for this model (``"reverted"``, ``"draft"``: docs/curation.md), or None: it
+        holds until an in-scope memory is written after the hold's stamp."""
+        hold = model.refresh_state.hold
+        through = parse_timestamp(hold.get("through")) if hold else None
+        if hold is None or through is None:
+            return None
+        newer = replace(model_scope(model.tags, model.trigger, for_staleness=True), updated_after=through)
+        return str(hold.get("reason")) if self.mb.store.scope_watermark(model.bank_id, newer) is None else None
 
     def _scope_unchanged(self, model: MentalModel) -> bool:
         """Since its empty-scope failure, neither the scope's definition changed nor does it hold any memory."""
@@ -243,6 +264,8 @@ class Governance:
             "reanchor": state.reanchor,
             "waiting_for_scope_change": state.empty_scope is not None,
             "last_refusal": state.refused,
+            **({"hold": state.hold} if state.hold else {}),
+            **({"draft": _draft_summary(state.draft)} if state.draft else {}),
             "spend": {"today": totals_view(spend.today, self.prices), "total": totals_view(spend.total, self.prices)},
             "daily_token_budget": model_budget,
         }

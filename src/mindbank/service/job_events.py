@@ -1,5 +1,6 @@
-"""Service events from the worker's handlers: ``consolidation.completed``, ``mental_model.refreshed`` and
-``mental_model.refresh_failed`` (``retain.completed`` comes from the retain itself, synchronous or queued).
+"""Service events from the worker's handlers: ``consolidation.completed``, ``mental_model.refreshed``,
+``mental_model.draft_ready`` (a review-mode refresh wrote a draft) and ``mental_model.refresh_failed``
+(``retain.completed`` comes from the retain itself, synchronous or queued).
 
 :func:`observed` wraps a handler: a result is a completed event; a ``PermanentFailure``, or an error on the
 attempt the worker will not retry, a failed one; a parked (``Deferred``) or retried attempt is no event yet. A
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from mindbank.domain.records import Operation
 from mindbank.domain.timeutil import to_iso
+from mindbank.engine.refresh.review import draft_view
 from mindbank.service.events import ServiceEvent
 from mindbank.worker.runner import Deferred, PermanentFailure, Requeue
 
@@ -60,7 +62,17 @@ def _emit(mb: MindBank, kind: str, op: Operation, data: dict[str, Any], *, faile
         "history_entry": _history_entry(mb, op, model_id),
     }
     event_type = "mental_model.refresh_failed" if failed else "mental_model.refreshed"
+    if data.get("draft") and not failed:  # review before publish: a draft waits for a person
+        event_type = "mental_model.draft_ready"
+        payload["draft"] = draft_summary(mb, op.bank_id, model_id)
     mb.events.emit(ServiceEvent(event_type, op.bank_id, payload, operation_id=op.id, status=status))
+
+
+def draft_summary(mb: MindBank, bank_id: str, model_id: str | None) -> dict[str, Any] | None:
+    """The waiting draft of a model, without its full content: ``{draft_id, created_at, diff, ...}``."""
+    model = mb.store.get_mental_model(bank_id, model_id) if model_id else None
+    view = draft_view(model) if model is not None else None
+    return None if view is None else {k: v for k, v in view.items() if k not in ("content", "published_content")}
 
 
 def _history_entry(mb: MindBank, op: Operation, model_id: str | None) -> dict[str, Any] | None:

@@ -18,8 +18,11 @@ from mindbank.domain.records import MentalModel, Operation
 from mindbank.domain.timeutil import to_iso
 from mindbank.engine.consolidate.rounds import consolidate_round
 from mindbank.engine.refresh.plan import TRANSIENT, RefreshPlan, RefreshSettings, newer
+from mindbank.engine.refresh.review import in_review
 from mindbank.engine.refresh.staleness import mark_stale
 from mindbank.engine.refresh.triggers import cron_due, park_until
+from mindbank.errors import EmbeddingModelMismatchError
+from mindbank.providers.llm.context import context_budget
 from mindbank.service.governance import metering
 from mindbank.service.job_events import observed
 from mindbank.service.tracing import llm_call_context
@@ -39,6 +42,15 @@ def settle_refresh(outcome: dict[str, Any]) -> dict[str, Any]:
     if "error" in outcome:
         raise PermanentFailure(outcome["error"], outcome["result"])
     return dict(outcome["result"])
+
+
+def refresh_mode(model: MentalModel, op: Operation) -> Any:
+    """The mode a refresh operation asks for: its payload's, except that the first automatic refresh after a revert
+    is a delta on top of the restored version (docs/curation.md: a revert holds), never a full rewrite of it."""
+    hold = model.refresh_state.hold
+    if op.payload.get("automatic") and hold and hold.get("reason") == "reverted":
+        return "delta"
+    return op.payload.get("mode")
 
 
 class Jobs:
@@ -64,9 +76,19 @@ class Jobs:
         return {kind: self.in_llm_context(observed(self.mb, kind, handler)) for kind, handler in raw.items()}
 
     def run_retain(self, op: Operation) -> dict[str, Any]:
+        self.check_embedding_model(op.bank_id)
         return self.mb.run_retain_operation(op)
 
+    def check_embedding_model(self, bank_id: str) -> None:
+        """Fail an operation at once (no retries) when the bank's vectors were made by another embedding model:
+        retrying cannot help until the server is configured for the bank's model again."""
+        try:
+            self.mb._check_embedding_model(bank_id)
+        except EmbeddingModelMismatchError as exc:
+            raise PermanentFailure(str(exc)) from None
+
     def run_consolidation(self, op: Operation) -> dict[str, Any]:
+        self.check_embedding_model(op.bank_id)
         scopes = op.payload.get("observation_scopes") or self.mb.settings.observation_scopes
         totals = {"created": 0, "updated": 0, "consolidated": 0}
         for _ in range(MAX_CONSOLIDATION_ROUNDS):
@@ -92,6 +114,8 @@ class Jobs:
         when the policy refuses it (a breaker open, an empty scope unchanged, a budget spent: the last recorded)."""
         now = self.mb.clock()
         verdict = self.mb.governance.verdict(model, now)
+        if verdict.action == "skip":  # held (a revert, a draft waiting for review): nothing new since
+            return None
         if verdict.action == "refuse":
             self.mb.governance.record_refusal(model, verdict, now)
             return None
@@ -117,7 +141,11 @@ class Jobs:
         def setting(key: str) -> Any:
             return self.mb.resolved_setting(bank_id, key, bank_config=config)
 
+        fit = context_budget(self.mb.settings.llm_context_window)
         return RefreshSettings(
+            facts_cap=None if fit is None else fit.facts,
+            chunks_cap=None if fit is None else fit.chunks,
+            observations_cap=None if fit is None else fit.observations,
             recall_max_tokens=setting("recall_max_tokens"),
             recall_candidates=self.mb.settings.recall_candidates,
             include_chunks=setting("recall_include_chunks"),
@@ -134,6 +162,7 @@ class Jobs:
         model = self.mb.store.get_mental_model(op.bank_id, model_id)
         if model is None:
             raise PermanentFailure(f"mental model '{model_id}' no longer exists")
+        self.check_embedding_model(op.bank_id)
         governance = self.mb.governance
         if op.payload.get("automatic"):
             now = self.mb.clock()
@@ -142,6 +171,9 @@ class Jobs:
             if due is not None:
                 raise Deferred(due, "inside the model's minimum refresh interval")
             verdict = governance.verdict(model, now)
+            if verdict.action == "skip":
+                return {"mental_model_id": model_id, "name": model.name, "outcome": "content_preserved_no_new_facts",
+                        "held": verdict.reason}  # fmt: skip
             if verdict.action == "park" and verdict.until is not None:
                 raise Deferred(verdict.until, "backing off after a failed refresh")
             if verdict.action == "refuse":
@@ -154,7 +186,7 @@ class Jobs:
         with metering() as meter:
             try:
                 plan = self.mb.refresher.plan(
-                    model, settings, mode=op.payload.get("mode"), automatic=bool(op.payload.get("automatic"))
+                    model, settings, mode=refresh_mode(model, op), automatic=bool(op.payload.get("automatic"))
                 )
             except TRANSIENT:
                 # the worker retries; the calls this attempt made are spent all the same
@@ -179,6 +211,8 @@ class Jobs:
             "llm_model": meter.model,
             "spend": governance.spend_view(spend),
         }
+        if in_review(model) and plan.outcome == "content_written":
+            result["draft"] = True  # waiting for review: mental_model.draft_ready
         outcome: dict[str, Any] = {"result": result}
         if plan.failed:
             outcome["error"] = plan.error_message or plan.failure_reason or "refresh failed"

@@ -21,6 +21,7 @@ from mindbank.domain.limits import (
 )
 from mindbank.domain.records import FactType, MemoryUnit, Operation, RetainItem, ScoredMemory
 from mindbank.domain.repeats import content_hash, restate_eligible
+from mindbank.domain.scope import admits_tags
 from mindbank.domain.tags import TagsMatch, freeze_groups, normalize_tags, validate_tag_groups
 from mindbank.domain.timeutil import parse_timestamp, to_iso, utcnow
 from mindbank.engine.consolidate.plan import ObservationScopes
@@ -93,6 +94,24 @@ def retain_event(
 
 # recall's ``budget``: the share of MINDBANK_RECALL_CANDIDATES each retriever contributes
 BUDGET_CANDIDATES: dict[str, float] = {"low": 0.5, "mid": 1.0, "high": 2.0}
+
+
+def _recall_filter(
+    types: Sequence[FactType] | None,
+    tags: Sequence[str],
+    tags_match: TagsMatch,
+    tag_groups: list[dict[str, Any]] | None,
+) -> MemoryFilter:
+    """A recall request's scope as a :class:`MemoryFilter`; raises :class:`InvalidInputError` for a bad tag group."""
+    try:
+        groups = None if not tag_groups else freeze_groups(validate_tag_groups(tag_groups))
+    except ValueError as exc:
+        raise InvalidInputError("tag_groups", str(exc)) from exc
+    return MemoryFilter(
+        fact_types=tuple(types) if types else None, tags=normalize_tags(tags), tags_match=tags_match, tag_groups=groups
+    )
+
+
 SCORE_FLOORS = {"semantic": "min_semantic", "keyword": "min_keyword", "final": "min_final"}
 
 
@@ -151,6 +170,7 @@ class MemoriesService(ServiceCore):
                 f'(MINDBANK_RETAIN_SYNC_MAX_CHARS); this one has {size}. Send it with "async": true: it is queued, '
                 "written in parts that survive a restart, and GET /operations/{operation_id} reports when it is done",
             )
+        self._check_embedding_model(bank_id)
         try:
             restate = self._restatable(bank_id, items)
             documents = prepare_documents(items, self.embedder, now=utcnow(), extract=self._extract_facts,
@@ -159,6 +179,7 @@ class MemoriesService(ServiceCore):
         except DocumentChanged:  # another retain rewrote a document this one found unchanged: prepare it in full
             documents = prepare_documents(items, self.embedder, now=utcnow(), extract=self._extract_facts)
             ids = self.store.write_documents(bank_id, documents)
+        self._check_embedding_model(bank_id, record=True)
         # only new facts need consolidating: a re-retained, unchanged (or re-tagged) document queues nothing
         if self.settings.enable_auto_consolidation and any(not d.restate for d in documents):
             self.consolidate(bank_id)
@@ -229,6 +250,8 @@ class MemoriesService(ServiceCore):
                         fence.check()
                         fence.stage(part.after.to_json())
                     self.store.write_documents(op.bank_id, part.documents)
+                    if not written:
+                        self._check_embedding_model(op.bank_id, record=True)
                     written += [d.document_id for d in part.documents if d.document_id not in written]
                     fresh = fresh or any(not d.restate for d in part.documents)
                     cursor = part.after
@@ -280,20 +303,12 @@ class MemoriesService(ServiceCore):
         floors = _score_floors(min_scores)
         if temporal_window is not None and temporal_window[0] > temporal_window[1]:
             raise InvalidInputError("temporal_window", "start must not be after end")
-        try:
-            groups = None if not tag_groups else freeze_groups(validate_tag_groups(tag_groups))
-        except ValueError as exc:
-            raise InvalidInputError("tag_groups", str(exc)) from exc
-        flt = MemoryFilter(
-            fact_types=tuple(types) if types else None,
-            tags=normalize_tags(tags),
-            tags_match=tags_match,
-            tag_groups=groups,
-        )
+        flt = _recall_filter(types, tags, tags_match, tag_groups)
         request = RecallRequest(
             query=query, filter=flt, max_tokens=max_tokens, limit=limit, retriever=retriever, **floors,
             window=temporal_window, prefer_observations=prefer_observations,
         )  # fmt: skip
+        self._check_embedding_model(bank_id)
         candidates = max(1, round(self.settings.recall_candidates * BUDGET_CANDIDATES[budget]))
         return recall(self.store, self.embedder, bank_id, request, candidates=candidates)
 
@@ -302,6 +317,9 @@ class MemoriesService(ServiceCore):
         bank_id: str,
         hits: Sequence[ScoredMemory],
         *,
+        tags: Sequence[str] = (),
+        tags_match: TagsMatch = "any",
+        tag_groups: list[dict[str, Any]] | None = None,
         chunks_max_tokens: int | None = None,
         source_facts_max_tokens: int | None = None,
         source_facts_per_observation: int = -1,
@@ -312,11 +330,18 @@ class MemoriesService(ServiceCore):
         result order, ``{id, text, chunk_index, truncated}``, texts cut to the budget. ``source facts`` (with
         ``source_facts_max_tokens``, -1 unlimited): the facts each observation result was built from, keyed by id,
         at most ``source_facts_per_observation`` tokens per observation (-1 unlimited); ``truncated`` says the
-        budget cut the map short. Both None when not asked."""
+        budget cut the map short. Both None when not asked.
+
+        ``tags`` / ``tags_match`` / ``tag_groups`` are the recall request's tag filter: a source fact is read by
+        id, so it is returned only when its own tags pass that filter (an observation in scope may cite a fact
+        the request may not see). Its fact type is not filtered: ``types`` picks the results, and a source fact
+        is by definition of another type than the observation citing it. Raises :class:`InvalidInputError` for
+        a bad tag group."""
+        flt = _recall_filter(None, tags, tags_match, tag_groups)
         chunks = None if chunks_max_tokens is None else self._recall_chunks(bank_id, hits, chunks_max_tokens)
         if source_facts_max_tokens is None:
             return chunks, None, False
-        facts, truncated = self._source_facts(bank_id, hits, source_facts_max_tokens, source_facts_per_observation)
+        facts, truncated = self._source_facts(bank_id, hits, flt, source_facts_max_tokens, source_facts_per_observation)
         return chunks, facts, truncated
 
     def _recall_chunks(self, bank_id: str, hits: Sequence[ScoredMemory], budget: int) -> dict[str, dict[str, Any]]:
@@ -336,10 +361,11 @@ class MemoriesService(ServiceCore):
         return out
 
     def _source_facts(
-        self, bank_id: str, hits: Sequence[ScoredMemory], budget: int, per_observation: int
+        self, bank_id: str, hits: Sequence[ScoredMemory], flt: MemoryFilter, budget: int, per_observation: int
     ) -> tuple[dict[str, MemoryUnit], bool]:
         wanted = [i for h in hits if h.memory.fact_type == "observation" for i in h.memory.source_memory_ids or ()]
-        found = {m.id: m for m in self.store.get_memories(bank_id, list(dict.fromkeys(wanted)))}
+        read = self.store.get_memories(bank_id, list(dict.fromkeys(wanted)))
+        found = {m.id: m for m in read if admits_tags(flt, m.tags)}
         out: dict[str, MemoryUnit] = {}
         used, truncated = 0, False
         for hit in hits:

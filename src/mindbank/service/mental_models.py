@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from mindbank.domain.document import parse_markdown, render_markdown
+from mindbank.domain.document import StructuredDocument, parse_markdown, render_markdown
 from mindbank.domain.governance import RefreshState
 from mindbank.domain.history import is_version, version_entry
 from mindbank.domain.limits import (
@@ -27,7 +27,7 @@ from mindbank.domain.limits import (
     scan_json,
 )
 from mindbank.domain.records import FACT_TYPES, MentalModel
-from mindbank.domain.scope import model_scope
+from mindbank.domain.scope import MemoryFilter, admits_tags, model_scope
 from mindbank.domain.tags import normalize_tags
 from mindbank.domain.timeutil import parse_timestamp, to_iso, utcnow
 from mindbank.domain.trigger import MentalModelTrigger, merge_trigger
@@ -38,6 +38,8 @@ from mindbank.engine.refresh.staleness import explain_staleness, mark_stale
 from mindbank.errors import ConflictError, InvalidInputError, NotFoundError, RefreshPreviewError
 from mindbank.service.core import ServiceCore
 from mindbank.store.base import AlreadyExists
+
+PENDING_COUNTED = 10_000  # pending facts a scope preview reads at most to count those in scope
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -299,7 +301,9 @@ class MentalModelsService(ServiceCore):
         if not is_version(entry.content):
             raise InvalidInputError("history_id", "is a failure record, not a version; nothing to restore")
         content = entry.content.get("previous_content") or ""
-        document = parse_markdown(content)
+        stored = entry.content.get("previous_structured_document")
+        # a curated version's structure (person-written blocks, pins) comes back with it
+        document = StructuredDocument.from_dict(stored) if stored else parse_markdown(content)
         restored = replace(
             model,
             content=render_markdown(document),
@@ -316,6 +320,14 @@ class MentalModelsService(ServiceCore):
             if "previous_last_memory_seen_at" in entry.content
             else model.last_memory_seen_at,
             cleared_at=None,
+            # a revert holds (docs/curation.md): memories written before it trigger no automatic refresh, and the
+            # first one after a new write is a delta on top of this version; a waiting draft is set aside
+            refresh_state=replace(
+                model.refresh_state,
+                reanchor=None,
+                draft=None,
+                hold={"reason": "reverted", "through": to_iso(self.store.bank_last_memory_write_at(bank_id))},
+            ),
         )
         self.store.save_refresh(
             restored, history=self._version_history(model), history_cap=self.settings.mental_model_history_max_entries
@@ -331,30 +343,49 @@ class MentalModelsService(ServiceCore):
         check_tags(tags, self.limits)
         trig = trigger if isinstance(trigger, MentalModelTrigger) else _trigger(trigger or {})
         scope = model_scope(normalize_tags(tags), trig.model_dump())
-        counts = self.store.count_in_scope(bank_id, scope) if self.store.bank_exists(bank_id) else {}
+        exists = self.store.bank_exists(bank_id)
+        counts = self.store.count_in_scope(bank_id, scope) if exists else {}
         by_type = {t: counts.get(t, 0) for t in FACT_TYPES}
+        reads_observations = scope.fact_types is None or "observation" in scope.fact_types
         return {
             "total": sum(by_type.values()),
             "by_fact_type": by_type,
+            # facts of the scope's tags that consolidation has not turned into observations yet (0 when the scope
+            # reads no observations)
+            "pending_consolidation": self._pending_in_scope(bank_id, scope) if exists and reads_observations else 0,
             "tags": list(scope.tags),
             "tags_match": None if scope.tag_groups else scope.tags_match,
             "tag_groups": scope.groups or None,
             "fact_types": None if scope.fact_types is None else list(scope.fact_types),
         }
 
+    def _pending_in_scope(self, bank_id: str, scope: MemoryFilter) -> int:
+        """Facts (world, experience) with the scope's tags still waiting for consolidation (at most
+        :data:`PENDING_COUNTED` are counted)."""
+        facts = self.store.unconsolidated_facts(bank_id, PENDING_COUNTED)
+        return sum(1 for f in facts if admits_tags(scope, f.tags))
+
     def scope_warnings(self, model: MentalModel) -> list[str]:
-        """Plain-language warnings about a model's scope (empty list when all is well)."""
+        """Plain-language warnings about a model's scope (empty list when all is well): a scope that matches
+        nothing, one that reads only observations while its tags match only facts, and facts of the scope that
+        consolidation has not turned into observations yet ("N facts in scope, consolidation pending")."""
         preview = self.scope_preview(model.bank_id, tags=model.tags, trigger=model.trigger)
+        pending = int(preview["pending_consolidation"])
+        waiting = f"{pending} facts in scope, consolidation pending: observations are formed from them when it runs."
         if preview["total"] == 0 and preview["fact_types"] is not None:
             # the tags may well match: say so when it is the fact types that leave the scope empty
             other = self.scope_preview(model.bank_id, tags=model.tags, trigger={**model.trigger, "fact_types": None})
             if other["total"]:
                 kinds = ", ".join(f"{n} {t}" for t, n in other["by_fact_type"].items() if n)
+                why = (
+                    waiting
+                    if pending
+                    else "Consolidation found nothing in them worth an observation (greetings, thanks, questions)."
+                )
                 return [
                     f"The scope reads only {preview['fact_types']} memories and has none yet; its tags match "
-                    f"{kinds}. Observations are formed by consolidation from facts that say the same thing, so a "
-                    "page or model reading only observations may stay empty for a while: add 'world' and "
-                    "'experience' to trigger.fact_types to read the facts themselves."
+                    f"{kinds}. {why} To read the facts themselves, add 'world' and 'experience' to "
+                    "trigger.fact_types."
                 ]
         if preview["total"] == 0:
             mode = preview["tags_match"] or "tag_groups"
@@ -366,7 +397,10 @@ class MentalModelsService(ServiceCore):
                     " only some of the tags."
                 )
             return [warning]
-        return []
+        # a scope that reads the facts themselves answers from them meanwhile
+        types = preview["fact_types"]
+        reads_facts = types is None or {"world", "experience"} <= set(types)
+        return [waiting] if pending and not reads_facts else []
 
     def _version_history(self, model: MentalModel) -> dict[str, Any] | None:
         if not self.settings.enable_mental_model_history:

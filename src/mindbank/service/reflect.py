@@ -13,6 +13,7 @@ from mindbank.domain.trigger import validate_response_schema
 from mindbank.engine.reflect import ReflectOptions, ReflectScope
 from mindbank.engine.reflect import reflect as run_reflect
 from mindbank.errors import InvalidInputError
+from mindbank.providers.llm.context import context_budget
 from mindbank.service.directives import DirectivesService
 from mindbank.service.tracing import llm_call_context
 from mindbank.store.base import MemoryFilter
@@ -80,14 +81,16 @@ class ReflectService(DirectivesService):
         except ValueError as exc:
             raise InvalidInputError("response_schema", str(exc)) from exc
         self._require_bank(bank_id)
+        self._check_embedding_model(bank_id)
+        fit = context_budget(self.settings.llm_context_window)  # the evidence held to the LLM's context window
         scope = ReflectScope(
             bank_id=bank_id,
             filter=MemoryFilter(tags=normalize_tags(tags), tags_match=tags_match, tag_groups=groups),
             fact_types=tuple(fact_types) if fact_types else FACT_TYPES,
             exclude_mental_models=exclude_mental_models,
             exclude_mental_model_ids=frozenset(exclude_mental_model_ids),
-            recall_max_tokens=self.resolved_setting(bank_id, "recall_max_tokens"),
-            observations_max_tokens=observations_max_tokens or 5000,
+            recall_max_tokens=min(self.resolved_setting(bank_id, "recall_max_tokens"), fit.facts if fit else 1 << 30),
+            observations_max_tokens=min(observations_max_tokens or 5000, fit.observations if fit else 1 << 30),
             recall_candidates=self.settings.recall_candidates,
         )
         bank = self.store.get_bank(bank_id)

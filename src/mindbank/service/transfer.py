@@ -19,6 +19,7 @@ from datetime import timedelta
 from typing import IO, Any, Literal
 
 from mindbank.config import BANK_OVERRIDABLE
+from mindbank.domain.access import Principal, check_new_bank
 from mindbank.domain.limits import Limits
 from mindbank.domain.records import Operation
 from mindbank.domain.transfer.archive import EmbeddingInfo
@@ -38,6 +39,7 @@ CLONE_TYPE = "clone_bank"
 # counts of an import that say how its knowledge tree was placed in the bank's (reported as they are)
 TREE_NOTES = ("knowledge_folders_merged", "knowledge_nodes_renamed", "knowledge_node_ids_replaced")
 DOWNLOAD_PATH = "/v1/default/files/download/"
+MERGE_ATTEMPTS = 5  # plans of one merge when other merges into the same bank keep committing first
 ZIP = "application/zip"
 
 
@@ -136,22 +138,33 @@ class TransferService(ServiceCore):
         include_data: bool | None = None,
         include_bank_config: bool | None = None,
         include_history: bool | None = None,
+        caller: Principal | None = None,
+        reembed: bool = False,
     ) -> str:
         """Check an archive and queue its import (``POST /transfer/import``); returns the operation id.
 
-        ``restore`` creates ``target_bank_id`` (default: the archive's source bank), which must not exist (409);
+        ``restore`` creates ``target_bank_id`` (default: the archive's source bank), which must be a valid bank id
+        inside ``caller``'s scopes (:func:`~mindbank.domain.access.check_new_bank`: else 422, or 404 as for a
+        missing bank) and must not exist (409);
         the operation is recorded against ``bank_id``, which must exist unless it is the target. ``merge`` folds
         the archive's documents into ``bank_id`` (``document_conflict`` for ids it has). The include flags narrow a
-        restore. ``archive``: bytes or a binary file. Raises :class:`InvalidInputError` (``file``: what is wrong
-        with the archive), :class:`ConflictError`, :class:`NotFoundError`."""
+        restore. ``reembed``: import an archive whose vectors another embedding model made by embedding its
+        memories again with this server's model (without it, such an archive is a 409 naming both models).
+        ``archive``: bytes or a binary file. Raises :class:`InvalidInputError` (``file``: what is wrong with the
+        archive), :class:`ConflictError`, :class:`NotFoundError`."""
         archive = _file(archive)
         summary = self._inspect(archive)
+        self._check_archive_model(summary, reembed)
         if mode == "merge":
+            self._check_embedding_model(bank_id)
             if target_bank_id not in (None, bank_id):
                 raise InvalidInputError("target_bank_id", "applies to restore mode; merge imports into this bank")
             options = ImportOptions("merge", bank_id, document_conflict=document_conflict)
             return self._submit_import(bank_id, archive, "bank_transfer_import", options, summary)
-        target = target_bank_id or summary.manifest.source_bank_id
+        if target_bank_id is not None:
+            target = check_new_bank(caller, target_bank_id, "target_bank_id")
+        else:
+            target = check_new_bank(caller, summary.manifest.source_bank_id, "file")
         if self.store.bank_exists(target):
             raise ConflictError(f"Bank '{target}' already exists; a restore creates a new bank (or use mode=merge)")
         if bank_id != target:
@@ -168,12 +181,20 @@ class TransferService(ServiceCore):
         return self._submit_import(bank_id, archive, "bank_transfer_import", options, summary)
 
     def import_documents(
-        self, bank_id: str, archive: bytes | IO[bytes], *, on_conflict: Literal["skip", "replace", "new-id"] = "skip"
+        self,
+        bank_id: str,
+        archive: bytes | IO[bytes],
+        *,
+        on_conflict: Literal["skip", "replace", "new-id"] = "skip",
+        reembed: bool = False,
     ) -> str:
         """Check an archive and queue a merge of its documents into the bank (``POST /document-transfer``);
-        returns the operation id. Raises :class:`InvalidInputError` (``file``)."""
+        returns the operation id. Raises :class:`InvalidInputError` (``file``) and :class:`ConflictError` (an
+        archive of another embedding model without ``reembed``, or a bank of another model)."""
         archive = _file(archive)
         summary = self._inspect(archive)
+        self._check_archive_model(summary, reembed)
+        self._check_embedding_model(bank_id)
         options = ImportOptions("merge", bank_id, document_conflict=on_conflict)
         return self._submit_import(bank_id, archive, "document_import", options, summary)
 
@@ -185,12 +206,15 @@ class TransferService(ServiceCore):
         include_data: bool = True,
         include_bank_config: bool = True,
         include_history: bool = False,
+        caller: Principal | None = None,
     ) -> str:
         """Queue a copy of the bank into ``target_bank_id`` (``POST /clone``): an export and a restore back to back
         on this server; ``include_data`` carries the mental models too, with the knowledge base and the models'
         governance records (the reference's clone rule), but not the refresh spend ledger: the clone starts having
-        spent nothing. Raises
-        :class:`NotFoundError` (source), :class:`ConflictError` (target exists), :class:`InvalidInputError`."""
+        spent nothing. The target follows :func:`~mindbank.domain.access.check_new_bank` for ``caller``. Raises
+        :class:`NotFoundError` (source; a target outside the caller's scopes), :class:`ConflictError` (target
+        exists), :class:`InvalidInputError`."""
+        check_new_bank(caller, target_bank_id, "target_bank_id")
         self._require_bank(bank_id)
         if target_bank_id == bank_id:
             raise InvalidInputError("target_bank_id", "must differ from the bank being cloned")
@@ -208,6 +232,20 @@ class TransferService(ServiceCore):
         )  # fmt: skip
         payload = {"export": asdict(export), "import": asdict(restore)}
         return self._submit(bank_id, CLONE_TYPE, payload)
+
+    def _check_archive_model(self, summary: ArchiveSummary, reembed: bool) -> None:
+        """Refuse (409) an archive whose memories carry vectors of another embedding model than this server's,
+        unless the request asks to embed them again (``reembed``): importing them silently would re-embed every
+        memory, which costs what a fresh retain costs."""
+        embedding = summary.extension.embedding if summary.extension else None
+        if reembed or embedding is None or summary.memories == 0:
+            return
+        if (embedding.model, embedding.dimension) != (self.embedder.name, self.embedder.dimension):
+            raise ConflictError(
+                f"the archive's vectors were made by embedding model {embedding.model!r} ({embedding.dimension} "
+                f"dimensions) but this server embeds with {self.embedder.name!r} ({self.embedder.dimension} "
+                f"dimensions): import with reembed=true to embed its memories again with {self.embedder.name!r}"
+            )
 
     def _inspect(self, archive: IO[bytes]) -> ArchiveSummary:
         """Check every record of an uploaded archive. Raises :class:`InvalidInputError` (``file``)."""
@@ -258,15 +296,26 @@ class TransferService(ServiceCore):
         or a key, exists)."""
         with ArchiveReader(archive) as reader:
             summary = inspect_archive(reader)
-            plan = plan_import(self.store, reader, summary, options, embedder=self.embedder,
-                               bank_config=lambda config: archived_config(config, self.limits))  # fmt: skip
-            vectors = embed_missing(reader, plan, self.embedder)
-            try:
-                rows = import_rows(reader, plan, vectors, self.embedder.dimension)
-                counts = self.store.import_rows(plan.target(), rows, consume_file=consume_file)
-            finally:
-                if vectors is not None:
-                    vectors.close()
+            for attempt in range(1, MERGE_ATTEMPTS + 1):
+                plan = plan_import(self.store, reader, summary, options, embedder=self.embedder,
+                                   bank_config=lambda config: archived_config(config, self.limits))  # fmt: skip
+                vectors = embed_missing(reader, plan, self.embedder)
+                try:
+                    rows = import_rows(reader, plan, vectors, self.embedder.dimension)
+                    counts = self.store.import_rows(plan.target(), rows, consume_file=consume_file)
+                    break
+                except AlreadyExists:
+                    # a merge planned against the bank as it was: another merge into it committed a row this plan
+                    # writes too (its transaction rolled back whole). Plan again against the bank as it is now,
+                    # so concurrent merges into one bank apply one after the other
+                    if options.mode != "merge" or attempt == MERGE_ATTEMPTS:
+                        raise
+                finally:
+                    if vectors is not None:
+                        vectors.close()
+        if counts.get("facts") or counts.get("observations"):
+            # every imported vector is this server's model's (reused only when the archive's model is the same)
+            self._check_embedding_model(options.target_bank_id, record=True)
         if options.mode == "merge" and counts.get("facts") and self.settings.enable_auto_consolidation:
             self.consolidate(options.target_bank_id)
         reused = counts.get("facts", 0) + counts.get("observations", 0) - plan.notes.get("vectors_computed", 0)

@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any, Final
 
 from mindbank.domain.records import Operation
+from mindbank.domain.resource_checks import DEFAULT_TIMEOUT_SECONDS, check_http_config, split_webhook_url
 from mindbank.domain.resources import DEFAULT_WEBHOOK_EVENTS, WEBHOOK_EVENTS, Webhook, WebhookDelivery
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.errors import InvalidInputError, NotFoundError
@@ -30,11 +31,6 @@ from mindbank.version import __version__
 from mindbank.worker.runner import Deferred, PermanentFailure
 
 MAX_WEBHOOKS = 100  # per bank
-MAX_URL_CHARS = 2048
-DEFAULT_TIMEOUT_SECONDS = 30
-MAX_TIMEOUT_SECONDS = 60
-# headers mindbank sets itself; http_config.headers may not replace them
-RESERVED_HEADERS = frozenset({"host", "content-length", "content-type", "transfer-encoding", "user-agent"})
 
 
 class _Keep:
@@ -42,23 +38,6 @@ class _Keep:
 
 
 KEEP: Final = _Keep()
-
-
-def _http_config(raw: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A validated ``WebhookHttpConfig`` with its defaults. Raises :class:`InvalidInputError`."""
-    cfg = dict(raw or {})
-    method = str(cfg.get("method") or "POST").upper()
-    if method != "POST":
-        raise InvalidInputError("http_config.method", "mindbank delivers events as signed POST bodies; use POST")
-    timeout = cfg.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS)
-    if isinstance(timeout, bool) or not isinstance(timeout, int) or not 1 <= timeout <= MAX_TIMEOUT_SECONDS:
-        raise InvalidInputError("http_config.timeout_seconds", f"must be an integer from 1 to {MAX_TIMEOUT_SECONDS}")
-    headers = {str(k): str(v) for k, v in (cfg.get("headers") or {}).items()}
-    for name in headers:
-        if name.lower() in RESERVED_HEADERS or name.lower().startswith("x-hindsight-"):
-            raise InvalidInputError(f"http_config.headers.{name}", "is set by mindbank and cannot be replaced")
-    params = {str(k): str(v) for k, v in (cfg.get("params") or {}).items()}
-    return {"method": method, "timeout_seconds": timeout, "headers": headers, "params": params}
 
 
 def _event_types(values: Sequence[str] | None) -> tuple[str, ...]:
@@ -91,8 +70,7 @@ class WebhooksService(ServiceCore):
 
     def _check_url(self, url: str) -> str:
         url = url.strip()
-        if len(url) > MAX_URL_CHARS:
-            raise InvalidInputError("url", f"must be at most {MAX_URL_CHARS} characters")
+        split_webhook_url(url)
         try:
             resolve_target(url, allow_private=self.settings.webhook_allow_private_targets)
         except UnsafeTarget as exc:
@@ -108,7 +86,7 @@ class WebhooksService(ServiceCore):
         ``http_config``, or a bank already holding ``MAX_WEBHOOKS``."""
         checked = self._check_url(url)
         events = _event_types(event_types)
-        config = _http_config(http_config)
+        config = check_http_config(http_config)
         if self.store.bank_exists(bank_id) and len(self.store.list_webhooks(bank_id)) >= MAX_WEBHOOKS:
             raise InvalidInputError("url", f"a bank holds at most {MAX_WEBHOOKS} webhooks")
         now = utcnow()
@@ -145,7 +123,7 @@ class WebhooksService(ServiceCore):
             secret=current.secret if isinstance(secret, _Keep) else (secret or None),
             event_types=current.event_types if event_types is None else _event_types(event_types),
             enabled=current.enabled if enabled is None else enabled,
-            http_config=current.http_config if http_config is None else _http_config(http_config),
+            http_config=current.http_config if http_config is None else check_http_config(http_config),
             updated_at=utcnow(),
         )
         if not self.store.update_webhook(updated):

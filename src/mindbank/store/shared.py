@@ -14,7 +14,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
-from mindbank.domain.records import Bank, HistoryEntry, LLMRequestRecord, MemoryUnit, MentalModel, Operation
+from mindbank.domain.records import Bank, HistoryEntry, LLMRequestRecord, MemoryUnit, MentalModel, NewMemory, Operation
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.timeutil import utcnow
 from mindbank.store.base import Spend, SpendRecord, SpendTotals, StalenessProbe
@@ -134,6 +134,15 @@ class SharedQueries:
         """Every observation of the bank, oldest first."""
         with self._read() as conn:
             rows = conn.execute(self._q["list_observations"], (bank_id,)).fetchall()
+        return [self._columns.memory_row(r) for r in rows]
+
+    def observations_losing_sources(self, bank_id: str, requeued: Sequence[str]) -> list[MemoryUnit]:
+        """Observations citing a source fact that no longer exists, or one of ``requeued`` (facts an edit sent back
+        to consolidation), oldest first: one query, however many observations the bank holds."""
+        with self._read() as conn:
+            rows = conn.execute(
+                self._q["observations_losing_sources"], (bank_id, self._columns.text_list(list(requeued)))
+            ).fetchall()
         return [self._columns.memory_row(r) for r in rows]
 
     # ---------------------------------------------------------------- mental models
@@ -286,3 +295,13 @@ class SharedQueries:
         """Delete traced attempts created before ``before``; returns how many went."""
         with self._tx() as conn:
             return int(conn.execute(self._q["purge_llm_requests"], (self._columns.time(before),)).rowcount)
+
+
+def observation_mentions(
+    ids: Sequence[str], creates: Sequence[NewMemory], updates: Sequence[tuple[str, tuple[str, ...], int]]
+) -> list[tuple[str, tuple[str, ...], int]]:
+    """The observations of a consolidation write whose mentions (``mention_count``, ``last_mentioned_at``: how many
+    sources and the newest of their mentions) the store recomputes: every update ``(id, source ids, proof)`` and
+    every new observation of several sources (``ids`` are the new rows' ids, in ``creates`` order)."""
+    several = [(i, tuple(c.source_memory_ids or ()), c.proof_count or 1) for i, c in zip(ids, creates, strict=True)]
+    return [*updates, *(s for s in several if len(s[1]) > 1)]

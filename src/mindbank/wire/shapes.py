@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from mindbank.domain.entities import entity_id, extract_entities
 from mindbank.domain.records import Bank, MemoryUnit, MentalModel, Operation, ScoredMemory
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.engine.refresh.plan import reference_failure_reason, reference_outcome
@@ -16,14 +17,15 @@ from mindbank.engine.refresh.triggers import next_fire
 Detail = Literal["metadata", "content", "full"]
 
 
-def recall_result(hit: ScoredMemory) -> dict[str, Any]:
-    """One ``RecallResponse.results`` entry."""
+def recall_result(hit: ScoredMemory, *, entities: bool = False) -> dict[str, Any]:
+    """One ``RecallResponse.results`` entry; ``entities``: its ``entities`` lists the names its text mentions
+    (:func:`mindbank.domain.entities.extract_entities`), else it is null (``include.entities`` null)."""
     m = hit.memory
     return {
         "id": m.id,
         "text": m.text,
         "type": m.fact_type,
-        "entities": None,
+        "entities": list(extract_entities(m.text)) if entities else None,
         "context": m.context,
         "occurred_start": to_iso(m.occurred_start),
         "occurred_end": to_iso(m.occurred_end),
@@ -197,6 +199,14 @@ def memory_item(m: MemoryUnit) -> dict[str, Any]:
         "entities": None,
         **mention_fields(m),
     }
+
+
+def recall_entities(bank_id: str, results: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``RecallResponse.entities``: every name the ``results`` entries list, in order of first appearance, as the
+    reference's ``EntityStateResponse`` ``{entity_id, canonical_name, observations}``. mindbank keeps no per-entity
+    observations, so ``observations`` is always empty (and ``include.entities.max_tokens`` has nothing to cut)."""
+    names = dict.fromkeys(name for r in results for name in r["entities"] or ())
+    return {n: {"entity_id": entity_id(bank_id, n), "canonical_name": n, "observations": []} for n in names}
 
 
 def operation_summary(op: Operation) -> dict[str, Any]:

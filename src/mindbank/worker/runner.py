@@ -27,7 +27,7 @@ from typing import Any
 
 from mindbank.domain.records import Operation
 from mindbank.domain.timeutil import utcnow
-from mindbank.store.base import Store
+from mindbank.store.base import Lane, Store
 from mindbank.store.fence import Fence, LeaseLost, fenced
 
 log = logging.getLogger(__name__)
@@ -63,13 +63,16 @@ class PermanentFailure(Exception):
 @dataclass(frozen=True, slots=True)
 class WorkerSettings:
     """Polling interval and lease (seconds), retry bound and first backoff (seconds, doubled per retry), and how
-    many operations :meth:`Worker.start` runs at once (``slots``, one thread each)."""
+    many operations :meth:`Worker.start` runs at once (``slots``, one thread each) besides webhook deliveries, which
+    run in threads of their own (``delivery_slots``; 0: in the slots with everything else), so a receiver that
+    answers slowly never holds a retain, refresh or consolidation behind it."""
 
     poll_seconds: float = 0.2
     lease_seconds: float = 300.0
     max_retries: int = 3
     retry_backoff_seconds: float = 5.0
     slots: int = 1
+    delivery_slots: int = 1
 
     @property
     def heartbeat_seconds(self) -> float:
@@ -100,9 +103,12 @@ class Worker:
         self._wake = threading.Event()
         self._threads: list[threading.Thread] = []
 
-    def run_once(self, slot: int = 0) -> bool:
-        """Claim and run one operation; False when nothing was runnable."""
-        op = self.store.claim_operation(f"{self.worker_id}/{slot}", self.settings.lease_seconds, now=self.clock())
+    def run_once(self, slot: int | str = 0, lane: Lane | None = None) -> bool:
+        """Claim and run one operation (of ``lane``: see :data:`~mindbank.store.base.Lane`; None: any); False when
+        nothing was runnable."""
+        op = self.store.claim_operation(
+            f"{self.worker_id}/{slot}", self.settings.lease_seconds, now=self.clock(), lane=lane
+        )
         if op is None:
             return False
         fence = Fence(op.id, op.claim_token or "")
@@ -207,12 +213,19 @@ class Worker:
         self._wake.set()
 
     def start(self) -> None:
-        """Run ``settings.slots`` daemon threads until :meth:`stop`."""
+        """Run ``settings.slots`` daemon threads, and ``settings.delivery_slots`` for webhook deliveries, until
+        :meth:`stop`."""
         if self._threads:
             return
         self._stop.clear()
-        for slot in range(max(1, self.settings.slots)):
-            thread = threading.Thread(target=self._loop, args=(slot,), name=f"{self.worker_id}/{slot}", daemon=True)
+        apart = self.settings.delivery_slots > 0
+        lanes: list[tuple[int | str, Lane | None]] = [
+            (s, "work" if apart else None) for s in range(max(1, self.settings.slots))
+        ]
+        lanes += [(f"d{s}", "deliveries") for s in range(self.settings.delivery_slots)]
+        for slot, lane in lanes or [(0, None)]:
+            name = f"{self.worker_id}/{slot}"
+            thread = threading.Thread(target=self._loop, args=(slot, lane), name=name, daemon=True)
             thread.start()
             self._threads.append(thread)
 
@@ -224,10 +237,10 @@ class Worker:
             thread.join(timeout)
         self._threads = []
 
-    def _loop(self, slot: int) -> None:
+    def _loop(self, slot: int | str, lane: Lane | None) -> None:
         while not self._stop.is_set():
             try:
-                busy = self.run_once(slot)
+                busy = self.run_once(slot, lane)
             except Exception:
                 log.exception("worker loop error")
                 busy = False

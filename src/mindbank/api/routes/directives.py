@@ -10,37 +10,39 @@ from pydantic import Field
 
 from mindbank.api.deps import Bank
 from mindbank.api.schemas import RequestBody
-from mindbank.domain.fields import Offset
+from mindbank.domain.fields import FilterTag, Offset, TagList
+from mindbank.domain.resource_checks import INT32_MAX, INT32_MIN, MAX_DIRECTIVE_CHARS, MAX_DIRECTIVE_NAME_CHARS
 from mindbank.wire.resources import directive_response
 
+Priority = Annotated[int, Field(ge=INT32_MIN, le=INT32_MAX, description="Higher goes first in prompts (32-bit).")]
 router = APIRouter(prefix="/v1/default/banks/{bank_id}/directives", tags=["directives"])
 
 
 class CreateDirectiveRequest(RequestBody):
     """``CreateDirectiveRequest``."""
 
-    name: str = Field(max_length=256)
-    content: str
-    priority: int = 0
+    name: str = Field(max_length=MAX_DIRECTIVE_NAME_CHARS)
+    content: str = Field(max_length=MAX_DIRECTIVE_CHARS)
+    priority: Priority = 0
     is_active: bool = True
-    tags: list[str] = Field(default_factory=list)
+    tags: TagList = Field(default_factory=list)
 
 
 class UpdateDirectiveRequest(RequestBody):
     """``UpdateDirectiveRequest``: the fields given change."""
 
-    name: str | None = Field(default=None, max_length=256)
-    content: str | None = None
-    priority: int | None = None
+    name: str | None = Field(default=None, max_length=MAX_DIRECTIVE_NAME_CHARS)
+    content: str | None = Field(default=None, max_length=MAX_DIRECTIVE_CHARS)
+    priority: Priority | None = None
     is_active: bool | None = None
-    tags: list[str] | None = None
+    tags: TagList | None = None
 
 
 @router.get("")
 def list_directives(
     bank_id: str,
     mb: Bank,
-    tags: Annotated[list[str] | None, Query()] = None,
+    tags: Annotated[list[FilterTag] | None, Query(max_length=10)] = None,
     tags_match: Literal["any", "all", "exact"] = "any",
     active_only: bool = True,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
@@ -13,7 +12,7 @@ from fastapi import APIRouter, Query
 from mindbank.api.deps import Bank
 from mindbank.api.openapi import errors
 from mindbank.api.schemas import RequestBody
-from mindbank.domain.fields import Offset
+from mindbank.domain.fields import Offset, QueryTime
 from mindbank.domain.tags import TagsMatch
 from mindbank.wire.resources import chunk_response, document_event, document_list_item, document_response
 
@@ -29,8 +28,8 @@ def list_documents(
     tags: Annotated[list[str] | None, Query()] = None,
     tags_match: TagsMatch = "any_strict",
     time_field: Literal["created_at", "updated_at"] | None = None,
-    start_date: datetime | None = None,
-    end_date: datetime | None = None,
+    start_date: QueryTime | None = None,
+    end_date: QueryTime | None = None,
     limit: Annotated[int, Query(ge=0, le=1000)] = 100,
     offset: Annotated[Offset, Query()] = 0,
 ) -> dict[str, Any]:

@@ -12,9 +12,12 @@ from fastapi import APIRouter, File, Form, UploadFile
 
 from mindbank.api.deps import Bank
 from mindbank.api.openapi import errors
+from mindbank.domain.limits import scan_json
 from mindbank.errors import InvalidInputError
 from mindbank.service.files import UploadedFile
 
+# the reference's FileRetainRequest: ``parser`` picks its converter and ``async`` is always true (both ignored here)
+REQUEST_KEYS = frozenset({"files_metadata", "context", "parser", "async"})
 router = APIRouter(prefix="/v1/default/banks/{bank_id}/files", tags=["files"])
 
 
@@ -23,17 +26,29 @@ def _request(raw: str | None) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(raw)
+    except RecursionError as exc:  # nesting the decoder cannot follow: far past the depth limit
+        raise InvalidInputError("request", "nests too deep") from exc
     except ValueError as exc:
         raise InvalidInputError("request", f"is not valid JSON: {exc}") from exc
+    problem = scan_json(value)  # what the body guard checks in a JSON body: depth, NUL, 64-bit, NaN, surrogates
+    if problem is not None:
+        where, _, message = problem
+        raise InvalidInputError(".".join(["request", *map(str, where)]), message)
     if not isinstance(value, dict):
         raise InvalidInputError("request", "must be a JSON object")
+    unknown = sorted(set(value) - REQUEST_KEYS)
+    if unknown:
+        raise InvalidInputError(f"request.{unknown[0][:40]}", "is not a known field")
     metas = value.get("files_metadata")
     if metas is not None and (not isinstance(metas, list) or not all(isinstance(m, dict) for m in metas)):
         raise InvalidInputError("request.files_metadata", "must be a list of objects")
+    context = value.get("context")
+    if context is not None and not isinstance(context, str):
+        raise InvalidInputError("request.context", "must be a string")
     return value
 
 
-@router.post("/retain", responses=errors(413, 415))
+@router.post("/retain", responses=errors(400, 413, 415))
 def retain_files(
     bank_id: str,
     mb: Bank,

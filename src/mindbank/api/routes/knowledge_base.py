@@ -11,8 +11,10 @@ from fastapi.exceptions import RequestValidationError
 
 from mindbank.api.deps import Bank
 from mindbank.api.knowledge_schemas import CreateFolderRequest, CreatePageRequest, UpdateNodeRequest
+from mindbank.api.openapi import errors
 from mindbank.domain.fields import FilterTag
 from mindbank.domain.knowledge import UNSET
+from mindbank.domain.limits import scan_json
 from mindbank.domain.tags import TagsMatch
 from mindbank.wire.knowledge import (
     bundle_response,
@@ -42,10 +44,19 @@ def _groups(raw: str | None) -> list[dict[str, Any]] | None:
         return None
     try:
         value = json.loads(raw)
+    except RecursionError as exc:  # nesting the decoder cannot follow: far past the depth limit
+        raise RequestValidationError(
+            [{"type": "json_too_deep", "loc": ("query", "tag_groups"), "msg": "nests too deep", "input": None}]
+        ) from exc
     except ValueError as exc:
         raise RequestValidationError(
             [{"type": "value_error", "loc": ("query", "tag_groups"), "msg": f"not valid JSON: {exc}", "input": raw}]
         ) from exc
+    problem = scan_json(value)
+    if problem is not None:
+        where, kind, message = problem
+        loc = ("query", "tag_groups", *where)
+        raise RequestValidationError([{"type": kind, "loc": loc, "msg": message, "input": None}])
     if not isinstance(value, list):
         raise RequestValidationError(
             [{"type": "value_error", "loc": ("query", "tag_groups"), "msg": "must be a JSON list", "input": raw}]
@@ -63,13 +74,13 @@ def get_knowledge_base_tree(
     return knowledge_tree(tree)
 
 
-@router.post("/folders", status_code=201)
+@router.post("/folders", status_code=201, responses=errors(409))
 def create_knowledge_folder(bank_id: str, body: CreateFolderRequest, mb: Bank) -> dict[str, Any]:
     """Create a folder (bank auto-created); 404 unknown parent, 422 a page as parent, 409 a sibling's name."""
     return knowledge_node(mb.create_knowledge_folder(bank_id, body.name, parent_id=body.parent_id), None)
 
 
-@router.post("/pages", status_code=201)
+@router.post("/pages", status_code=201, responses=errors(409))
 def create_knowledge_page(bank_id: str, body: CreatePageRequest, mb: Bank) -> dict[str, Any]:
     """Create a page: its mental model (page default trigger, ``trigger`` merged over it) and tree node; the first
     refresh is queued. ``warnings`` says when its scope matches no memories."""

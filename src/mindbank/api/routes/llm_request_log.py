@@ -4,13 +4,12 @@ and ``GET /llm-requests/stats`` (calls by status and token sums per hour or day)
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
 from mindbank.api.deps import Bank
-from mindbank.domain.fields import Offset
+from mindbank.domain.fields import Offset, QueryTime
 from mindbank.errors import InvalidInputError
 from mindbank.wire.resources import llm_request_entry
 
@@ -31,8 +30,8 @@ def list_llm_requests(
     document_id: str | None = None,
     memory_id: str | None = None,
     group: bool = False,
-    start_date: datetime | None = None,
-    end_date: datetime | None = None,
+    start_date: QueryTime | None = None,
+    end_date: QueryTime | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[Offset, Query()] = 0,
 ) -> dict[str, Any]:

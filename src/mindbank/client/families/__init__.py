@@ -7,6 +7,7 @@ here and one more base of :class:`Families`; both clients then have its methods,
 
 from mindbank.client.families.api_keys import ApiKeyMethods
 from mindbank.client.families.banks import BankMethods
+from mindbank.client.families.curation import CurationMethods
 from mindbank.client.families.directives import DirectiveMethods
 from mindbank.client.families.documents import DocumentMethods
 from mindbank.client.families.knowledge_base import KnowledgeBaseMethods
@@ -18,13 +19,14 @@ from mindbank.client.families.transfer import TransferMethods
 from mindbank.client.families.webhooks import WebhookMethods
 
 __all__ = [
-    "ApiKeyMethods", "BankMethods", "DirectiveMethods", "DocumentMethods", "Families", "KnowledgeBaseMethods",
-    "MemoryMethods", "MentalModelMethods", "MonitoringMethods", "OperationMethods", "TransferMethods", "WebhookMethods",
+    "ApiKeyMethods", "BankMethods", "CurationMethods", "DirectiveMethods", "DocumentMethods", "Families",
+    "KnowledgeBaseMethods", "MemoryMethods", "MentalModelMethods", "MonitoringMethods", "OperationMethods",
+    "TransferMethods", "WebhookMethods",
 ]  # fmt: skip
 
 
 class Families(
     MemoryMethods, BankMethods, MentalModelMethods, OperationMethods, DocumentMethods, DirectiveMethods,
-    WebhookMethods, MonitoringMethods, ApiKeyMethods, KnowledgeBaseMethods, TransferMethods,
+    WebhookMethods, MonitoringMethods, ApiKeyMethods, KnowledgeBaseMethods, TransferMethods, CurationMethods,
 ):  # fmt: skip
     """Every method family of the client (one line each)."""

@@ -71,23 +71,25 @@ class TransferMethods:
         include_data: bool | None = None,
         include_bank_config: bool | None = None,
         include_history: bool | None = None,
+        reembed: bool = False,
     ) -> Request[TransferSubmitted]:
         """Upload an archive and queue its import: ``restore`` creates ``target_bank_id`` (default: the archive's
-        bank), ``merge`` folds its documents into ``bank_id``."""
+        bank), ``merge`` folds its documents into ``bank_id``. ``reembed``: accept an archive of another embedding
+        model by embedding its memories again (else the server answers 409 naming both models)."""
         params = clean({"mode": mode, "target_bank_id": target_bank_id, "document_conflict": document_conflict,
                         "include_data": include_data, "include_bank_config": include_bank_config,
-                        "include_history": include_history})  # fmt: skip
+                        "include_history": include_history, "reembed": reembed or None})  # fmt: skip
         path = f"{bank_path(bank_id)}/transfer/import"
         return Request("POST", path, TransferSubmitted.model_validate, params=params, files=_upload(archive))
 
     @endpoint
     def import_documents(
-        self, bank_id: str, archive: Archive, *, on_conflict: Conflict = "skip"
+        self, bank_id: str, archive: Archive, *, on_conflict: Conflict = "skip", reembed: bool = False
     ) -> Request[TransferSubmitted]:
-        """Upload an archive and queue a merge of its documents into the bank."""
+        """Upload an archive and queue a merge of its documents into the bank (``reembed`` as for an import)."""
         path = f"{bank_path(bank_id)}/document-transfer"
-        return Request("POST", path, TransferSubmitted.model_validate, params={"on_conflict": on_conflict},
-                       files=_upload(archive))  # fmt: skip
+        params = clean({"on_conflict": on_conflict, "reembed": reembed or None})
+        return Request("POST", path, TransferSubmitted.model_validate, params=params, files=_upload(archive))
 
     @endpoint
     def clone_bank(

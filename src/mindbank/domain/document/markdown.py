@@ -1,7 +1,8 @@
 """The markdown codec of a document: ``render_markdown``, ``parse_markdown`` and the normalisers of block and heading
 text that keep ``render -> parse -> render`` byte-identical.
 
-Rendering joins heading lines and block texts with one blank line and ends with a single newline. Parsing splits on
+Rendering joins heading lines and block texts with one blank line and ends with a single newline; a person-written
+or pinned block is preceded by a ``<!-- curated: … -->`` line (docs/curation.md). Parsing splits on
 ATX headings and blank lines outside fenced code, so ``parse -> render`` reaches a fixed point after one pass.
 """
 
@@ -47,8 +48,29 @@ def render_markdown(doc: StructuredDocument) -> str:
     for section in doc.sections:
         if section.heading:
             pieces.append("#" * section.level + " " + section.heading)
-        pieces.extend(block.text for block in section.blocks)
+        pieces.extend(_marked(section, block) for block in section.blocks)
     return "\n\n".join(pieces) + "\n" if pieces else ""
+
+
+def curation_note(section: Section, block: Block) -> str | None:
+    """The rendered mark of fixed content (curation, beyond the reference): ``"written by <author> at <time>"``
+    and/or ``"pinned"``, or None for a block a refresh wrote and nobody pinned. Such a block need not cite memories;
+    the mark says why it stands."""
+    notes = []
+    if block.origin == "person":
+        notes.append(f"written by {block.author or 'a person'}" + (f" at {block.edited_at}" if block.edited_at else ""))
+    if block.pinned or section.pinned:
+        notes.append("pinned")
+    return "; ".join(notes) or None
+
+
+def _marked(section: Section, block: Block) -> str:
+    """A block's text, preceded by an HTML comment line naming its curation (``<!-- curated: … -->``): invisible
+    where markdown is displayed, read by agents that get the raw content. ``--`` in a name cannot close it early."""
+    note = curation_note(section, block)
+    if note is None:
+        return block.text
+    return "<!-- curated: " + note.replace("--", "\u2014").replace("\n", " ") + " -->\n" + block.text
 
 
 def _clean_heading(raw: str) -> str:

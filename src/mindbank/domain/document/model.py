@@ -100,10 +100,26 @@ class Block:
     id: str
     text: str
     memory_ids: tuple[str, ...] = ()
+    # curation (beyond the reference): who wrote the block ("person" for a hand edit; None: a refresh), the editor's
+    # name and ISO time, and whether it is pinned. A person-written or pinned block is fixed content: refreshes keep
+    # it byte-identical (``domain/document/curation.py``).
+    origin: str | None = None
+    author: str | None = None
+    edited_at: str | None = None
+    pinned: bool = False
 
     def __post_init__(self) -> None:
         # Frozen dataclass: the derived field has to be set through object.__setattr__.
         object.__setattr__(self, "memory_ids", cited_memory_ids(self.text))
+
+    def marks(self) -> dict[str, Any]:
+        """The curation marks that are set, as stored and sent: ``{origin?, author?, edited_at?, pinned?}``."""
+        out: dict[str, Any] = {}
+        if self.origin is not None:
+            out.update(origin=self.origin, author=self.author, edited_at=self.edited_at)
+        if self.pinned:
+            out["pinned"] = True
+        return out
 
 
 @dataclass(frozen=True)
@@ -117,6 +133,7 @@ class Section:
     heading: str
     level: int = 2
     blocks: list[Block] = field(default_factory=list)
+    pinned: bool = False  # curation: a pinned section is kept whole by refreshes (heading, blocks, place)
 
     def __post_init__(self) -> None:
         if not is_heading_level(self.level):
@@ -172,7 +189,10 @@ class StructuredDocument:
                     "id": s.id,
                     "heading": s.heading,
                     "level": s.level,
-                    "blocks": [{"id": b.id, "text": b.text, "memory_ids": list(b.memory_ids)} for b in s.blocks],
+                    "blocks": [
+                        {"id": b.id, "text": b.text, "memory_ids": list(b.memory_ids), **b.marks()} for b in s.blocks
+                    ],
+                    **({"pinned": True} if s.pinned else {}),
                 }
                 for s in self.sections
             ],
@@ -200,7 +220,8 @@ class StructuredDocument:
         block_ids: set[str] = set()
         for i, raw in enumerate(raw_sections):
             where = f"sections[{i}]"
-            sid = _entry_id(raw, where, "section", required={"id", "heading", "level", "blocks"}, seen=section_ids)
+            sid = _entry_id(raw, where, "section", required={"id", "heading", "level", "blocks"}, optional={"pinned"},
+                            seen=section_ids)  # fmt: skip
             heading = raw["heading"]
             if not isinstance(heading, str):
                 raise DocumentError(f"{where}.heading must be a string")
@@ -217,7 +238,7 @@ class StructuredDocument:
             blocks: list[Block] = []
             for j, raw_block in enumerate(raw_blocks):
                 bwhere = f"{where}.blocks[{j}]"
-                bid = _entry_id(raw_block, bwhere, "block", required={"id", "text"}, optional={"memory_ids"},
+                bid = _entry_id(raw_block, bwhere, "block", required={"id", "text"}, optional=_BLOCK_OPTIONAL,
                                 seen=block_ids)  # fmt: skip
                 text = raw_block["text"]
                 if not isinstance(text, str):
@@ -225,8 +246,8 @@ class StructuredDocument:
                 mids = raw_block.get("memory_ids", [])
                 if not isinstance(mids, list) or not all(isinstance(m, str) for m in mids):
                     raise DocumentError(f"{bwhere}.memory_ids must be a list of strings")
-                blocks.append(Block(bid, text))
-            sections.append(Section(sid, heading, level, blocks))
+                blocks.append(Block(bid, text, **_block_marks(raw_block, bwhere)))
+            sections.append(Section(sid, heading, level, blocks, pinned=_flag(raw, "pinned", where)))
         return cls(sections)
 
 
@@ -244,6 +265,27 @@ def _entry_id(
         raise DocumentError(f"{where}.id: duplicate {kind} id {entry_id!r}")
     seen.add(entry_id)
     return entry_id
+
+
+_BLOCK_OPTIONAL = frozenset({"memory_ids", "origin", "author", "edited_at", "pinned"})
+
+
+def _flag(raw: Mapping[str, Any], key: str, where: str) -> bool:
+    value = raw.get(key, False)
+    if not isinstance(value, bool):
+        raise DocumentError(f"{where}.{key} must be a boolean")
+    return value
+
+
+def _block_marks(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The curation marks of one serialised block (absent: none). Raises ``DocumentError`` naming the field."""
+    marks: dict[str, Any] = {"pinned": _flag(raw, "pinned", where)}
+    for key in ("origin", "author", "edited_at"):
+        value = raw.get(key)
+        if value is not None and not isinstance(value, str):
+            raise DocumentError(f"{where}.{key} must be a string or null")
+        marks[key] = value
+    return marks
 
 
 def _check_keys(obj: Mapping[str, Any], *, required: set[str], optional: set[str], where: str) -> None:

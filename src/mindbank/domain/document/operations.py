@@ -9,7 +9,7 @@ so one bad operation from a model never discards the good ones. A new operation 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar, TypeAlias
 
 from mindbank.domain.document.markdown import normalize_block_text, normalize_heading
@@ -256,7 +256,7 @@ def _mint_block(text: str, used: set[str]) -> Block:
 
 
 def _with_blocks(section: Section, blocks: list[Block]) -> Section:
-    return Section(section.id, section.heading, section.level, blocks)
+    return replace(section, blocks=blocks)  # keeps the section's curation mark
 
 
 def _apply_one(sections: list[Section], op: Operation) -> None:
@@ -316,7 +316,7 @@ def _apply_one(sections: list[Section], op: Operation) -> None:
         si = _section_index(sections, op.section_id)
         heading = normalize_heading(op.new_heading)
         section = sections[si]
-        sections[si] = Section(section.id, heading, section.level, section.blocks)
+        sections[si] = replace(section, heading=heading)
     else:  # pragma: no cover - guarded by the isinstance check in apply_operations
         raise TypeError(f"not an operation: {op!r}")
 

@@ -428,14 +428,18 @@ def encode_vector(vector: npt.NDArray[np.float32]) -> str:
 
 
 def decode_vector(text: str, dimension: int) -> npt.NDArray[np.float32]:
-    """An archived embedding as a float32 vector. Raises ``ValueError`` when it is not ``dimension`` floats."""
+    """An archived embedding as a float32 vector. Raises ``ValueError`` when it is not ``dimension`` finite
+    floats."""
     try:
         raw = base64.b64decode(text, validate=True)
     except ValueError as exc:
         raise ValueError("embedding is not base64") from exc
     if len(raw) != 4 * dimension:
         raise ValueError(f"embedding has {len(raw) // 4} values, the manifest says {dimension}")
-    return np.frombuffer(raw, dtype="<f4").astype(np.float32)
+    vector = np.frombuffer(raw, dtype="<f4").astype(np.float32)
+    if not np.isfinite(vector).all():
+        raise ValueError("embedding holds a non-finite value (NaN or infinity)")
+    return vector
 
 
 def record_error(where: str, exc: ValidationError) -> str:

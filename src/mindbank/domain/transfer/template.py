@@ -14,10 +14,19 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from mindbank.domain import fields
 from mindbank.domain.limits import DEFAULT_MAX_TOKENS, MaxTokens
+from mindbank.domain.resource_checks import (
+    INT32_MAX,
+    INT32_MIN,
+    MAX_DIRECTIVE_CHARS,
+    MAX_DIRECTIVE_NAME_CHARS,
+    MAX_DIRECTIVES,
+)
 from mindbank.domain.trigger import MentalModelTrigger
 
 TEMPLATE_VERSION = "1"
+MAX_TEMPLATE_MODELS = 1000  # each queues a first refresh
 # bank-config overrides a template carries, with the type each must have (mindbank's bank-overridable settings)
 TEMPLATE_OVERRIDES: dict[str, type] = {
     "mental_model_min_refresh_interval_seconds": int,
@@ -89,9 +98,9 @@ class TemplateMentalModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*$", description="lowercase letters, digits, hyphens")]
-    name: Annotated[str, Field(min_length=1)]
-    source_query: Annotated[str, Field(min_length=1)]
-    tags: list[str] = Field(default_factory=list)
+    name: fields.NameText
+    source_query: fields.QueryText
+    tags: fields.TagList = Field(default_factory=list)
     max_tokens: MaxTokens = DEFAULT_MAX_TOKENS
     trigger: dict[str, Any] = Field(default_factory=dict)
 
@@ -113,11 +122,11 @@ class TemplateDirective(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: Annotated[str, Field(min_length=1, max_length=256)]
-    content: Annotated[str, Field(min_length=1, max_length=20_000)]
-    priority: int = 0
+    name: Annotated[str, Field(min_length=1, max_length=MAX_DIRECTIVE_NAME_CHARS)]
+    content: Annotated[str, Field(min_length=1, max_length=MAX_DIRECTIVE_CHARS)]
+    priority: Annotated[int, Field(ge=INT32_MIN, le=INT32_MAX)] = 0
     is_active: bool = True
-    tags: list[str] = Field(default_factory=list)
+    tags: fields.TagList = Field(default_factory=list)
 
     @field_validator("name", "content")
     @classmethod
@@ -134,8 +143,9 @@ class BankTemplate(BaseModel):
 
     version: Literal["1"]
     bank: TemplateBank | None = None
-    mental_models: list[TemplateMentalModel] | None = None
-    directives: list[TemplateDirective] | None = None
+    # a template sets a bank up: as many models as a bank is meant to hold, no more directives than a bank holds
+    mental_models: Annotated[list[TemplateMentalModel], Field(max_length=MAX_TEMPLATE_MODELS)] | None = None
+    directives: Annotated[list[TemplateDirective], Field(max_length=MAX_DIRECTIVES)] | None = None
 
     @field_validator("mental_models")
     @classmethod

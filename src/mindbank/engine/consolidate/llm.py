@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -100,10 +100,12 @@ class LLMConsolidator:
         observations: Sequence[MemoryUnit],
         scopes: ObservationScopes,
         neighbours: Neighbours | None = None,
+        lost: Mapping[str, Sequence[MemoryUnit]] | None = None,
     ) -> ConsolidationPlan:
         """Creates, updates (grown sources), rewrites and deletes for a batch of pending facts, as
         ``Store.write_consolidation`` takes them; ``neighbours``: per fact, earlier consolidated facts shown beside
-        it. Raises ``LLMTransientError``."""
+        it. ``lost`` is not read: an observation the model wrote keeps its text when sources go (the model restates
+        it when a later fact touches it). Raises ``LLMTransientError``."""
         by_scope: dict[tuple[str, ...], list[MemoryUnit]] = {}
         for fact in facts:
             for scope in scope_keys(fact.tags, scopes):
@@ -122,6 +124,7 @@ class LLMConsolidator:
                 if reply is None:
                     fallback = self.fallback.plan(batch, vectors, in_scope_obs, scopes, neighbours=neighbours)
                     creates.extend(fallback.creates)
+                    deletes.update(fallback.deletes)  # observations the fallback restated with a later value
                     for obs_id, sources, _ in fallback.updates:
                         grown[obs_id] = list(dict.fromkeys([*grown[obs_id], *sources]))
                         touched.add(obs_id)

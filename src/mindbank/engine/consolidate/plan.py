@@ -19,6 +19,8 @@ ROUND_SIZE = 200
 # (the extractive consolidator then asks its own, higher, duplicate threshold; the LLM one reads them as context).
 NEIGHBOURS = 4
 NEIGHBOUR_FLOOR = 0.8
+# observations of its scope a new fact is compared with: the nearest in the vector index
+NEARBY_OBSERVATIONS = 8
 # per new fact: earlier facts of its scopes with their cosine, nearest first
 Neighbours = Mapping[str, Sequence[tuple[MemoryUnit, float]]]
 
@@ -46,7 +48,9 @@ class ConsolidationPlan:
 
 
 class Consolidator(Protocol):
-    """Turns a batch of facts into a :class:`ConsolidationPlan` against the existing observations."""
+    """Turns a batch of facts into a :class:`ConsolidationPlan` against the existing observations. ``lost``: per
+    observation that lost sources this round (deleted or edited facts), the source facts it still has, for a
+    consolidator that retells such an observation from what remains."""
 
     def plan(
         self,
@@ -55,6 +59,7 @@ class Consolidator(Protocol):
         observations: Sequence[MemoryUnit],
         scopes: ObservationScopes,
         neighbours: Neighbours | None = None,
+        lost: Mapping[str, Sequence[MemoryUnit]] | None = None,
     ) -> ConsolidationPlan: ...
 
 

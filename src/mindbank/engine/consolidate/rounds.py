@@ -3,13 +3,13 @@
 Spec: "Automatic Refresh" (observations are what ``refresh_after_consolidation`` follows); reference facts §6.
 Observations are memory units with ``fact_type`` observation, ``source_memory_ids``, ``proof_count`` and the tags
 of their scope. Observation scopes: ``combined`` (default: a fact's whole tag set is one scope) or ``per_tag``
-(one scope per tag). The extractive consolidator merges near-duplicate facts inside one scope by embedding
-similarity: a fact close to an existing observation of its scope strengthens it (one more source, proof + 1);
-two or more close new facts found together form a new observation, and so does a new fact close to an earlier,
-already consolidated fact of its scope (its neighbours: :func:`earlier_neighbours`, so facts that arrive one
-retain at a time still meet); a fact that repeats nothing is marked consolidated without an observation (an
-observation needs a second witness). Source facts get ``consolidated_at``, which is bookkeeping and never a write
-for staleness.
+(one scope per tag). A round takes up to :data:`~mindbank.engine.consolidate.plan.ROUND_SIZE` pending facts and
+hands the consolidator what it compares them with, all read through indexes (consolidation stays incremental):
+the observations nearest each fact in its scopes (:func:`nearby_observations`), its earlier consolidated
+neighbours (:func:`earlier_neighbours`, so facts that arrive one retain at a time still meet), and the
+observations whose sources were deleted or edited since (:func:`detach_sources`). What the extractive
+consolidator makes of them: ``engine/consolidate/extractive.py``. Source facts get ``consolidated_at``, which is
+bookkeeping and never a write for staleness.
 """
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from mindbank.domain.records import MemoryUnit
+from mindbank.domain.records import FactType, MemoryUnit
+from mindbank.domain.scope import MemoryFilter
 from mindbank.engine.consolidate.plan import (
+    NEARBY_OBSERVATIONS,
     NEIGHBOUR_FLOOR,
     NEIGHBOURS,
     ROUND_SIZE,
-    ConsolidationPlan,
     ConsolidationRound,
     Consolidator,
     ObservationScopes,
@@ -32,6 +33,23 @@ from mindbank.engine.consolidate.plan import (
     scope_keys,
 )
 from mindbank.store.base import Store
+
+
+def _probes(
+    facts: Sequence[MemoryUnit],
+    vectors: dict[str, np.ndarray],
+    scopes: ObservationScopes,
+    fact_types: tuple[FactType, ...] | None = None,
+) -> tuple[list[str], list[tuple[np.ndarray, MemoryFilter]]]:
+    """``(fact id, (its vector, a scope's filter))`` per fact with a vector and observation scope, as two lists."""
+    owners: list[str] = []
+    probes: list[tuple[np.ndarray, MemoryFilter]] = []
+    for fact in facts:
+        if fact.id in vectors:
+            for scope in scope_keys(fact.tags, scopes):
+                owners.append(fact.id)
+                probes.append((vectors[fact.id], replace(scope_filter(scope, scopes), fact_types=fact_types)))
+    return owners, probes
 
 
 def earlier_neighbours(
@@ -47,14 +65,7 @@ def earlier_neighbours(
     """Per pending fact: the facts of its observation scopes that consolidation has already seen, among its ``k``
     nearest per scope in the vector index, with cosine at least ``floor``, nearest first. Adds their vectors to
     ``vectors``. One store call for the round (``Store.consolidated_neighbours``), one read of the facts found."""
-    probes, owners = [], []
-    for fact in facts:
-        vector = vectors.get(fact.id)
-        if vector is None:
-            continue
-        for scope in scope_keys(fact.tags, scopes):
-            probes.append((vector, scope_filter(scope, scopes)))
-            owners.append(fact.id)
+    owners, probes = _probes(facts, vectors, scopes)
     if not probes:
         return {}
     found = store.consolidated_neighbours(bank_id, probes, k)
@@ -72,17 +83,34 @@ def earlier_neighbours(
     return {f: hits for f, hits in out.items() if hits}
 
 
+def nearby_observations(
+    store: Store,
+    bank_id: str,
+    facts: Sequence[MemoryUnit],
+    vectors: dict[str, np.ndarray],
+    scopes: ObservationScopes,
+    *,
+    k: int = NEARBY_OBSERVATIONS,
+) -> list[MemoryUnit]:
+    """The observations a round's facts are compared with: per fact and observation scope, the ``k`` nearest
+    observations of that scope in the vector index (``Store.nearest_in``, one call), read in one call."""
+    _, probes = _probes(facts, vectors, scopes, fact_types=("observation",))
+    wanted = {memory_id for hits in store.nearest_in(bank_id, probes, k) for memory_id, _ in hits}
+    return store.get_memories(bank_id, sorted(wanted)) if wanted else []
+
+
 def detach_sources(
     store: Store, bank_id: str, observations: Sequence[MemoryUnit], requeued: set[str]
-) -> tuple[dict[str, tuple[tuple[str, ...], int]], list[str]]:
+) -> tuple[dict[str, tuple[tuple[str, ...], int]], list[str], dict[str, MemoryUnit]]:
     """Sources an observation can no longer rest on: facts deleted since, or sent back to consolidation by an edit
     (``requeued``: the unconsolidated facts of this round). Returns ``({observation id: (remaining source ids,
-    proof count)}, [ids of observations left with no source])``; the consolidator may attach an edited fact
-    again if it still says the same thing."""
+    proof count)}, [ids of observations left with no source], {id: source fact still there})``; the consolidator
+    may attach an edited fact again if it still says the same thing."""
     source_ids = sorted({s for o in observations for s in (o.source_memory_ids or ())})
     if not source_ids:
-        return {}, []
-    alive = {m.id for m in store.get_memories(bank_id, source_ids)}
+        return {}, [], {}
+    units = {m.id: m for m in store.get_memories(bank_id, source_ids)}
+    alive = set(units)
     gone = (set(source_ids) - alive) | (set(source_ids) & requeued)
     trimmed: dict[str, tuple[tuple[str, ...], int]] = {}
     emptied: list[str] = []
@@ -96,7 +124,7 @@ def detach_sources(
             trimmed[obs.id] = (remaining, max(1, (obs.proof_count or len(sources)) - len(lost)))
         else:
             emptied.append(obs.id)
-    return trimmed, emptied
+    return trimmed, emptied, units
 
 
 def consolidate_round(
@@ -107,28 +135,34 @@ def consolidate_round(
     scopes: ObservationScopes = "combined",
     limit: int = ROUND_SIZE,
 ) -> ConsolidationRound:
-    """Consolidate up to ``limit`` pending facts of the bank in one transaction; ``more`` says whether others wait.
+    """Consolidate up to ``limit`` pending facts of the bank, written in one transaction; ``more`` says whether
+    others wait.
 
-    The same transaction first detaches sources that were deleted or edited (:func:`detach_sources`): an
-    observation left with no source is deleted, one that lost some is updated (both are memory writes, so models
-    reading or citing it go stale)."""
+    The round reads only what it needs, however many observations the bank holds: the observations nearest each
+    pending fact in its scopes (:func:`nearby_observations`, through the vector index) and those citing a source
+    that was deleted or edited (``Store.observations_losing_sources``). It detaches such sources
+    (:func:`detach_sources`): an observation left with no source is deleted, one that lost some is updated or
+    retold by the consolidator (memory writes, so models reading or citing it go stale)."""
     facts = store.unconsolidated_facts(bank_id, limit + 1)
     result = ConsolidationRound(more=len(facts) > limit)
     facts = facts[:limit]
-    stored = store.list_observations(bank_id)
-    trimmed, emptied = detach_sources(store, bank_id, stored, {f.id for f in facts})
+    losing = store.observations_losing_sources(bank_id, [f.id for f in facts])
+    trimmed, emptied, units = detach_sources(store, bank_id, losing, {f.id for f in facts})
     if not facts and not trimmed and not emptied:
         return result
+    vectors = store.memory_vectors(bank_id, [f.id for f in facts])
+    stored = {o.id: o for o in [*nearby_observations(store, bank_id, facts, vectors, scopes), *losing]}
     observations = [
         replace(o, source_memory_ids=trimmed[o.id][0], proof_count=trimmed[o.id][1]) if o.id in trimmed else o
-        for o in stored
+        for o in stored.values()
         if o.id not in emptied
     ]
-    plan = ConsolidationPlan()
-    if facts:
-        vectors = store.memory_vectors(bank_id, [f.id for f in facts] + [o.id for o in observations])
-        neighbours = earlier_neighbours(store, bank_id, facts, vectors, scopes)
-        plan = consolidator.plan(facts, vectors, observations, scopes, neighbours=neighbours)
+    # what each observation that lost sources still rests on, for a consolidator that retells it
+    lost = {i: [units[s] for s in trimmed[i][0] if s in units] for i in trimmed}
+    kept = sorted({u.id for us in lost.values() for u in us})
+    vectors.update(store.memory_vectors(bank_id, [o.id for o in observations] + kept))
+    neighbours = earlier_neighbours(store, bank_id, facts, vectors, scopes) if facts else {}
+    plan = consolidator.plan(facts, vectors, observations, scopes, neighbours=neighbours, lost=lost)
     planned = {u[0] for u in plan.updates} | set(plan.deletes)
     updates = [*plan.updates, *((i, *trimmed[i]) for i in trimmed if i not in planned)]
     deletes = [*plan.deletes, *emptied]
@@ -143,5 +177,5 @@ def consolidate_round(
     changed = {u[0] for u in updates} | {r[0] for r in plan.rewrites} | set(deletes)
     result.created, result.consolidated = len(plan.creates), len(facts)
     result.updated = len(changed)
-    result.scopes = {tuple(c.tags) for c in plan.creates} | {o.tags for o in stored if o.id in changed}
+    result.scopes = {tuple(c.tags) for c in plan.creates} | {o.tags for o in stored.values() if o.id in changed}
     return result

@@ -4,7 +4,9 @@ The same tools the agent uses run in the agent's order: fresh, relevant mental m
 the budget is not ``high``) the lower levels are released, exactly as in the agent loop. Otherwise observations,
 then raw facts. The answer is a cited quotation: the relevant models' documents (whole blocks, within
 ``max_tokens``), then observations and facts grouped by theme (``engine/synthesis/compose.py``), observations
-ranked first. Its first line says what it is, so nobody mistakes it for an LLM's answer.
+ranked first, each with its proof ("mentioned N times, last D": an observation's mentions are its sources), and
+no fact an observation quoted above already states. Its first line says what it is, so nobody mistakes it for an
+LLM's answer.
 """
 
 from __future__ import annotations
@@ -67,7 +69,12 @@ def extractive_reflect(
             ranked.extend(rank_for_document(observations))
         if tools.can_recall:
             use("recall", {"reason": "raw facts", "query": query})
-            facts = [h for h in tools.evidence.memories.values() if h.memory.fact_type != "observation"]
+            # a fact an observation found above already states is not quoted twice
+            stated = {s for h in ranked for s in (h.memory.source_memory_ids or ())}
+            facts = [
+                h for h in tools.evidence.memories.values()
+                if h.memory.fact_type != "observation" and h.memory.id not in stated
+            ]  # fmt: skip
             ranked.extend(rank_for_document(facts))
 
     parts = ["_Extractive answer (no LLM configured): the memories below are quoted, not summarised._"]

@@ -60,15 +60,30 @@ def carried_facts(skipped: Sequence[dict[str, Any]], result: StructuredDocument,
     return list(dict.fromkeys(out))
 
 
-def trim_to_budget(document: StructuredDocument, max_tokens: int, rank: Ranker) -> tuple[StructuredDocument, list[str]]:
+def trim_to_budget(
+    document: StructuredDocument, max_tokens: int, rank: Ranker, *, keep: Collection[str] = ()
+) -> tuple[StructuredDocument, list[str]]:
     """``document`` cut to at most ``max_tokens`` (``count_tokens`` of its render) and the ids of the blocks removed.
 
     Blocks are removed lowest ``rank`` first (ties: the later block first), a section left empty goes with its last
     block; when a single block remains over the cap its text is cut to whole words and keeps its citations. A
-    document within the cap comes back unchanged."""
+    document within the cap comes back unchanged. Blocks in ``keep`` (fixed content) are never removed or cut: with
+    only those left the document stays as it is."""
     if count_tokens(render_markdown(document)) <= max_tokens:
         return document, []
+    kept = set(keep)
     order = [(si, bi, b) for si, s in enumerate(document.sections) for bi, b in enumerate(s.blocks)]
+    if kept:
+        trimmable = [(si, bi, b) for si, bi, b in order if b.id not in kept]
+        removed: set[str] = set()
+        scores = list(rank([_plain(b.text) for _, _, b in trimmable]))
+        current = document
+        for i in sorted(range(len(trimmable)), key=lambda i: (scores[i], -i)):
+            removed.add(trimmable[i][2].id)
+            current = _without(document, removed)
+            if count_tokens(render_markdown(current)) <= max_tokens:
+                break
+        return current, [b.id for _, _, b in order if b.id in removed]
     scores = list(rank([_plain(b.text) for _, _, b in order]))
     # lowest score first; among equals the one further down the document goes first
     queue = sorted(range(len(order)), key=lambda i: (scores[i], -i))
@@ -96,7 +111,7 @@ def _without(document: StructuredDocument, removed: set[str]) -> StructuredDocum
     for section in document.sections:
         blocks = [b for b in section.blocks if b.id not in removed]
         if blocks:
-            sections.append(Section(section.id, section.heading, section.level, blocks))
+            sections.append(replace(section, blocks=blocks))
     return StructuredDocument(sections)
 
 

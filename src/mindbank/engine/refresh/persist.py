@@ -14,7 +14,9 @@ from mindbank.domain.document import count_tokens
 from mindbank.domain.governance import scope_signature
 from mindbank.domain.history import failure_entry, version_entry
 from mindbank.domain.records import MentalModel
+from mindbank.engine.refresh.curation import keep_concurrent_edits
 from mindbank.engine.refresh.plan import WRITING_OUTCOMES, RefreshPlan, RefreshSettings, newer
+from mindbank.engine.refresh.review import in_review, keep_review, stage_draft
 from mindbank.store.base import SpendRecord, Store
 
 # failures that spent nothing and cannot succeed until the scope changes: they do not move the backoff or breaker
@@ -52,6 +54,8 @@ def persist_plan(
             )
         store.save_refresh(failed, history=history, history_cap=settings.history_cap, spend=spend)
         return failed
+    if plan.outcome in WRITING_OUTCOMES:
+        keep_concurrent_edits(store, plan)  # an edit or pin made while this refresh ran is not lost
     response: dict[str, Any] = {
         "text": plan.content,
         "based_on": plan.based_on,
@@ -78,11 +82,18 @@ def persist_plan(
         response["delta_applied"] = bool(plan.applied)
         response["delta_operations_applied"] = plan.applied
         response["delta_operations_skipped"] = plan.skipped
+    if plan.curation:
+        response["curation"] = plan.curation
     if plan.structured_output is not None:
         response["structured_output"] = plan.structured_output
     if keep_trace:
         response["trace"] = plan.trace()
     writes = plan.outcome in WRITING_OUTCOMES
+    if in_review(model) and plan.outcome == "content_written":
+        # review before publish: the result waits as a draft; the published model stays as it was
+        staged = stage_draft(model, plan, response, now)
+        store.save_refresh(staged, history=None, history_cap=settings.history_cap, spend=spend)
+        return staged
     updated = replace(
         model,
         content=plan.content if writes else model.content,
@@ -96,6 +107,8 @@ def persist_plan(
         cleared_at=None if writes else model.cleared_at,
         refresh_state=model.refresh_state.after_success(carried_over=plan.carried_over),
     )
+    if in_review(model):
+        updated = keep_review(model, updated)
     history = version_entry(model) if settings.history_enabled and plan.outcome == "content_written" else None
     store.save_refresh(updated, history=history, history_cap=settings.history_cap, spend=spend)
     return updated

@@ -85,6 +85,15 @@ class RefreshSettings:
     history_enabled: bool = True
     history_cap: int = 50
     relevance_threshold: float = 0.04
+    # the LLM's context window, as token caps on the evidence (None: no window configured): facts, chunks and
+    # observations fit beside the prompt's instructions and the reply (providers/llm/context.py)
+    facts_cap: int | None = None
+    chunks_cap: int | None = None
+    observations_cap: int | None = None
+
+    def capped(self, value: int, cap: int | None) -> int:
+        """``value`` within ``cap`` (a budget from settings or a trigger, held to the context window)."""
+        return value if cap is None else min(value, cap)
 
 
 @dataclass(slots=True)
@@ -131,6 +140,10 @@ class RefreshPlan:
     reanchor: str | None = None
     trimmed: list[str] = field(default_factory=list)
     candidate_tokens: int = 0
+    # curation (``engine/refresh/curation.py``): the document whose fixed content (person-written, pinned) every
+    # candidate keeps, and the report of what the refresh refused, restored or retracted about it
+    fixed: StructuredDocument | None = None
+    curation: dict[str, Any] | None = None
 
     @property
     def failed(self) -> bool:
@@ -164,6 +177,7 @@ class RefreshPlan:
             "synthesis_input_tokens": self.synthesis_input_tokens,
             "carried_over": self.carried_over,
             "trimmed_block_ids": self.trimmed,
+            **({"curation": self.curation} if self.curation else {}),
             "duration_ms": self.duration_ms,
             "warnings": self.warnings,
         }
@@ -238,7 +252,9 @@ def synthesis_scope(model: MentalModel, window: MemoryFilter, budget: int, setti
         recall_candidates=settings.recall_candidates,
         exclude_mental_models=bool(trigger.get("exclude_mental_models")),
         exclude_mental_model_ids=tuple(trigger.get("exclude_mental_model_ids") or ()),
-        observations_max_tokens=int(trigger.get("reflect_search_observations_max_tokens") or 5000),
+        observations_max_tokens=settings.capped(
+            int(trigger.get("reflect_search_observations_max_tokens") or 5000), settings.observations_cap
+        ),
     )
 
 

@@ -43,6 +43,7 @@ from mindbank.domain.resources import applicable_directives, guidance_prompt
 from mindbank.domain.scope import MemoryFilter, admits, model_scope
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.engine.recall import RecallRequest, recall
+from mindbank.engine.refresh import curation
 from mindbank.engine.refresh.guards import blocks_left, carried_facts, is_refusal, trim_to_budget
 from mindbank.engine.refresh.persist import persist_plan
 from mindbank.engine.refresh.plan import (
@@ -144,6 +145,9 @@ class RefreshRunner:
         cited = set(current.memory_ids()) if current is not None else set()
         present = self.store.get_memories(model.bank_id, sorted(cited)) if cited else []
         missing = cited - {m.id for m in present if admits(scope, m.tags, m.fact_type)}
+        if current is not None:  # fixed (person-written, pinned) content: the baseline every candidate keeps
+            current = curation.prepare(plan, current, missing)
+            document = current if document is not None else None
         if missing and current is not None:
             quoted = {e["id"]: e["text"] for e in flat_based_on((model.reflect_response or {}).get("based_on"))}
             plan.retraction, warning = retraction_report(current, missing, present, quoted)
@@ -198,6 +202,7 @@ class RefreshRunner:
             return
 
         budget = int(model.trigger.get("recall_max_tokens") or settings.recall_max_tokens)
+        budget = settings.capped(budget, settings.facts_cap)
         plan.synthesis_scope = synthesis_scope(model, window, budget, settings)
         whole = bool(getattr(self.synthesizer, "reads_scope", False))
         hits = self._recall(plan, model, window, budget, settings, whole=whole) if newest is not None else []
@@ -341,7 +346,9 @@ class RefreshRunner:
         include = trigger.get("include_chunks")
         if not (settings.include_chunks if include is None else include):
             return
-        budget = int(trigger.get("recall_chunks_max_tokens") or settings.recall_chunks_max_tokens)
+        budget = settings.capped(
+            int(trigger.get("recall_chunks_max_tokens") or settings.recall_chunks_max_tokens), settings.chunks_cap
+        )
         plan.chunks = select_chunks(self.store, plan.model.bank_id, hits, budget)
         if not plan.tool_calls:  # only carried-over facts, no recall ran: nothing to annotate
             return
@@ -362,7 +369,7 @@ class RefreshRunner:
         if getattr(self.synthesizer, "reads_chunks", False):
             extra["chunks"] = plan.chunks
         if getattr(self.synthesizer, "reads_directives", False):
-            extra["guidance"] = self._guidance(plan.model)
+            extra["guidance"] = self._guidance(plan.model) + curation.fixed_guidance(plan, full=full)
         return extra
 
     def _guidance(self, model: MentalModel) -> str:
@@ -433,11 +440,15 @@ class RefreshRunner:
         """``max_tokens`` as a hard cap (issue 14; the reference only warns): blocks least related to the source
         query are trimmed; the plan records the candidate's size and the blocks removed, and warns."""
         model = plan.model
+        document = curation.restore(plan, document)  # fixed content back, byte-identical, and never trimmed
         plan.candidate_tokens = count_tokens(render_markdown(document))
         if plan.candidate_tokens <= model.max_tokens:
             return document
         capped, plan.trimmed = trim_to_budget(
-            document, model.max_tokens, lambda texts: self.gate.relevance(model.source_query, texts)
+            document,
+            model.max_tokens,
+            lambda texts: self.gate.relevance(model.source_query, texts),
+            keep=curation.fixed_ids(plan),
         )
         plan.warnings.append(
             f"The candidate was {plan.candidate_tokens} tokens, over max_tokens {model.max_tokens}: "
@@ -486,20 +497,22 @@ class RefreshRunner:
             plan.fail("refresh_failed_delta_not_applied", "delta_ops_failed", str(exc))
             return
         self._synthesized(plan, synthesis)
-        operations = [*retracted, *synthesis.operations]
-        plan.emitted = [op.to_dict() for op in operations]
-        if not operations:
+        emitted = [*retracted, *synthesis.operations]
+        plan.emitted = [op.to_dict() for op in emitted]
+        operations = curation.guard(plan, document, emitted)  # none may change, move or remove fixed content
+        if not operations and not self._fixed_changed(plan):
             plan.refresh_skipped = "no_new_facts"
             self._preserve(plan)
             return
         result = apply_operations(document, operations)
         plan.applied, plan.skipped = result.applied, result.skipped
+        refused = (plan.curation or {}).get("refused") or []
         if plan.skipped:
             plan.warnings.append(
                 f"{len(plan.skipped)} delta operation(s) were skipped: "
                 + "; ".join(s["reason"] for s in plan.skipped[:3])
             )
-        if not result.applied:
+        if not result.applied and (result.skipped or not (refused or self._fixed_changed(plan))):
             plan.reanchor = "delta_ops_all_skipped"  # the next refresh re-anchors as full (issue 14)
             plan.fail("refresh_failed_delta_not_applied", "delta_ops_all_skipped", "every delta operation was rejected")
             return
@@ -522,6 +535,10 @@ class RefreshRunner:
                     if e["id"] not in missing]  # fmt: skip
         plan.based_on = based_on_by_type([*previous, *(fact_entry(by_id[i]) for i in plan.used_ids if i in by_id)])
         plan.outcome = "content_written" if plan.content != model.content else "content_unchanged"
+
+    def _fixed_changed(self, plan: RefreshPlan) -> bool:
+        """Whether preparing the fixed content changed the document (a quote of a gone memory was removed)."""
+        return plan.fixed is not None and bool((plan.curation or {}).get("retracted_quotes"))
 
     def _preserve(self, plan: RefreshPlan) -> None:
         """A completed refresh that keeps the document (nothing new or nothing relevant)."""

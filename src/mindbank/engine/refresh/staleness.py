@@ -40,9 +40,11 @@ def watermark_of(model: MentalModel) -> datetime:
 def probe_of(model: MentalModel) -> StalenessProbe:
     """The staleness question for one model: its watermark, the scope whose writes count, the scope it reads, and
     whether facts are carried over."""
+    # a cleared model is stale until its next refresh, whatever its scope holds (none at all once every source is
+    # deleted): no watermark is the rule's "always stale"
     return StalenessProbe(
         model.id,
-        watermark_of(model),
+        None if model.cleared_at is not None else watermark_of(model),
         staleness_scope(model),
         model_scope(model.tags, model.trigger),
         carried_over=bool(model.refresh_state.carried_over),

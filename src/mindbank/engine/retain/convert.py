@@ -78,35 +78,74 @@ def _tidy(text: str) -> str:
 
 
 def html_text(markup: str) -> str:
-    """The visible text of an HTML page, one paragraph per block element."""
-    from bs4 import BeautifulSoup
+    """The visible text of an HTML page, one paragraph per block element.
+
+    One iterative walk over the parsed tree, linear in its size at any nesting (editing the tree instead —
+    inserting a break before each block — costs a search of the siblings per insert: quadratic for a flat page)."""
+    from bs4 import BeautifulSoup, NavigableString, Tag
+    from bs4.element import CData
 
     soup = BeautifulSoup(markup, "html.parser")
-    for tag in soup.find_all(_INVISIBLE):
-        tag.decompose()
-    for tag in soup.find_all("br"):
-        tag.replace_with("\n")
-    for tag in soup.find_all(_BLOCKS):
-        tag.insert_before("\n\n")
-        tag.insert_after("\n\n")
-    return _tidy(soup.get_text())
+    pieces: list[str] = []
+    stack: list[object] = [soup]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str) and not isinstance(node, NavigableString):
+            pieces.append(node)  # a break queued after a block
+        elif isinstance(node, NavigableString):
+            if type(node) in (NavigableString, CData):  # text, never comments, doctypes or declarations
+                pieces.append(str(node))
+        elif isinstance(node, Tag):
+            if node.name in _INVISIBLE:
+                continue
+            if node.name == "br":
+                pieces.append("\n")
+                continue
+            block = node.name in _BLOCKS
+            if block:
+                pieces.append("\n\n")
+                stack.append("\n\n")
+            stack.extend(reversed(node.contents))
+    return _tidy("".join(pieces))
 
 
 def pdf_text(data: bytes) -> str:
     """The text layer of a PDF, one paragraph per page. Raises :class:`UnreadableFile` for a PDF pypdf cannot
     open or one without any text (scanned pages need OCR)."""
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import PyPdfError
 
+    depth = pdf_nesting(data)
+    if depth > MAX_PDF_DEPTH:
+        raise UnreadableFile(f"not a readable PDF: its objects nest {depth} deep (at most {MAX_PDF_DEPTH})")
     try:
         reader = PdfReader(io.BytesIO(data))
         pages = [_tidy(page.extract_text() or "") for page in reader.pages]
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
+    except RecursionError as exc:  # nesting inside a compressed object stream, which the scan cannot see
+        raise UnreadableFile("not a readable PDF: its objects nest too deep") from exc
+    except (PyPdfError, ValueError, KeyError, TypeError, OSError, AttributeError, IndexError, ZeroDivisionError) as exc:
+        # PyPdfError includes LimitReachedError: a stream inflating past pypdf's output limit (a Flate bomb)
         raise UnreadableFile(f"not a readable PDF: {exc}") from exc
     text = "\n\n".join(p for p in pages if p)
     if not text:
         raise UnreadableFile("the PDF has no text layer (scanned pages need OCR, which needs a model)")
     return text
+
+
+MAX_PDF_DEPTH = 100  # arrays and dictionaries inside each other; pypdf caps its own trees at 100
+_PDF_STREAM = re.compile(rb"stream\r?\n.*?endstream", re.DOTALL)
+_PDF_BRACKETS = re.compile(rb"<<|>>|\[|\]")
+
+
+def pdf_nesting(data: bytes) -> int:
+    """The deepest nesting of arrays and dictionaries in a PDF's objects (streams' bytes skipped), in one linear
+    scan: what pypdf would recurse through (an array 50,000 deep overflows the interpreter's stack, a dictionary
+    20,000 deep takes half a minute), measured before pypdf is given the file."""
+    deepest = depth = 0
+    for match in _PDF_BRACKETS.finditer(_PDF_STREAM.sub(b"", data)):
+        depth = depth + 1 if match.group() in (b"<<", b"[") else max(0, depth - 1)
+        deepest = max(deepest, depth)
+    return deepest
 
 
 def file_to_text(name: str, content_type: str | None, data: bytes) -> tuple[str, str]:

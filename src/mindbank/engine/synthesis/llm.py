@@ -46,6 +46,7 @@ from mindbank.domain.document import (
     parse_operation,
     render_markdown,
 )
+from mindbank.domain.document.curation import has_fixed, is_fixed
 from mindbank.domain.records import FACT_TYPES, ScoredMemory, SourceChunk
 from mindbank.engine.reflect.agent import block_text, run_agent
 from mindbank.engine.reflect.tools import ReflectScope, ReflectTools, ToolExecutionError, chunk_view, memory_view
@@ -274,6 +275,12 @@ def _op_citations(op: Operation) -> list[str]:
     return [i for t in texts for i in cited_memory_ids(t)]
 
 
+FIXED_RULE = """
+Blocks marked "fixed" were written or pinned by a person: they stay as they are, and their sections stay. Do not
+replace, remove or move them. If a new memory contradicts one, you may still reply with a replace_block for it: it is
+reported to the person instead of applied."""
+
+
 def _document_view(document: StructuredDocument) -> dict[str, Any]:
     return {
         "sections": [
@@ -281,7 +288,10 @@ def _document_view(document: StructuredDocument) -> dict[str, Any]:
                 "id": s.id,
                 "heading": s.heading,
                 "level": s.level,
-                "blocks": [{"id": b.id, "text": b.text} for b in s.blocks],
+                # fixed content (person-written, pinned) is marked: the prompt tells the model to leave it be
+                "blocks": [
+                    {"id": b.id, "text": b.text, **({"fixed": True} if is_fixed(s, b) else {})} for b in s.blocks
+                ],
             }
             for s in document.sections
         ]
@@ -391,6 +401,8 @@ class LLMSynthesizer:
         if chunks:
             request["source_excerpts"] = [chunk_view(c) for c in chunks]
         prompt = DELTA_PROMPT.format(max_tokens=max_tokens, current=count_tokens(render_markdown(document)))
+        if has_fixed(document):
+            prompt += FIXED_RULE
         messages = [
             system(f"{prompt}\n\n{guidance}" if guidance else prompt),
             user(json.dumps(request, ensure_ascii=False)),

@@ -264,3 +264,15 @@ def salience(fact_text: str) -> float:
     """A fact's salience (0.0 when it has nothing quotable)."""
     found = quote(fact_text)
     return found.salience if found else 0.0
+
+
+def without_opener(sentence: str) -> str:
+    """``sentence`` without a leading opener — greeting, thanks, interjection or vocative ended by a comma or dash
+    ("Hey Maria, since we last chatted, I volunteer …" -> "Since we last chatted, I volunteer …"), its first letter
+    capitalised; unchanged when it has none or is nothing else."""
+    opened = _opener_length(sentence)
+    if not opened:
+        return sentence
+    head = re.split(r"[,;:—–]|\s-\s", sentence, maxsplit=1)
+    rest = head[1].lstrip(" ,;:—–-") if len(head) == 2 else ""
+    return rest[:1].upper() + rest[1:] if rest else sentence

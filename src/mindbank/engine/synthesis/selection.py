@@ -129,17 +129,27 @@ def candidates(
     vectors: Mapping[str, Vector] | None = None,
     query_vector: Vector | None = None,
 ) -> list[Candidate]:
-    """The quotable facts among ``hits`` (an observation speaks for its sources, which are then left out), each
-    with its vector and relevance. The same text retained twice is two candidates: the briefing shows it once, as
-    a repeat (``updates.repeats``).
+    """The quotable facts among ``hits`` (an observation whose sources are all there is left out, any other speaks
+    for those of its sources that are there), each with its vector and relevance. The same text retained twice is
+    two candidates: the briefing shows it once, as a repeat (``updates.repeats``).
 
     Relevance is the cosine to ``query_vector`` when given (both centred on the candidates' mean, floored at 0),
     else the hit's dense score, else 0. When a hit has no stored vector every candidate gets a lexical one, so all
     cosines share one space."""
-    covered = {s for h in hits if h.memory.fact_type == "observation" for s in (h.memory.source_memory_ids or ())}
+    present = {h.memory.id for h in hits}
+    # a fact speaks for itself: an observation whose sources are all among the hits is left out (it would cite the
+    # same statement twice); any other observation speaks for those of its sources that are there
+    stated = {
+        h.memory.id for h in hits
+        if h.memory.fact_type == "observation" and set(h.memory.source_memory_ids or ("",)) <= present
+    }  # fmt: skip
+    covered = {
+        s for h in hits if h.memory.fact_type == "observation" and h.memory.id not in stated
+        for s in (h.memory.source_memory_ids or ())
+    }  # fmt: skip
     kept: list[tuple[ScoredMemory, Quote]] = []
     for hit in hits:
-        if hit.memory.id in covered:
+        if hit.memory.id in covered or hit.memory.id in stated:
             continue
         found = quote(hit.memory.text)
         if found is not None:
@@ -147,7 +157,10 @@ def candidates(
     if not kept:
         # nothing in scope passes the salience bar (a scope of a few short statements: "I am learning the cello."):
         # quote its plain statements rather than leave the model empty; questions and small talk stay out
-        kept = [(h, q) for h in hits if h.memory.id not in covered and (q := plain_quote(h.memory.text)) is not None]
+        kept = [
+            (h, q) for h in hits
+            if h.memory.id not in covered | stated and (q := plain_quote(h.memory.text)) is not None
+        ]  # fmt: skip
     if not kept:
         return []
     stored = vectors or {}

@@ -92,8 +92,8 @@ class ImportPlan:
     documents: dict[str, str | None] = field(default_factory=dict)  # archive id -> target id (None: skipped)
     replace: set[str] = field(default_factory=set)
     skip_models: set[str] = field(default_factory=set)
-    taken_history: set[int] = field(default_factory=set)
-    taken_events: set[int] = field(default_factory=set)
+    keep_history_ids: bool = True
+    keep_event_ids: bool = True
     reuse_vectors: bool = False
     notes: dict[str, Any] = field(default_factory=dict)
     carried: dict[str, str] = field(default_factory=dict)  # carried-over memory written: archive id -> its id here
@@ -148,8 +148,11 @@ def plan_import(
     for kind, make in _NEW_ID.items():
         for old in sorted(store.existing_ids(kind, summary.ids.get(kind, [])), key=str):  # type: ignore[arg-type]
             plan.ids.add(old, make())
-    plan.taken_history = store.existing_ids("history", summary.ids.get("history", []))
-    plan.taken_events = store.existing_ids("document_event", summary.ids.get("document_event", []))
+    # numbered rows (identity columns) keep their archived numbers only when all of them can: one taken number, or
+    # one row without a number (the database picks it), and a kept number could meet a picked one in the same import
+    for kind, attr in (("history", "keep_history_ids"), ("document_event", "keep_event_ids")):
+        archived = summary.ids.get(kind, [])
+        setattr(plan, attr, kind not in summary.unnumbered and not store.existing_ids(kind, archived))
     target = options.target_bank_id
     if plan.restore:
         plan.bank = _restored_bank(reader, options, bank_config, plan.notes, source=summary.manifest.source_bank_id)
@@ -277,7 +280,7 @@ def import_rows(
         for _, e in reader.records(fmt.DOCUMENT_HISTORY, fmt.DocumentEventRecord):
             target = plan.documents.get(e.document_id, e.document_id)
             if target is not None:
-                kept = e.id if e.id is not None and e.id not in plan.taken_events else None
+                kept = e.id if plan.keep_event_ids else None
                 yield StoredDocumentEvent(target, e.kind, e.created_at, ids.id(e.operation_id), ids.id(e.fact_id),
                                           e.facts_added, e.facts_removed, kept)  # fmt: skip
     if plan.restore and o.include_bank_config:
@@ -289,7 +292,7 @@ def import_rows(
         for _, rec in reader.records(fmt.MENTAL_MODELS, fmt.MentalModelRecord):
             if rec.id not in plan.skip_models:
                 for h in rec.history:
-                    kept = h.id if h.id is not None and h.id not in plan.taken_history else None
+                    kept = h.id if plan.keep_history_ids else None
                     yield StoredHistory(rec.id, ids.json(h.content), h.changed_at, kept)
         tree = _tree(reader, plan)
         if tree.nodes:

@@ -11,18 +11,31 @@ from __future__ import annotations
 
 import json
 import zipfile
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from mindbank.domain.governance import RefreshState
+from mindbank.domain.limits import scan_json
 from mindbank.domain.transfer import archive as fmt
+from mindbank.domain.transfer.limits import check_record
+from mindbank.errors import InvalidInputError
 
 R = TypeVar("R", bound=BaseModel)
 # a single record (one line) larger than this is refused rather than read into memory
 MAX_LINE_BYTES = 256 << 20
+# a member may inflate to at most this many times its compressed size (past a first MiB): JSON lines compress about
+# 5-20x and vectors barely, so only a ZIP bomb goes past it; checked while streaming, before the work it would cost
+MAX_RATIO = 200
+RATIO_FLOOR = 1 << 20
+MAX_MEMBER_BYTES = 4 << 30  # inflated bytes of one member, whatever its ratio
+MAX_BLANK_LINES = 10_000  # blank lines of a whole archive (a producer writes none)
+# what zipfile and zlib raise for a member they cannot read: a bad CRC, a corrupt deflate stream, an encrypted
+# member (RuntimeError), an unknown compression method (NotImplementedError), a truncated member
+_MEMBER_ERRORS = (zipfile.BadZipFile, zlib.error, RuntimeError, NotImplementedError, EOFError, OSError, ValueError)
 
 
 class ArchiveError(ValueError):
@@ -34,9 +47,11 @@ class ArchiveReader:
     Use as a context manager. Raises :class:`ArchiveError` when the file is not a transfer archive."""
 
     def __init__(self, source: str | IO[bytes]) -> None:
+        self.blank_lines = 0
+        self._inflated = 0
         try:
             self._zip = zipfile.ZipFile(source)
-        except (zipfile.BadZipFile, OSError) as exc:
+        except _MEMBER_ERRORS as exc:
             raise ArchiveError("archive: not a ZIP file") from exc
         try:
             self.names = set(self._zip.namelist())
@@ -61,12 +76,33 @@ class ArchiveReader:
         """Close the ZIP file."""
         self._zip.close()
 
-    def _json(self, member: str) -> Any:
+    def _open(self, member: str) -> IO[bytes]:
+        """A member opened for streaming; what it may inflate to is counted from here (:meth:`_read`)."""
         try:
-            with self._zip.open(member) as raw:
-                return json.loads(raw.read(MAX_LINE_BYTES + 1))
-        except (ValueError, zipfile.BadZipFile) as exc:
-            raise ArchiveError(f"{member}: not valid JSON ({exc})") from exc
+            info = self._zip.getinfo(member)
+            opened = self._zip.open(info)
+        except _MEMBER_ERRORS as exc:
+            raise ArchiveError(f"{member}: cannot be read ({exc})") from exc
+        self._inflated = 0
+        self._budget = min(MAX_MEMBER_BYTES, max(RATIO_FLOOR, MAX_RATIO * info.compress_size))
+        return opened
+
+    def _read(self, member: str, read: Callable[[], bytes]) -> bytes:
+        """``read()`` on the open member, its errors named and its inflated size held to the member's budget."""
+        try:
+            data = read()
+        except _MEMBER_ERRORS as exc:
+            raise ArchiveError(f"{member}: cannot be read ({exc})") from exc
+        self._inflated += len(data)
+        if self._inflated > self._budget:
+            raise ArchiveError(
+                f"{member}: inflates to more than {self._budget} bytes ({MAX_RATIO}x its compressed size at most)"
+            )
+        return data
+
+    def _json(self, member: str) -> Any:
+        with self._open(member) as raw:
+            return _decoded(self._read(member, lambda: raw.read(MAX_LINE_BYTES + 1)), member)
 
     def bank(self) -> fmt.BankRecord | None:
         """``bank.json``, or None when the archive has none."""
@@ -76,26 +112,48 @@ class ArchiveReader:
         """``(line number, record)`` for every line of a JSON-lines member (none when the member is absent)."""
         if member not in self.names:
             return
-        with self._zip.open(member) as raw:
+        with self._open(member) as raw:
             number = 0
-            while line := raw.readline(MAX_LINE_BYTES + 1):
+            while line := self._read(member, lambda: raw.readline(MAX_LINE_BYTES + 1)):
                 number += 1
+                where = f"{member} line {number}"
                 if len(line) > MAX_LINE_BYTES:
-                    raise ArchiveError(f"{member} line {number}: longer than {MAX_LINE_BYTES} bytes")
+                    raise ArchiveError(f"{where}: longer than {MAX_LINE_BYTES} bytes")
                 if not line.strip():
+                    self.blank_lines += 1
+                    if self.blank_lines > MAX_BLANK_LINES:
+                        raise ArchiveError(f"{where}: more than {MAX_BLANK_LINES} blank lines")
                     continue
-                try:
-                    data = json.loads(line)
-                except ValueError as exc:
-                    raise ArchiveError(f"{member} line {number}: not valid JSON ({exc})") from exc
-                yield number, _validated(model, data, f"{member} line {number}")
+                yield number, _validated(model, _decoded(line, where), where)
+
+
+def _decoded(raw: bytes, where: str) -> Any:
+    """One JSON document of the archive, under the JSON scan of every request body (``limits.scan_json``: depth,
+    NUL, 64-bit integers, finite numbers, lone surrogates). Raises :class:`ArchiveError` naming where."""
+    try:
+        data = json.loads(raw)
+    except RecursionError as exc:
+        raise ArchiveError(f"{where}: nests too deep") from exc
+    except ValueError as exc:
+        raise ArchiveError(f"{where}: not valid JSON ({exc})") from exc
+    problem = scan_json(data)
+    if problem is not None:
+        path, _, message = problem
+        raise ArchiveError(f"{where}: {'.'.join(map(str, path)) or '(record)'}: {message}")
+    return data
 
 
 def _validated(model: type[R], data: Any, where: str) -> R:
+    """A record of the archive, valid for its model and under the importing server's limits."""
     try:
-        return model.model_validate(data)
+        record = model.model_validate(data)
     except ValidationError as exc:
         raise ArchiveError(fmt.record_error(where, exc)) from exc
+    try:
+        check_record(record)
+    except InvalidInputError as exc:
+        raise ArchiveError(f"{where}: {exc.field}: {exc.message}") from exc
+    return record
 
 
 @dataclass
@@ -118,6 +176,7 @@ class ArchiveSummary:
     page_models: list[str] = field(default_factory=list)
     refresh_spend: int = 0
     carried_over: set[str] = field(default_factory=set)
+    unnumbered: set[str] = field(default_factory=set)  # id spaces with a record that carries no id
 
     def counts(self) -> dict[str, int]:
         """Records per section."""
@@ -152,6 +211,7 @@ def inspect_archive(reader: ArchiveReader) -> ArchiveSummary:
 
     def claim(kind: str, value: Any, where: str) -> None:
         if value is None:
+            summary.unnumbered.add(kind)
             return
         if value in seen[kind]:
             raise ArchiveError(f"{where}: {kind} id {value!r} appears twice")

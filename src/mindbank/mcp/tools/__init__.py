@@ -12,6 +12,7 @@ from collections.abc import Collection
 
 from mindbank.mcp.tools.banks import BankTools
 from mindbank.mcp.tools.common import ToolFamily, ToolInputError
+from mindbank.mcp.tools.curation import CurationTools
 from mindbank.mcp.tools.directives import DirectiveTools
 from mindbank.mcp.tools.documents import DocumentTools
 from mindbank.mcp.tools.knowledge_base import KnowledgeBaseTools
@@ -21,6 +22,7 @@ from mindbank.mcp.tools.operations import OperationTools
 
 FAMILIES: tuple[type[ToolFamily], ...] = (
     MemoryTools, BankTools, MentalModelTools, OperationTools, DocumentTools, DirectiveTools, KnowledgeBaseTools,
+    CurationTools,
 )  # fmt: skip
 
 # Every tool name, in the order tools are listed; MINDBANK_MCP_ENABLED_TOOLS picks from these.

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from mindbank.domain import fields
 from mindbank.mcp.caller import current_principal
 from mindbank.mcp.tools.common import BankId, Offset, ToolFamily
 from mindbank.wire.shapes import bank_list_item, bank_stats_response, tag_page
@@ -28,7 +29,9 @@ class BankTools(ToolFamily):
 
     def list_tags(
         self,
-        q: Annotated[str | None, Field(description="Filter, case-insensitive, '*' wildcards.")] = None,
+        q: Annotated[
+            fields.QueryParamText | None, Field(description="Filter, case-insensitive, '*' wildcards.")
+        ] = None,
         source: Annotated[
             Literal["memories", "mental_models"], Field(description="Count tags of memories or of mental models.")
         ] = "memories",

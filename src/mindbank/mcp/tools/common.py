@@ -9,14 +9,22 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, ValidationError
 
 from mindbank.domain import fields
+from mindbank.domain.limits import NO_CONTROL_PATTERN
 from mindbank.domain.tags import TagsMatch
 from mindbank.domain.trigger import MentalModelTriggerPatch
 from mindbank.service import MindBank
 
 Detail = Literal["metadata", "content", "full"]
+MAX_FILTER_TAGS = 10  # tags of a listing's filter, as the HTTP listings take them in a query string
 BankId = Annotated[fields.BankId, Field(description="Id of the memory bank to use.")]
-ModelId = Annotated[str, Field(description="Id of the mental model.", min_length=1, max_length=128)]
+ModelId = Annotated[
+    str, Field(description="Id of the mental model.", min_length=1, max_length=128, pattern=NO_CONTROL_PATTERN)
+]
 TagList = Annotated[fields.TagList | None, Field(description="Tags (e.g. 'user:alice').")]
+FilterTags = Annotated[
+    list[fields.FilterTag] | None,
+    Field(description="Only items carrying these tags (per tags_match).", max_length=MAX_FILTER_TAGS),
+]
 Offset = Annotated[fields.Offset, Field(description="How many items to skip.")]
 # The trigger input mirrors every field of the HTTP MentalModelTrigger, all optional, unknown keys rejected; tag_groups
 # are plain objects (recursive schemas break some providers) and are validated like HTTP ones after the merge.

@@ -8,7 +8,9 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from mindbank.mcp.tools.common import BankId, TagList, ToolFamily
+from mindbank.domain import fields
+from mindbank.domain.resource_checks import INT32_MAX, INT32_MIN, MAX_DIRECTIVE_CHARS
+from mindbank.mcp.tools.common import BankId, FilterTags, Offset, ToolFamily
 from mindbank.wire.resources import directive_response
 
 
@@ -20,10 +22,10 @@ class DirectiveTools(ToolFamily):
 
     def list_directives(
         self,
-        tags: TagList = None,
+        tags: FilterTags = None,
         active_only: Annotated[bool, Field(description="Only active directives.")] = True,
         limit: Annotated[int, Field(ge=1, le=1000)] = 100,
-        offset: Annotated[int, Field(ge=0)] = 0,
+        offset: Offset = 0,
         *,
         bank_id: BankId,
     ) -> dict[str, Any]:
@@ -38,12 +40,16 @@ class DirectiveTools(ToolFamily):
 
     def create_directive(
         self,
-        name: Annotated[str, Field(description="A short name.", min_length=1, max_length=256)],
-        content: Annotated[str, Field(description="The instruction the LLM should follow.", min_length=1)],
-        priority: Annotated[int, Field(description="Higher goes first in prompts.")] = 0,
+        name: Annotated[fields.NameText, Field(description="A short name.")],
+        content: Annotated[
+            str,
+            Field(description="The instruction the LLM should follow.", min_length=1, max_length=MAX_DIRECTIVE_CHARS),
+        ],
+        priority: Annotated[int, Field(description="Higher goes first in prompts.", ge=INT32_MIN, le=INT32_MAX)] = 0,
         is_active: bool = True,
         tags: Annotated[
-            list[str] | None, Field(description="Scope: empty is global; tagged applies to requests sharing a tag.")
+            fields.TagList | None,
+            Field(description="Scope: empty is global; tagged applies to requests sharing a tag."),
         ] = None,
         *,
         bank_id: BankId,

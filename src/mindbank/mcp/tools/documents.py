@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from mindbank.domain.tags import TagsMatch
-from mindbank.mcp.tools.common import BankId, TagList, ToolFamily
+from mindbank.mcp.tools.common import BankId, Offset, TagList, ToolFamily
 from mindbank.wire.resources import document_list_item, document_response
 
 
@@ -24,7 +24,7 @@ class DocumentTools(ToolFamily):
         tags: TagList = None,
         tags_match: Annotated[TagsMatch, Field(description="How tags filter documents.")] = "any_strict",
         limit: Annotated[int, Field(ge=1, le=1000)] = 100,
-        offset: Annotated[int, Field(ge=0)] = 0,
+        offset: Offset = 0,
         *,
         bank_id: BankId,
     ) -> dict[str, Any]:

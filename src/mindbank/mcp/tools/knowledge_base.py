@@ -8,10 +8,11 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from mindbank.domain import fields
 from mindbank.domain.knowledge import UNSET
-from mindbank.domain.limits import MaxTokens
+from mindbank.domain.limits import MAX_ID_CHARS, NO_CONTROL_PATTERN, MaxTokens
 from mindbank.domain.tags import TagsMatch
-from mindbank.mcp.tools.common import BankId, TagList, ToolFamily, ToolInputError, TriggerInput
+from mindbank.mcp.tools.common import BankId, FilterTags, TagList, ToolFamily, ToolInputError, TriggerInput
 from mindbank.wire.knowledge import (
     bundle_response,
     deleted_response,
@@ -21,9 +22,16 @@ from mindbank.wire.knowledge import (
     search_response,
 )
 
-NodeId = Annotated[str, Field(description="Id of a knowledge-base node (folder or page).", min_length=1)]
+NodeId = Annotated[
+    str,
+    Field(
+        description="Id of a knowledge-base node (folder or page).",
+        min_length=1,
+        max_length=MAX_ID_CHARS,
+        pattern=NO_CONTROL_PATTERN,
+    ),
+]
 ParentId = Annotated[str | None, Field(description="Id of the parent folder (omit for the root).")]
-FilterTags = Annotated[list[str] | None, Field(description="Only pages carrying these tags (per tags_match).")]
 FilterMatch = Annotated[TagsMatch, Field(description="How `tags` match a page's tags (any/all also keep untagged).")]
 FilterGroups = Annotated[
     list[dict[str, Any]] | None,
@@ -105,7 +113,7 @@ class KnowledgeBaseTools(ToolFamily):
     def create_knowledge_page(
         self,
         name: Annotated[str, Field(description="Page name (unique in its folder).", min_length=1, max_length=256)],
-        source_query: Annotated[str, Field(description="The question the page answers.", min_length=1)],
+        source_query: Annotated[fields.QueryText, Field(description="The question the page answers.")],
         parent_id: ParentId = None,
         tags: TagList = None,
         max_tokens: MaxTokens | None = None,
@@ -137,8 +145,10 @@ class KnowledgeBaseTools(ToolFamily):
         name: Annotated[str | None, Field(max_length=256)] = None,
         parent_id: Annotated[str | None, Field(description="Move the node into this folder.")] = None,
         move_to_root: Annotated[bool, Field(description="Move the node to the root.")] = False,
-        source_query: Annotated[str | None, Field(description="Pages only: a new question (rebuilds it).")] = None,
-        tags: Annotated[list[str] | None, Field(description="Pages only: replaces its tags ([] clears).")] = None,
+        source_query: Annotated[
+            fields.QueryText | None, Field(description="Pages only: a new question (rebuilds it).")
+        ] = None,
+        tags: Annotated[fields.TagList | None, Field(description="Pages only: replaces its tags ([] clears).")] = None,
         max_tokens: MaxTokens | None = None,
         trigger: TriggerInput = None,
         *,

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from mindbank.domain import fields
 from mindbank.domain.records import FactType
 from mindbank.domain.tags import TagsMatch
 from mindbank.mcp.tools.common import BankId, TagList, ToolFamily, ToolInputError, jsonable
@@ -21,12 +22,14 @@ class MemoryTools(ToolFamily):
 
     def retain(
         self,
-        content: Annotated[str, Field(description="Text to remember (a message, a note, a document).", min_length=1)],
-        context: Annotated[str | None, Field(description="Where the content comes from, e.g. 'chat'.")] = None,
+        content: Annotated[fields.ContentText, Field(description="Text to remember (a message, a note, a document).")],
+        context: Annotated[fields.Text | None, Field(description="Where the content comes from, e.g. 'chat'.")] = None,
         timestamp: Annotated[str | None, Field(description="When it was said, ISO-8601 (default: now).")] = None,
         tags: TagList = None,
-        metadata: Annotated[dict[str, str] | None, Field(description="String key/value metadata.")] = None,
-        document_id: Annotated[str | None, Field(description="Re-using an id replaces that document.")] = None,
+        metadata: Annotated[fields.Metadata | None, Field(description="String key/value metadata.")] = None,
+        document_id: Annotated[
+            fields.DocumentId | None, Field(description="Re-using an id replaces that document.")
+        ] = None,
         async_processing: Annotated[bool, Field(description="Queue the work and return an operation id.")] = False,
         *,
         bank_id: BankId,
@@ -47,31 +50,32 @@ class MemoryTools(ToolFamily):
 
     def recall(
         self,
-        query: Annotated[str, Field(description="What to look for, in natural language.", min_length=1)],
-        max_tokens: Annotated[int, Field(ge=1, description="Budget of returned fact text in tokens.")] = 4096,
+        query: Annotated[fields.QueryText, Field(description="What to look for, in natural language.")],
+        max_tokens: Annotated[fields.TokenBudget, Field(description="Budget of returned fact text in tokens.")] = 4096,
         types: Annotated[list[FactType] | None, Field(description="Fact types to search (default all).")] = None,
         tags: TagList = None,
         tags_match: Annotated[TagsMatch, Field(description="How tags filter memories.")] = "any",
-        limit: Annotated[int | None, Field(ge=1, description="At most this many results.")] = None,
+        limit: Annotated[int | None, Field(ge=1, le=1000, description="At most this many results.")] = None,
         *,
         bank_id: BankId,
     ) -> dict[str, Any]:
         """Search the bank's memories (semantic + keyword), best first.
 
-        Returns {results: [{id, text, type, context, tags, occurred_start, mentioned_at, document_id, scores, ...}]}.
+        Returns {results: [{id, text, type, entities, context, tags, occurred_start, mentioned_at, document_id, scores,
+        ...}]}: entities are the names each text mentions.
         """
         if not query.strip():
             raise ToolInputError("query must not be blank")
         hits = self.mb.recall(
             bank_id, query, types=types, tags=tags or (), tags_match=tags_match, max_tokens=max_tokens, limit=limit
         )
-        return {"results": [recall_result(h) for h in hits]}
+        return {"results": [recall_result(h, entities=True) for h in hits]}
 
     def reflect(
         self,
-        query: Annotated[str, Field(description="The question to answer from the bank's memory.", min_length=1)],
+        query: Annotated[fields.QueryText, Field(description="The question to answer from the bank's memory.")],
         budget: Annotated[Literal["low", "mid", "high"], Field(description="How hard to search.")] = "low",
-        max_tokens: Annotated[int, Field(ge=1, description="Target answer length in tokens.")] = 4096,
+        max_tokens: Annotated[fields.TokenBudget, Field(description="Target answer length in tokens.")] = 4096,
         tags: TagList = None,
         tags_match: Annotated[TagsMatch, Field(description="How tags filter memories.")] = "any",
         include_facts: Annotated[bool, Field(description="Also return the memories the answer rests on.")] = False,

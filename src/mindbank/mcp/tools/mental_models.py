@@ -6,11 +6,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from mindbank.domain import fields
 from mindbank.domain.limits import DEFAULT_MAX_TOKENS, MaxTokens
 from mindbank.domain.trigger import MentalModelTrigger
 from mindbank.mcp.tools.common import (
     BankId,
     Detail,
+    FilterTags,
     ModelId,
     Offset,
     ShorthandAfterConsolidation,
@@ -43,7 +45,7 @@ class MentalModelTools(ToolFamily):
 
     def list_mental_models(
         self,
-        tags: TagList = None,
+        tags: FilterTags = None,
         tags_match: Annotated[Literal["any", "all", "exact"], Field(description="How `tags` filter models.")] = "any",
         detail: Annotated[Detail, Field(description="metadata (default), content, or full.")] = "metadata",
         limit: Annotated[int, Field(ge=1, le=1000)] = 100,
@@ -81,8 +83,8 @@ class MentalModelTools(ToolFamily):
 
     def create_mental_model(
         self,
-        name: Annotated[str, Field(description="Human-readable name.", min_length=1, max_length=256)],
-        source_query: Annotated[str, Field(description="The standing question the model answers.", min_length=1)],
+        name: Annotated[fields.NameText, Field(description="Human-readable name.")],
+        source_query: Annotated[fields.QueryText, Field(description="The standing question the model answers.")],
         mental_model_id: Annotated[
             str | None, Field(description="Custom id: lowercase letters, digits and hyphens.")
         ] = None,
@@ -124,8 +126,8 @@ class MentalModelTools(ToolFamily):
     def update_mental_model(
         self,
         mental_model_id: ModelId,
-        name: Annotated[str | None, Field(max_length=256)] = None,
-        source_query: str | None = None,
+        name: fields.NameText | None = None,
+        source_query: fields.QueryText | None = None,
         max_tokens: MaxTokens | None = None,
         tags: TagList = None,
         trigger: TriggerInput = None,

@@ -9,20 +9,17 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from importlib import resources
 
 import numpy as np
 import numpy.typing as npt
 
+from mindbank.providers.embeddings.cache import QueryCache
+
 _MAX_TOKENS = 256  # the model's trained sequence length; longer inputs are truncated
 # batches up to this many texts (a recall query, a refresh's source query) never queue behind bulk embedding
 _INTERACTIVE_TEXTS = 8
-# recent single short texts (queries) and their vectors, kept in a bounded LRU: agents repeat recall queries and a
-# model's refreshes re-embed its source query; 4,096 entries of 384 floats are 6 MiB at most
-_CACHE_ENTRIES = 4096
-_CACHE_MAX_CHARS = 1000
 
 
 class MiniLMEmbedder:
@@ -58,35 +55,21 @@ class MiniLMEmbedder:
         self._input_names = {i.name for i in self._session.get_inputs()}
         self._batch_size = batch_size
         self._bulk = threading.Lock()
-        self._recent: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
-        self._recent_lock = threading.Lock()
+        self._recent = QueryCache()
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Embed ``texts``; returns ``(len(texts), 384)`` float32 unit vectors."""
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
-        if len(texts) == 1 and len(texts[0]) <= _CACHE_MAX_CHARS:
-            out[0] = self._cached(texts[0])
+        if QueryCache.cacheable(texts):
+            out[0] = self._recent.get_or_embed(texts[0], lambda text: self._embed_batch([text])[0])
             return out
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), self._batch_size):
             idx = order[start : start + self._batch_size]
             out[idx] = self._embed_batch([texts[i] for i in idx])
         return out
-
-    def _cached(self, text: str) -> npt.NDArray[np.float32]:
-        with self._recent_lock:
-            vector = self._recent.get(text)
-            if vector is not None:
-                self._recent.move_to_end(text)
-                return vector
-        vector = self._embed_batch([text])[0]
-        with self._recent_lock:
-            self._recent[text] = vector
-            if len(self._recent) > _CACHE_ENTRIES:
-                self._recent.popitem(last=False)
-        return vector
 
     def _embed_batch(self, texts: list[str]) -> npt.NDArray[np.float32]:
         encodings = self._tokenizer.encode_batch(texts)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
 from mindbank.errors import TransientError
+from mindbank.providers.llm.context import ContextWindowError, check_fits
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
@@ -229,8 +230,10 @@ class ManagedLLM:
         backoff_seconds: float = 1.0,
         max_backoff_seconds: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
+        context_window: int | None = None,
     ) -> None:
         self.inner = provider
+        self.context_window = context_window
         self.provider = provider.provider
         self.model = provider.model
         self.max_retries = max(0, max_retries)
@@ -259,9 +262,14 @@ class ManagedLLM:
         scope: str = "llm",
     ) -> ChatResult:
         """One call, retried on transient errors. Raises ``ValueError`` for tools combined with a response schema,
-        :class:`LLMError` for a permanent failure, :class:`LLMTransientError` once the retries are spent."""
+        :class:`LLMError` for a permanent failure (a prompt that would overflow ``context_window`` among them: it is
+        never sent), :class:`LLMTransientError` once the retries are spent."""
         if tools and response_schema is not None:
             raise ValueError("a call takes tools or a response_schema, not both")
+        try:
+            check_fits(self.context_window, messages, tools, response_schema, max_tokens)
+        except ContextWindowError as exc:
+            raise LLMError(str(exc), provider=self.provider) from None
         request = ChatRequest(
             messages=list(messages),
             tools=list(tools) if tools else None,

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 
 from mindbank.config import LLM_OPERATIONS, Settings
 from mindbank.providers.llm.base import LLM, ManagedLLM, Observer, Provider
+from mindbank.providers.llm.context import context_budget
 
 PROVIDERS: tuple[str, ...] = ("extractive", "openai", "anthropic")
+STRUCTURED_OUTPUTS: tuple[str, ...] = ("json_schema", "json_object")
 DEFAULT_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
 _FALLBACK = {"refresh": ("refresh", "reflect")}  # the levels an operation reads before the global one
 
@@ -32,6 +34,7 @@ class LLMConfig:
     base_url: str | None = None
     timeout: float = 120.0
     max_retries: int = 3
+    structured_output: str = "json_schema"
 
 
 def _env_name(level: str, name: str) -> str:
@@ -63,6 +66,11 @@ def resolve_llm_config(settings: Settings, operation: str) -> LLMConfig | None:
         )
     if provider == "extractive":
         return None
+    structured = (settings.llm_structured_output or "json_schema").strip().lower()
+    if structured not in STRUCTURED_OUTPUTS:
+        raise ValueError(
+            f"MINDBANK_LLM_STRUCTURED_OUTPUT: unknown value {structured!r} (expected {', '.join(STRUCTURED_OUTPUTS)})"
+        )
 
     def level_provider(index: int) -> str:
         """The provider a level runs with: its own, else the one it inherits from the levels below it."""
@@ -86,6 +94,7 @@ def resolve_llm_config(settings: Settings, operation: str) -> LLMConfig | None:
         base_url=inherited("base_url"),
         timeout=settings.llm_timeout,
         max_retries=settings.llm_max_retries,
+        structured_output=structured,
     )
 
 
@@ -95,7 +104,11 @@ def build_provider(config: LLMConfig) -> Provider:
         from mindbank.providers.llm.openai_provider import OpenAIProvider
 
         return OpenAIProvider(
-            model=config.model, api_key=config.api_key, base_url=config.base_url, timeout=config.timeout
+            model=config.model,
+            api_key=config.api_key,
+            base_url=config.base_url,
+            timeout=config.timeout,
+            structured_output=config.structured_output,
         )
     if config.provider == "anthropic":
         from mindbank.providers.llm.anthropic_provider import AnthropicProvider
@@ -112,6 +125,7 @@ def build_llms(settings: Settings, *, observers: Sequence[Observer] = ()) -> dic
 
     Raises ``ValueError`` for an unknown provider or missing credentials, so a misconfiguration fails at start-up."""
     semaphore = threading.BoundedSemaphore(max(1, settings.llm_max_concurrent))
+    context_budget(settings.llm_context_window)  # ContextWindowError (a ValueError): too small for the loops
     built: dict[tuple[str, str, str | None, str | None], LLM] = {}
     out: dict[str, LLM | None] = {}
     for operation in LLM_OPERATIONS:
@@ -122,7 +136,11 @@ def build_llms(settings: Settings, *, observers: Sequence[Observer] = ()) -> dic
         key = (config.provider, config.model, config.api_key, config.base_url)
         if key not in built:
             built[key] = ManagedLLM(
-                build_provider(config), max_retries=config.max_retries, semaphore=semaphore, observers=observers
+                build_provider(config),
+                max_retries=config.max_retries,
+                semaphore=semaphore,
+                observers=observers,
+                context_window=settings.llm_context_window,
             )
         out[operation] = built[key]
     return out

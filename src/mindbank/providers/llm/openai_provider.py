@@ -2,7 +2,8 @@
 
 OpenAI itself, Ollama (``http://localhost:11434/v1``), vLLM, LM Studio, llama.cpp server, OpenRouter, Groq ... all
 speak ``POST {base_url}/chat/completions``. Tools go in OpenAI function format unchanged; JSON-schema output uses
-``response_format: {"type": "json_schema"}`` (non-strict, which local servers accept) and the reply is parsed
+``response_format: {"type": "json_schema"}`` (non-strict, which local servers accept; or llama-cpp-python's
+``{"type": "json_object", "schema": ...}`` with ``MINDBANK_LLM_STRUCTURED_OUTPUT=json_object``) and the reply is parsed
 leniently. The SDK's own retries are off (``max_retries=0``): :class:`~mindbank.providers.llm.base.ManagedLLM`
 owns the retry policy. Errors map to ``LLMTransientError`` (408/409/429, 5xx, timeouts, connection) or ``LLMError``.
 """
@@ -10,7 +11,6 @@ owns the retry policy. Errors map to ``LLMTransientError`` (408/409/429, 5xx, ti
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,10 +29,10 @@ from mindbank.providers.llm.base import (
     call_sdk,
     parse_json_reply,
 )
+from mindbank.providers.openai_key import openai_key
 
 # APITimeoutError is an APIConnectionError; OpenAIError also covers a body that is not a chat completion
 _ERRORS = SDKErrors(connection=openai.APIConnectionError, status=openai.APIStatusError, base=openai.OpenAIError)
-NO_KEY = "not-needed"  # local OpenAI-compatible servers ignore the key, but the SDK insists on one
 
 
 class OpenAIProvider:
@@ -41,17 +41,19 @@ class OpenAIProvider:
 
     provider = "openai"
 
-    def __init__(self, *, model: str, api_key: str | None, base_url: str | None, timeout: float) -> None:
-        key = api_key or os.environ.get("OPENAI_API_KEY")
-        if not key:
-            if not base_url:
-                raise ValueError(
-                    "the openai provider needs MINDBANK_LLM_API_KEY (or OPENAI_API_KEY), or MINDBANK_LLM_BASE_URL "
-                    "pointing at a local OpenAI-compatible server"
-                )
-            key = NO_KEY
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str | None,
+        base_url: str | None,
+        timeout: float,
+        structured_output: str = "json_schema",
+    ) -> None:
+        key = openai_key(api_key, base_url, setting="LLM")
         self.model = model
         self.base_url = base_url
+        self.structured_output = structured_output
         self._key = key
         self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
 
@@ -65,10 +67,7 @@ class OpenAIProvider:
             if request.tool_choice is not None:
                 kwargs["tool_choice"] = _tool_choice(request.tool_choice)
         if request.response_schema is not None:
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": request.schema_name, "schema": request.response_schema, "strict": False},
-            }
+            kwargs["response_format"] = self._response_format(request)
         if request.temperature is not None:
             kwargs["temperature"] = request.temperature
         if request.max_tokens is not None:
@@ -80,6 +79,15 @@ class OpenAIProvider:
             errors=_ERRORS,
             secret=self._key,
         )
+
+    def _response_format(self, request: ChatRequest) -> dict[str, Any]:
+        if self.structured_output == "json_object":
+            # llama-cpp-python's server: its own form, a grammar built from the schema (it refuses "json_schema")
+            return {"type": "json_object", "schema": request.response_schema}
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": request.schema_name, "schema": request.response_schema, "strict": False},
+        }
 
     def _result(self, completion: Any, request: ChatRequest) -> ChatResult:
         choices = getattr(completion, "choices", None)

@@ -10,9 +10,18 @@ from psycopg.rows import tuple_row
 from psycopg.types.json import Jsonb
 
 from mindbank.domain.records import Bank
+from mindbank.domain.timeutil import utcnow
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.queries import Q
 from mindbank.store.postgres.rows import COLUMNS, jsonb
+
+# the embedding model a bank's vectors were made with (migration 0086)
+_EMBEDDING_MODEL = "SELECT model, dimension FROM bank_embedding_models WHERE bank_id = %s"
+_RECORD_EMBEDDING_MODEL = (
+    "INSERT INTO bank_embedding_models (bank_id, model, dimension, recorded_at) "
+    "SELECT bank_id, %s::text, %s::integer, %s::timestamptz FROM banks WHERE bank_id = %s "
+    "ON CONFLICT (bank_id) DO NOTHING"
+)
 
 
 class BanksMixin(PostgresBase):
@@ -72,6 +81,20 @@ class BanksMixin(PostgresBase):
             "last_consolidated_at": consolidated[0] if consolidated else None,
             "last_memory_write_at": None if last is None else last[0],
         }
+
+    def bank_embedding_model(self, bank_id: str) -> tuple[str, int] | None:
+        """``(model name, dimension)`` the bank's vectors were made with; None before its first recorded vector."""
+        with self._read() as conn:
+            row = conn.execute(_EMBEDDING_MODEL, (bank_id,)).fetchone()
+        return None if row is None else (str(row["model"]), int(row["dimension"]))
+
+    def record_bank_embedding_model(self, bank_id: str, model: str, dimension: int) -> tuple[str, int] | None:
+        """Record ``(model, dimension)`` for the bank unless one is recorded already; returns the bank's record
+        afterwards (the earlier one when it differs; None when the bank does not exist)."""
+        with self._tx() as conn:
+            conn.execute(_RECORD_EMBEDDING_MODEL, (model, dimension, utcnow(), bank_id))
+            row = conn.execute(_EMBEDDING_MODEL, (bank_id,)).fetchone()
+        return None if row is None else (str(row["model"]), int(row["dimension"]))
 
     def bank_last_memory_write_at(self, bank_id: str) -> datetime | None:
         """Stamp of the bank's newest memory write (insert, edit or delete); None before the first."""

@@ -20,9 +20,11 @@ from mindbank.domain.records import NewMemory
 from mindbank.domain.timeutil import utcnow
 from mindbank.store.base import DocumentWrite, MemoryFilter
 from mindbank.store.postgres.connection import PostgresBase
+from mindbank.store.postgres.migrate import nearest_sql
 from mindbank.store.postgres.queries import Q, filter_sql, tag_list
 from mindbank.store.postgres.rows import COLUMNS, as_vector
 from mindbank.store.retention import LazyStamp, RetentionQueries
+from mindbank.store.shared import observation_mentions
 
 
 class MemoriesMixin(PostgresBase, RetentionQueries):
@@ -116,6 +118,24 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
         """Per probe ``(vector, filter)``: the ``k`` facts (world and experience) that consolidation has already
         seen and that pass the filter's tag rules, nearest first, as ``(id, cosine)``, through the HNSW index (an
         iterative scan keeps walking until ``k`` rows pass the filter; approximate, as recall's vector arm)."""
+        tag_rules = [
+            (v, MemoryFilter(tags=f.tags, tags_match=f.tags_match, tag_groups=f.tag_groups)) for v, f in probes
+        ]
+        return self._nearest(bank_id, Q["consolidated_neighbours"], tag_rules, k)
+
+    def nearest_in(
+        self, bank_id: str, probes: Sequence[tuple[npt.NDArray[np.float32], MemoryFilter]], k: int
+    ) -> list[list[tuple[str, float]]]:
+        """Per probe ``(vector, filter)``: the ``k`` memories passing the filter, nearest first, as ``(id,
+        cosine)`` — :meth:`vector_search` for many probes in one transaction (consolidation's nearby
+        observations)."""
+        return self._nearest(bank_id, Q["vector_search"], probes, k)
+
+    def _nearest(
+        self, bank_id: str, statement: str, probes: Sequence[tuple[npt.NDArray[np.float32], MemoryFilter]], k: int
+    ) -> list[list[tuple[str, float]]]:
+        """One HNSW statement (its SQL, ``{where}`` unfilled) per probe in one transaction, each re-sorted by its
+        exact score."""
         if not probes or k <= 0:
             return [[] for _ in probes]
         out: list[list[tuple[str, float]]] = []
@@ -124,11 +144,10 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
             if self._iterative_scan:
                 conn.execute(Q["set_iterative_scan"])
             for vector, flt in probes:
-                where, params = filter_sql(MemoryFilter(tags=flt.tags, tags_match=flt.tags_match,
-                                                        tag_groups=flt.tag_groups))  # fmt: skip
+                where, params = filter_sql(flt)
                 vec = self._vector(vector)
                 rows = conn.execute(
-                    Q["consolidated_neighbours"].format(where=where), (vec, bank_id, *params, vec, k)
+                    nearest_sql(statement.format(where=where), self.dimension), (vec, bank_id, *params, vec, k)
                 ).fetchall()
                 out.append(sorted(((r["id"], 1.0 - float(r["distance"])) for r in rows), key=lambda h: -h[1]))
         return out
@@ -154,10 +173,11 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
                 stamp, _ = self._stamp_memory_write(cur.connection, bank_id)
                 ids = [str(uuid.uuid4()) for _ in creates]
                 self._insert_memories(cur, bank_id, list(zip(ids, creates, strict=True)), stamp)
-                if updates:
+                grown = observation_mentions(ids, creates, updates)
+                if grown:
                     cur.executemany(
                         Q["update_observation"],
-                        [(list(sources), proof, stamp, bank_id, mid) for mid, sources, proof in updates],
+                        [(list(s), proof, stamp, proof, bank_id, list(s), bank_id, mid) for mid, s, proof in grown],
                     )
                 if rewrites:
                     cur.executemany(

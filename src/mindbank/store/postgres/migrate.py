@@ -33,14 +33,47 @@ def migrations() -> list[tuple[int, str, str]]:
     return sorted(found)
 
 
+# pgvector's HNSW index takes ``vector`` up to 2,000 dimensions and ``halfvec`` (2-byte floats) up to 4,000
+HNSW_VECTOR_MAX = 2000
+HNSW_HALFVEC_MAX = 4000
+_VECTOR_DISTANCE = "m.embedding <=> %s::vector"
+
+
+def embedding_index(dimension: int) -> str:
+    """The statement indexing ``memory_units.embedding`` for cosine search at ``dimension``: HNSW over the column up
+    to 2,000 dimensions, HNSW over its ``halfvec`` cast up to 4,000 (the column keeps full precision; only the index
+    rounds), and none beyond, where searches scan the bank's vectors exactly."""
+    hnsw = "WITH (m = 16, ef_construction = 64)"
+    if dimension <= HNSW_VECTOR_MAX:
+        return (
+            f"CREATE INDEX idx_memory_units_embedding ON memory_units USING hnsw (embedding vector_cosine_ops) {hnsw};"
+        )
+    if dimension <= HNSW_HALFVEC_MAX:
+        return (
+            "CREATE INDEX idx_memory_units_embedding ON memory_units "
+            f"USING hnsw ((embedding::halfvec({dimension})) halfvec_cosine_ops) {hnsw};"
+        )
+    return "-- no vector index: pgvector's HNSW takes at most 4,000 dimensions; searches scan exactly"
+
+
+def nearest_sql(sql: str, dimension: int) -> str:
+    """``sql`` with its cosine distance ``m.embedding <=> %s::vector`` spelled so that the index of
+    :func:`embedding_index` serves it (the ``halfvec`` cast between 2,001 and 4,000 dimensions)."""
+    if HNSW_VECTOR_MAX < dimension <= HNSW_HALFVEC_MAX:
+        return sql.replace(_VECTOR_DISTANCE, f"m.embedding::halfvec({dimension}) <=> %s::halfvec({dimension})")
+    return sql
+
+
 def render(template: str, dimension: int) -> str:
-    """Fill a migration template. ``str.replace`` rather than ``format``: SQL is full of ``'{}'`` literals.
+    """Fill a migration template: ``{dimension}`` and ``{embedding_index}`` (:func:`embedding_index`).
+    ``str.replace`` rather than ``format``: SQL is full of ``'{}'`` literals.
 
     Raises ``ValueError`` for a non-positive dimension (it would otherwise surface as an obscure SQL error).
     """
     if int(dimension) <= 0:
         raise ValueError(f"embedding dimension must be positive, got {dimension!r}")
-    return template.replace("{dimension}", str(int(dimension)))
+    filled = template.replace("{embedding_index}", embedding_index(int(dimension)))
+    return filled.replace("{dimension}", str(int(dimension)))
 
 
 def current_version(conn: psycopg.Connection) -> int:

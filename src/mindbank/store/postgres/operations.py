@@ -12,7 +12,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from mindbank.domain.records import Operation
-from mindbank.store.base import fold_into_pending
+from mindbank.store.base import Lane, fold_into_pending
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.queries import Q
 from mindbank.store.postgres.rows import COLUMNS, jsonb
@@ -72,11 +72,14 @@ class OperationsMixin(PostgresBase):
             row = conn.execute(Q["get_operation"], (bank_id, operation_id)).fetchone()
         return None if row is None else COLUMNS.operation_row(row)
 
-    def claim_operation(self, worker_id: str, lease_seconds: float, *, now: datetime | None = None) -> Operation | None:
+    def claim_operation(
+        self, worker_id: str, lease_seconds: float, *, now: datetime | None = None, lane: Lane | None = None
+    ) -> Operation | None:
         """Claim a runnable operation under a fresh claim token: pending and due (``next_retry_at`` at or before
         ``now``), or processing with an expired lease; ``now`` defaults to the database clock (workers and tests
         pass theirs). Fair order: banks with fewer live claims first, then operation types with fewer live claims,
-        then the time the row became runnable.
+        then the time the row became runnable; ``lane``: ``deliveries`` (webhook deliveries only), ``work`` (all but
+        them), None (any).
 
         One statement with ``FOR UPDATE SKIP LOCKED``, so concurrent workers never claim the same row and never wait
         on each other's candidates. At most one operation per mental model runs at a time: a model with a row in
@@ -85,7 +88,13 @@ class OperationsMixin(PostgresBase):
         in practice).
         """
         for _ in range(_CLAIM_ATTEMPTS):
-            params = {"now": now, "worker": worker_id, "token": uuid.uuid4().hex, "lease": float(lease_seconds)}
+            params = {
+                "now": now,
+                "worker": worker_id,
+                "token": uuid.uuid4().hex,
+                "lease": float(lease_seconds),
+                "lane": lane,
+            }
             try:
                 with self._tx() as conn:
                     row = conn.execute(Q["claim_operation"], params).fetchone()

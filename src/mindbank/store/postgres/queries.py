@@ -16,15 +16,9 @@ from typing import Any
 
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TAGS_MATCH_MODES
+from mindbank.store.postgres.consolidation_queries import CONSOLIDATION_Q, MEMORY_COLUMNS
 from mindbank.store.postgres.resource_queries import RESOURCE_Q
 from mindbank.store.postgres.transfer_queries import TRANSFER_Q
-
-# memory columns returned to callers (never the embedding or the tsvector: they are large and nobody reads them)
-MEMORY_COLUMNS = (
-    "m.id, m.bank_id, m.document_id, m.chunk_id, m.text, m.fact_type, m.tags, m.context, m.metadata, "
-    "m.occurred_start, m.occurred_end, m.mentioned_at, m.source_memory_ids, m.proof_count, m.created_at, m.updated_at, "
-    "m.mention_count, m.last_mentioned_at"
-)
 
 _STAMP = "GREATEST(clock_timestamp(), last_memory_write_at + interval '1 microsecond')"
 
@@ -126,37 +120,6 @@ Q: dict[str, str] = {
         "mentioned_at = COALESCE(%s, mentioned_at), "
         "consolidated_at = CASE WHEN tags = %s::text[] THEN consolidated_at END, updated_at = %s "
         "WHERE bank_id = %s AND document_id = %s AND fact_type <> 'observation'"
-    ),
-    # ---------------------------------------------------------------- consolidation
-    "unconsolidated_facts": (
-        f"SELECT {MEMORY_COLUMNS} FROM memory_units m WHERE m.bank_id = %s AND m.fact_type <> 'observation' "
-        "AND m.consolidated_at IS NULL ORDER BY m.seq LIMIT %s"
-    ),
-    "list_observations": (
-        f"SELECT {MEMORY_COLUMNS} FROM memory_units m WHERE m.bank_id = %s AND m.fact_type = 'observation' "
-        "ORDER BY m.seq"
-    ),
-    "memory_vectors": "SELECT id, embedding FROM memory_units WHERE bank_id = %s AND id = ANY(%s::text[])",
-    # facts consolidation has already seen, nearest first (SQLite: its in-process index, pending facts masked)
-    "consolidated_neighbours": (
-        "SELECT m.id, m.embedding <=> %s::vector AS distance FROM memory_units m WHERE m.bank_id = %s "
-        "AND m.fact_type <> 'observation' AND m.consolidated_at IS NOT NULL AND {where} "
-        "ORDER BY m.embedding <=> %s::vector LIMIT %s"
-    ),
-    "update_observation": (
-        "UPDATE memory_units SET source_memory_ids = %s::text[], proof_count = %s, updated_at = %s "
-        "WHERE bank_id = %s AND id = %s"
-    ),
-    "rewrite_observation": (
-        "UPDATE memory_units SET text = %s, embedding = %s::vector, updated_at = %s "
-        "WHERE bank_id = %s AND id = %s AND fact_type = 'observation'"
-    ),
-    "delete_observations": (
-        "DELETE FROM memory_units WHERE bank_id = %s AND id = ANY(%s::text[]) AND fact_type = 'observation'"
-    ),
-    # bookkeeping, not a memory write: no stamp, updated_at untouched
-    "mark_consolidated": (
-        "UPDATE memory_units SET consolidated_at = clock_timestamp() WHERE bank_id = %s AND id = ANY(%s::text[])"
     ),
     "delete_memory": "DELETE FROM memory_units WHERE bank_id = %s AND id = %s",
     # an edit is a memory write; the fact goes back to consolidation
@@ -407,6 +370,7 @@ Q: dict[str, str] = {
         "AND (o.operation_type <> 'consolidation' OR NOT EXISTS (SELECT 1 FROM operations p "
         "WHERE p.bank_id = o.bank_id AND p.operation_type = 'consolidation' AND p.status = 'processing' "
         "AND p.id <> o.id)) "
+        "AND (%(lane)s::text IS NULL OR (o.operation_type = 'webhook_delivery') = (%(lane)s::text = 'deliveries')) "
         "ORDER BY (SELECT COUNT(*) FROM operations r WHERE r.status = 'processing' AND r.bank_id = o.bank_id "
         "AND r.lease_expires_at >= clock.at), "
         "(SELECT COUNT(*) FROM operations r WHERE r.status = 'processing' AND r.operation_type = o.operation_type "
@@ -491,6 +455,8 @@ Q: dict[str, str] = {
 Q.update(RESOURCE_Q)
 # bank transfer (snapshots, imports) and stored files: transfer_queries.py
 Q.update(TRANSFER_Q)
+# consolidation (pending facts, observations, neighbours): consolidation_queries.py
+Q.update(CONSOLIDATION_Q)
 
 HISTORY_KIND = {
     True: "content->>'kind' = 'refresh_failed'",

@@ -13,6 +13,7 @@ from mindbank.domain.records import MemorySource, MemoryUnit
 from mindbank.store.base import MemoryFilter
 from mindbank.store.columns import memory_source
 from mindbank.store.postgres.connection import PostgresBase
+from mindbank.store.postgres.migrate import nearest_sql
 from mindbank.store.postgres.queries import Q, filter_sql, like_pattern, substring_pattern, tsquery
 from mindbank.store.postgres.rows import COLUMNS
 
@@ -40,7 +41,9 @@ class SearchMixin(PostgresBase):
             conn.execute(Q["set_ef_search"], (str(min(_EF_SEARCH_MAX, max(40, 2 * k))),))
             if self._iterative_scan:
                 conn.execute(Q["set_iterative_scan"])
-            rows = conn.execute(Q["vector_search"].format(where=where), (vec, bank_id, *params, vec, k)).fetchall()
+            rows = conn.execute(
+                nearest_sql(Q["vector_search"].format(where=where), self.dimension), (vec, bank_id, *params, vec, k)
+            ).fetchall()
         hits = [(r["id"], 1.0 - float(r["distance"])) for r in rows]
         hits.sort(key=lambda h: -h[1])  # stable: ties keep the index's order
         return hits

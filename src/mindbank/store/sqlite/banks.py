@@ -13,6 +13,13 @@ from mindbank.store.sqlite.connection import SQLiteBase
 from mindbank.store.sqlite.queries import Q
 from mindbank.store.sqlite.rows import COLUMNS, to_json, ts
 
+# the embedding model a bank's vectors were made with (migration 0086)
+_EMBEDDING_MODEL = "SELECT model, dimension FROM bank_embedding_models WHERE bank_id = ?"
+_RECORD_EMBEDDING_MODEL = (
+    "INSERT INTO bank_embedding_models (bank_id, model, dimension, recorded_at) "
+    "SELECT bank_id, ?, ?, ? FROM banks WHERE bank_id = ? ON CONFLICT (bank_id) DO NOTHING"
+)
+
 
 class BanksMixin(SQLiteBase):
     """The ``banks`` table: existence, profile, config overrides, deletion and counts."""
@@ -73,6 +80,20 @@ class BanksMixin(SQLiteBase):
             "last_consolidated_at": ts(consolidated),
             "last_memory_write_at": None if last is None else ts(last[0]),
         }
+
+    def bank_embedding_model(self, bank_id: str) -> tuple[str, int] | None:
+        """``(model name, dimension)`` the bank's vectors were made with; None before its first recorded vector."""
+        with self._read() as conn:
+            row = conn.execute(_EMBEDDING_MODEL, (bank_id,)).fetchone()
+        return None if row is None else (str(row[0]), int(row[1]))
+
+    def record_bank_embedding_model(self, bank_id: str, model: str, dimension: int) -> tuple[str, int] | None:
+        """Record ``(model, dimension)`` for the bank unless one is recorded already; returns the bank's record
+        afterwards (the earlier one when it differs; None when the bank does not exist)."""
+        with self._tx() as conn:
+            conn.execute(_RECORD_EMBEDDING_MODEL, (model, dimension, to_iso(utcnow()), bank_id))
+            row = conn.execute(_EMBEDDING_MODEL, (bank_id,)).fetchone()
+        return None if row is None else (str(row[0]), int(row[1]))
 
     def bank_last_memory_write_at(self, bank_id: str) -> datetime | None:
         """Stamp of the bank's newest memory write (insert, edit or delete); None before the first."""

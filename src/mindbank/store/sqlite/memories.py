@@ -20,6 +20,7 @@ from mindbank.domain.records import NewMemory
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.base import DocumentWrite, MemoryFilter
 from mindbank.store.retention import LazyStamp, RetentionQueries
+from mindbank.store.shared import observation_mentions
 from mindbank.store.sqlite.connection import SQLiteBase
 from mindbank.store.sqlite.queries import MAX_IDS, Q, marks
 from mindbank.store.sqlite.rows import COLUMNS, index_rows, vector_blob
@@ -149,6 +150,14 @@ class MemoriesMixin(SQLiteBase, RetentionQueries):
             out.append(index.search(np.asarray(vector, np.float32), k, mask))
         return out
 
+    def nearest_in(
+        self, bank_id: str, probes: Sequence[tuple[npt.NDArray[np.float32], MemoryFilter]], k: int
+    ) -> list[list[tuple[str, float]]]:
+        """Per probe ``(vector, filter)``: the ``k`` memories passing the filter, nearest first, as ``(id,
+        cosine)`` — :meth:`vector_search` for many probes (the in-process index; consolidation's nearby
+        observations)."""
+        return [self.vector_search(bank_id, vector, k, flt) for vector, flt in probes]
+
     def write_consolidation(
         self,
         bank_id: str,
@@ -169,8 +178,10 @@ class MemoriesMixin(SQLiteBase, RetentionQueries):
                 stamp, version = self._stamp_memory_write(conn, bank_id)
             ids = [str(uuid.uuid4()) for _ in creates]
             self._insert_memories(conn, bank_id, list(zip(ids, creates, strict=True)), stamp)
-            for memory_id, sources, proof in updates:
-                conn.execute(Q["update_observation"], (COLUMNS.text_list(sources), proof, stamp, bank_id, memory_id))
+            for memory_id, sources, proof in observation_mentions(ids, creates, updates):
+                listed = COLUMNS.text_list(sources)
+                params = (listed, proof, stamp, proof, bank_id, listed, bank_id, memory_id)
+                conn.execute(Q["update_observation"], params)
             rewritten: list[IndexRow] = []
             for memory_id, text, vector in rewrites:
                 row = conn.execute(

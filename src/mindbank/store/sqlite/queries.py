@@ -19,15 +19,10 @@ from typing import Any
 
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.timeutil import to_iso
+from mindbank.store.sqlite.consolidation_queries import CONSOLIDATION_Q, MEMORY_COLUMNS
 from mindbank.store.sqlite.resource_queries import RESOURCE_Q
 from mindbank.store.sqlite.transfer_queries import TRANSFER_Q
 
-# every memory column but the embedding blob, which readers of MemoryUnit never need
-MEMORY_COLUMNS = (
-    "id, bank_id, document_id, chunk_id, text, fact_type, tags, context, metadata, occurred_start, occurred_end, "
-    "mentioned_at, source_memory_ids, proof_count, consolidated_at, created_at, updated_at, mention_count, "
-    "last_mentioned_at"
-)
 MEMORY_COLUMNS_M = ", ".join("m." + c.strip() for c in MEMORY_COLUMNS.split(","))
 # scope lookups per compound SELECT of staleness_reads: below SQLite's default SQLITE_MAX_COMPOUND_SELECT (500)
 MAX_COMPOUND = 400
@@ -138,31 +133,6 @@ Q: dict[str, str] = {
         "consolidated_at = CASE WHEN tags = ? THEN consolidated_at END, updated_at = ? "
         "WHERE bank_id = ? AND document_id = ? AND fact_type != 'observation'"
     ),
-    # ---------------------------------------------------------------- consolidation
-    "unconsolidated_facts": (
-        f"SELECT {MEMORY_COLUMNS} FROM memory_units WHERE bank_id = ? AND fact_type != 'observation' "
-        "AND consolidated_at IS NULL ORDER BY seq LIMIT ?"
-    ),
-    # the facts consolidation has not seen, masked out of the in-process index for consolidated_neighbours
-    # (idx_memory_units_pending)
-    "pending_fact_ids": (
-        "SELECT id FROM memory_units WHERE bank_id = ? AND fact_type != 'observation' AND consolidated_at IS NULL"
-    ),
-    "list_observations": (
-        f"SELECT {MEMORY_COLUMNS} FROM memory_units WHERE bank_id = ? AND fact_type = 'observation' ORDER BY seq"
-    ),
-    "update_observation": (
-        "UPDATE memory_units SET source_memory_ids = ?, proof_count = ?, updated_at = ? WHERE bank_id = ? AND id = ?"
-    ),
-    # RETURNING tags: the rewritten row's tags, for its new vector-index entry
-    "rewrite_observation": (
-        "UPDATE memory_units SET text = ?, embedding = ?, updated_at = ? WHERE bank_id = ? AND id = ? "
-        "AND fact_type = 'observation' RETURNING tags"
-    ),
-    # one id per execution (PostgreSQL binds them all as one array)
-    "delete_observations": "DELETE FROM memory_units WHERE bank_id = ? AND id = ? AND fact_type = 'observation'",
-    # bookkeeping, not a memory write: no stamp, updated_at untouched
-    "mark_consolidated": "UPDATE memory_units SET consolidated_at = ? WHERE bank_id = ? AND id IN ({marks})",
     "delete_memory": "DELETE FROM memory_units WHERE bank_id = ? AND id = ?",
     # what update_memory keeps when a field is not given, and what the vector-index entry needs
     "memory_index_fields": "SELECT fact_type, tags, embedding FROM memory_units WHERE bank_id = ? AND id = ?",
@@ -391,7 +361,8 @@ Q: dict[str, str] = {
     # consolidations of one bank would both fold the same facts), then mark it ours under a fresh claim token.
     # Fair order: banks with fewer live claims first, then operation types with fewer live claims, then the time
     # the row became runnable (a parked, retried or yielding row queues behind rows that were ready before it; a
-    # crashed worker's row became runnable when its lease expired)
+    # crashed worker's row became runnable when its lease expired). ``lane``: 'deliveries' claims webhook deliveries
+    # only, 'work' everything else, NULL anything
     "claim_candidate": (
         "SELECT o.id FROM operations o WHERE ((o.status = 'pending' AND (o.next_retry_at IS NULL OR "
         "o.next_retry_at <= :now)) OR (o.status = 'processing' AND o.lease_expires_at < :now)) "
@@ -400,7 +371,8 @@ Q: dict[str, str] = {
         "AND p.lease_expires_at >= :now AND p.id != o.id)) "
         "AND (o.operation_type != 'consolidation' OR NOT EXISTS (SELECT 1 FROM operations p WHERE "
         "p.bank_id = o.bank_id AND p.operation_type = 'consolidation' AND p.status = 'processing' "
-        "AND p.lease_expires_at >= :now AND p.id != o.id)) ORDER BY "
+        "AND p.lease_expires_at >= :now AND p.id != o.id)) "
+        "AND (:lane IS NULL OR (o.operation_type = 'webhook_delivery') = (:lane = 'deliveries')) ORDER BY "
         "(SELECT COUNT(*) FROM operations r WHERE r.status = 'processing' AND r.bank_id = o.bank_id "
         "AND r.lease_expires_at >= :now), "
         "(SELECT COUNT(*) FROM operations r WHERE r.status = 'processing' "
@@ -480,6 +452,8 @@ Q: dict[str, str] = {
 Q.update(RESOURCE_Q)
 # bank transfer (snapshots, imports) and stored files: transfer_queries.py
 Q.update(TRANSFER_Q)
+# consolidation (pending facts, observations, the consolidated mark): consolidation_queries.py
+Q.update(CONSOLIDATION_Q)
 
 HISTORY_KIND = {
     True: "json_extract(content, '$.kind') = 'refresh_failed'",

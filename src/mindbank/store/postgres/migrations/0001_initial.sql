@@ -66,9 +66,9 @@ CREATE INDEX idx_memory_units_bank_updated ON memory_units(bank_id, updated_at);
 CREATE INDEX idx_memory_units_document ON memory_units(bank_id, document_id);
 CREATE INDEX idx_memory_units_tags ON memory_units USING gin (tags);
 CREATE INDEX idx_memory_units_fts ON memory_units USING gin (text_tsv);
--- pgvector defaults spelled out; queries raise hnsw.ef_search per call and use iterative scans for filters
-CREATE INDEX idx_memory_units_embedding ON memory_units
-    USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64);
+-- pgvector defaults spelled out; queries raise hnsw.ef_search per call and use iterative scans for filters. HNSW over
+-- vector up to 2,000 dimensions, over a halfvec cast up to 4,000, none beyond (exact scan): migrate.embedding_index
+{embedding_index}
 
 CREATE TABLE mental_models (
     bank_id text NOT NULL REFERENCES banks(bank_id) ON DELETE CASCADE,

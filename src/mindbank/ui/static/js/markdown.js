@@ -58,9 +58,19 @@ export function inline(text, citationNumber = () => null) {
   return out;
 }
 
-/** One block's body as elements (heading, list, code, quote or paragraph). */
+const CURATED = /^<!-- curated: (.*) -->$/;
+
+/** One block's body as elements (heading, list, code, quote or paragraph). A leading "<!-- curated: … -->" line (a
+ * block a person wrote or pinned) becomes the element's tooltip. */
 export function renderBlock(text, citationNumber) {
   const lines = text.split("\n");
+  const curated = lines.length > 1 ? lines[0].match(CURATED) : null;
+  if (curated) {
+    const el = renderBlock(lines.slice(1).join("\n"), citationNumber);
+    el.title = curated[1];
+    el.classList.add("curated");
+    return el;
+  }
   const heading = lines[0].match(/^(#{1,6})\s+(.*)$/);
   if (heading && lines.length === 1) {
     return h(`h${Math.min(6, heading[1].length + 1)}`, {}, inline(heading[2].replace(/\s+#+\s*$/, ""), citationNumber));

@@ -118,7 +118,8 @@ export async function formView(main, [bank, id], query, ctx) {
         preview.replaceChildren(...[
           h("p", {}, h("strong", {}, `Scope: ${p.total} memor${p.total === 1 ? "y" : "ies"}`), ` (${by}; ${how}${p.fact_types ? `; ${p.fact_types.join(", ")} only` : ""})`),
           p.total === 0 ? h("p.warning", {}, "This scope matches no memories right now, so a refresh will find nothing. ",
-            p.tags.length && p.tags_match === "all_strict" ? "Tagged models match all_strict by default: every tag must be on the memory. Set “Tags match” to any if your memories carry only some of these tags, or check the fact types." : "Check the tags and fact types.") : null].filter(Boolean));
+            p.tags.length && p.tags_match === "all_strict" ? "Tagged models match all_strict by default: every tag must be on the memory. Set “Tags match” to any if your memories carry only some of these tags, or check the fact types." : "Check the tags and fact types.") : null,
+          p.pending_consolidation ? h("p.warning", {}, `${p.pending_consolidation} facts in scope, consolidation pending: observations are formed from them when it runs.`) : null].filter(Boolean));
       } catch (err) {
         if (mine === seq) preview.replaceChildren(h("p.warning", {}, `Scope preview: ${err.message}`));
       }

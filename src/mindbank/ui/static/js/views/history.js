@@ -150,6 +150,8 @@ function folded(rows, context = 1) {
 /** One line of a block in the diff: a heading in bold, a list item with its bullet, citations numbered. */
 function diffLine(line, numbers) {
   const number = (id) => numbers.get(id);
+  const curated = line.match(/^<!-- curated: (.*) -->$/); // a block a person edited or pinned (the marker's note)
+  if (curated) return h("div.muted", {}, `✎ ${curated[1]}`);
   const heading = line.match(/^#{1,6}\s+(.*)$/);
   if (heading) return h("div", {}, h("strong", {}, inline(heading[1], number)));
   const item = line.match(/^(\s*)[-*+]\s+(.*)$/);
@@ -158,7 +160,7 @@ function diffLine(line, numbers) {
 }
 
 function preview(text) {
-  const first = (text || "").split("\n").find((l) => l.trim()) || "(empty)";
+  const first = (text || "").split("\n").find((l) => l.trim() && !l.startsWith("<!-- curated:")) || "(empty)";
   const clean = first.replace(/\[mem:[A-Za-z0-9_-]+\]/g, "").replace(/^#+\s*/, "").trim();
   return [h("span.muted", {}, `${text.length} chars · `), clean.length > 90 ? `${clean.slice(0, 90)}…` : clean];
 }

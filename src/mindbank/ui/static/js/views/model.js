@@ -7,6 +7,7 @@ import { append, badge, clear, dryRunVerdict, h, modal, reasonWords, spendFields
 import { renderUnified } from "../diff.js";
 import { renderBlock, splitBlocks } from "../markdown.js";
 import { latestRefreshes, poll, refreshState } from "./bank.js";
+import { curationSlot } from "./curation.js";
 import { historySection } from "./history.js";
 
 let flash = null; // a message to show after the next render (the outcome of an action that re-rendered the view)
@@ -116,6 +117,7 @@ export async function modelView(main, [bank, id], query, ctx) {
       model.is_knowledge_page ? badge("Knowledge page", "info") : null,
       model.content ? null : badge("Empty", "neutral", "Not refreshed yet, or cleared")),
     facts, actions, status, dryRunSlot,
+    curationSlot(base, model, (message) => { flash = message; ctx.navigate(selfHref); }),
     contentSection(bank, model),
     historySection(bank, model, history, async (entry, version) => {
       busy(true);

@@ -1,0 +1,114 @@
+"""Recall latency as a user sees it: ``POST /memories/recall`` over loopback HTTP, SQLite then PostgreSQL.
+
+Per store, a fresh ``mindbank serve`` subprocess (default settings) on a fresh database gets a bank of 1,000 short
+synthetic memories (``bench.load.memory_text``, retained in batches of 200). A stdlib ``http.client`` connection
+(keep-alive, the kind of client the side-by-side with the reference used) then asks 10 warm-up queries that are
+not timed, and 50 distinct queries (:data:`QUERIES`) each once, so the query-embedding cache never answers.
+Each request's wall time, from sending the body to reading the whole response, is one sample; the report gives
+p50, p95, mean and max in milliseconds.
+
+Target: p95 ≤ 7 ms on SQLite, one tenth of the reference's 68.7 ms measured side by side on this machine.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from bench.common import RESULTS_DIR, command_line, machine_info, write_json
+from bench.load import NAMES, THINGS, WHENS, Server, memory_text, postgres_database
+
+BANK = "latency"
+MEMORIES = 1_000
+TIMED = 50
+WARM_UP = 10
+TARGET_P95_MS = 7.0
+# distinct questions over the synthetic bank's vocabulary: a name, a thing and a time each, no two alike
+QUERIES = [f"What did {NAMES[i % 20]} do with {THINGS[i % 10]} {WHENS[i // 10]}?" for i in range(WARM_UP + TIMED)]
+
+
+def _post(conn: http.client.HTTPConnection, path: str, body: dict[str, Any]) -> tuple[int, bytes]:
+    conn.request("POST", path, body=json.dumps(body), headers={"Content-Type": "application/json"})
+    response = conn.getresponse()
+    return response.status, response.read()
+
+
+def _percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    at = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
+    return {
+        "n": len(ordered),
+        "p50_ms": round(at(0.50), 2),
+        "p95_ms": round(at(0.95), 2),
+        "mean_ms": round(statistics.fmean(ordered), 2),
+        "max_ms": round(ordered[-1], 2),
+    }
+
+
+def measure(base_port: int) -> dict[str, Any]:
+    """Fill the bank and time the queries against the server on ``127.0.0.1:base_port``."""
+    conn = http.client.HTTPConnection("127.0.0.1", base_port, timeout=120)
+    path = f"/v1/default/banks/{BANK}/memories"
+    for start in range(0, MEMORIES, 200):
+        items = [{"content": memory_text(i)} for i in range(start, min(MEMORIES, start + 200))]
+        status, body = _post(conn, path, {"items": items})
+        if status != 200:
+            raise RuntimeError(f"retain failed: {status} {body[:200]!r}")
+    queries = QUERIES  # the first WARM_UP are not timed; all are distinct, so none is answered from a cache
+    samples: list[float] = []
+    for index, query in enumerate(queries):
+        began = time.perf_counter()
+        status, body = _post(conn, f"{path}/recall", {"query": query})
+        elapsed = (time.perf_counter() - began) * 1000
+        if status != 200 or not json.loads(body)["results"]:
+            raise RuntimeError(f"recall failed: {status} {body[:200]!r}")
+        if index >= WARM_UP:
+            samples.append(elapsed)
+    conn.close()
+    return _percentiles(samples)
+
+
+def run(*, database_url: str | None, json_out: Path | None = None, console: Console | None = None) -> dict[str, Any]:
+    """Measure SQLite, then PostgreSQL when ``database_url`` is given; print, write JSON, return the report."""
+    console = console or Console()
+    stores: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="mindbank-latency-") as folder:
+        plans: list[tuple[str, str, Any]] = [("sqlite", str(Path(folder) / "latency.db"), None)]
+        if database_url:
+            url, drop = postgres_database(database_url)
+            plans.append(("postgres", url, drop))
+        for name, url, drop in plans:
+            server = Server(url, Path(folder) / f"{name}.log")
+            try:
+                stores[name] = measure(server.port)
+            finally:
+                server.stop()
+                if drop is not None:
+                    drop()
+    table = Table(title=f"POST /memories/recall over loopback HTTP: {MEMORIES} memories, {TIMED} distinct queries")
+    for column in ("store", "p50 ms", "p95 ms", "mean ms", "max ms"):
+        table.add_column(column, justify="right" if column != "store" else "left")
+    for name, row in stores.items():
+        table.add_row(name, *(f"{row[key]:.2f}" for key in ("p50_ms", "p95_ms", "mean_ms", "max_ms")))
+    console.print(table)
+    report = {
+        "benchmark": "recall-latency",
+        "command": command_line(),
+        "machine": machine_info(),
+        "settings": {"memories": MEMORIES, "timed_queries": TIMED, "warm_up_queries": WARM_UP},
+        "stores": stores,
+        "target_p95_ms": TARGET_P95_MS,
+        "met": {name: row["p95_ms"] <= TARGET_P95_MS for name, row in stores.items()},
+    }
+    out = json_out or RESULTS_DIR / "recall-latency.json"
+    write_json(out, report)
+    console.print(f"wrote {out}")
+    return report

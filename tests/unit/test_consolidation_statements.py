@@ -1,0 +1,93 @@
+"""What an offline observation states: the salience bar, attribution, the second-witness rule for short statements,
+history in the text, and the merge guards of the extractive consolidator (numbers, names)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from mindbank.domain.records import MemoryUnit
+from mindbank.engine.consolidate.extractive import ExtractiveConsolidator
+from mindbank.engine.consolidate.statements import names, numbers, split_history, stated, with_history
+from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
+
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Caroline: Hey Mel! Long time no talk.", None),
+        ("Caroline: Thanks, Melanie! Your kind words mean a lot.", None),
+        ("Caroline: How have you been lately?", None),
+        ("Melanie: Family time matters to me.", ("Melanie: Family time matters to me.", False)),
+        ("Xavier: I live in Paris with my partner.", ("Xavier: I live in Paris with my partner.", True)),
+        (
+            "John: Hi Maria, since we last chatted, I'm volunteering as a mentor for a local school.",
+            ("John: Since we last chatted, I'm volunteering as a mentor for a local school.", True),
+        ),
+        (
+            "Deborah: Max is my mother's cat. I took him when my mother passed away. How are your cats?",
+            ("Deborah: Max is my mother's cat. I took him when my mother passed away.", True),
+        ),
+    ],
+)
+def test_what_a_fact_states(text: str, expected: tuple[str, bool] | None) -> None:
+    assert stated(text) == expected
+
+
+def test_history_round_trips_newest_first_and_is_capped() -> None:
+    history = [
+        ("3 May 2024", "I live in Rome."),
+        ("1 March 2024", "I live in Berlin."),
+        ("1 Jan 2024", "I live in Oslo."),
+    ]
+    text = with_history("Xavier: I moved to Paris.", [*history, ("1 Jan 2023", "I live in Lima.")])
+    assert text.count("(earlier, ") == 3 and "Lima" not in text
+    assert split_history(text) == ("Xavier: I moved to Paris.", history)
+    assert split_history("Xavier: I moved (for good) to Paris.") == ("Xavier: I moved (for good) to Paris.", [])
+
+
+def test_names_and_numbers() -> None:
+    assert names("Tom: My sister Clara lives in Lisbon on Sundays.") == {"Clara", "Lisbon"}
+    assert numbers("Lena: My seven-year-old daughter has 2 cats.") == {"seven", "2"}
+
+
+def fact(i: int, text: str, embedder: MiniLMEmbedder) -> tuple[MemoryUnit, np.ndarray]:
+    unit = MemoryUnit(
+        id=f"f{i}", bank_id="b", text=text, fact_type="world", tags=("t",), context=None, metadata={},
+        document_id=None, chunk_id=None, occurred_start=None, occurred_end=None,
+        mentioned_at=T0 + timedelta(days=i), created_at=T0, updated_at=T0,
+    )  # fmt: skip
+    return unit, embedder.embed([text])[0]
+
+
+def plan(texts: list[str], embedder: MiniLMEmbedder) -> list[tuple[str, tuple[str, ...]]]:
+    facts, vectors = [], {}
+    for i, text in enumerate(texts):
+        unit, vector = fact(i, text, embedder)
+        facts.append(unit)
+        vectors[unit.id] = vector
+    found = ExtractiveConsolidator().plan(facts, vectors, [], "combined")
+    return [(c.text, c.source_memory_ids or ()) for c in found.creates]
+
+
+def test_a_short_statement_needs_a_second_witness(embedder: MiniLMEmbedder) -> None:
+    assert plan(["Melanie: Family time matters to me."], embedder) == []
+    witnessed = plan(["Melanie: Family time matters to me.", "Melanie: Family time matters to me."], embedder)
+    assert witnessed == [("Melanie: Family time matters to me.", ("f0", "f1"))]
+
+
+def test_different_people_or_numbers_are_different_observations(embedder: MiniLMEmbedder) -> None:
+    two_people = [
+        "Tom: My sister Clara lives in Lisbon with her two kids.",
+        "Tom: My brother Paul lives in Porto with his wife.",
+    ]
+    assert len(plan(two_people, embedder)) == 2
+    two_runs = ["Sam: I ran 8 km along the river this morning.", "Sam: I ran 10 km along the river this morning."]
+    assert len(plan(two_runs, embedder)) == 2
+    paraphrases = ["Raj: I play the violin in a community orchestra every Thursday.",
+                   "Raj: Every Thursday I play violin with a community orchestra."]  # fmt: skip
+    assert [sources for _, sources in plan(paraphrases, embedder)] == [("f0", "f1")]
