@@ -68,7 +68,7 @@ def test_create_runs_first_refresh_in_background_and_cites_existing_memories(
     ids = [c["id"] for c in cited]
     assert len(mindbank.store.get_memories("b", ids)) == len(ids)
     assert all(f"[mem:{i}]" in model["content"] for i in ids)
-    assert model["is_stale"] is False
+    assert model["is_stale"] is False, model["staleness_reason"]
     assert model["last_memory_seen_at"] is not None
     assert model["last_full_refreshed_at"] is not None
 
