@@ -2,18 +2,32 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
+HASH := $(shell sha1sum pyproject.toml | cut -c1-12)
+# two stamps per pyproject.toml: what the product needs to run (make demo), and that plus the development tools
+# (make test: browser driver, fuzzers, linters). Installing the development set satisfies the runtime one too.
+RUNTIME_STAMP := $(VENV)/.runtime-$(HASH)
+STAMP := $(VENV)/.installed-$(HASH)
 
 .PHONY: demo test fuzz lint format bench-recall bench-retain clean
+
+$(RUNTIME_STAMP): pyproject.toml
+	@if [ -e $(STAMP) ]; then touch $@; else \
+		set -e; \
+		test -x $(BIN)/python || $(PYTHON) -m venv $(VENV); \
+		$(BIN)/python -m pip install --quiet --upgrade pip; \
+		$(BIN)/python -m pip install --quiet -e .; \
+		rm -f $(VENV)/.runtime-*; touch $@; \
+	fi
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	rm -f $(VENV)/.installed-* && touch $@
+	rm -f $(VENV)/.installed-* $(VENV)/.runtime-* && touch $@ $(RUNTIME_STAMP)
 
-## demo: create .venv, install, run the end-to-end demo (ARGS=path/to/locomo.json for another conversation)
-demo: $(STAMP)
+## demo: create .venv, install what the product needs (no development tools), run the end-to-end demo
+## (ARGS=path/to/locomo.json for another conversation)
+demo: $(RUNTIME_STAMP)
 	$(BIN)/mindbank demo $(ARGS)
 
 ## test: install dev dependencies, Debian's Chromium (browser tests), a throwaway PostgreSQL (+pgvector) and the

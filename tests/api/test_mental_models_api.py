@@ -14,6 +14,7 @@ MM_KEYS = {
     "last_memory_seen_at", "last_refresh_failed_at", "last_full_refreshed_at", "created_at", "is_knowledge_page",
     "reflect_response", "is_stale", "refresh_status",  # refresh_status: beyond the reference (issue 14)
     "next_refresh_at", "next_full_refresh_at",  # beyond the reference: when the trigger's cron schedules fire next
+    "staleness_reason",  # beyond the reference: why a model is stale (null when fresh)
 }  # fmt: skip
 TRIGGER_KEYS = {
     "budget", "mode", "refresh_after_consolidation", "refresh_cron", "full_refresh_cron",
@@ -67,7 +68,7 @@ def test_create_runs_first_refresh_in_background_and_cites_existing_memories(
     ids = [c["id"] for c in cited]
     assert len(mindbank.store.get_memories("b", ids)) == len(ids)
     assert all(f"[mem:{i}]" in model["content"] for i in ids)
-    assert model["is_stale"] is False
+    assert model["is_stale"] is False, model["staleness_reason"]
     assert model["last_memory_seen_at"] is not None
     assert model["last_full_refreshed_at"] is not None
 

@@ -114,7 +114,12 @@ def test_the_control_plane_scenario(ui: Page, server: str, mindbank: MindBank) -
     page.get_by_label("Tags", exact=True).fill("user:alice")
     page.get_by_text("Scope: 4 memories").wait_for()  # the two facts and the two observations consolidation formed
     page.get_by_label("Keep trace (record how each refresh ran)").check()
+    # the form keeps a new model fresh by itself unless told otherwise, and says what each choice means
+    assert page.get_by_label("Refreshes").input_value() == "consolidation"
+    assert "Stays fresh by itself" in page.locator("#f-refresh-hint").inner_text()
     ui.shot("create-form")
+    page.get_by_label("Refreshes").select_option("manual")  # this scenario watches staleness by hand
+    assert "Never refreshes by itself" in page.locator("#f-refresh-hint").inner_text()
     page.get_by_role("button", name="Create mental model").click()
     page.get_by_text("First refresh: done (content_written)").wait_for()
     model_id = page.url.split("/m/")[1].split("?")[0]
@@ -176,11 +181,16 @@ def test_the_control_plane_scenario(ui: Page, server: str, mindbank: MindBank) -
     ui.shot("provenance")
 
     # history: the diff between versions, then Revert restores the previous content
-    history_diff = page.locator("section[aria-labelledby=history-title] pre.diff").inner_text()
-    assert "+ - " in history_diff and "3:58" in history_diff  # newest version → current: the refresh's addition
-    newest = client.get(f"/mental-models/{model_id}/history").json()[0]["id"]
-    page.get_by_role("button", name=f"Revert to version #{newest}").click()
-    page.get_by_text(f"Reverted to version #{newest}.").wait_for()
+    history_diff = page.locator("section[aria-labelledby=history-title] .block-diff")
+    added = history_diff.locator(".diff-block.add").inner_text()
+    assert "3:58" in added and "[mem:" not in history_diff.inner_text()  # newest version → current: the addition
+    newest = client.get(f"/mental-models/{model_id}/history").json()[0]["version"]
+    page.get_by_role("button", name=f"Revert to version {newest}").click()
+    note = page.get_by_role("dialog").inner_text()
+    assert f"Version {newest} becomes the current content" in note and "manual" in note
+    ui.shot("revert-confirm")
+    page.get_by_role("dialog").get_by_role("button", name=f"Revert to version {newest}").click()
+    page.get_by_text(f"Reverted to version {newest}.").wait_for()
     assert client.get(f"/mental-models/{model_id}").json()["content"] == original["content"]
     assert "3:58" not in page.locator(".doc").inner_text()
     page.get_by_role("heading", name="Last trace").scroll_into_view_if_needed()

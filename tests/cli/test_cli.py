@@ -144,7 +144,12 @@ def test_mm_refresh(cli: Cli, model: str) -> None:
 def test_mm_dry_run(cli: Cli, model: str) -> None:
     cli("retain", "Alice: my next race is the Boston marathon.", "--tag", "user:alice")
     code, out, _ = cli("mm", "dry-run", "alice")
-    assert code == 0 and "would persist: yes" in out and "+" in out and "Boston" in out
+    assert (
+        code == 0
+        and "would write: the content changes   (outcome content_written)" in out
+        and "+" in out
+        and "Boston" in out
+    )
     data = cli.json("mm", "dry-run", "alice")
     assert data["would_persist"] is True and "Boston" in data["diff"]
     assert "Boston" not in cli.json("mm", "get", "alice")["content"]  # a dry run writes nothing
@@ -199,7 +204,7 @@ def test_mm_delete(cli: Cli, model: str) -> None:
     code, out, _ = cli("mm", "delete", "alice")
     assert code == 0 and "deleted" in out
     code, _, err = cli("mm", "get", "alice")
-    assert code == 1 and "error: Mental model 'alice' not found" in err
+    assert code == 1 and "error: no mental model with the id or name 'alice' in bank b" in err
 
 
 def test_config(cli: Cli, model: str, monkeypatch: pytest.MonkeyPatch) -> None:

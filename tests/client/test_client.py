@@ -46,6 +46,11 @@ def test_sync_client_every_method(server: str, mindbank: MindBank) -> None:
 
         model = c.get_mental_model("b", "alice")
         assert "marathon" in (model.content or "") and model.is_stale is False and model.trigger["keep_trace"]  # type: ignore[index]
+        assert model.staleness_reason is None
+        first_citation = (model.content or "").split("[mem:", 1)[1].split("]", 1)[0]
+        cited = c.memory_cited_by("b", first_citation)
+        assert [(m.id, m.is_stale) for m in cited.mental_models] == [("alice", False)]
+        assert [e.version for e in c.get_mental_model_history("b", "alice")] == [0]
         assert isinstance(model.last_refreshed_at, datetime)
         assert c.get_mental_model("b", "alice", detail="metadata").content is None
         page = c.list_mental_models("b", detail="content", tags=["user:alice"])

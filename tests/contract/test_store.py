@@ -182,6 +182,24 @@ def test_a_cited_memory_leaving_the_read_scope_makes_the_citing_model_stale(stor
     assert stale_flags(store, "b", [replace(probes[0], since=later)]) == {"alice": False}  # bank not written since
 
 
+def test_citing_models_reads_the_citation_index(store: Store) -> None:
+    ids = store.write_documents("b", [doc("Alice runs."), doc("Bob bakes.")])
+    alice, bob = ids[0][0], ids[1][0]
+    cites = {"both": [alice, bob], "alice-only": [alice], "none": []}
+    for model_id, cited in cites.items():
+        store.insert_mental_model(model(model_id=model_id))
+        m = store.get_mental_model("b", model_id)
+        assert m is not None
+        text = "## Notes\n\n" + "".join(f"A fact. [mem:{i}]\n\n" for i in cited)
+        store.save_refresh(replace(m, structured_document=parse_markdown(text).to_dict(), content="x"), history=None,
+                           history_cap=3)  # fmt: skip
+    assert store.citing_models("b", alice) == ["alice-only", "both"]
+    assert store.citing_models("b", bob) == ["both"]
+    assert store.delete_memory("b", alice)
+    assert store.citing_models("b", alice) == ["alice-only", "both"]  # a deleted memory's citers stay until refreshed
+    assert store.citing_models("other", bob) == [] and store.citing_models("b", "nope") == []
+
+
 def test_mental_model_insert_conflict_get_list_and_history_cap(store: Store) -> None:
     store.insert_mental_model(model(model_id="m1", tags=("x",)))
     with pytest.raises(AlreadyExists):

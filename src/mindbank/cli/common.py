@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from mindbank.cli.names import AmbiguousName, UnknownName, resolve_names
 from mindbank.cli.output import Output
 
 if TYPE_CHECKING:
@@ -39,11 +40,14 @@ def client_options() -> argparse.ArgumentParser:
     return parent
 
 
-def client_command(sub: Subparsers, name: str, handler: Handler, *, help: str | None = None) -> argparse.ArgumentParser:
+def client_command(
+    sub: Subparsers, name: str, handler: Handler, *, help: str | None = None, names: dict[str, str] | None = None
+) -> argparse.ArgumentParser:
     """Add the client command ``name`` to ``sub``, run by ``handler`` (see :func:`run_client`); returns its parser
-    for the command's own arguments."""
+    for the command's own arguments. ``names`` maps an argument to the kind of id it holds (``model``, ``page``,
+    ``node``, ``document``): there a name is accepted too (:mod:`mindbank.cli.names`)."""
     parser = sub.add_parser(name, parents=[client_options()], help=help)
-    parser.set_defaults(func=run_client(handler))
+    parser.set_defaults(func=run_client(handler), names=names or {})
     return parser
 
 
@@ -58,7 +62,14 @@ def run_client(handler: Handler) -> Callable[[argparse.Namespace], int]:
         err = Console(stderr=True, highlight=False, soft_wrap=True)
         try:
             with Client(args.url, api_key=args.api_key) as client:
+                resolve_names(client, args)
                 return handler(client, args, Output(args.json))
+        except UnknownName as exc:
+            err.print(f"error: {exc}", markup=False)
+            return 1
+        except AmbiguousName as exc:
+            err.print(f"mindbank: error: {exc}", markup=False)
+            return 2
         except MindBankHTTPError as exc:
             err.print(f"error: {exc.message} (HTTP {exc.status_code})", markup=False)
             return 1

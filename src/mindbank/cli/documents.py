@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mindbank.cli.common import Subparsers, UsageError, add_wait_flags, bank, client_command, wait_and_report
+from mindbank.cli.names import accept_names
 from mindbank.cli.output import Output, when
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--tag", action="append", default=None, help="tag for every file (repeatable)")
     p.add_argument("--context", default=None, help="context for every file")
     add_wait_flags(p)
+    accept_names(docs_sub, {"document_id": "document"})
 
 
 def _list(client: Client, args: argparse.Namespace, out: Output) -> int:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mindbank.cli.common import Subparsers, UsageError, add_wait_flags, bank, client_command, json_arg, wait_and_report
+from mindbank.cli.names import accept_names
 from mindbank.cli.output import Output, when
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ def register(sub: Subparsers) -> None:
 
     p = client_command(kb_sub, "export", _export, help="export the knowledge base as markdown files")
     p.add_argument("--out", default=None, help="write the files under this directory (default: list them)")
+    accept_names(kb_sub, {"page_id": "page", "node_id": "node"})
 
 
 def _tree(client: Client, args: argparse.Namespace, out: Output) -> int:

@@ -17,7 +17,8 @@ from mindbank.cli.common import (
     json_arg,
     wait_and_report,
 )
-from mindbank.cli.output import Output, spend_line, when
+from mindbank.cli.names import accept_names
+from mindbank.cli.output import Output, dry_run_verdict, spend_line, when
 
 if TYPE_CHECKING:
     from mindbank.client import Client, DryRunResult, HistoryEntry, MentalModelList
@@ -85,6 +86,7 @@ def register(sub: Subparsers) -> None:
     client_command(mm_sub, "clear", _clear, help="empty the content (kept in history)").add_argument("id")
     client_command(mm_sub, "delete", _delete, help="delete a model and its history").add_argument("id")
     curation.register(mm_sub)  # blocks, edit-block, add-block, remove-block, pin, unpin, draft, approve, reject
+    accept_names(mm_sub, {"id": "model"})
 
 
 def _add_trigger_flags(p: argparse.ArgumentParser) -> None:
@@ -236,7 +238,7 @@ def _dry_run(client: Client, args: argparse.Namespace, out: Output) -> int:
 
 
 def _dry_run_lines(result: DryRunResult) -> Iterator[str]:
-    yield f"outcome: {result.outcome}   would persist: {'yes' if result.would_persist else 'no'}"
+    yield f"{dry_run_verdict(result.outcome, result.would_persist, result.failure_reason)}   (outcome {result.outcome})"
     mode = result.effective_mode or "-"
     if result.mode_fallback_reason:
         mode += f" (fallback: {result.mode_fallback_reason})"

@@ -101,6 +101,19 @@ def when(value: datetime | None) -> str:
     return "-" if value is None else value.strftime("%Y-%m-%d %H:%M:%S")
 
 
+def dry_run_verdict(outcome: str, would_persist: bool, failure_reason: str | None) -> str:
+    """A dry run's verdict in the words the control plane and the docs use: "would write" only when the content
+    would change (``content_written`` that a refresh would persist); "no change" when it would stay as it is;
+    "would fail" with the reason otherwise."""
+    if outcome == "content_written" and would_persist:
+        return "would write: the content changes"
+    if outcome == "content_written":
+        return "would fail: the structured output cannot be produced"
+    if outcome in ("content_unchanged", "content_preserved_no_new_facts"):
+        return "no change: the content stays as it is"
+    return f"would fail: {(failure_reason or outcome).replace('_', ' ')}"
+
+
 def spend_line(spend: dict[str, Any]) -> str:
     """A spend figure for people: ``1,234 tokens (800 in, 434 out), 3 LLM calls, cost 0.0042`` (cost only when
     prices are configured)."""

@@ -1,4 +1,5 @@
-"""Client commands for bank backup and migration: ``bank export|import|clone|export-template|import-template``.
+"""Client commands over banks: ``bank list``, and backup and migration: ``bank export|import|clone|export-template|
+import-template`` (a restored or cloned bank is named after its new id unless ``--name`` says otherwise).
 
 ``bank export`` waits for the export and writes the archive to a file; ``bank import`` uploads one (streamed from
 the file) and, with ``--wait``, waits for the import. Together they move a bank between servers — e.g. from a SQLite
@@ -24,7 +25,7 @@ from mindbank.cli.common import (
     client_command,
     wait_and_report,
 )
-from mindbank.cli.output import Output
+from mindbank.cli.output import Output, when
 
 if TYPE_CHECKING:
     from mindbank.client import Client
@@ -32,8 +33,10 @@ if TYPE_CHECKING:
 
 def register(sub: Subparsers) -> None:
     """Add the ``bank`` command group to the ``mindbank`` command."""
-    group = sub.add_parser("bank", help="bank backup and migration: export, import, clone, templates")
+    group = sub.add_parser("bank", help="banks: list; backup and migration: export, import, clone, templates")
     bank_sub = group.add_subparsers(dest="bank_command", required=True)
+
+    client_command(bank_sub, "list", _list, help="list the banks with their names, memories and last write")
 
     p = client_command(bank_sub, "export", _export, help="export the bank to a transfer archive (a ZIP file)")
     p.add_argument("--out", "-o", default=None, help="file to write (default <bank>.zip; - for stdout)")
@@ -49,6 +52,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--mode", choices=["restore", "merge"], default="restore",
                    help="restore: create a new bank (default); merge: fold its documents into -b/--bank")  # fmt: skip
     p.add_argument("--target", default=None, help="restore: the bank to create (default: the archive's bank)")
+    p.add_argument("--name", default=None, help="restore: the new bank's name (default: its id; needs --wait)")
     p.add_argument("--conflict", choices=["skip", "replace", "new-id"], default="skip",
                    help="merge: what to do with a document id the bank has (default skip)")  # fmt: skip
     p.add_argument("--reembed", action="store_true",
@@ -58,6 +62,7 @@ def register(sub: Subparsers) -> None:
 
     p = client_command(bank_sub, "clone", _clone, help="copy the bank into a new one on the same server")
     p.add_argument("target", help="the bank to create")
+    p.add_argument("--name", default=None, help="the new bank's name (default: its id; needs --wait)")
     _include_flags(p)
     add_wait_flags(p)
 
@@ -105,23 +110,47 @@ def _import(client: Client, args: argparse.Namespace, out: Output) -> int:
         include["include_bank_config"] = False
     if args.history:
         include["include_history"] = True
+    _check_name(args)
     with _open(args.archive) as archive:
         # a restore is recorded against the bank it creates unless -b names another: no bank needs to exist yet
         bank_id = bank(args) if args.mode == "merge" else args.bank or args.target or _source_bank(archive)
         submitted = client.import_bank(bank_id, archive, mode=args.mode, target_bank_id=args.target,
                                        document_conflict=args.conflict, reembed=args.reembed, **include)  # fmt: skip
     if args.wait:
-        return wait_and_report(client, bank_id, submitted.operation_id, out, args.timeout)
+        status = wait_and_report(client, bank_id, submitted.operation_id, out, args.timeout)
+        return _name_bank(client, args.target or bank_id, args.name) if status == 0 else status
     return out.done(submitted, f"import queued: operation {submitted.operation_id}", markup=False)
 
 
 def _clone(client: Client, args: argparse.Namespace, out: Output) -> int:
     bank_id = bank(args)
+    _check_name(args)
     submitted = client.clone_bank(bank_id, args.target, include_data=not args.no_data,
                                   include_bank_config=not args.no_config, include_history=args.history)  # fmt: skip
     if args.wait:
-        return wait_and_report(client, bank_id, submitted.operation_id, out, args.timeout)
+        status = wait_and_report(client, bank_id, submitted.operation_id, out, args.timeout)
+        return _name_bank(client, args.target, args.name) if status == 0 else status
     return out.done(submitted, f"clone queued: operation {submitted.operation_id}", markup=False)
+
+
+def _list(client: Client, args: argparse.Namespace, out: Output) -> int:
+    banks = client.list_banks()
+    rows = [[b.bank_id, b.name if b.name and b.name != b.bank_id else "-", str(b.fact_count), when(b.last_write_at)]
+            for b in banks.banks]  # fmt: skip
+    return out.listing(banks, ("bank", "name", "memories", "last write"), rows, empty="no bank yet")
+
+
+def _check_name(args: argparse.Namespace) -> None:
+    """``--name`` is set once the new bank exists: only with ``--wait``. Raises :class:`UsageError`."""
+    if args.name is not None and not args.wait:
+        raise UsageError("--name needs --wait (the bank is named once the copy has finished)")
+
+
+def _name_bank(client: Client, bank_id: str, name: str | None) -> int:
+    """Name the bank a restore or clone created (it is named after its id unless told)."""
+    if name is not None:
+        client.update_bank_profile(bank_id, name=name)
+    return 0
 
 
 def _export_template(client: Client, args: argparse.Namespace, out: Output) -> int:

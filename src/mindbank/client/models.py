@@ -91,6 +91,8 @@ class MentalModel(_Response):
     is_knowledge_page: bool = False
     reflect_response: dict[str, Any] | None = None
     is_stale: bool | None = None
+    # why it is stale: {kind} in a list; a model's GET adds since, count and memory_ids (None when fresh)
+    staleness_reason: dict[str, Any] | None = None
     refresh_status: dict[str, Any] | None = None  # governance and spend (failures, breaker, carried over, tokens)
     warnings: list[str] = Field(default_factory=list)
 
@@ -125,6 +127,23 @@ class StatusResponse(_Response):
     status: str
 
 
+class CitingModel(_Response):
+    """One ``GET /memories/{id}/cited-by`` entry: a model (or knowledge page) citing the memory."""
+
+    id: str
+    name: str
+    is_knowledge_page: bool = False
+    is_stale: bool | None = None
+    staleness_reason: dict[str, Any] | None = None
+
+
+class CitedBy(_Response):
+    """``GET /memories/{id}/cited-by``: the models whose current document cites the memory."""
+
+    memory_id: str
+    mental_models: list[CitingModel]
+
+
 class HistoryEntry(_Response):
     """A previous version (``previous_content``) or, with ``kind == "refresh_failed"``, a failed refresh."""
 
@@ -136,6 +155,7 @@ class HistoryEntry(_Response):
     outcome: str | None = None
     failure_reason: str | None = None
     error_message: str | None = None
+    version: int | None = None  # the per-model number of the content this row holds (None: a failure record)
 
     @property
     def is_failure(self) -> bool:

@@ -50,6 +50,11 @@ def _curated(document: dict[str, Any] | None) -> bool:
     )  # fmt: skip
 
 
+def is_version(entry: dict[str, Any]) -> bool:
+    """Whether a stored history row holds a version of the content (not a failed refresh's record)."""
+    return entry.get("kind") != "refresh_failed" and "previous_content" in entry
+
+
 def failure_entry(*, outcome: str, failure_reason: str | None, error_message: str | None) -> dict[str, Any]:
     """The history row of a failed refresh (content unchanged): ``{kind: "refresh_failed", outcome, failure_reason,
     error_message}``."""

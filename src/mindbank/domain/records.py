@@ -141,6 +141,8 @@ class MentalModel:
     cleared_at: datetime | None = None
     refresh_state: RefreshState = field(default_factory=RefreshState)  # governance record (domain/governance.py)
     is_stale: bool | None = None
+    # set with is_stale: {"kind"} on a list; a model's GET adds since, count and memory_ids (engine staleness)
+    staleness_reason: dict[str, Any] | None = None
     refresh_status: dict[str, Any] | None = None  # set by the service for responses: governance and spend
     is_knowledge_page: bool = False  # set by the service from the knowledge base (a page is a model in its tree)
 

@@ -394,8 +394,11 @@ class MemoriesService(ServiceCore):
         limit: int = 100,
         offset: int = 0,
         document_id: str | None = None,
+        written_after: datetime | None = None,
+        written_before: datetime | None = None,
     ) -> tuple[list[MemoryUnit], int]:
-        """A page of memories (newest write first; drawn from ``document_id`` when given) and the total. Raises
+        """A page of memories (newest write first; drawn from ``document_id`` when given; last written after
+        ``written_after``, exclusive, and up to ``written_before``, inclusive, when given) and the total. Raises
         :class:`NotFoundError` for a bank, :class:`InvalidInputError` for tags, a query or an offset past the
         limits."""
         self._require_bank(bank_id)
@@ -403,7 +406,10 @@ class MemoriesService(ServiceCore):
         check_offset(offset, limits=self.limits)
         if query is not None:
             check_text(query, "q", self.limits.max_query_chars)
-        flt = MemoryFilter(fact_types=tuple(types) if types else None, tags=normalize_tags(tags), tags_match=tags_match)
+        flt = MemoryFilter(
+            fact_types=tuple(types) if types else None, tags=normalize_tags(tags), tags_match=tags_match,
+            updated_after=written_after, updated_before=written_before,
+        )  # fmt: skip
         return self.store.list_memories(bank_id, flt, query=query, limit=limit, offset=offset, document_id=document_id)
 
     def get_memory(self, bank_id: str, memory_id: str) -> MemoryUnit:

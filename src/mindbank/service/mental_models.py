@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from mindbank.domain.document import StructuredDocument, parse_markdown, render_markdown
 from mindbank.domain.governance import RefreshState
-from mindbank.domain.history import version_entry
+from mindbank.domain.history import is_version, version_entry
 from mindbank.domain.limits import (
     DEFAULT_MAX_TOKENS,
     MAX_MODEL_ID_CHARS,
@@ -34,7 +34,7 @@ from mindbank.domain.trigger import MentalModelTrigger, merge_trigger
 from mindbank.engine.refresh.dry_run import dry_run_result
 from mindbank.engine.refresh.plan import DRY_RUN_OUTCOMES, reference_outcome
 from mindbank.engine.refresh.runner import RefreshRunner
-from mindbank.engine.refresh.staleness import mark_stale
+from mindbank.engine.refresh.staleness import explain_staleness, mark_stale
 from mindbank.errors import ConflictError, InvalidInputError, NotFoundError, RefreshPreviewError
 from mindbank.service.core import ServiceCore
 from mindbank.store.base import AlreadyExists
@@ -171,12 +171,14 @@ class MentalModelsService(ServiceCore):
         )
 
     def get_mental_model(self, bank_id: str, model_id: str, *, with_staleness: bool = True) -> MentalModel:
-        """One model, with ``is_stale`` computed when asked. Raises :class:`NotFoundError`."""
+        """One model, with ``is_stale`` and ``staleness_reason`` (kind, since, count, memory_ids) computed when
+        asked. Raises :class:`NotFoundError`."""
         model = self.store.get_mental_model(bank_id, model_id)
         if model is None:
             raise NotFoundError(f"Mental model '{model_id}' not found in bank '{bank_id}'")
         if with_staleness:
             mark_stale(self.store, bank_id, [model])
+            explain_staleness(self.store, bank_id, model)
             self.governance.annotate([model], self.clock())
         return model
 
@@ -296,7 +298,7 @@ class MentalModelsService(ServiceCore):
         entry = next((e for e in self.store.list_history(bank_id, model_id) if e.id == history_id), None)
         if entry is None:
             raise NotFoundError(f"History entry {history_id} not found for mental model '{model_id}'")
-        if entry.content.get("kind") == "refresh_failed" or "previous_content" not in entry.content:
+        if not is_version(entry.content):
             raise InvalidInputError("history_id", "is a failure record, not a version; nothing to restore")
         content = entry.content.get("previous_content") or ""
         stored = entry.content.get("previous_structured_document")
@@ -406,12 +408,40 @@ class MentalModelsService(ServiceCore):
         return version_entry(model)
 
     def mental_model_history(self, bank_id: str, model_id: str) -> list[dict[str, Any]]:
-        """History entries, most recent first: ``{id, changed_at, previous_content, ...}`` or failure records."""
+        """History entries, most recent first: ``{id, changed_at, previous_content, ..., version}`` or failure
+        records (``version`` null). ``version`` (beyond the reference) numbers the content a row holds per model,
+        oldest first: 0 is the empty state a model starts from (the row its first refresh wrote), 1 its first
+        written content, and the current content is the newest row's ``version`` + 1. Counted from the oldest row
+        kept (``mental_model_history_max_entries`` trims the oldest)."""
         self.get_mental_model(bank_id, model_id, with_staleness=False)
+        entries = self.store.list_history(bank_id, model_id)
+        versions = [e for e in reversed(entries) if is_version(e.content)]
+        first = 0 if versions and not versions[0].content.get("previous_content") else 1
+        numbers = {e.id: first + i for i, e in enumerate(versions)}
         return [
-            {"id": e.id, **e.content, "changed_at": to_iso(e.changed_at)}
-            for e in self.store.list_history(bank_id, model_id)
+            {"id": e.id, **e.content, "changed_at": to_iso(e.changed_at), "version": numbers.get(e.id)} for e in entries
         ]
+
+    def memory_cited_by(self, bank_id: str, memory_id: str) -> dict[str, Any]:
+        """``GET /memories/{id}/cited-by`` (and the client's name): ``{memory_id, mental_models: [{id, name,
+        is_knowledge_page, is_stale, staleness_reason}]}`` for :meth:`models_citing`. Raises
+        :class:`NotFoundError`."""
+        keys = ("id", "name", "is_knowledge_page", "is_stale", "staleness_reason")
+        models = self.models_citing(bank_id, memory_id)
+        return {"memory_id": memory_id, "mental_models": [{k: getattr(m, k) for k in keys} for m in models]}
+
+    def models_citing(self, bank_id: str, memory_id: str) -> list[MentalModel]:
+        """The mental models (knowledge pages among them) whose current document cites ``memory_id``, each with
+        ``is_stale`` and the kind of its ``staleness_reason``; a deleted memory's citations still answer (its citers
+        are stale until refreshed). Raises :class:`NotFoundError` when the bank is unknown, or when the memory
+        neither exists nor is cited."""
+        self._require_bank(bank_id)
+        ids = self.store.citing_models(bank_id, memory_id)
+        if not ids and not self.store.get_memories(bank_id, [memory_id]):
+            raise NotFoundError(f"Memory '{memory_id}' not found in bank '{bank_id}'")
+        models = [m for i in ids if (m := self.store.get_mental_model(bank_id, i)) is not None]
+        mark_stale(self.store, bank_id, models)
+        return models
 
     def dry_run_refresh(self, bank_id: str, model_id: str) -> dict[str, Any]:
         """Spec "Dry run": the real pipeline with every write skipped (and, as in the reference, no structured-output

@@ -164,6 +164,12 @@ class SharedQueries:
             rows = conn.execute(self._q["list_history"], (bank_id, model_id)).fetchall()
         return [self._columns.history_row(r) for r in rows]
 
+    def citing_models(self, bank_id: str, memory_id: str) -> list[str]:
+        """Ids of the mental models whose current document cites ``memory_id`` (the citation index), sorted."""
+        with self._read() as conn:
+            rows = conn.execute(self._q["citing_models"], (bank_id, memory_id)).fetchall()
+        return [r["mental_model_id"] for r in rows]
+
     def list_models_with_trigger(self, key: str, *, bank_id: str | None = None) -> list[MentalModel]:
         """Every mental model (of ``bank_id``, or of all banks) whose trigger has a truthy ``key``."""
         with self._read() as conn:

@@ -81,12 +81,14 @@ def mental_model_response(model: MentalModel, detail: Detail) -> dict[str, Any]:
         "is_knowledge_page": model.is_knowledge_page,
         "reflect_response": model.reflect_response,
         "is_stale": model.is_stale,
+        # beyond the reference: why it is stale (None when fresh); the kind only in a list
+        "staleness_reason": model.staleness_reason,
         "refresh_status": model.refresh_status,
         # beyond the reference, with the trigger: when its cron schedules fire next (the control plane shows them)
         "next_refresh_at": to_iso(next_fire(model.trigger.get("refresh_cron"), utcnow())),
         "next_full_refresh_at": to_iso(next_fire(model.trigger.get("full_refresh_cron"), utcnow())),
     }
-    keep = set(_METADATA_KEYS) | {"is_stale", "refresh_status"}
+    keep = set(_METADATA_KEYS) | {"is_stale", "staleness_reason", "refresh_status"}
     if detail in ("content", "full"):
         keep |= {*_CONTENT_KEYS, "next_refresh_at", "next_full_refresh_at"}
     if detail == "full":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -103,6 +104,13 @@ def recall(bank_id: str, body: RecallRequest, mb: Bank) -> JSONResponse:
     )
 
 
+def utc(at: datetime | None) -> datetime | None:
+    """A query-string time in UTC (a naive one is read as UTC)."""
+    if at is None or at.tzinfo is not None:
+        return at
+    return at.replace(tzinfo=UTC)
+
+
 def _source_fact(memory: MemoryUnit) -> dict[str, Any]:
     """A source fact in the recall result shape; it was not ranked, so it has no scores."""
     return {**recall_result(ScoredMemory(memory, 0.0)), "scores": None}
@@ -119,11 +127,15 @@ def list_memories(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     offset: Annotated[Offset, Query()] = 0,
     document_id: str | None = None,
+    written_after: datetime | None = None,
+    written_before: datetime | None = None,
 ) -> dict[str, Any]:
-    """A page of memories, newest write first; filters by fact type, tags, a text substring and document."""
+    """A page of memories, newest write first; filters by fact type, tags, a text substring and document, and
+    (beyond the reference) by when a memory was last written: after ``written_after`` (exclusive), up to
+    ``written_before`` (inclusive); an ISO 8601 time without a zone is UTC."""
     items, total = mb.list_memories(
         bank_id, types=[type] if type else None, tags=tags or (), tags_match=tags_match, query=q, limit=limit,
-        offset=offset, document_id=document_id,
+        offset=offset, document_id=document_id, written_after=utc(written_after), written_before=utc(written_before),
     )  # fmt: skip
     return {"items": [memory_item(m) for m in items], "total": total, "limit": limit, "offset": offset}
 
@@ -132,6 +144,14 @@ def list_memories(
 def get_memory(bank_id: str, memory_id: str, mb: Bank) -> dict[str, Any]:
     """One memory."""
     return memory_item(mb.get_memory(bank_id, memory_id))
+
+
+@router.get("/memories/{memory_id}/cited-by", openapi_extra=READ, responses=errors(404))
+def memory_cited_by(bank_id: str, memory_id: str, mb: Bank) -> dict[str, Any]:
+    """Beyond the reference: the mental models (and knowledge pages) whose current document cites this memory,
+    each ``{id, name, is_knowledge_page, is_stale, staleness_reason: {kind} | null}``; deleting or retagging the
+    memory makes them stale. A deleted memory's citers still answer until they are refreshed."""
+    return mb.memory_cited_by(bank_id, memory_id)
 
 
 class UpdateMemoryRequest(RequestBody):

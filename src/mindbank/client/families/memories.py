@@ -1,4 +1,4 @@
-"""Client methods over a bank's memories: ``retain``, ``recall``, ``reflect``, ``list_tags``."""
+"""Client methods over a bank's memories: ``retain``, ``recall``, ``reflect``, ``list_tags``, ``memory_cited_by``."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
-from mindbank.client._wire import Budget, Request, bank_path, clean, endpoint, iso_time, listed
-from mindbank.client.models import RecallResponse, ReflectResponse, RetainResponse, TagList
+from mindbank.client._wire import Budget, Request, bank_path, child_path, clean, endpoint, iso_time, listed
+from mindbank.client.models import CitedBy, RecallResponse, ReflectResponse, RetainResponse, TagList
 
 
 class MemoryMethods:
-    """``retain``, ``recall``, ``reflect`` and ``list_tags``."""
+    """``retain``, ``recall``, ``reflect``, ``list_tags`` and ``memory_cited_by``."""
 
     @endpoint
     def retain(
@@ -136,3 +136,9 @@ class MemoryMethods:
         """Tags in use with counts, most used first; ``q`` filters with ``*`` wildcards."""
         params = clean({"q": q, "source": source, "limit": limit, "offset": offset})
         return Request("GET", f"{bank_path(bank_id)}/tags", TagList.model_validate, params=params)
+
+    @endpoint
+    def memory_cited_by(self, bank_id: str, memory_id: str) -> Request[CitedBy]:
+        """The mental models (knowledge pages among them) whose current document cites ``memory_id`` — those that
+        deleting or retagging it makes stale (``GET /memories/{id}/cited-by``)."""
+        return Request("GET", f"{child_path(bank_id, 'memories', memory_id)}/cited-by", CitedBy.model_validate)

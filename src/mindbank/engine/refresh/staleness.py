@@ -13,11 +13,13 @@ scope). This module owns the rule; stores only read.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from mindbank.domain.records import MemoryUnit, MentalModel
 from mindbank.domain.scope import MemoryFilter, admits, model_scope
-from mindbank.store.base import StalenessProbe, StalenessReads, Store
+from mindbank.domain.timeutil import to_iso
+from mindbank.store.base import StalenessProbe, StalenessReads, Store, cited_ids
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -74,25 +76,38 @@ def moved_out(
     return out
 
 
-def decide_staleness(probes: Sequence[StalenessProbe], reads: StalenessReads, broken: set[str]) -> dict[str, bool]:
+#: Why a model is stale (``staleness_reason.kind``), in the order the rule checks them.
+NEVER_REFRESHED = "never_refreshed"
+CARRIED_OVER = "carried_over"
+IN_SCOPE_WRITES = "in_scope_writes"
+CITED_MEMORY_GONE = "cited_memory_gone"
+
+
+def decide_staleness(
+    probes: Sequence[StalenessProbe], reads: StalenessReads, broken: set[str]
+) -> dict[str, str | None]:
     """The staleness rule over what a backend read: stale iff ``since`` is null, or facts are carried over, or the
     bank was written after ``since`` and either the scope's newest memory is newer than ``since`` or the model is
-    ``broken`` (a citation deleted or moved out of its read scope). Returns ``{model id: stale}``."""
-    flags: dict[str, bool] = {}
+    ``broken`` (a citation deleted or moved out of its read scope). Returns ``{model id: reason kind}`` — one of
+    the kinds above, the first that applies in that order — with None for a fresh model."""
+    kinds: dict[str, str | None] = {}
     for p in probes:
-        if p.since is None or p.carried_over:
-            flags[p.mental_model_id] = True
+        if p.since is None:
+            kinds[p.mental_model_id] = NEVER_REFRESHED
+        elif p.carried_over:
+            kinds[p.mental_model_id] = CARRIED_OVER
         elif reads.bank_last is None or reads.bank_last <= p.since:
-            flags[p.mental_model_id] = False
+            kinds[p.mental_model_id] = None
+        elif (n := reads.newest.get(p.scope)) is not None and n > p.since:
+            kinds[p.mental_model_id] = IN_SCOPE_WRITES
         else:
-            n = reads.newest.get(p.scope)
-            flags[p.mental_model_id] = (n is not None and n > p.since) or p.mental_model_id in broken
-    return flags
+            kinds[p.mental_model_id] = CITED_MEMORY_GONE if p.mental_model_id in broken else None
+    return kinds
 
 
-def stale_flags(store: Store, bank_id: str, probes: Sequence[StalenessProbe]) -> dict[str, bool]:
+def stale_kinds(store: Store, bank_id: str, probes: Sequence[StalenessProbe]) -> dict[str, str | None]:
     """Answer a page of staleness probes: one store statement, plus one memory read only when a cited memory was
-    written since a watermark. Returns ``{model id: stale}`` for every probe."""
+    written since a watermark. Returns ``{model id: reason kind or None when fresh}`` for every probe."""
     if not probes:
         return {}
     reads = store.staleness_reads(bank_id, probes)
@@ -100,10 +115,45 @@ def stale_flags(store: Store, bank_id: str, probes: Sequence[StalenessProbe]) ->
     return decide_staleness(probes, reads, broken)
 
 
+def stale_flags(store: Store, bank_id: str, probes: Sequence[StalenessProbe]) -> dict[str, bool]:
+    """:func:`stale_kinds` as ``{model id: stale}``."""
+    return {model_id: kind is not None for model_id, kind in stale_kinds(store, bank_id, probes).items()}
+
+
 def mark_stale(store: Store, bank_id: str, models: Sequence[MentalModel]) -> None:
-    """Set ``is_stale`` on every model of the page, in one batched read."""
+    """Set ``is_stale`` and ``staleness_reason`` (``{"kind": ...}`` or None) on every model of the page, in one
+    batched read."""
     if not models:
         return
-    flags = stale_flags(store, bank_id, [probe_of(m) for m in models])
+    kinds = stale_kinds(store, bank_id, [probe_of(m) for m in models])
     for model in models:
-        model.is_stale = flags.get(model.id, True)
+        kind = kinds.get(model.id, NEVER_REFRESHED)
+        model.is_stale = kind is not None
+        model.staleness_reason = None if kind is None else {"kind": kind}
+
+
+def explain_staleness(store: Store, bank_id: str, model: MentalModel, *, sample: int = 20) -> None:
+    """Fill in ``model.staleness_reason`` (already ``{"kind"}`` from :func:`mark_stale`) for one model:
+    ``since`` (its watermark, ISO), ``count`` and ``memory_ids`` (at most ``sample``, newest first) of the memories
+    behind the reason — in-scope memories written since the watermark, cited memories deleted or out of the scope
+    it reads, or facts carried over. Two reads at most; only a model's GET asks for it, never a list."""
+    reason = model.staleness_reason
+    if not reason:
+        return
+    since = watermark_of(model)
+    ids: list[str] = []
+    count = 0
+    if reason["kind"] == IN_SCOPE_WRITES:
+        written = replace(staleness_scope(model), updated_after=since)
+        memories, count = store.list_memories(bank_id, written, query=None, limit=sample, offset=0)
+        ids = [m.id for m in memories]
+    elif reason["kind"] == CITED_MEMORY_GONE:
+        cited = cited_ids(model.structured_document)
+        found = {m.id: m for m in store.get_memories(bank_id, cited)}
+        scope = model_scope(model.tags, model.trigger)
+        lost = [i for i in cited if i not in found or not admits(scope, found[i].tags, found[i].fact_type)]
+        count, ids = len(lost), lost[:sample]
+    elif reason["kind"] == CARRIED_OVER:
+        carried = list(model.refresh_state.carried_over)
+        count, ids = len(carried), carried[:sample]
+    model.staleness_reason = {**reason, "since": to_iso(since), "count": count, "memory_ids": ids}

@@ -155,7 +155,7 @@ def plan_import(
         setattr(plan, attr, kind not in summary.unnumbered and not store.existing_ids(kind, archived))
     target = options.target_bank_id
     if plan.restore:
-        plan.bank = _restored_bank(reader, options, bank_config, plan.notes)
+        plan.bank = _restored_bank(reader, options, bank_config, plan.notes, source=summary.manifest.source_bank_id)
     else:
         existing = store.existing_ids("document", summary.document_ids, bank_id=target)
         for doc_id in sorted(existing):
@@ -183,8 +183,13 @@ def _restored_bank(
     options: ImportOptions,
     bank_config: Callable[[dict[str, Any]], tuple[dict[str, Any], list[str]]],
     notes: dict[str, Any],
+    *,
+    source: str,
 ) -> Bank:
-    """The bank row a restore creates: the archive's profile and overrides (with the bank config) and bookkeeping."""
+    """The bank row a restore creates: the archive's profile and overrides (with the bank config) and bookkeeping.
+    A bank restored under another id than the one exported (a copy, a clone) is named after its own id, so two
+    banks never show the same name; restored under its own id it keeps its name; an archive without a name (a
+    document subset) leaves it unset (the id is what shows)."""
     now = utcnow()
     rec = reader.bank() or fmt.BankRecord()
     config: dict[str, Any] = {}
@@ -198,7 +203,9 @@ def _restored_bank(
     keep = options.include_bank_config
     return Bank(
         bank_id=options.target_bank_id,
-        name=rec.name if keep else None,
+        name=(rec.name if rec.name is None or source == options.target_bank_id else options.target_bank_id)
+        if keep
+        else None,
         mission=rec.mission if keep else None,
         disposition=rec.disposition if keep else None,
         config=config,

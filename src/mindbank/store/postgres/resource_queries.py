@@ -139,4 +139,9 @@ RESOURCE_Q: dict[str, str] = {
     "list_heartbeats": "SELECT * FROM worker_heartbeats WHERE last_seen_at >= %s ORDER BY last_seen_at DESC",
     "drop_heartbeat": "DELETE FROM worker_heartbeats WHERE worker_id = %s",
     "purge_heartbeats": "DELETE FROM worker_heartbeats WHERE last_seen_at < %s",
+    # ---------------------------------------------------------------- what cites a memory
+    "citing_models": (
+        "SELECT c.mental_model_id FROM mental_model_citations c WHERE c.bank_id = %s AND c.memory_id = %s "
+        "ORDER BY c.mental_model_id"
+    ),
 }

@@ -145,4 +145,9 @@ RESOURCE_Q: dict[str, str] = {
     "list_heartbeats": "SELECT * FROM worker_heartbeats WHERE last_seen_at >= ? ORDER BY last_seen_at DESC",
     "drop_heartbeat": "DELETE FROM worker_heartbeats WHERE worker_id = ?",
     "purge_heartbeats": "DELETE FROM worker_heartbeats WHERE last_seen_at < ?",
+    # ---------------------------------------------------------------- what cites a memory
+    "citing_models": (
+        "SELECT c.mental_model_id FROM mental_model_citations c WHERE c.bank_id = ? AND c.memory_id = ? "
+        "ORDER BY c.mental_model_id"
+    ),
 }

@@ -1,12 +1,14 @@
 // The control plane: a hash-routed single page over the public HTTP API (nothing here reads the database; the
 // server only serves these files). Views: banks, a bank (knowledge-base tree and mental models), a model, the
-// model/page form, and operations.
+// model/page form, operations, memories (list, search, one memory) and documents.
 
 import { ApiError, apiKey, onKeyNeeded, setApiKey } from "./api.js";
-import { clear, field, h, modal } from "./dom.js";
+import { clear, field, h, modal, zoneName } from "./dom.js";
 import { bankView } from "./views/bank.js";
 import { banksView } from "./views/banks.js";
+import { documentsView, documentView } from "./views/documents.js";
 import { formView } from "./views/form.js";
+import { memoriesView, memoryView } from "./views/memories.js";
 import { modelView } from "./views/model.js";
 import { operationsView } from "./views/operations.js";
 
@@ -17,7 +19,19 @@ const ROUTES = [
   [/^\/b\/([^/]+)\/new$/, formView],
   [/^\/b\/([^/]+)\/m\/([^/]+)$/, modelView],
   [/^\/b\/([^/]+)\/m\/([^/]+)\/edit$/, formView],
+  [/^\/b\/([^/]+)\/mem$/, memoriesView],
+  [/^\/b\/([^/]+)\/mem\/([^/]+)$/, memoryView],
+  [/^\/b\/([^/]+)\/docs$/, documentsView],
+  [/^\/b\/([^/]+)\/docs\/([^/]+)$/, documentView],
 ];
+
+/** Breadcrumbs from the path alone, shown until the view sets its own (and kept when it fails, e.g. a 404). */
+function pathCrumbs(path) {
+  const bank = path.match(/^\/b\/([^/]+)/);
+  if (!bank) return [["Banks", path === "/" ? null : "#/"]];
+  const name = decodeURIComponent(bank[1]);
+  return [["Banks", "#/"], [name, path === `/b/${bank[1]}` ? null : `#/b/${bank[1]}`]];
+}
 
 let cleanups = [];
 let renderCount = 0;
@@ -58,9 +72,9 @@ async function render() {
   const [path, queryString = ""] = (window.location.hash.replace(/^#/, "") || "/").split("?");
   const query = new URLSearchParams(queryString);
   const route = ROUTES.find(([pattern]) => pattern.test(path));
-  clear(main);
+  setCrumbs(pathCrumbs(path));
   if (!route) {
-    main.append(h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the banks")));
+    main.replaceChildren(h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the banks")));
     return;
   }
   const params = path.match(route[0]).slice(1).map(decodeURIComponent);
@@ -71,22 +85,33 @@ async function render() {
     current: () => token === renderCount,
     rerender: render,
   };
+  // the view is built off-screen and shown only if no newer render started meanwhile (a poll's re-render and a
+  // navigation can overlap: only the newest may reach the page)
+  const view = h("div.view");
   try {
-    await route[1](main, params, query, ctx);
+    await route[1](view, params, query, ctx);
   } catch (err) {
     if (token !== renderCount) return;
-    clear(main).append(
-      h("h1", {}, "Something went wrong"),
-      h("p.error", { role: "alert" }, err instanceof ApiError ? `${err.message} (HTTP ${err.status})` : String(err)),
-      h("button", { type: "button", on: { click: render } }, "Try again"),
-    );
+    if (err instanceof ApiError && err.status === 404) {
+      clear(view).append(h("h1", {}, "Not found"), h("p.error", { role: "alert" }, err.message),
+        h("p", {}, h("a", { href: pathCrumbs(path).at(-1)[1] || "#/" }, "Back")));
+    } else {
+      clear(view).append(
+        h("h1", {}, "Something went wrong"),
+        h("p.error", { role: "alert" }, err instanceof ApiError ? `${err.message} (HTTP ${err.status})` : String(err)),
+        h("button", { type: "button", on: { click: render } }, "Try again"),
+      );
+    }
   }
   if (token === renderCount) {
+    main.replaceChildren(view);
+    view.querySelector("[autofocus]")?.focus(); // a view built off-screen asks for focus this way
     document.title = `${main.querySelector("h1")?.textContent || "mindbank"} · mindbank`;
   }
 }
 
 onKeyNeeded(askKey);
+document.getElementById("key-button").before(h("span.zone", { title: "Every time on these pages is in this zone; hover one for UTC" }, `Times: ${zoneName()}`));
 document.getElementById("key-button").addEventListener("click", async () => {
   const had = Boolean(apiKey());
   const input = h("input", { type: "password", autocomplete: "current-password" });

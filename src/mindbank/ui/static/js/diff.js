@@ -4,8 +4,11 @@ import { h } from "./dom.js";
 
 /** Longest-common-subsequence line diff: [{op: " " | "-" | "+", line}]. */
 export function diffLines(before, after) {
-  const a = (before || "").split("\n");
-  const b = (after || "").split("\n");
+  return diffItems((before || "").split("\n"), (after || "").split("\n"));
+}
+
+/** Longest-common-subsequence diff of two lists of strings (lines, or a document's blocks): [{op, line}]. */
+export function diffItems(a, b) {
   const n = a.length;
   const m = b.length;
   const lcs = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));

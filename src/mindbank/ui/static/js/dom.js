@@ -47,10 +47,20 @@ export function stamp(iso) {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
-/** stamp() in a <time> with the full ISO value as a tooltip; "—" when unset. */
+/** A time as "YYYY-MM-DD HH:MM:SS UTC". */
+export function utcStamp(iso) {
+  return `${new Date(iso).toISOString().slice(0, 19).replace("T", " ")} UTC`;
+}
+
+/** stamp() (the reader's zone) in a <time> with the UTC time as a tooltip; "—" when unset. */
 export function when(iso) {
   if (!iso) return h("span.muted", {}, "—");
-  return h("time", { datetime: iso, title: iso }, stamp(iso));
+  return h("time", { datetime: iso, title: utcStamp(iso) }, stamp(iso));
+}
+
+/** The reader's time zone, as the page shows times ("Europe/Berlin", or "UTC+01:00"). */
+export function zoneName() {
+  try { return Intl.DateTimeFormat().resolvedOptions().timeZone || "local time"; } catch { return "local time"; }
 }
 
 /** "3 min ago" / "in 2 h" relative to now. */
@@ -66,9 +76,26 @@ export function badge(text, kind = "neutral", title = null) {
   return h(`span.badge.${kind}`, { title }, text);
 }
 
-/** The staleness badge, exactly as the API says (is_stale), never computed here. */
+const REASONS = {
+  in_scope_writes: ["new memories in its scope", (n) => `${n} memor${n === 1 ? "y" : "ies"} in its scope written since`],
+  cited_memory_gone: ["a memory it cites was deleted or left its scope", (n) => `${n} cited memor${n === 1 ? "y" : "ies"} deleted or out of its scope`],
+  carried_over: ["facts carried over to the next refresh", (n) => `${n} fact${n === 1 ? "" : "s"} the last refresh could not place, carried over`],
+  never_refreshed: ["never refreshed", () => "never refreshed"],
+};
+
+/** Why a model is stale, in words, from the API's staleness_reason (a list gives the kind; a model's GET adds
+ * count and since, which the sentence then carries). Empty when the model is fresh. */
+export function reasonWords(reason) {
+  if (!reason) return "";
+  const [short, counted] = REASONS[reason.kind] || [reason.kind.replace(/_/g, " "), null];
+  if (counted === null || reason.count === undefined || reason.count === null) return short;
+  const since = reason.kind === "in_scope_writes" && reason.since ? ` ${stamp(reason.since)}` : "";
+  return counted(reason.count) + since;
+}
+
+/** The staleness badge, exactly as the API says (is_stale and staleness_reason), never computed here. */
 export function staleBadge(model) {
-  if (model.is_stale === true) return badge("Stale", "warn", "Memories in this model's scope were written since it last read them");
+  if (model.is_stale === true) return badge("Stale", "warn", model.staleness_reason ? `Stale: ${reasonWords(model.staleness_reason)}` : "Memories in this model's scope were written since it last read them");
   if (model.is_stale === false) return badge("Fresh", "ok", "No memory in its scope was written since its last refresh");
   return badge("Unknown", "neutral");
 }
@@ -93,6 +120,15 @@ export function triggerWords(trigger, model = {}) {
     text += "; the bank's minimum interval applies";
   }
   return text;
+}
+
+/** A dry run's verdict in the words the CLI and the docs use: "would write" only when the content would change. */
+export function dryRunVerdict(result) {
+  const outcome = result.outcome || "";
+  if (outcome === "content_written" && result.would_persist) return badge("would write: the content changes", "info");
+  if (outcome === "content_written") return badge("would fail: the structured output cannot be produced", "bad");
+  if (outcome === "content_unchanged" || outcome === "content_preserved_no_new_facts") return badge("no change: the content stays as it is", "neutral");
+  return badge(`would fail: ${(result.failure_reason || outcome).replace(/_/g, " ")}`, "bad");
 }
 
 export function duration(seconds) {

@@ -3,8 +3,27 @@
 // last outcome.
 
 import { bankPath, get } from "../api.js";
-import { append, badge, field, h, relative, spendLine, staleBadge, stamp, triggerWords, when } from "../dom.js";
+import { append, badge, field, h, reasonWords, relative, spendLine, staleBadge, stamp, triggerWords, when } from "../dom.js";
+import { bankTabs } from "./bank_nav.js";
+import { pageSearch } from "./page_search.js";
 import { treePanel } from "./tree.js";
+
+/** How often an open bank or model view asks the API again (ms): staleness and queues change without a reload. */
+export const POLL_MS = 3000;
+
+/** Call ``fn`` every POLL_MS while the view is shown (skipped while the tab is hidden or a dialog is open). */
+export function poll(ctx, fn) {
+  let timer = null;
+  const tick = async () => {
+    if (!ctx.current()) return;
+    if (document.visibilityState !== "hidden" && !document.querySelector("dialog[open]")) {
+      try { await fn(); } catch { /* the next tick tries again; the view keeps what it shows */ }
+    }
+    if (ctx.current()) timer = setTimeout(tick, POLL_MS);
+  };
+  timer = setTimeout(tick, POLL_MS);
+  ctx.onLeave(() => clearTimeout(timer));
+}
 
 const PAGE = 20;
 
@@ -25,7 +44,10 @@ export function refreshState(op, model) {
   if (op && op.status === "processing") return badge("Refreshing…", "info");
   if (op && op.status === "failed") return badge(`Failed: ${(op.details && op.details.failure_reason) || op.error_message || "error"}`, "bad");
   if (op && op.status === "cancelled") return badge("Last refresh cancelled", "neutral");
-  if (op && op.status === "completed") return badge((op.details && op.details.outcome) || "completed", op.details && op.details.outcome === "content_written" ? "ok" : "neutral");
+  if (op && op.status === "completed") {
+    const outcome = (op.details && op.details.outcome) || "completed";
+    return badge(outcome.replace(/_/g, " "), outcome === "content_written" ? "ok" : "neutral", outcome);
+  }
   if (model && model.last_refresh_failed_at) return badge("Last refresh failed", "bad");
   return h("span.muted", {}, "—");
 }
@@ -39,7 +61,7 @@ export async function bankView(main, [bank], query, ctx) {
     h("div.page-head", {},
       h("h1", {}, `Bank ${bank}`),
       h("span.spacer"),
-      h("a.button", { href: `#/b/${encodeURIComponent(bank)}/ops` }, "Operations"),
+      bankTabs(bank, ""),
       h("a.button.primary", { href: `#/b/${encodeURIComponent(bank)}/new` }, "New mental model")),
     h("p.stats", {},
       `${stats.total_nodes} memories (${types.world || 0} world, ${types.experience || 0} experience, ${types.observation || 0} observation) · `,
@@ -55,8 +77,20 @@ export async function bankView(main, [bank], query, ctx) {
   const treeSlot = h("div");
   const modelsSlot = h("div");
   grid.append(treeSlot, modelsSlot);
-  const reloadTree = async () => treeSlot.replaceChildren(await treePanel(bank, ctx, reloadTree));
-  await Promise.all([reloadTree(), renderModels(modelsSlot, bank, query, ctx)]);
+  const search = pageSearch(bank); // one search box, moved into each new tree panel so a poll keeps what it shows
+  // a poll leaves a panel alone while the reader is in it (typing a filter, on a button); an action reloads always
+  const idle = (slot, polled) => ctx.current() && !(polled && slot.contains(document.activeElement) && document.activeElement !== document.body);
+  const reloadTree = async (polled = false) => {
+    const panel = await treePanel(bank, ctx, () => reloadTree(), search);
+    if (idle(treeSlot, polled)) treeSlot.replaceChildren(panel);
+  };
+  const reloadModels = async (polled = false) => {
+    const fresh = h("div");
+    await renderModels(fresh, bank, query, ctx);
+    if (idle(modelsSlot, polled)) modelsSlot.replaceChildren(...fresh.childNodes);
+  };
+  await Promise.all([reloadTree(), reloadModels()]);
+  poll(ctx, () => Promise.all([reloadTree(true), reloadModels(true)]));
 }
 
 async function renderModels(slot, bank, query, ctx) {
@@ -85,22 +119,23 @@ async function renderModels(slot, bank, query, ctx) {
     h("div.field.check", {}, standaloneBox, h("label", { for: (standaloneBox.id = "f-standalone") }, "Standalone models only (no pages)")),
     h("button", { type: "submit" }, "Apply"));
 
+  // four columns that fit a 1366 px screen beside the tree: tags go under the name, the queue under the status
   const rows = page.items.map((m) => h("tr", { dataset: { model: m.id } },
     h("th", { scope: "row" }, h("a", { href: `#/b/${encodeURIComponent(bank)}/m/${encodeURIComponent(m.id)}` }, m.name),
-      m.is_knowledge_page ? h("span.muted", {}, " (page)") : null),
-    h("td", {}, m.tags.length ? m.tags.map((t) => h("span.tag", {}, t)) : h("span.muted", {}, "none")),
-    h("td", {}, staleBadge(m)),
+      m.is_knowledge_page ? h("span.muted", {}, " (page)") : null,
+      h("div.sub", {}, m.tags.length ? m.tags.map((t) => h("span.tag", {}, t)) : h("span.muted", {}, "no tags"))),
+    h("td", {}, staleBadge(m), m.is_stale ? h("div.sub.reason", {}, reasonWords(m.staleness_reason)) : null,
+      h("div.sub", {}, refreshState(refreshes[m.id], m))),
     h("td", {}, h("div", {}, "refreshed ", when(m.last_refreshed_at)), h("div.muted", {}, "memory seen ", when(m.last_memory_seen_at))),
     h("td", {}, triggerWords(m.trigger, m)),
-    h("td", {}, refreshState(refreshes[m.id], m)),
   ));
   const last = Math.min(offset + PAGE, page.total);
   append(slot, [h("section.panel", { "aria-labelledby": "mm-title" },
     h("div.panel-head", {}, h("h2#mm-title", {}, "Mental models"), h("span.spacer"), h("span.muted", {}, page.total ? `${offset + 1}–${last} of ${page.total}` : "")),
     filters,
-    page.items.length ? h("div.table-wrap", {}, h("table", {},
+    page.items.length ? h("div.table-wrap", {}, h("table.models-table", {},
       h("caption.sr", {}, "Mental models"),
-      h("thead", {}, h("tr", {}, ["Name", "Tags", "Status", "Last refreshed vs memory seen", "Refreshes", "Queue / last outcome"].map((c) => h("th", { scope: "col" }, c)))),
+      h("thead", {}, h("tr", {}, ["Name and tags", "Status / queue", "Last refreshed vs memory seen", "Refreshes"].map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, rows)))
       : h("p.muted", {}, tags.length ? "No model carries these tags." : "No mental model yet."),
     h("nav.pager", { "aria-label": "Mental model pages" },

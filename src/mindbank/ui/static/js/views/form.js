@@ -48,21 +48,33 @@ export async function formView(main, [bank, id], query, ctx) {
     trigger = config.config.knowledge_page_default_trigger || {};
     folderName = parent ? findName(tree.roots, parent) : null;
   } else {
-    trigger = {};
+    // a new model from the form keeps itself fresh unless told otherwise (the API's default stays manual, as in
+    // the reference: a script gets what it asks for)
+    trigger = { refresh_after_consolidation: true };
   }
   const title = editing ? `Edit “${model.name}”` : kind === "page" ? "New knowledge page" : "New mental model";
   ctx.setCrumbs([["Banks", "#/"], [bank, bankHref], [title, null]]);
 
-  const name = h("input", { type: "text", required: true, maxlength: 256, value: model ? model.name : "" });
+  const name = h("input", { type: "text", required: true, maxlength: 256, value: model ? model.name : "", autofocus: true });
   const question = h("textarea", { required: true, rows: 2 }, model ? model.source_query : "");
-  const tags = h("input", { type: "text", value: model ? model.tags.join(", ") : "", placeholder: "user:alice, project:x" });
+  const tags = h("input", { type: "text", value: model ? model.tags.join(", ") : "", placeholder: "user:alice, project:x", list: "form-tags" });
+  // the bank's tags as suggestions (a failure only loses the suggestions)
+  const tagSuggestions = h("datalist#form-tags");
+  get(`${bankPath(bank)}/tags`, { limit: 200 }).then((t) => tagSuggestions.append(...t.items.map((i) => h("option", { value: i.tag }, `${i.count} memories`)))).catch(() => {});
   const maxTokens = h("input", { type: "number", min: 256, max: 8192, step: 1, value: model ? model.max_tokens : kind === "page" ? PAGE_MAX_TOKENS : 2048 });
   const mode = h("select", {}, ["full", "delta"].map((m) => h("option", { value: m, selected: (trigger.mode || "full") === m }, m === "full" ? "full (rewrite each time)" : "delta (edit in place)")));
   const when = trigger.refresh_cron ? "cron" : trigger.refresh_after_consolidation ? "consolidation" : "manual";
   const refresh = h("select", {},
-    h("option", { value: "manual", selected: when === "manual" }, "only when asked"),
     h("option", { value: "consolidation", selected: when === "consolidation" }, "after each consolidation"),
-    h("option", { value: "cron", selected: when === "cron" }, "on a schedule (cron)"));
+    h("option", { value: "cron", selected: when === "cron" }, "on a schedule (cron)"),
+    h("option", { value: "manual", selected: when === "manual" }, "only when asked (manual)"));
+  const FRESHNESS = {
+    consolidation: "Stays fresh by itself: after new memories are consolidated, a stale model refreshes (at most once per minimum interval).",
+    cron: "Refreshes on the schedule below, and only when memories in its scope changed since its last refresh.",
+    manual: "Never refreshes by itself: it goes stale as memories arrive until someone presses Refresh (or calls the API).",
+  };
+  const freshnessHint = h("p.hint", { id: "f-refresh-hint" });
+  refresh.setAttribute("aria-describedby", "f-refresh-hint");
   const cron = h("input", { type: "text", value: trigger.refresh_cron || "", placeholder: "0 3 * * *" });
   const fullCron = h("input", { type: "text", value: trigger.full_refresh_cron || "", placeholder: "0 3 * * 0" });
   const interval = h("input", { type: "number", min: 0, step: 1, value: trigger.min_refresh_interval_seconds ?? "" });
@@ -95,6 +107,7 @@ export async function formView(main, [bank, id], query, ctx) {
   const updatePreview = () => {
     clearTimeout(timer);
     cronRow.hidden = refresh.value !== "cron";
+    freshnessHint.textContent = FRESHNESS[refresh.value];
     timer = setTimeout(async () => {
       const mine = ++seq;
       try {
@@ -142,14 +155,14 @@ export async function formView(main, [bank, id], query, ctx) {
   const form = h("form.model-form", { on: { submit } },
     field("Name", name),
     field("Source query", question, "The standing question the document answers, asked again at every refresh."),
-    field("Tags", tags, "Comma-separated. Tags SCOPE the memories the model reads; they are not labels."),
+    field("Tags", tags, "Comma-separated. Tags SCOPE the memories the model reads; they are not labels."), tagSuggestions,
     h("fieldset", {}, h("legend", {}, "Scope"),
       field("Tags match", tagsMatch),
       h("div.field", { role: "group", "aria-labelledby": "types-label" }, h("span#types-label.label", {}, "Fact types (none checked: all)"),
         h("div.checks", {}, typeBoxes.map((box) => h("span.check", {}, box, h("label", { for: box.id }, box.value))))),
       preview),
     h("fieldset", {}, h("legend", {}, "Refresh"),
-      field("Refreshes", refresh), cronRow,
+      field("Refreshes", refresh), freshnessHint, cronRow,
       field("Mode", mode),
       field("Full rebuild cron (optional)", fullCron, "A scheduled full rewrite, independent of the above."),
       field("Minimum interval (seconds)", interval, "Empty: the bank's setting. Automatic refreshes sooner than this wait (parked)."),
@@ -162,5 +175,4 @@ export async function formView(main, [bank, id], query, ctx) {
 
   append(main, [h("h1", {}, title), kind === "page" ? h("p.muted", {}, folderName ? `In the folder “${folderName}”.` : "At the top level of the knowledge base.") : null, form]);
   updatePreview();
-  name.focus();
 }

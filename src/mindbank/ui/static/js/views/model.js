@@ -3,11 +3,12 @@
 // Refresh and Clear with the operation followed until done, Edit and Delete.
 
 import { bankPath, del, follow, get, post } from "../api.js";
-import { append, badge, clear, h, modal, spendFields, spendLine, staleBadge, stamp, triggerWords, when } from "../dom.js";
-import { diffLines, renderDiff, renderUnified } from "../diff.js";
+import { append, badge, clear, dryRunVerdict, h, modal, reasonWords, spendFields, spendLine, staleBadge, stamp, triggerWords, when } from "../dom.js";
+import { renderUnified } from "../diff.js";
 import { renderBlock, splitBlocks } from "../markdown.js";
-import { latestRefreshes, refreshState } from "./bank.js";
+import { latestRefreshes, poll, refreshState } from "./bank.js";
 import { curationSlot } from "./curation.js";
+import { historySection } from "./history.js";
 
 let flash = null; // a message to show after the next render (the outcome of an action that re-rendered the view)
 
@@ -55,7 +56,8 @@ export async function modelView(main, [bank, id], query, ctx) {
 
   const runOperation = async (label, operationId) => {
     busy(true);
-    const op = await follow(bank, operationId, (o) => { status.textContent = opLine(label, o); });
+    // the final state is said by the re-rendered page (its flash), next to what the operation changed
+    const op = await follow(bank, operationId, (o) => { if (o.status === "pending" || o.status === "processing") status.textContent = opLine(label, o); });
     flash = opLine(label, op);
     ctx.navigate(selfHref);
   };
@@ -100,7 +102,7 @@ export async function modelView(main, [bank, id], query, ctx) {
     h("dt", {}, "Question"), h("dd", {}, model.source_query),
     h("dt", {}, "Tags"), h("dd", {}, model.tags.length ? model.tags.map((t) => h("span.tag", {}, t)) : "none (reads the whole bank)"),
     h("dt", {}, "Last refreshed"), h("dd", {}, when(model.last_refreshed_at)),
-    h("dt", {}, "Last memory seen"), h("dd", {}, when(model.last_memory_seen_at), model.is_stale ? " — newer memories are in scope" : ""),
+    h("dt", {}, "Last memory seen"), h("dd", {}, when(model.last_memory_seen_at)),
     h("dt", {}, "Refreshes"), h("dd", {}, triggerWords(model.trigger, model), ` · ${model.trigger.mode} mode · up to ${model.max_tokens} tokens`),
     h("dt", {}, "Queue / last outcome"), h("dd", {}, op || !response.outcome ? refreshState(op, model) : badge(response.outcome, "neutral")),
     model.last_refresh_failed_at ? [h("dt", {}, "Last failure"), h("dd", {}, when(model.last_refresh_failed_at))] : null,
@@ -111,17 +113,17 @@ export async function modelView(main, [bank, id], query, ctx) {
 
   append(main, [
     h("div.page-head", {},
-      h("h1", {}, model.name), staleBadge(model),
+      h("h1", {}, model.name), staleBadge(model), staleReason(model),
       model.is_knowledge_page ? badge("Knowledge page", "info") : null,
       model.content ? null : badge("Empty", "neutral", "Not refreshed yet, or cleared")),
     facts, actions, status, dryRunSlot,
     curationSlot(base, model, (message) => { flash = message; ctx.navigate(selfHref); }),
     contentSection(bank, model),
-    historySection(base, model, history, async (entry) => {
+    historySection(bank, model, history, async (entry, version) => {
       busy(true);
       try {
         await post(`${base}/revert`, { history_id: entry.id });
-        flash = `Reverted to version #${entry.id}.`;
+        flash = `Reverted to version ${version}.`;
         ctx.navigate(selfHref);
       } catch (err) { status.textContent = `Revert failed: ${err.message}`; busy(false); }
     }),
@@ -133,6 +135,20 @@ export async function modelView(main, [bank, id], query, ctx) {
     window.history.replaceState(null, "", selfHref);
     runOperation("First refresh", pending).catch((err) => { status.textContent = err.message; });
   }
+  // staleness and refreshes change while the page is open: the badge and its reason follow; new content (a
+  // refresh that ran elsewhere) re-renders the page unless an action of this page is under way
+  poll(ctx, async () => {
+    const now = await get(base, { detail: "content" });
+    main.querySelector(".page-head .badge")?.replaceWith(staleBadge(now));
+    main.querySelector(".page-head .stale-reason")?.replaceWith(staleReason(now));
+    const idle = ![...main.querySelectorAll(".actions button")].some((b) => b.disabled);
+    if (idle && (now.last_refreshed_at !== model.last_refreshed_at || now.content !== model.content)) ctx.rerender();
+  });
+}
+
+/** Why the model is stale, next to its badge (an empty span when fresh, so a poll can replace it). */
+function staleReason(model) {
+  return h("span.stale-reason", {}, model.is_stale ? reasonWords(model.staleness_reason) : "");
 }
 
 function dryRunPanel(r, close) {
@@ -141,7 +157,7 @@ function dryRunPanel(r, close) {
     h("div.panel-head", {}, h("h2#dry-title", { tabindex: -1 }, "Dry run — nothing was written"), h("span.spacer"),
       h("button", { type: "button", on: { click: close } }, "Close")),
     h("dl.facts", {},
-      h("dt", {}, "Outcome"), h("dd", {}, r.outcome, r.would_persist ? badge("would write", "info") : badge("would not write", "neutral")),
+      h("dt", {}, "Outcome"), h("dd", {}, dryRunVerdict(r), " ", h("span.muted", { title: "outcome, as the API reports it" }, `(${r.outcome})`)),
       h("dt", {}, "Mode"), h("dd", {}, `${r.requested_mode} → ${r.effective_mode}`, r.mode_fallback_reason ? ` (${r.mode_fallback_reason})` : ""),
       h("dt", {}, "Window"), h("dd", {}, r.window && r.window.created_after ? ["memories written after ", when(r.window.created_after), " and up to "] : "every memory up to ",
         when(r.window && r.window.created_before), r.window && r.window.watermark ? [" · new watermark ", when(r.window.watermark)] : null),
@@ -196,50 +212,6 @@ function contentSection(bank, model) {
       return el;
     }) : h("p.muted", {}, "No content yet: the model has not been refreshed, or it was cleared."));
   return h("section", { "aria-labelledby": "content-title" }, h("h2#content-title", {}, "Content"), h("div.doc-grid", {}, doc, panel));
-}
-
-function historySection(base, model, history, revert) {
-  const versions = history.filter((e) => e.kind !== "refresh_failed" && "previous_content" in e);
-  const section = h("section", { "aria-labelledby": "history-title" }, h("h2#history-title", {}, `History (${versions.length} version${versions.length === 1 ? "" : "s"})`));
-  if (!history.length) {
-    section.append(h("p.muted", {}, "No earlier versions yet."));
-    return section;
-  }
-  const rows = history.map((e) => {
-    if (e.kind === "refresh_failed") {
-      return h("tr.failed", {}, h("td", {}, "Failed refresh"), h("td", {}, when(e.changed_at)),
-        h("td", {}, `${e.outcome || ""}${e.failure_reason ? `: ${e.failure_reason}` : ""}${e.error_message ? ` — ${e.error_message}` : ""}`), h("td"));
-    }
-    const text = e.previous_content || "";
-    const first = text.split("\n").find((l) => l.trim() && !l.startsWith("<!-- curated:")) || "(empty)";
-    return h("tr", { dataset: { history: e.id } },
-      h("td", {}, `Version #${e.id}`), h("td", {}, "replaced ", when(e.changed_at)),
-      h("td", {}, h("span.muted", {}, `${text.length} chars · `), first.slice(0, 90)),
-      h("td", {}, h("button.small", { type: "button", "aria-label": `Revert to version #${e.id}`, on: { click: () => revert(e) } }, "Revert")));
-  });
-  section.append(h("div.table-wrap", {}, h("table", {},
-    h("caption.sr", {}, "Versions and failed refreshes, most recent first"),
-    h("thead", {}, h("tr", {}, ["Version", "When", "Content", ""].map((c) => h("th", { scope: "col" }, c)))),
-    h("tbody", {}, rows))));
-  if (!versions.length) return section;
-
-  const options = [{ key: "current", label: "Current content", text: model.content || "" },
-    ...versions.map((e) => ({ key: String(e.id), label: `Version #${e.id} (replaced ${stamp(e.changed_at)})`, text: e.previous_content || "" }))];
-  const select = (label, chosen) => h("select", { "aria-label": label }, options.map((o) => h("option", { value: o.key, selected: o.key === chosen }, o.label)));
-  const from = select("Diff from", options[1].key);
-  const to = select("Diff to", "current");
-  const out = h("div");
-  const redraw = () => {
-    const a = options.find((o) => o.key === from.value);
-    const b = options.find((o) => o.key === to.value);
-    out.replaceChildren(renderDiff(diffLines(a.text, b.text), { label: `Diff from ${a.label} to ${b.label}` }));
-  };
-  from.addEventListener("change", redraw);
-  to.addEventListener("change", redraw);
-  redraw();
-  section.append(h("h3", {}, "Compare versions"),
-    h("div.diff-controls", {}, h("label", {}, "From ", from), h("label", {}, "To ", to)), out);
-  return section;
 }
 
 function traceSection(trace) {

@@ -1,12 +1,18 @@
 // Operations of a bank: pending, parked (pending with a next_retry_at still ahead), processing, failed with reasons,
-// completed and cancelled; a pending one can be cancelled.
+// completed and cancelled, filtered by type too; a pending one can be cancelled. Consecutive consolidations (an
+// import queues one per batch) fold into one row that opens on demand.
 
 import { bankPath, del, get } from "../api.js";
-import { append, badge, h, relative, stamp, when } from "../dom.js";
+import { append, badge, field, h, relative, stamp, when } from "../dom.js";
+import { bankTabs } from "./bank_nav.js";
 
 const FILTERS = [
   ["all", "All"], ["pending", "Pending"], ["parked", "Parked"], ["processing", "Processing"],
   ["failed", "Failed"], ["completed", "Completed"], ["cancelled", "Cancelled"],
+];
+const TYPES = [
+  "batch_retain", "consolidation", "refresh_mental_model", "reprocess_document", "webhook_delivery",
+  "bank_transfer_export", "bank_transfer_import", "document_export", "document_import",
 ];
 const PAGE = 50;
 let flash = null; // the outcome of the last action, shown once after the list reloads
@@ -25,19 +31,22 @@ export async function operationsView(main, [bank], query, ctx) {
   const bankHref = `#/b/${encodeURIComponent(bank)}`;
   ctx.setCrumbs([["Banks", "#/"], [bank, bankHref], ["Operations", null]]);
   const filter = query.get("status") || "all";
+  const type = query.get("type") || "";
   const offset = Number(query.get("offset") || 0);
   const status = filter === "all" ? null : filter === "parked" ? "pending" : filter;
   const [page, models] = await Promise.all([
-    get(`${bankPath(bank)}/operations`, { status, limit: filter === "parked" ? 100 : PAGE, offset: filter === "parked" ? 0 : offset }),
+    get(`${bankPath(bank)}/operations`, { status, type: type || null, limit: filter === "parked" ? 100 : PAGE, offset: filter === "parked" ? 0 : offset }),
     get(`${bankPath(bank)}/mental-models`, { limit: 1000 }),
   ]);
   const names = Object.fromEntries(models.items.map((m) => [m.id, m.name]));
   const ops = filter === "parked" ? page.operations.filter(parked) : page.operations;
   const notice = h("p.status", { role: "status", "aria-live": "polite" }, flash || "");
   flash = null;
-  const href = (s, o = 0) => `${bankHref}/ops?status=${s}${o ? `&offset=${o}` : ""}`;
+  const href = (s, o = 0, t = type) => `${bankHref}/ops?status=${s}${t ? `&type=${encodeURIComponent(t)}` : ""}${o ? `&offset=${o}` : ""}`;
+  const typeSelect = h("select", { on: { change: () => ctx.navigate(href(filter, 0, typeSelect.value)) } },
+    h("option", { value: "" }, "all types"), [...new Set([...TYPES, type].filter(Boolean))].map((t) => h("option", { value: t, selected: t === type }, t.replace(/_/g, " "))));
 
-  const rows = ops.map((op) => h("tr", { dataset: { operation: op.id } },
+  const row = (op) => h("tr", { dataset: { operation: op.id } },
     h("td", {}, op.operation_type),
     h("td", {}, !op.mental_model_id ? h("span.muted", {}, "—")
       : names[op.mental_model_id] ? h("a", { href: `${bankHref}/m/${encodeURIComponent(op.mental_model_id)}`, title: op.mental_model_id }, names[op.mental_model_id])
@@ -56,10 +65,12 @@ export async function operationsView(main, [bank], query, ctx) {
         ctx.rerender();
       } catch (err) { notice.textContent = `Could not cancel: ${err.message}`; e.target.disabled = false; }
     } } }, "Cancel") : null),
-  ));
+  );
+  const rows = groupConsolidations(ops, row);
 
   append(main, [
-    h("div.page-head", {}, h("h1", {}, "Operations"), h("span.spacer"), h("button", { type: "button", on: { click: () => ctx.rerender() } }, "Reload")),
+    h("div.page-head", {}, h("h1", {}, "Operations"), h("span.spacer"), bankTabs(bank, "ops"), h("button", { type: "button", on: { click: () => ctx.rerender() } }, "Reload")),
+    h("div.filters", {}, field("Type", typeSelect)),
     h("nav.tabs", { "aria-label": "Filter operations by status" },
       FILTERS.map(([key, label]) => h("a", { href: href(key), "aria-current": key === filter ? "page" : null }, label))),
     notice,
@@ -78,4 +89,34 @@ export async function operationsView(main, [bank], query, ctx) {
     const timer = setTimeout(() => ctx.current() && ctx.rerender(), 2000);
     ctx.onLeave(() => clearTimeout(timer));
   }
+}
+
+/** Table rows for ``ops``, runs of two or more consecutive consolidations folded into one summary row (their
+ * statuses counted) whose button shows or hides them. */
+function groupConsolidations(ops, row) {
+  const out = [];
+  for (let i = 0; i < ops.length;) {
+    let j = i;
+    while (j < ops.length && ops[j].operation_type === "consolidation") j++;
+    if (j - i < 2) { out.push(row(ops[i])); i = Math.max(i + 1, j); continue; }
+    const run = ops.slice(i, j);
+    const members = run.map((op) => { const tr = row(op); tr.hidden = true; tr.classList.add("grouped"); return tr; });
+    const counts = {};
+    for (const op of run) counts[op.status] = (counts[op.status] || 0) + 1;
+    const toggle = h("button.small", { type: "button", "aria-expanded": "false", on: { click: () => {
+      const open = toggle.getAttribute("aria-expanded") !== "true";
+      toggle.setAttribute("aria-expanded", String(open));
+      toggle.textContent = open ? "Hide" : "Show";
+      for (const tr of members) tr.hidden = !open;
+    } } }, "Show");
+    out.push(h("tr.group", {},
+      h("td", {}, `consolidation ×${run.length}`),
+      h("td", {}, h("span.muted", {}, "—")),
+      h("td", {}, Object.entries(counts).map(([k, n]) => badge(`${n} ${k}`, k === "failed" ? "bad" : k === "completed" ? "ok" : "info"))),
+      h("td", {}, when(run.at(-1).created_at)), h("td", {}, when(run[0].updated_at)), h("td"),
+      h("td", {}, "consolidations queued together (an import or a batch of retains)"),
+      h("td", {}, toggle)), members);
+    i = j;
+  }
+  return out;
 }

@@ -32,7 +32,8 @@ async function askName(title, label, initial, submit, save) {
   return modal(title, field(label, input), { submit, onSubmit: () => save(input.value.trim()) });
 }
 
-export async function treePanel(bank, ctx, reload) {
+/** The tree panel; ``extra`` (an element, e.g. the page search) goes under its heading. */
+export async function treePanel(bank, ctx, reload, extra = null) {
   const base = `${bankPath(bank)}/knowledge-base`;
   const tree = await get(`${base}/tree`);
   const section = h("section.panel", { "aria-labelledby": "kb-title" });
@@ -100,6 +101,7 @@ export async function treePanel(bank, ctx, reload) {
       h("span.spacer"),
       h("button", { type: "button", on: { click: () => newFolder(null) } }, "New folder"),
       h("button", { type: "button", on: { click: () => newPage(null) } }, "New page")),
+    extra,
     tree.roots.length ? h("ul.tree", { "aria-label": "Knowledge base tree" }, tree.roots.map(item))
       : h("p.muted", {}, "No folders or pages yet. A page is a mental model kept in the tree; create a folder to start."),
   ]);
