@@ -7,9 +7,19 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from mindbank.config import Settings
 from mindbank.service import MindBank
 
 BASE = "/v1/default/banks"
+
+
+@pytest.fixture
+def settings(tmp_path: Any) -> Settings:
+    """No automatic consolidation: these tests read the facts a retain writes; the observations consolidation forms
+    from them have their own tests (test_observations_api.py)."""
+    return Settings(
+        database_url=str(tmp_path / "mindbank.db"), worker_poll_seconds=0.02, enable_auto_consolidation=False
+    )
 
 
 def retain(client: TestClient, bank: str, items: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
