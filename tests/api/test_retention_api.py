@@ -142,11 +142,13 @@ def test_an_unchanged_document_re_retained_changes_nothing(served: Callable[...,
 
 def test_facts_retained_one_call_at_a_time_form_an_observation(served: Callable[..., Served]) -> None:
     s = served()
-    for i in range(10):
-        retain(s, {"content": f"Member {i} joined the data team to work on pipelines."})
+    # one statement said ten ways, one retain (and its consolidation) at a time
+    openers = ["", "So, ", "Well, ", "Anyway, ", "Also, ", "Oh, ", "Right, ", "Okay, ", "Yes, ", "Indeed, "]
+    for opener in openers:
+        retain(s, {"content": f"{opener}Priya joined the data team to work on the ingestion pipelines."})
         s.mb.run_pending()  # the consolidation each retain queues
     page = s.http.get(f"{BASE}/memories/list", params={"type": "observation"}).json()
     assert page["total"] == 1
     (observation,) = page["items"]
     assert observation["proof_count"] == 10 and len(observation["source_memory_ids"]) == 10
-    assert observation["text"] == "Member 0 joined the data team to work on pipelines."
+    assert observation["text"] == "Priya joined the data team to work on the ingestion pipelines."
