@@ -167,7 +167,7 @@ def test_mm_history(cli: Cli, model: str) -> None:
 
 
 def test_mm_diff(cli: Cli, model: str) -> None:
-    cli("retain", "Alice: I finished the marathon in 3:58.", "--tag", "user:alice")
+    cli("retain", "Alice: My marathon training is going well: I ran 30 km in 3:58.", "--tag", "user:alice")
     cli("mm", "refresh", "alice", "--wait")
     code, out, _ = cli("mm", "diff", "alice")
     assert code == 0 and "--- history/" in out and "+++ current" in out and "+" in out and "3:58" in out
