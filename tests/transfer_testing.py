@@ -42,8 +42,9 @@ _KEYS = {
 _DROP = {"seq", "text_tsv", "memory_version"}
 _TIMES = {
     "created_at", "updated_at", "last_memory_write_at", "occurred_start", "occurred_end", "mentioned_at",
-    "consolidated_at", "last_refreshed_at", "last_memory_seen_at", "last_refresh_failed_at", "last_full_refreshed_at",
-    "cleared_at", "changed_at", "next_retry_at", "lease_expires_at", "completed_at", "last_attempt_at",
+    "last_mentioned_at", "consolidated_at", "last_refreshed_at", "last_memory_seen_at", "last_refresh_failed_at",
+    "last_full_refreshed_at", "cleared_at", "changed_at", "next_retry_at", "lease_expires_at", "completed_at",
+    "last_attempt_at",
 }  # fmt: skip
 _JSON = {
     "config", "disposition", "metadata", "tags", "source_memory_ids", "structured_document", "reflect_response",
