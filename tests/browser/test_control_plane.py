@@ -159,7 +159,7 @@ def test_the_control_plane_scenario(ui: Page, server: str, mindbank: MindBank) -
     panel = page.locator(".dry-run")
     panel.get_by_role("heading", name="Dry run — nothing was written").wait_for()
     assert "+- " in panel.locator("pre.diff").inner_text() and "3:58" in panel.locator("pre.diff").inner_text()
-    assert "retrieved 3 world" in panel.inner_text()
+    assert "retrieved 3 world, 3 observation; used 2 world" in panel.inner_text()  # counts in fact-type order
     assert mindbank.store.dump() == before  # type: ignore[attr-defined]
     ui.shot("dry-run")
 

@@ -54,8 +54,8 @@ def dry_run_result(plan: RefreshPlan) -> dict[str, Any]:
             "watermark": to_iso(plan.window.get("watermark")),
         },
         "facts": {
-            "retrieved": dict(Counter(h.memory.fact_type for h in plan.retrieved)),
-            "used": dict(Counter(h.memory.fact_type for h in plan.retrieved if h.memory.id in used)),
+            "retrieved": _by_type(h.memory.fact_type for h in plan.retrieved),
+            "used": _by_type(h.memory.fact_type for h in plan.retrieved if h.memory.id in used),
         },
         "based_on": plan.based_on,
         "current_content": model.content,
@@ -73,3 +73,15 @@ def dry_run_result(plan: RefreshPlan) -> dict[str, Any]:
         "carried_over": plan.carried_over,
         "left_out": plan.left_out,
     }
+
+
+_TYPE_ORDER = ("world", "experience", "observation")
+
+
+def _by_type(types: Any) -> dict[str, int]:
+    """Counts per fact type in a fixed order (world, experience, observation, then any other by name), not in the
+    order retrieval happened to return them: facts and the observations restating them tie in score, so that order
+    varies from run to run."""
+    counts = Counter(types)
+    rank = {t: i for i, t in enumerate(_TYPE_ORDER)}
+    return {t: counts[t] for t in sorted(counts, key=lambda t: (rank.get(t, len(rank)), t))}
