@@ -21,7 +21,8 @@ async function load(slot, base, model, done) {
     get(`${base}/blocks`),
     model.refresh_status && model.refresh_status.draft ? get(`${base}/draft`) : Promise.resolve(null),
   ]);
-  slot.replaceChildren(draft ? draftBanner(base, draft, done) : "", holdNote(model), blocksSection(base, view, done));
+  // replaceChildren writes a null as the text "null": an absent part is an empty string
+  slot.replaceChildren(draft ? draftBanner(base, draft, done) : "", holdNote(model) || "", blocksSection(base, view, done));
 }
 
 /** Why automatic refreshes wait (API ``refresh_status.hold``), in words; null when they do not. */
