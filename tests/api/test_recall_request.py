@@ -82,7 +82,9 @@ def test_recall_request_fields(served: Callable[..., Served]) -> None:
 
     # chunks: the chunk of each result, keyed by chunk id
     with_chunks = recall(s, query=query, include={"chunks": {"max_tokens": 4}})
-    chunk = with_chunks["chunks"][with_chunks["results"][0]["chunk_id"]]
+    # (an observation has no chunk: the first fact's)
+    first_fact = next(r for r in with_chunks["results"] if r["type"] != "observation")
+    chunk = with_chunks["chunks"][first_fact["chunk_id"]]
     assert chunk["truncated"] is True and chunk["chunk_index"] == 0 and chunk["text"].startswith("Alice flew")
 
     # observations: prefer_observations drops the facts an observation was built from; source_facts lists them
