@@ -44,7 +44,7 @@ from mindbank.engine.synthesis.topics import phrases_of, rank_phrases, title
 
 FLOOR = 0.65  # a quoted fact scores at least this share of the best quotable fact's relevance
 MIN_FLOOR = 0.45  # ... and at least this share of the scope's best score (when the best facts are not quotable)
-DELTA_FLOOR = 0.3  # a delta refresh admits a new fact at this share of the scope's best score
+DELTA_FLOOR = 0.2  # a delta refresh admits a new fact at this share of the scope's best score
 ANSWER_BAR = 0.7  # a fact this close to the best is a strong answer: the names it uses link other facts to it
 ANSWER_MAX = 5  # blocks in the answer section at most
 SUBJECT_SHARE = 0.8  # a fact naming the subject of an answer fact scores at least this share of it
