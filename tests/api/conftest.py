@@ -71,3 +71,21 @@ def served(
             return Served(mb, http)
 
         yield make
+
+
+def settle(client: TestClient, bank: str = "b", timeout: float = 60.0) -> None:
+    """Wait until the bank has no operation queued or running (the consolidation a retain queued: the observations it
+    writes are in a model's scope, and a first refresh racing it would leave the model stale)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        busy = [
+            op
+            for status in ("pending", "processing")
+            for op in client.get(f"/v1/default/banks/{bank}/operations", params={"status": status}).json()["operations"]
+        ]
+        if not busy:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"operations of {bank} still running after {timeout} s")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from conftest import settle
 from fastapi.testclient import TestClient
 
 from mindbank.service import MindBank
@@ -37,24 +38,6 @@ def seed(client: TestClient, bank: str = "b") -> None:
     items = [{"content": text, "tags": tags} for text, tags in FACTS]
     assert client.post(f"{BASE}/{bank}/memories", json={"items": items}).status_code == 200
     settle(client, bank)
-
-
-def settle(client: TestClient, bank: str = "b", timeout: float = 60.0) -> None:
-    """Wait until the bank has no operation queued or running (the consolidation a retain queued: the observations it
-    writes are in a model's scope, and a first refresh racing it would leave the model stale)."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        busy = [
-            op
-            for status in ("pending", "processing")
-            for op in client.get(f"{BASE}/{bank}/operations", params={"status": status}).json()["operations"]
-        ]
-        if not busy:
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"operations of {bank} still running after {timeout} s")
 
 
 def create(client: TestClient, bank: str = "b", **body: Any) -> dict[str, str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from conftest import settle
 from fastapi.testclient import TestClient
 
 from mindbank.providers.llm.base import LLMTransientError
@@ -25,24 +26,6 @@ def filled(client: TestClient) -> TestClient:
     assert client.post(f"{BASE}/b/memories", json={"items": FACTS}).status_code == 200
     settle(client)
     return client
-
-
-def settle(client: TestClient, bank: str = "b", timeout: float = 60.0) -> None:
-    """Wait until the bank has no operation queued or running (the consolidation a retain queued: the observations it
-    writes are in a model's scope, and a first refresh racing it would leave the model stale)."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        busy = [
-            op
-            for status in ("pending", "processing")
-            for op in client.get(f"{BASE}/{bank}/operations", params={"status": status}).json()["operations"]
-        ]
-        if not busy:
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"operations of {bank} still running after {timeout} s")
 
 
 def test_wire_shape_and_extractive_answer(filled: TestClient) -> None:
