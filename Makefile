@@ -8,7 +8,7 @@ HASH := $(shell sha1sum pyproject.toml | cut -c1-12)
 RUNTIME_STAMP := $(VENV)/.runtime-$(HASH)
 STAMP := $(VENV)/.installed-$(HASH)
 
-.PHONY: demo test fuzz lint format bench-recall bench-retain clean
+.PHONY: demo test fuzz lint format typecheck duplication bench-recall bench-retain clean
 
 $(RUNTIME_STAMP): pyproject.toml
 	@if [ -e $(STAMP) ]; then touch $@; else \
@@ -54,6 +54,11 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/ruff format --check .
+
+## duplication: pairs of places in src/ sharing six lines of the same shape (names and literals normalised), and
+## pairs per 1,000 lines (docs/benchmarks.md, "Duplication"); LIST=N also prints the N longest runs
+duplication:
+	$(BIN)/python scripts/duplication.py src --list $(or $(LIST),0)
 
 format: $(STAMP)
 	$(BIN)/ruff format .
