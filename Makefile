@@ -36,6 +36,7 @@ demo: $(RUNTIME_STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 	scripts/chromium.sh install
 	scripts/postgres.sh install
 	MINDBANK_LLAMA_BASE_PYTHON=$(PYTHON) scripts/llama.sh install
@@ -53,7 +54,12 @@ fuzz: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(BIN)/ruff format --check .
+
+## typecheck: mypy, strict (pyproject.toml [tool.mypy]: the files and the few libraries without type hints)
+typecheck: $(STAMP)
+	$(BIN)/mypy
 
 ## duplication: pairs of places in src/ sharing six lines of the same shape (names and literals normalised), and
 ## pairs per 1,000 lines (docs/benchmarks.md, "Duplication"); LIST=N also prints the N longest runs

@@ -37,8 +37,8 @@ def pick(kind: str, ref: str, items: Iterable[tuple[str, str | None]]) -> str | 
     pairs = list(items)
     if any(i == ref for i, _ in pairs):
         return ref
-    for same in (lambda n: n == ref, lambda n: n.casefold() == ref.casefold()):
-        found = [(i, n) for i, n in pairs if n is not None and same(n)]
+    for fold in (False, True):  # the exact name first, then the name equal ignoring case
+        found = [(i, n) for i, n in pairs if n is not None and (n.casefold() == ref.casefold() if fold else n == ref)]
         if len(found) == 1:
             return found[0][0]
         if found:

@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from mindbank.domain.records import FactType
 from mindbank.domain.tags import TagsMatch, freeze_groups, groups_match, matches, normalize_tags, strict, strict_groups
@@ -56,7 +56,7 @@ def refresh_tags_match(tags: Sequence[str], trigger: Mapping[str, Any]) -> TagsM
     """The match mode a refresh uses: ``trigger.tags_match``, else all_strict for tagged, any for untagged."""
     explicit = trigger.get("tags_match")
     if explicit:
-        return explicit  # type: ignore[no-any-return]
+        return cast(TagsMatch, explicit)  # the trigger was validated: tags_match is one of the modes
     return "all_strict" if tags else "any"
 
 

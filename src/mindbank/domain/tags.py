@@ -19,17 +19,19 @@ The store compiles the same table into SQL; :func:`matches` is the Python mirror
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Literal, get_args
+from typing import Literal, cast, get_args
 
 TagsMatch = Literal["any", "all", "any_strict", "all_strict", "exact"]
 TAGS_MATCH_MODES: tuple[str, ...] = get_args(TagsMatch)
 
-_STRICT = {"any": "any_strict", "all": "all_strict"}
-
 
 def strict(mode: TagsMatch) -> TagsMatch:
     """The strict variant of a mode (any→any_strict, all→all_strict; others unchanged)."""
-    return _STRICT.get(mode, mode)  # type: ignore[return-value]
+    if mode == "any":
+        return "any_strict"
+    if mode == "all":
+        return "all_strict"
+    return mode
 
 
 def normalize_tags(tags: Iterable[str] | None) -> tuple[str, ...]:
@@ -117,12 +119,17 @@ def _validate_group(group: object, allow_fuzzy: bool, path: str, depth: int) -> 
 def group_matches(row_tags: Sequence[str], group: TagGroup) -> bool:
     """Evaluate one (validated) tag group against a row's tags."""
     if "and" in group:
-        return all(group_matches(row_tags, g) for g in group["and"])  # type: ignore[union-attr]
+        return all(group_matches(row_tags, g) for g in _children(group, "and"))
     if "or" in group:
-        return any(group_matches(row_tags, g) for g in group["or"])  # type: ignore[union-attr]
+        return any(group_matches(row_tags, g) for g in _children(group, "or"))
     if "not" in group:
-        return not group_matches(row_tags, group["not"])  # type: ignore[arg-type]
-    return matches(row_tags, group["tags"], group["match"])  # type: ignore[arg-type]
+        return not group_matches(row_tags, cast(TagGroup, group["not"]))
+    return matches(row_tags, cast(list[str], group["tags"]), cast(TagsMatch, group["match"]))
+
+
+def _children(group: TagGroup, op: str) -> list[TagGroup]:
+    """The operands of a validated ``and``/``or`` group (validation made them a list of groups)."""
+    return cast(list[TagGroup], group[op])
 
 
 def groups_match(row_tags: Sequence[str], groups: Sequence[TagGroup]) -> bool:
@@ -136,10 +143,10 @@ def strict_groups(groups: Sequence[TagGroup]) -> list[TagGroup]:
     def walk(g: TagGroup) -> TagGroup:
         if "and" in g or "or" in g:
             op = "and" if "and" in g else "or"
-            return {op: [walk(c) for c in g[op]]}  # type: ignore[union-attr]
+            return {op: [walk(c) for c in _children(g, op)]}
         if "not" in g:
-            return {"not": walk(g["not"])}  # type: ignore[arg-type]
-        return {"tags": g["tags"], "match": strict(g["match"])}  # type: ignore[arg-type]
+            return {"not": walk(cast(TagGroup, g["not"]))}
+        return {"tags": g["tags"], "match": strict(cast(TagsMatch, g["match"]))}
 
     return [walk(g) for g in groups]
 

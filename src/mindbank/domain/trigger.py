@@ -139,13 +139,18 @@ def merge_trigger(stored: dict[str, Any], patch: dict[str, Any]) -> dict[str, An
     return MentalModelTrigger.model_validate(merged).model_dump()
 
 
+def _optional(annotation: Any) -> Any:
+    """``annotation | None``, built at run time from a field's annotation (a type object, not a static type)."""
+    return annotation | None
+
+
 # PATCH body for a trigger: every field optional, unknown keys rejected; the merged result is validated in full.
-MentalModelTriggerPatch = create_model(  # type: ignore[call-overload]
+MentalModelTriggerPatch = create_model(  # type: ignore[call-overload]  # field definitions built from a dict
     "MentalModelTriggerPatch",
     __config__=ConfigDict(extra="forbid", strict=True),
     **{
         # a field's limits live in its annotation (Annotated inside the union), so they carry over to the patch
-        name: (field.annotation | None, None)
+        name: (_optional(field.annotation), None)
         for name, field in MentalModelTrigger.model_fields.items()
     },
 )

@@ -49,10 +49,11 @@ from typing import Literal
 
 from mindbank.domain.document import count_tokens
 from mindbank.domain.records import MemoryUnit, ScoredMemory
+from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.text import keyword_terms, speaker_prefix
 from mindbank.domain.timecues import asks_when, named_period, says_when
 from mindbank.providers.embeddings.base import Embedder
-from mindbank.store.base import MemoryFilter, Store
+from mindbank.store.base import Store
 
 Retriever = Literal["hybrid", "dense", "bm25"]
 FusionMethod = Literal["convex", "rrf"]

@@ -26,7 +26,6 @@ def knowledge_node(
     """One ``KnowledgeNode``. A page carries its model's question (``description``), tags, last refresh
     (``timestamp``), ``is_stale`` (as computed by the staleness rule, None when not computed), last failure and
     stored (effective) trigger; a folder has none of these (``timestamp`` is its last update)."""
-    page = model is not None
     return {
         "id": node.id,
         "kind": node.kind,
@@ -34,12 +33,12 @@ def knowledge_node(
         "parent_id": node.parent_id,
         "mental_model_id": node.mental_model_id,
         "managed": False,
-        "description": model.source_query if page else None,
-        "tags": list(model.tags) if page else [],
-        "timestamp": to_iso(model.last_refreshed_at if page else node.updated_at),
-        "is_stale": model.is_stale if page else None,
-        "last_refresh_failed_at": to_iso(model.last_refresh_failed_at) if page else None,
-        "trigger": model.trigger if page else None,
+        "description": model.source_query if model is not None else None,
+        "tags": list(model.tags) if model is not None else [],
+        "timestamp": to_iso(model.last_refreshed_at if model is not None else node.updated_at),
+        "is_stale": model.is_stale if model is not None else None,
+        "last_refresh_failed_at": to_iso(model.last_refresh_failed_at) if model is not None else None,
+        "trigger": model.trigger if model is not None else None,
         "children": children or [],
     }
 

@@ -283,10 +283,10 @@ def set_pin(
         blocks[bi] = replace(blocks[bi], pinned=pinned)
         return _with_block(document, si, blocks)
     sections = list(document.sections)
-    si = next((i for i, s in enumerate(sections) if s.id == section_id), None)
-    if si is None:
+    found = next((i for i, s in enumerate(sections) if s.id == section_id), None)
+    if found is None:
         raise DocumentError(f"section_id: unknown section {section_id!r}")
-    sections[si] = replace(sections[si], pinned=pinned)
+    sections[found] = replace(sections[found], pinned=pinned)
     return StructuredDocument(sections)
 
 

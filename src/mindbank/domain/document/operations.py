@@ -31,7 +31,7 @@ class _OperationMixin:
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON-ready form: ``{"op": ..., <every field>}`` (tuples as lists)."""
         out: dict[str, Any] = {"op": self.op}
-        for f in fields(self):  # type: ignore[arg-type]
+        for f in fields(self):  # type: ignore[arg-type]  # the mixin itself is no dataclass; every operation is one
             value = getattr(self, f.name)
             out[f.name] = list(value) if isinstance(value, tuple) else value
         return out

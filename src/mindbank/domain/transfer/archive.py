@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import base64
 from datetime import UTC, date, datetime
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, Final, Literal, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -56,9 +56,9 @@ from mindbank.domain.records import FactType, OperationStatus
 from mindbank.domain.timeutil import to_iso
 from mindbank.domain.trigger import MentalModelTrigger
 
-FORMAT = "bank-transfer"
+FORMAT: Final = "bank-transfer"
 FORMAT_VERSION = 2
-VECTOR_ENCODING = "float32-le-base64"
+VECTOR_ENCODING: Final = "float32-le-base64"
 EXTENSION = "mindbank"
 
 MANIFEST = "manifest.json"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, overload
 
 # a dashed UUID or 32 hex digits, not inside a longer run of hex digits or dashes (content hashes are 64 digits)
 _ID_IN_TEXT = re.compile(
@@ -34,6 +34,12 @@ class IdMap:
         """Rename ``old`` to ``new`` from now on."""
         self._map[old] = new
 
+    @overload
+    def id(self, value: str) -> str: ...
+    @overload
+    def id(self, value: None) -> None: ...
+    @overload
+    def id(self, value: str | None) -> str | None: ...
     def id(self, value: str | None) -> str | None:
         """An id field: its new id, or itself."""
         return None if value is None else self._map.get(value, value)

@@ -26,8 +26,9 @@ BIG_INT_FIELDS = frozenset({"id"})  # 64-bit columns; every other archived integ
 
 
 def _int32_overflow(name: str, value: object) -> bool:
-    is_int = isinstance(value, int) and not isinstance(value, bool)
-    return is_int and name not in BIG_INT_FIELDS and not INT32_MIN <= value <= INT32_MAX  # type: ignore[operator]
+    if not isinstance(value, int) or isinstance(value, bool):
+        return False
+    return name not in BIG_INT_FIELDS and not INT32_MIN <= value <= INT32_MAX
 
 
 def _ints(record: BaseModel, prefix: str = "") -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 import numpy as np
 
@@ -66,7 +67,7 @@ class _Draft:
     grown: bool = False
 
 
-def _when(unit: MemoryUnit) -> object:
+def _when(unit: MemoryUnit) -> datetime | None:
     return unit.occurred_start or unit.mentioned_at
 
 
@@ -169,7 +170,7 @@ class ExtractiveConsolidator:
                 draft.history, draft.restated = kept_history, True
             return draft
         # the fact the observation stated is gone: the newest remaining source states it now
-        newest = max(remaining, key=lambda s: (_when(s) is not None, _when(s) or 0, s.created_at))  # type: ignore[operator]
+        newest = max(remaining, key=lambda s: (_when(s) is not None, _when(s) or 0, s.created_at))
         text, vector = _text(newest), vectors.get(newest.id)
         retold = statement(newest, text, vector) if text is not None and vector is not None else None
         if retold is None:
@@ -207,7 +208,7 @@ class ExtractiveConsolidator:
                     earlier = draft.current.unit.text
                     speaker = speaker_of(earlier)
                     earlier = earlier[len(speaker) + 2 :] if speaker else earlier
-                    draft.history.insert(0, (day(_when(draft.current.unit)), earlier))  # type: ignore[arg-type]
+                    draft.history.insert(0, (day(_when(draft.current.unit)), earlier))
                     draft.current = said
                     draft.sources.append(fact.id)
                     draft.proof += 1

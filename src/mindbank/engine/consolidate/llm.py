@@ -26,7 +26,7 @@ from mindbank.domain.records import MemoryUnit, NewMemory
 from mindbank.engine.consolidate.extractive import ExtractiveConsolidator
 from mindbank.engine.consolidate.plan import ConsolidationPlan, Neighbours, ObservationScopes, in_scope, scope_keys
 from mindbank.engine.synthesis.structured import schema_problems
-from mindbank.providers.embeddings.base import Embedder
+from mindbank.providers.embeddings.base import Embedder, embed_texts
 from mindbank.providers.llm.base import LLM, LLMError, LLMTransientError, system, user
 
 log = logging.getLogger(__name__)
@@ -133,10 +133,10 @@ class LLMConsolidator:
                 known = {o.id for o in in_scope_obs}
                 batch_ids = {f.id for f in batch}
                 for update in reply["updates"]:
-                    sources = [i for i in update["source_fact_ids"] if i in batch_ids]
-                    if update["observation_id"] in known and sources:
+                    cited = [i for i in update["source_fact_ids"] if i in batch_ids]
+                    if update["observation_id"] in known and cited:
                         obs_id = update["observation_id"]
-                        grown[obs_id] = list(dict.fromkeys([*grown[obs_id], *sources]))
+                        grown[obs_id] = list(dict.fromkeys([*grown[obs_id], *cited]))
                         touched.add(obs_id)
                         text = " ".join(str(update.get("text") or "").split())
                         if text:
@@ -145,7 +145,7 @@ class LLMConsolidator:
         touched -= deletes
         updates = [(i, tuple(grown[i]), len(grown[i])) for i in sorted(touched)]
         kept = [(i, t) for i, t in sorted(rewrites.items()) if i not in deletes]
-        vectors_new = self.embedder.embed([t for _, t in kept]) if kept else []
+        vectors_new = embed_texts(self.embedder, [t for _, t in kept])
         return ConsolidationPlan(
             creates=creates,
             updates=updates,
@@ -205,7 +205,8 @@ class LLMConsolidator:
         if reply.parsed is None or schema_problems(reply.parsed, SCHEMA):
             log.warning("LLM consolidation reply did not fit the schema; using the extractive consolidator")
             return None
-        return reply.parsed  # type: ignore[no-any-return]
+        parsed: dict[str, Any] = reply.parsed  # the schema check above proved it a JSON object
+        return parsed
 
     def _creates(
         self, raw: Sequence[dict[str, Any]], batch: Sequence[MemoryUnit], scope: tuple[str, ...],

@@ -186,7 +186,8 @@ def block_text(raw: Any, allowed: Container[str]) -> tuple[str, list[str]]:
     if isinstance(raw, str):
         text, ids = raw, []
     elif isinstance(raw, dict):
-        text = raw.get("text") if isinstance(raw.get("text"), str) else ""
+        given = raw.get("text")
+        text = given if isinstance(given, str) else ""
         ids = [i for i in raw.get("memory_ids") or [] if isinstance(i, str)]
     else:
         return "", []

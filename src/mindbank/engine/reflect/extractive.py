@@ -11,6 +11,8 @@ LLM's answer.
 
 from __future__ import annotations
 
+from typing import Any
+
 from mindbank.domain.document import count_tokens, parse_markdown
 from mindbank.domain.records import MentalModel
 from mindbank.engine.reflect.agent import AgentOutcome
@@ -45,7 +47,7 @@ def extractive_reflect(
     outcome = AgentOutcome(mode="answer", tools=tools, engine="extractive", declared_complete=True)
     iteration = 0
 
-    def use(name: str, args: dict[str, object]) -> dict[str, object]:
+    def use(name: str, args: dict[str, object]) -> dict[str, Any]:
         nonlocal iteration
         iteration += 1
         output, entry = tools.timed(name, args, iteration)
@@ -56,7 +58,7 @@ def extractive_reflect(
     if tools.can_search_models:
         found = use("search_mental_models", {"reason": "mental models first", "query": query, "max_results": 5})
         by_id = tools.evidence.mental_models
-        for hit in found.get("mental_models") or []:  # type: ignore[union-attr]
+        for hit in found.get("mental_models") or []:
             if not hit["is_stale"] and hit["relevance"] >= MODEL_RELEVANCE and len(models) < MAX_MODELS:
                 models.append(by_id[hit["id"]])
     release = bool(models) and budget != "high"

@@ -338,7 +338,9 @@ class ReflectTools:
         wanted = _ids(args, "mental_model_ids")
         budget = _clamp_tokens(args.get("max_tokens"), 6000)
         by_id = {m.id: m for m in self.visible_models()}
-        read, not_read, unknown = [], [], []
+        read: list[MentalModel] = []
+        not_read: list[str] = []
+        unknown: list[str] = []
         used = 0
         for model_id in wanted:
             model = by_id.get(model_id)

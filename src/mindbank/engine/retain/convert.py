@@ -82,8 +82,8 @@ def html_text(markup: str) -> str:
 
     One iterative walk over the parsed tree, linear in its size at any nesting (editing the tree instead —
     inserting a break before each block — costs a search of the siblings per insert: quadratic for a flat page)."""
-    from bs4 import BeautifulSoup, NavigableString, Tag
-    from bs4.element import CData
+    from bs4 import BeautifulSoup
+    from bs4.element import CData, NavigableString, Tag
 
     soup = BeautifulSoup(markup, "html.parser")
     pieces: list[str] = []

@@ -17,11 +17,11 @@ from mindbank.domain.records import Chunk, FactType, NewMemory, RetainItem
 from mindbank.domain.repeats import repeat_key
 from mindbank.domain.tags import normalize_tags
 from mindbank.domain.text import split_chunks, split_facts
-from mindbank.providers.embeddings.base import Embedder
+from mindbank.providers.embeddings.base import Embedder, embed_texts
 from mindbank.store.base import DocumentWrite
 
 
-def _fact_type(item: RetainItem) -> str:
+def _fact_type(item: RetainItem) -> FactType:
     speaker = (item.metadata.get("speaker") or item.metadata.get("role") or "").strip().lower()
     return "experience" if speaker == "assistant" else "world"
 
@@ -63,7 +63,7 @@ def prepare_documents(
                 facts.append((chunk.id, fact, kind))
                 texts.append(fact)
         drafts.append((item, document_id, chunks, facts))
-    vectors = embedder.embed(texts) if texts else []
+    vectors = embed_texts(embedder, texts)
     out: list[DocumentWrite] = []
     cursor = 0
     for position, (item, document_id, chunks, facts) in enumerate(drafts):
@@ -94,7 +94,7 @@ def new_memory(
     tags = normalize_tags(item.tags)
     return NewMemory(
         text=text,
-        fact_type=fact_type,  # type: ignore[arg-type]
+        fact_type=fact_type,
         embedding=vector,
         tags=tags,
         context=item.context,

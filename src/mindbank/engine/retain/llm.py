@@ -99,7 +99,7 @@ class LLMFactExtractor:
         if reply.parsed is None or schema_problems(reply.parsed, FACTS_SCHEMA):
             log.warning("LLM fact extraction reply did not fit the schema; using the sentence splitter for this batch")
             return None
-        facts = []
+        facts: list[tuple[int, str, FactType | None]] = []
         for fact in reply.parsed["facts"]:
             text = " ".join(fact["text"].split())
             if text and 0 <= fact["chunk"] < len(chunks):

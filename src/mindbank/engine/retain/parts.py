@@ -28,7 +28,7 @@ from typing import Any
 from mindbank.domain.records import Chunk, FactType, NewMemory, RetainItem
 from mindbank.domain.text import split_chunks, split_facts
 from mindbank.engine.retain.extractive import Extractor, new_memory
-from mindbank.providers.embeddings.base import Embedder
+from mindbank.providers.embeddings.base import Embedder, embed_texts
 from mindbank.store.base import DocumentWrite
 
 PART_FACTS = 256  # facts per part: one embedder call and one write transaction (~1 s of embedding on 2 cores)
@@ -107,7 +107,7 @@ def _facts(
     while chunk < len(texts):
         if extract is None:
             window = [chunk]
-            found = [[(f, None) for f in split_facts(texts[chunk])]]
+            found: list[list[tuple[str, FactType | None]]] = [[(f, None) for f in split_facts(texts[chunk])]]
         else:
             size, end = 0, chunk
             while end < len(texts) and (end == chunk or size + len(texts[end]) <= WINDOW_CHARS):
@@ -185,7 +185,7 @@ def _embed(
     segments: list[_Segment], embedder: Embedder, now: datetime, after: RetainCursor, operation_id: str
 ) -> RetainPart:
     texts = [text for s in segments for _, text, _ in s.facts]
-    vectors = embedder.embed(texts) if texts else []
+    vectors = embed_texts(embedder, texts)
     cursor = 0
     documents: list[DocumentWrite] = []
     for s in segments:

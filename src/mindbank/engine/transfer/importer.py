@@ -40,6 +40,7 @@ from mindbank.engine.transfer.reader import ArchiveError, ArchiveReader, Archive
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.store.base import (
     DocumentReplace,
+    IdKind,
     ImportRow,
     ImportTarget,
     KnowledgeTreeImport,
@@ -56,7 +57,7 @@ Mode = Literal["restore", "merge"]
 Conflict = Literal["skip", "replace", "new-id"]
 EMBED_BATCH = 256
 # the id spaces shared by the whole database, and how a fresh id looks in each
-_NEW_ID: dict[str, Callable[[], str]] = {
+_NEW_ID: dict[IdKind, Callable[[], str]] = {
     "memory": lambda: str(uuid.uuid4()),
     "chunk": lambda: uuid.uuid4().hex,
     "operation": lambda: str(uuid.uuid4()),
@@ -146,11 +147,12 @@ def plan_import(
         and embedding.dimension == embedder.dimension,
     )
     for kind, make in _NEW_ID.items():
-        for old in sorted(store.existing_ids(kind, summary.ids.get(kind, [])), key=str):  # type: ignore[arg-type]
+        for old in sorted(store.existing_ids(kind, summary.ids.get(kind, [])), key=str):
             plan.ids.add(old, make())
     # numbered rows (identity columns) keep their archived numbers only when all of them can: one taken number, or
     # one row without a number (the database picks it), and a kept number could meet a picked one in the same import
-    for kind, attr in (("history", "keep_history_ids"), ("document_event", "keep_event_ids")):
+    numbered: tuple[tuple[IdKind, str], ...] = (("history", "keep_history_ids"), ("document_event", "keep_event_ids"))
+    for kind, attr in numbered:
         archived = summary.ids.get(kind, [])
         setattr(plan, attr, kind not in summary.unnumbered and not store.existing_ids(kind, archived))
     target = options.target_bank_id
@@ -264,7 +266,7 @@ def import_rows(
                 chunk_id = (
                     ids.id(c.id) if c.id is not None else chunk_of.setdefault((doc.id, c.index), _NEW_ID["chunk"]())
                 )
-                chunks.append(Chunk(chunk_id, target, c.index, c.text))  # type: ignore[arg-type]
+                chunks.append(Chunk(chunk_id, target, c.index, c.text))
             yield StoredDocument(
                 id=target,
                 original_text=doc.original_text,

@@ -11,7 +11,7 @@ import zipfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO
 
 from mindbank.domain.knowledge import KnowledgeNode, walk
 from mindbank.domain.records import Bank, HistoryEntry, MentalModel
@@ -146,7 +146,7 @@ def _write_tree(zf: zipfile.ZipFile, nodes: Sequence[KnowledgeNode]) -> Counter[
     return counts
 
 
-def _write_memories(member: BinaryIO, memories: Iterable[StoredMemory]) -> Counter[str]:
+def _write_memories(member: IO[bytes], memories: Iterable[StoredMemory]) -> Counter[str]:
     """Memories in write order; an observation names its sources by their line here too (the portable form)."""
     counts: Counter[str] = Counter()
     line_of: dict[str, int] = {}

@@ -29,7 +29,7 @@ Offset = Annotated[fields.Offset, Field(description="How many items to skip.")]
 # The trigger input mirrors every field of the HTTP MentalModelTrigger, all optional, unknown keys rejected; tag_groups
 # are plain objects (recursive schemas break some providers) and are validated like HTTP ones after the merge.
 TriggerInput = Annotated[
-    MentalModelTriggerPatch | None,  # type: ignore[valid-type]
+    MentalModelTriggerPatch | None,
     Field(description="Trigger settings (same fields as the HTTP API's trigger); only the given fields are set."),
 ]
 ShorthandTagsMatch = Annotated[

@@ -21,3 +21,11 @@ class Embedder(Protocol):
     name: str
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
+
+
+def embed_texts(embedder: Embedder, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    """``embedder.embed(texts)``, shape ``(len(texts), dimension)``; no texts gives an empty ``(0, dimension)``
+    array without calling the embedder (a remote one is never asked to embed nothing)."""
+    if not texts:
+        return np.zeros((0, embedder.dimension), dtype=np.float32)
+    return embedder.embed(texts)

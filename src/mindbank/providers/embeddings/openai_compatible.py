@@ -125,7 +125,8 @@ class OpenAIEmbedder:
         if not np.isfinite(matrix).all():
             raise EmbeddingProviderError(f"embedding model {self.name!r} returned a non-finite value")
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        return (matrix / np.clip(norms, 1e-12, None)).astype(np.float32)
+        unit: npt.NDArray[np.float32] = (matrix / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return unit
 
     def _message(self, exc: Exception) -> str:
         text = f"embedding provider ({self.name} at {self.base_url or 'api.openai.com'}): {exc}"

@@ -315,7 +315,7 @@ class ManagedLLM:
         base = self.backoff_seconds * (2 ** (attempt - 1)) * random.uniform(0.75, 1.25)
         if retry_after is not None:
             base = max(base, retry_after)
-        return max(0.0, min(base, self.max_backoff_seconds))
+        return float(max(0.0, min(base, self.max_backoff_seconds)))
 
     def _notify(
         self, request: ChatRequest, result: ChatResult | None, error: str | None, attempt: int, elapsed: int
