@@ -289,11 +289,12 @@ Trait = Annotated[int, Field(ge=1, le=5)]
 
 
 class DispositionTraits(RequestBody):
-    """The reference's ``DispositionTraits``: each 1-5 (missing ones keep the stored or default value, 3)."""
+    """The reference's ``DispositionTraits``, in ``PUT /profile`` and in a bank's ``disposition``: all three traits,
+    each an integer 1-5 (a missing or out-of-range trait is a 422 naming it, e.g. ``disposition.empathy``)."""
 
-    skepticism: Trait | None = None
-    literalism: Trait | None = None
-    empathy: Trait | None = None
+    skepticism: Trait
+    literalism: Trait
+    empathy: Trait
 
 
 class BankRequest(RequestBody):

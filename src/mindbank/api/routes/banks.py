@@ -10,7 +10,7 @@ from pydantic import Field
 from mindbank.api.access import SCOPED, Caller
 from mindbank.api.deps import Bank
 from mindbank.api.openapi import errors
-from mindbank.api.schemas import BankConfigUpdate, BankRequest, RequestBody
+from mindbank.api.schemas import BankConfigUpdate, BankRequest, DispositionTraits, RequestBody
 from mindbank.domain.fields import Offset, QueryParamText
 from mindbank.wire.shapes import bank_list_item, bank_profile, bank_stats_response, tag_page
 
@@ -30,7 +30,7 @@ def _disposition(body: BankRequest) -> dict[str, int] | None:
         "literalism": body.disposition_literalism,
         "empathy": body.disposition_empathy,
     }
-    nested = {} if body.disposition is None else body.disposition.model_dump(exclude_none=True)
+    nested = {} if body.disposition is None else body.disposition.model_dump()
     if body.disposition is None and all(v is None for v in parts.values()):
         return None
     merged = {"skepticism": 3, "literalism": 3, "empathy": 3, **nested}
@@ -59,14 +59,6 @@ def patch_bank(bank_id: str, body: BankRequest, mb: Bank) -> dict[str, Any]:
 def get_profile(bank_id: str, mb: Bank) -> dict[str, Any]:
     """``BankProfileResponse`` of an existing bank."""
     return bank_profile(mb.get_bank(bank_id))
-
-
-class DispositionTraits(RequestBody):
-    """``DispositionTraits``: each trait 1-5."""
-
-    skepticism: int = Field(ge=1, le=5)
-    literalism: int = Field(ge=1, le=5)
-    empathy: int = Field(ge=1, le=5)
 
 
 class UpdateDispositionRequest(RequestBody):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from mindbank.api.deps import Bank
 from mindbank.api.schemas import RequestBody
@@ -41,7 +41,10 @@ class CreateWebhookRequest(RequestBody):
 
 class UpdateWebhookRequest(BaseModel):
     """``UpdateWebhookRequest``: the fields given change (null keeps one); ``secret: null`` clears the secret and
-    leaving it out keeps it, so this body is not a :class:`RequestBody` (which drops every null)."""
+    leaving it out keeps it, so this body is not a :class:`RequestBody` (which drops every null). Unknown keys are
+    refused (422 naming the key), as in every request body."""
+
+    model_config = ConfigDict(extra="forbid")
 
     url: str | None = None
     secret: str | None = Field(default=None, max_length=512)
