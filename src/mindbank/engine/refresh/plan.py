@@ -191,16 +191,6 @@ class RefreshPlan:
         return {"emitted": self.emitted, "applied": self.applied, "skipped": self.skipped}
 
 
-class RefreshFailed(Exception):
-    """A refresh failed; the model was left as it was. ``plan`` has outcome, reason and trace."""
-
-    def __init__(self, plan: RefreshPlan) -> None:
-        super().__init__(plan.error_message or plan.failure_reason or "refresh failed")
-        self.plan = plan
-        self.outcome = plan.outcome
-        self.reason = plan.failure_reason or "unexpected_error"
-
-
 def newer(a: datetime | None, b: datetime | None) -> datetime | None:
     if a is None:
         return b

@@ -160,13 +160,6 @@ def shown_quotes(unit: Unit) -> list[str]:
     return [unit.current.quote.text, *(c.quote.text for c in unit.earlier)]
 
 
-def _titled(groups: list[list[Unit]], read: ScopeRead, banned: set[str]) -> tuple[list[str | None], Vector]:
-    groups.sort(key=lambda g: -Section("", g).weight)  # the heaviest section titles first
-    centroids = _centroids(groups)
-    quotes = [[q for u in g for q in shown_quotes(u)] for g in groups]
-    return headings(quotes, centroids, banned=banned, embed=read.embed), centroids
-
-
 def _topic_groups(units: Sequence[Unit], k: int) -> list[list[Unit]]:
     vectors = topic_vectors(np.stack([u.current.vector for u in units]), [" ".join(shown_quotes(u)) for u in units])
     return [[units[i] for i in g] for g in cluster(vectors, [u.worth for u in units], k)]
