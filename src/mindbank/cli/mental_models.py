@@ -158,7 +158,7 @@ def _get(client: Client, args: argparse.Namespace, out: Output) -> int:
 
 
 def refresh_status_lines(status: dict[str, Any] | None) -> Iterator[str]:
-    """What ``mm get`` says about refresh governance and spend (issue 14)."""
+    """What ``mm get`` says about refresh governance and spend: failures, the circuit breaker, tokens spent."""
     if not status:
         return
     failures = status.get("consecutive_failures") or 0

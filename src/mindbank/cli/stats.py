@@ -1,5 +1,5 @@
 """The ``stats`` command: a bank's live statistics, with what its refreshes spent today and in total, the daily
-token budgets and the failing models (issue 14)."""
+token budgets and the failing models (refresh governance, beyond the reference)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """Refresh governance state: what a model's refresh record says about its next refresh (beyond the reference).
 
-DESIGN.md invariants 9 ("a fact the model was given is never silently dropped") and 10 ("automatic spend is
-bounded"); issue 14. :class:`RefreshState` is stored on the model row (``mental_models.refresh_state``, JSON) and
-written in the same transaction as the refresh it describes. It holds:
+Two rules: a fact the model was given is never silently dropped, and automatic spend is bounded (failures back
+off, a breaker opens, a daily token budget refuses automatic refreshes). :class:`RefreshState` is stored on the
+model row (``mental_models.refresh_state``, JSON) and written in the same transaction as the refresh it describes.
+It holds:
 
 * ``failures`` — consecutive recorded refresh failures (any trigger; reset by a completed refresh or a clear). The
   automatic-refresh policy backs off on it and opens the model's circuit breaker at a threshold

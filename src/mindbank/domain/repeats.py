@@ -1,5 +1,5 @@
-"""When a retain says again what the bank already holds (issue 13, DESIGN.md "retain"): repeats and unchanged
-documents. Pure rules; the stores apply them inside their write transactions.
+"""When a retain says again what the bank already holds: repeats and unchanged documents (saying a fact again is
+evidence it matters, not a second fact). Pure rules; the stores apply them inside their write transactions.
 
 **Repeats.** A fact of a retained item *without* a ``document_id`` carries a repeat key: the SHA-256 of its
 statement, normalised (Unicode NFKC, case-folded, every run of whitespace one space, trimmed; punctuation kept, so

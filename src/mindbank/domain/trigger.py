@@ -42,8 +42,9 @@ class MentalModelTrigger(BaseModel):
     reflect_search_observations_include_entities: bool | None = None
     response_schema: dict[str, Any] | None = None
     keep_trace: bool = False
-    # beyond the reference (issue 14): LLM tokens this model's refreshes may spend per UTC day before automatic
-    # refreshes are refused (overrides the bank's and the environment's refresh_model_daily_token_budget)
+    # beyond the reference (automatic spend is bounded): LLM tokens this model's refreshes may spend per UTC day
+    # before automatic refreshes are refused (overrides the bank's and the environment's
+    # refresh_model_daily_token_budget)
     daily_token_budget: int | None = Field(default=None, ge=0, le=MAX_DAILY_TOKEN_BUDGET)
     # beyond the reference (curation, docs/curation.md): every refresh writes a draft that a person approves or
     # rejects; the published content, last_refreshed_at and staleness change only on approval

@@ -42,8 +42,8 @@ def recall_result(hit: ScoredMemory, *, entities: bool = False) -> dict[str, Any
 
 
 def mention_fields(m: MemoryUnit) -> dict[str, Any]:
-    """Beyond the reference (issue 13): how often the fact was retained (1 + its repeats) and when last (its
-    ``mentioned_at`` until a repeat)."""
+    """Beyond the reference (a repeat is counted, not stored twice): how often the fact was retained (1 + its
+    repeats) and when last (its ``mentioned_at`` until a repeat)."""
     return {"mention_count": m.mention_count, "last_mentioned_at": to_iso(m.last_mentioned_at or m.mentioned_at)}
 
 
@@ -252,7 +252,7 @@ def bank_stats_response(bank_id: str, stats: dict[str, Any]) -> dict[str, Any]:
         "pending_consolidation": stats["pending_consolidation"],
         "failed_consolidation": 0,
         "total_observations": stats["nodes_by_fact_type"].get("observation", 0),
-        # beyond the reference (issue 14): what refreshes spent, the budgets, the failing models
+        # beyond the reference (refresh governance): what refreshes spent, the budgets, the failing models
         **{
             k: stats[k]
             for k in ("refresh_spend", "refresh_budget", "failing_models", "bank_breaker_open")

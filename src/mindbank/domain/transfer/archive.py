@@ -198,7 +198,7 @@ class MemoryRecord(Record):
 
     ``source_refs``: an observation's sources as 0-based lines of ``memories.jsonl`` before its own. Extension:
     ``id``, ``chunk_id``, ``consolidated_at``, ``source_memory_ids``, ``embedding``, and a fact's repeats
-    (``mention_count``, ``last_mentioned_at``, ``repeat_key``: issue 13)."""
+    (``mention_count``, ``last_mentioned_at``, ``repeat_key``: :mod:`mindbank.domain.repeats`)."""
 
     fact_type: FactType
     text: Text

@@ -14,12 +14,12 @@ Reference facts §5; spec "Reflect". Rules kept here:
   citations in the answer text are scrubbed of ids never seen.
 * **Document mode** (mental-model refresh): ``done`` carries ``document.sections[].blocks[] = {text, memory_ids}``;
   each block's ids are validated against the evidence and rendered as ``[mem:<id>]`` citations, so every block's
-  provenance is exactly the memories it rests on. Issue 14: a ``done`` with blocks citing nothing is refused once,
-  then those blocks are dropped (an answer left with no cited block is a refusal, ``answer_found`` false); a
-  document over ``max_tokens`` is refused once to shorten; the loop grants each such re-ask its answer turn. The
-  refresh pipeline's own scoped recall is handed in as ``seed`` evidence (already retrieved, citable), with the
-  source chunks of those facts (``seed_chunks``, when the trigger's ``include_chunks`` is on) as uncitable context,
-  so only the mental-model level is forced.
+  provenance is exactly the memories it rests on. No block without a source: a ``done`` with blocks citing nothing
+  is refused once, then those blocks are dropped (an answer left with no cited block is a refusal, ``answer_found``
+  false); a document over ``max_tokens`` is refused once to shorten; the loop grants each such re-ask its answer
+  turn. The refresh pipeline's own scoped recall is handed in as ``seed`` evidence (already retrieved, citable),
+  with the source chunks of those facts (``seed_chunks``, when the trigger's ``include_chunks`` is on) as uncitable
+  context, so only the mental-model level is forced.
 """
 
 from __future__ import annotations
@@ -334,7 +334,7 @@ class _Run:
             refusal = self.check_document(sections) if outcome.answer_found else None
             if refusal:
                 return refusal
-            # every block must rest on a memory this run retrieved (issue 14): an uncited block is dropped
+            # every block must rest on a memory this run retrieved (a reader can check it): an uncited one is dropped
             sections = cited_only(sections)
             if not sections and outcome.answer_found:
                 if self.reasked:  # asked once already: an answer still without a cited block is a refusal

@@ -26,7 +26,7 @@ def _fact_type(item: RetainItem) -> FactType:
     return "experience" if speaker == "assistant" else "world"
 
 
-# an LLM fact extractor (engine/llm_extraction.py): (item, chunk texts) -> per chunk [(fact, type or None)]
+# an LLM fact extractor (engine/retain/llm.py): (item, chunk texts) -> per chunk [(fact, type or None)]
 Extractor = Callable[[RetainItem, Sequence[str]], list[list[tuple[str, FactType | None]]]]
 
 
