@@ -35,7 +35,7 @@ class CreatePageRequest(RequestBody):
     parent_id: str | None = None
     tags: list[str] | None = None
     max_tokens: MaxTokens | None = None
-    trigger: MentalModelTriggerPatch | None = None  # type: ignore[valid-type]
+    trigger: MentalModelTriggerPatch | None = None
 
     _not_blank = field_validator("name", "source_query")(_not_blank)
 
@@ -52,6 +52,6 @@ class UpdateNodeRequest(BaseModel):
     source_query: str | None = None
     tags: list[str] | None = None
     max_tokens: MaxTokens | None = None
-    trigger: MentalModelTriggerPatch | None = None  # type: ignore[valid-type]
+    trigger: MentalModelTriggerPatch | None = None
 
     _not_blank = field_validator("name", "source_query")(_not_blank)

@@ -9,7 +9,7 @@ accepted with its documented no-effect (hints such as ``entities``) or, where ig
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, model_validator
 from pydantic_core import PydanticCustomError
@@ -70,7 +70,10 @@ def refused(message: str = "not supported by mindbank (send null or leave it out
     return Annotated[None, BeforeValidator(refuse), Field(default=None, description=f"Only null: {message}.")]
 
 
-Refused = refused()
+if TYPE_CHECKING:  # the only value a refused field takes
+    Refused: TypeAlias = None
+else:
+    Refused = refused()
 
 
 # ---------------------------------------------------------------- retain
@@ -162,7 +165,7 @@ class MinScores(RequestBody):
 
     semantic: Annotated[float, Field(ge=-1, le=1, allow_inf_nan=False)] | None = None
     keyword: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
-    reranker: refused("mindbank computes no reranker score (no cross-encoder); put the floor on final")  # type: ignore[valid-type]
+    reranker: refused("mindbank computes no reranker score (no cross-encoder); put the floor on final")  # type: ignore[valid-type]  # an annotation built by a call
     final: Score | None = None
 
 
@@ -226,7 +229,7 @@ class UpdateMentalModelRequest(BaseModel):
     source_query: QueryText | None = None
     max_tokens: MaxTokens | None = None
     tags: TagList | None = None
-    trigger: MentalModelTriggerPatch | None = None  # type: ignore[valid-type]
+    trigger: MentalModelTriggerPatch | None = None
 
 
 class RevertRequest(RequestBody):
@@ -342,14 +345,17 @@ def _override_type(key: str, kind: type) -> Any:
 
 
 # one optional field per bank-overridable setting (config.BANK_OVERRIDABLE), unknown keys refused; null removes one
-BankConfigOverrides = create_model(  # type: ignore[call-overload]
-    "BankConfigOverrides",
-    __config__=ConfigDict(extra="forbid", strict=True),
-    **{key: (_override_type(key, kind) | None, None) for key, kind in BANK_OVERRIDABLE.items()},
-)
+if TYPE_CHECKING:  # statically a model; its fields are built from configuration at import
+    BankConfigOverrides = BaseModel
+else:
+    BankConfigOverrides = create_model(
+        "BankConfigOverrides",
+        __config__=ConfigDict(extra="forbid", strict=True),
+        **{key: (_override_type(key, kind) | None, None) for key, kind in BANK_OVERRIDABLE.items()},
+    )
 
 
 class BankConfigUpdate(RequestBody):
     """``PATCH /config``: ``updates`` maps a bank-overridable setting to its value (null removes the override)."""
 
-    updates: BankConfigOverrides  # type: ignore[valid-type]
+    updates: BankConfigOverrides

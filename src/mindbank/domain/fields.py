@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -267,9 +267,12 @@ def _canonical_groups(groups: list[TagGroup]) -> list[dict[str, Any]]:
     return validate_tag_groups([g.model_dump(by_alias=True) for g in groups])
 
 
-TagGroups = Annotated[
-    list[TagGroup],
-    AfterValidator(_canonical_groups),
-    PlainSerializer(lambda groups: groups, return_type=list[dict[str, Any]]),
-]
+if TYPE_CHECKING:  # what a validated value is: the canonical dicts
+    TagGroups = list[dict[str, Any]]
+else:
+    TagGroups = Annotated[
+        list[TagGroup],
+        AfterValidator(_canonical_groups),
+        PlainSerializer(lambda groups: groups, return_type=list[dict[str, Any]]),
+    ]
 """A list of tag groups (AND-ed), typed for the schema and kept as canonical dicts (``domain.tags``) once valid."""
