@@ -74,7 +74,7 @@ class ScriptedSynthesizer:
         answer = _resolve(self.compose_script, facts)
         if isinstance(answer, str):
             return Synthesis(markdown=answer, used_ids=[f.memory.id for f in facts])
-        return answer  # type: ignore[no-any-return]
+        return answer  # type: ignore[no-any-return]  # a script entry is any reply the test chose
 
     def edit(
         self,
@@ -94,13 +94,13 @@ class ScriptedSynthesizer:
         answer = _resolve(self.edit_script, document, facts)
         if isinstance(answer, list):
             return Synthesis(operations=list(answer), used_ids=[f.memory.id for f in facts])
-        return answer  # type: ignore[no-any-return]
+        return answer  # type: ignore[no-any-return]  # a script entry is any reply the test chose
 
     def extract_structured(self, *, content: str, schema: dict[str, Any]) -> dict[str, Any]:
         self.calls.append(("extract_structured", {"content": content, "schema": schema}))
         if self.structured_script is None:
             return self._fallback.extract_structured(content=content, schema=schema)
-        return _resolve(self.structured_script, content)  # type: ignore[no-any-return]
+        return _resolve(self.structured_script, content)  # type: ignore[no-any-return]  # the test's reply
 
     @property
     def extracts_structured(self) -> bool:
@@ -160,7 +160,7 @@ class ScriptedLLM:
         entry = self.script.pop(0) if self.script else self.default
         if entry is None:
             raise AssertionError(f"ScriptedLLM: no scripted reply left for call {len(self.requests)} ({scope})")
-        return _resolve(entry, request)  # type: ignore[no-any-return]
+        return _resolve(entry, request)  # type: ignore[no-any-return]  # a script entry is the test's reply
 
     def forced_tools(self) -> list[str | None]:
         """Per request: the tool name it forced, ``"required"`` / ``"auto"`` / None otherwise."""

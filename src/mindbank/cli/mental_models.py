@@ -285,7 +285,7 @@ def _diff(client: Client, args: argparse.Namespace, out: Output) -> int:
     if args.from_id is not None:
         old, old_label = version(args.from_id)
     elif versions:
-        old, old_label = version(versions[0].id)  # type: ignore[arg-type]
+        old, old_label = version(versions[0].id)  # type: ignore[arg-type]  # a stored version always has its id
     else:
         raise UsageError(f"mental model {args.id} has no history yet")
     if args.to_id is not None:

@@ -91,7 +91,7 @@ class endpoint(Generic[P, T]):  # lower case: it is used as a decorator
 
     def _method_of(self, client: Transport) -> Callable[..., Any]:
         method = client._bind(self._build)
-        method.__signature__ = self._method_signature  # type: ignore[attr-defined]
+        method.__signature__ = self._method_signature  # type: ignore[attr-defined]  # what help() and IDEs read
         return method
 
 

@@ -81,6 +81,6 @@ def as_tool(
     tool.__name__ = fn.__name__
     tool.__qualname__ = fn.__name__
     tool.__doc__ = inspect.cleandoc(fn.__doc__ or "")
-    tool.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    tool.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]  # the schema MCP derives
     tool.__annotations__ = {p.name: p.annotation for p in params} | {"return": sig.return_annotation}
     return tool

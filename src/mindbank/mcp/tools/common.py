@@ -73,7 +73,7 @@ def jsonable(value: Any) -> dict[str, Any]:
         return value
     dump = getattr(value, "model_dump", None)
     if callable(dump):
-        return dump(mode="json")  # type: ignore[no-any-return]
+        return dump(mode="json")  # type: ignore[no-any-return]  # a pydantic model dumps to a dict
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.asdict(value)
     return {"result": value}
