@@ -64,7 +64,7 @@ typecheck: $(STAMP)
 ## duplication: pairs of places in src/ sharing six lines of the same shape (names and literals normalised), and
 ## pairs per 1,000 lines (docs/benchmarks.md, "Duplication"); LIST=N also prints the N longest runs
 duplication:
-	$(BIN)/python scripts/duplication.py src --list $(or $(LIST),0)
+	$(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON)) scripts/duplication.py src --list $(or $(LIST),0)
 
 format: $(STAMP)
 	$(BIN)/ruff format .

@@ -38,6 +38,10 @@ SKIPPED = {
 }
 
 
+FSTRING_START = getattr(tokenize, "FSTRING_START", -1)
+FSTRING_END = getattr(tokenize, "FSTRING_END", -1)
+
+
 @dataclass(frozen=True)
 class Place:
     """A file and the index of a shaped line in it (an index into that file's shaped lines, not a line number)."""
@@ -73,8 +77,15 @@ def shaped_lines(source: str) -> list[tuple[int, str]]:
     does not tokenize.
     """
     lines: dict[int, list[str]] = defaultdict(list)
+    inside_fstring = 0  # Python 3.12+ splits an f-string into tokens: it stays one string, as on 3.11
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
-        if token.type not in SKIPPED:
+        if token.type == FSTRING_START:
+            if not inside_fstring:
+                lines[token.start[0]].append("S")
+            inside_fstring += 1
+        elif token.type == FSTRING_END:
+            inside_fstring -= 1
+        elif token.type not in SKIPPED and not inside_fstring:
             lines[token.start[0]].append(shape(token))
     return [(number, " ".join(tokens)) for number, tokens in sorted(lines.items())]
 
