@@ -14,6 +14,7 @@ import pytest
 from mindbank.domain.records import FactType, RetainItem
 from mindbank.domain.text import split_facts
 from mindbank.engine.retain.parts import RetainCursor, RetainPart, retain_parts
+from mindbank.providers.embeddings.base import embed_texts
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -103,3 +104,21 @@ def test_ids_and_times_are_functions_of_the_operation() -> None:
     assert other[0].documents[0].document_id != one[0].documents[0].document_id  # no document_id: per operation
     assert RetainCursor.from_json(one[1].after.to_json()) == one[1].after
     assert RetainCursor.from_json(None) == RetainCursor()
+
+
+def test_embed_texts_asks_the_embedder_for_nothing_only_when_there_are_texts() -> None:
+    class Counting:
+        dimension = 4
+        name = "counting"
+
+        def __init__(self) -> None:
+            self.calls: list[list[str]] = []
+
+        def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+            self.calls.append(list(texts))
+            return np.ones((len(texts), self.dimension), dtype=np.float32)
+
+    embedder = Counting()
+    empty = embed_texts(embedder, [])
+    assert empty.shape == (0, 4) and empty.dtype == np.float32 and embedder.calls == []
+    assert embed_texts(embedder, ["a", "b"]).shape == (2, 4) and embedder.calls == [["a", "b"]]
