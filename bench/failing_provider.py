@@ -1,5 +1,5 @@
 """``python -m bench refresh-cost --failing-provider [--hours H] [--database-url URL]``: what a provider that always
-times out costs over a simulated day (issue 14, "bounded spend").
+times out costs over a simulated day (automatic spend must stay bounded: backoff, breaker, budget).
 
 A bank with two auto-refreshing models on its one tag — one ``refresh_after_consolidation``, one ``refresh_cron``
 every 5 minutes — gets a write in scope every 30 s of simulated time (an injected clock drives the worker, the

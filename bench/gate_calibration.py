@@ -1,7 +1,7 @@
 """``python -m bench gate-calibration [PATH ...]``: the relevance gate's precision/recall curve on a labelled LoCoMo
-set, and the default threshold it supports (issue 14).
+set, and the default threshold it supports (the gate skips a refresh whose new facts are irrelevant to the model).
 
-The labelled set, built exactly as the issue says: every QA question of categories 1-4 is a source query; its
+The labelled set: every QA question of categories 1-4 is a source query; its
 evidence turns are relevant facts; an equal-sized, fixed-seed sample of turns from the other conversations are
 unrelated facts. The gate passes a fact when its score reaches the threshold; "gated" facts cost no LLM call.
 Reported per threshold: the share of unrelated facts gated, the share of relevant facts gated, and the gate's
@@ -13,7 +13,7 @@ Signals compared (all on speaker-stripped text, as the gate embeds it):
 * ``mindbank`` — the production score, ``RelevanceGate.relevance``: cosine to the source query plus the share of
   the query's content words the fact contains;
 * ``query cosine`` — the cosine alone;
-* ``previous gate`` — the signal before issue 14: the best cosine to the query or to any fact the document cites;
+* ``previous gate`` — the earlier signal: the best cosine to the query or to any fact the document cites;
   the document is simulated causally as the 10 turns before the fact's first evidence turn most similar to the
   question (what a refresh would have cited before the fact arrived);
 * ``query + scope neighbour`` — the cosine plus the fact's best cosine to a turn the scope held before it (the

@@ -14,7 +14,7 @@ fresh database, then:
 4. **1 MB async retain.** One memory of 1,000,000 characters, ``"async": true``: seconds from the accepted response
    to the operation reading ``completed``.
 
-Targets (issue 15, on 2 cores): the embedded default's throughput ≥ 0.9 × PostgreSQL's in the same run and its
+Targets (on 2 cores): the embedded default's throughput ≥ 0.9 × PostgreSQL's in the same run and its
 p99 ≤ 500 ms; RSS flat ±10 %; readers' p99 ≤ 250 ms during the retains; the 1 MB retain ≤ 10 s.
 """
 

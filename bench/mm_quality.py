@@ -1,5 +1,5 @@
 """``python -m bench mm-quality PATH...``: is a mental model worth reading? Evidence share against random quotes,
-question and thin bullets, headings, delta churn and refresh time (issue 13's definitions, exactly).
+question and thin bullets, headings, delta churn and refresh time (each defined below).
 
 **Quality** (every file). Each conversation goes into a fresh bank through the real HTTP API (a live server on
 loopback, its worker running): every turn retained with its ``dia_id`` in metadata and its session date as time
