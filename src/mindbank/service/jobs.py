@@ -44,15 +44,6 @@ def settle_refresh(outcome: dict[str, Any]) -> dict[str, Any]:
     return dict(outcome["result"])
 
 
-def refresh_mode(model: MentalModel, op: Operation) -> Any:
-    """The mode a refresh operation asks for: its payload's, except that the first automatic refresh after a revert
-    is a delta on top of the restored version (docs/curation.md: a revert holds), never a full rewrite of it."""
-    hold = model.refresh_state.hold
-    if op.payload.get("automatic") and hold and hold.get("reason") == "reverted":
-        return "delta"
-    return op.payload.get("mode")
-
-
 class Jobs:
     """What the worker and the scheduler run for one :class:`~mindbank.service.facade.MindBank`: the handlers of
     ``batch_retain``, ``consolidation`` and ``refresh_mental_model`` operations, the cron tick, and the
@@ -185,8 +176,9 @@ class Jobs:
         settings = self.refresh_settings(op.bank_id)
         with metering() as meter:
             try:
+                # the mode rule (a revert holding included) is engine/refresh/mode.py's
                 plan = self.mb.refresher.plan(
-                    model, settings, mode=refresh_mode(model, op), automatic=bool(op.payload.get("automatic"))
+                    model, settings, mode=op.payload.get("mode"), automatic=bool(op.payload.get("automatic"))
                 )
             except TRANSIENT:
                 # the worker retries; the calls this attempt made are spent all the same

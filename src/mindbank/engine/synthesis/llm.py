@@ -47,10 +47,10 @@ from mindbank.domain.document import (
     render_markdown,
 )
 from mindbank.domain.document.curation import has_fixed, is_fixed
-from mindbank.domain.records import FACT_TYPES, ScoredMemory, SourceChunk
+from mindbank.domain.records import FACT_TYPES
 from mindbank.engine.reflect.agent import block_text, run_agent
 from mindbank.engine.reflect.tools import ReflectScope, ReflectTools, ToolExecutionError, chunk_view, memory_view
-from mindbank.engine.synthesis.port import Synthesis, SynthesisError, SynthesisScope
+from mindbank.engine.synthesis.port import Capabilities, Synthesis, SynthesisError, SynthesisInputs, SynthesisScope
 from mindbank.engine.synthesis.structured import StructuredOutputError, extract_structured, schema_problems
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.providers.llm.base import (
@@ -302,43 +302,33 @@ class LLMSynthesizer:
     """The Synthesizer port over an :class:`~mindbank.providers.llm.base.LLM` (module docstring)."""
 
     name = "llm"
-    retrieves = True  # compose() runs its own tools: the refresh pipeline hands it a SynthesisScope
-    reads_chunks = True  # the facts' source chunks go into the prompt beside them (trigger include_chunks)
-    reads_directives = True  # the bank's mission and directives go into the prompts (``guidance``)
-    extracts_structured = True
+    # compose() runs its own tools (a SynthesisScope), the facts' source chunks go into the prompt beside them
+    # (trigger include_chunks), and so do the bank's mission and directives (guidance)
+    capabilities = Capabilities(retrieves=True, reads_chunks=True, reads_directives=True, extracts_structured=True)
 
     def __init__(self, llm: LLM, *, store: Store, embedder: Embedder) -> None:
         self.llm = llm
         self.store = store
         self.embedder = embedder
 
-    def compose(
-        self,
-        *,
-        name: str,
-        source_query: str,
-        facts: Sequence[ScoredMemory],
-        max_tokens: int,
-        scope: SynthesisScope | None = None,
-        chunks: Sequence[SourceChunk] = (),
-        guidance: str = "",
-    ) -> Synthesis:
-        """Full mode: the agent writes the document (see module docstring), following ``guidance`` (the bank's
-        mission and directives). Raises ``SynthesisError`` with reason ``no_answer`` (no valid ``done``, or a
-        permanent provider error) or ``retrieval_failed`` (a tool failed)."""
+    def compose(self, inputs: SynthesisInputs) -> Synthesis:
+        """Full mode: the agent writes the document (see module docstring), following ``inputs.guidance`` (the
+        bank's mission and directives). Raises ``SynthesisError`` with reason ``no_answer`` (no valid ``done``, or
+        a permanent provider error) or ``retrieval_failed`` (a tool failed)."""
+        scope, facts = inputs.scope, inputs.facts
         tools = ReflectTools(self.store, self.embedder, self._reflect_scope(scope))
         try:
             outcome = run_agent(
                 self.llm,
                 tools,
-                query=source_query,
+                query=inputs.source_query,
                 budget=(scope.budget if scope else "mid"),  # type: ignore[arg-type]
-                max_tokens=max_tokens,
+                max_tokens=inputs.max_tokens,
                 mode="document",
-                name=name,
+                name=inputs.name,
                 seed=facts,
-                seed_chunks=chunks,
-                guidance=guidance,
+                seed_chunks=inputs.chunks,
+                guidance=inputs.guidance,
             )
         except LLMTransientError:
             raise
@@ -378,18 +368,12 @@ class LLMSynthesizer:
             recall_candidates=scope.recall_candidates,
         )
 
-    def edit(
-        self,
-        *,
-        source_query: str,
-        document: StructuredDocument,
-        facts: Sequence[ScoredMemory],
-        max_tokens: int,
-        chunks: Sequence[SourceChunk] = (),
-        guidance: str = "",
-    ) -> Synthesis:
-        """Delta mode: operations folding ``facts`` into ``document`` (module docstring), following ``guidance``.
-        Raises ``SynthesisError("delta_ops_failed")`` after one refused re-ask or on a permanent provider error."""
+    def edit(self, document: StructuredDocument, inputs: SynthesisInputs) -> Synthesis:
+        """Delta mode: operations folding ``inputs.facts`` into ``document`` (module docstring), following
+        ``inputs.guidance``. Raises ``SynthesisError("delta_ops_failed")`` after one refused re-ask or on a
+        permanent provider error."""
+        source_query, facts, max_tokens = inputs.source_query, inputs.facts, inputs.max_tokens
+        chunks, guidance = inputs.chunks, inputs.guidance
         if not facts:
             return Synthesis()  # nothing new: no call, the pipeline keeps the document
         allowed = {h.memory.id for h in facts} | set(document.memory_ids())
