@@ -30,6 +30,7 @@ def persist_plan(
     only), with the governance record and ``spend``. Raises ``LookupError`` if the model was deleted meanwhile."""
     model = plan.model
     keep_trace = bool(model.trigger.get("keep_trace"))
+    response: dict[str, Any]
     if plan.failed:
         response = {
             **(model.reflect_response or {}),
@@ -56,7 +57,7 @@ def persist_plan(
         return failed
     if plan.outcome in WRITING_OUTCOMES:
         keep_concurrent_edits(store, plan)  # an edit or pin made while this refresh ran is not lost
-    response: dict[str, Any] = {
+    response = {
         "text": plan.content,
         "based_on": plan.based_on,
         "mental_models": [],

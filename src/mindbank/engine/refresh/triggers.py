@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from croniter import croniter
+from croniter import croniter  # type: ignore[import-untyped]  # croniter ships no type hints
 
 from mindbank.domain.governance import RefreshState
 from mindbank.domain.records import MentalModel
@@ -66,7 +66,8 @@ def next_fire(expression: str | None, now: datetime) -> datetime | None:
     "next refresh at" (a cron refresh still runs only if the model is stale then)."""
     if not expression:
         return None
-    return croniter(expression, now).get_next(datetime)  # type: ignore[no-any-return]
+    fires: datetime = croniter(expression, now).get_next(datetime)
+    return fires
 
 
 def park_until(model: MentalModel, interval_seconds: int | float, now: datetime) -> datetime | None:

@@ -270,7 +270,8 @@ class _DeltaExchange:
 
 
 def _op_citations(op: Operation) -> list[str]:
-    texts = [op.text] if isinstance(getattr(op, "text", None), str) else []
+    text = getattr(op, "text", None)
+    texts = [text] if isinstance(text, str) else []
     texts += list(getattr(op, "blocks", ()) or ())
     return [i for t in texts for i in cited_memory_ids(t)]
 
@@ -322,7 +323,7 @@ class LLMSynthesizer:
                 self.llm,
                 tools,
                 query=inputs.source_query,
-                budget=(scope.budget if scope else "mid"),  # type: ignore[arg-type]
+                budget=(scope.budget if scope else "mid"),  # type: ignore[arg-type]  # low/mid/high: checked when saved
                 max_tokens=inputs.max_tokens,
                 mode="document",
                 name=inputs.name,
@@ -416,4 +417,5 @@ class LLMSynthesizer:
             value, _ = extract_structured(self.llm, content=content, schema=schema)
         except StructuredOutputError as exc:
             raise SynthesisError("structured_output_failed", str(exc)) from exc
-        return value  # type: ignore[no-any-return]
+        extracted: dict[str, Any] = value  # schema_problems checked it against the (object) schema
+        return extracted
