@@ -1,4 +1,5 @@
-"""The refresh's trust rules that shape a candidate document (issue 14; DESIGN.md invariant 9):
+"""The refresh's trust rules that shape a candidate document (beyond the reference: a refresh never publishes an
+answer it cannot back with a memory, never publishes an empty document, and never silently drops a fact):
 
 * :func:`blocks_left` — how much of a document a retraction would leave: a retraction that removes every block
   is an empty publication, refused (``refresh_failed_empty_scope``) rather than applied.

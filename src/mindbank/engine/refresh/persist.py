@@ -39,7 +39,7 @@ def persist_plan(
         }
         response.pop("pending_retraction", None)  # only the latest failure's
         if plan.retraction is not None and plan.failure_reason == "empty_scope":
-            response["pending_retraction"] = plan.retraction  # what the refresh would have removed (issue 14)
+            response["pending_retraction"] = plan.retraction  # what the refused refresh would have removed
         if keep_trace:
             response["trace"] = plan.trace()
         state = model.refresh_state.after_failure(

@@ -83,7 +83,7 @@ class Section:
 
     @property
     def weight(self) -> float:
-        """The sum of its facts' salience (issue 13: sections ordered by weight)."""
+        """The sum of its facts' salience (sections are ordered by weight, heaviest first)."""
         return sum(m.quote.salience for u in self.units for m in u.members)
 
 

@@ -1,6 +1,6 @@
 """The extractive delta editor: fold the facts written since the last refresh into a briefing with typed operations.
 
-A delta refresh never rewrites what it does not have to (issue 13, "Delta"):
+A delta refresh never rewrites what it does not have to:
 
 * a cited memory edited since is requoted in its block (``replace_block``), nothing else of the block changes;
 * each new quotable fact (``salience.quote``; grouped into blocks like a full refresh's, ``compose.Pool``) is

@@ -9,7 +9,7 @@
 * ``edit`` (delta refresh) asks for delta operations as JSON-schema output (reference facts §4.9). A reply that is
   not JSON, does not fit the operation shapes, or has a block citing no memory gets ONE re-ask quoting the
   rejections, then the refresh fails with ``delta_ops_failed``. Operations naming unknown sections/blocks get ONE
-  repair re-ask listing every valid section and block id (issue 14); what is still rejected after it is dropped by
+  repair re-ask listing every valid section and block id; what is still rejected after it is dropped by
   ``apply_operations`` with reasons, and the pipeline carries its facts over. An edit that would take the document
   over ``max_tokens`` gets one re-ask to shorten (the pipeline trims whatever is still over). Each operation's
   block texts carry their memory ids as citations (new facts, or ids the edited block already cited).
@@ -167,7 +167,7 @@ def parse_delta_reply(payload: Any, allowed: Container[str]) -> tuple[list[Opera
             if key == "text":
                 value, ids = block_text({"text": value, "memory_ids": raw.get("memory_ids") or []}, allowed)
                 cited.extend(ids)
-                if value and not ids:  # every block rests on a memory (issue 14)
+                if value and not ids:  # every block rests on a memory: an uncited one is refused
                     problems.append(f"operations[{i}] ({name}): the block cites no memory; give its memory_ids")
             elif key == "blocks":
                 texts = []
@@ -394,13 +394,13 @@ class LLMSynthesizer:
         ]
         exchange = _DeltaExchange(self.llm, messages, allowed, fresh={h.memory.id for h in facts})
         operations = exchange.ask("delta_ops")
-        # operations naming unknown sections or blocks get ONE re-ask listing the valid ids (issue 14); the facts
+        # operations naming unknown sections or blocks get ONE re-ask listing the valid ids; the facts
         # of those still rejected are carried over by the pipeline
         unknown = [s for s in apply_operations(document, operations).skipped if _names_unknown_target(s["reason"])]
         if unknown:
             exchange.reject(_unknown_targets_message(unknown, document))
             operations = exchange.ask("delta_ops_repair", fallback=operations)
-        # max_tokens is a hard cap (issue 14): an edit over it gets one re-ask to shorten; the pipeline trims after
+        # max_tokens is a hard cap: an edit over it gets one re-ask to shorten; the pipeline trims after
         tokens = count_tokens(render_markdown(apply_operations(document, operations).document))
         if tokens > max_tokens:
             exchange.reject(
