@@ -78,7 +78,7 @@ class ScopeRead:
     """What the pipeline hands a synthesizer that reads its whole scope (``Capabilities.reads_scope``), beside the
     facts.
 
-    ``facts`` are then every in-scope memory of the refresh's window (bounded: ``engine/refresh/runner.py``,
+    ``facts`` are then every in-scope memory of the refresh's window (bounded: ``engine/refresh/reading.py``,
     ``SCOPE_MAX_FACTS``), best match to the source query first. ``vectors``: the stored embeddings of those facts
     and of ``cited`` (unit float32 vectors, memory id -> vector). ``query_vector``: the source query embedded.
     ``embed``: the embedder (texts -> ``(n, d)`` unit vectors), for short texts such as heading candidates.
