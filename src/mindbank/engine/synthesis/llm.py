@@ -270,9 +270,12 @@ class _DeltaExchange:
 
 
 def _op_citations(op: Operation) -> list[str]:
-    text = getattr(op, "text", None)
-    texts = [text] if isinstance(text, str) else []
-    texts += list(getattr(op, "blocks", ()) or ())
+    """The memory ids the text an operation writes cites (none for removals and renames)."""
+    texts: Sequence[str] = ()
+    if isinstance(op, AppendBlock | InsertBlock | ReplaceBlock):
+        texts = (op.text,)
+    elif isinstance(op, AddSection | ReplaceSectionBlocks):
+        texts = op.blocks
     return [i for t in texts for i in cited_memory_ids(t)]
 
 
