@@ -131,7 +131,7 @@ class RefreshRunner:
         snapshot = self._read_scope(plan, scope, baseline)
         if not self._supports_document(plan, snapshot) or self._nothing_to_do(plan, snapshot, settings, automatic):
             return
-        hits, read = self._gather(plan, snapshot, settings)
+        hits, read = self._read_facts(plan, snapshot, settings)
         if plan.failed:
             return
         if snapshot.baseline is not None:
@@ -224,7 +224,7 @@ class RefreshRunner:
             return True
         return False
 
-    def _gather(
+    def _read_facts(
         self, plan: RefreshPlan, snapshot: Snapshot, settings: RefreshSettings
     ) -> tuple[list[ScoredMemory], ScopeRead | None]:
         """The facts the synthesizer writes from (recall within the trigger's budget, or the whole scope for a
