@@ -16,17 +16,17 @@ from typing import Any
 
 from mindbank.domain.records import Operation, RetainItem
 from mindbank.domain.resources import ChunkRecord, DocumentEvent, DocumentSummary
+from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TagsMatch, normalize_tags
 from mindbank.domain.timeutil import utcnow
 from mindbank.engine.retain.extractive import prepare_documents
 from mindbank.errors import InvalidInputError, NotFoundError
 from mindbank.service.memories import MemoriesService
-from mindbank.store.base import MemoryFilter
 from mindbank.worker.runner import PermanentFailure
 
 
 class DocumentsService(MemoriesService):
-    """Document methods of :class:`~mindbank.service.facade.MindBank` (over the memory methods: a document's
+    """Document methods of the service (over the memory methods: a document's
     deletion or retag queues a consolidation like a memory's)."""
 
     def list_documents(

@@ -61,7 +61,7 @@ class UploadedFile:
 
 
 class FilesService(MemoriesService):
-    """``retain_files``: a method of :class:`~mindbank.service.facade.MindBank`."""
+    """Retain uploaded files: each file parsed to text, then retained as a document."""
 
     def retain_files(
         self, bank_id: str, files: Sequence[UploadedFile], *, files_metadata: Sequence[Mapping[str, Any]] | None = None,

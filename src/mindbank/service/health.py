@@ -18,7 +18,7 @@ from typing import Any
 
 from mindbank.domain.resources import WorkerHeartbeat
 from mindbank.domain.timeutil import to_iso, utcnow
-from mindbank.service.core import ServiceCore
+from mindbank.service.core import ServiceCore, ServiceState
 from mindbank.version import __version__
 
 STARTED = time.monotonic()
@@ -29,8 +29,8 @@ LIVE_BEATS = 3  # a worker silent for this many heartbeat intervals no longer co
 class Heartbeat:
     """A daemon thread recording, every ``interval`` seconds, that this process runs a worker; dropped on stop."""
 
-    def __init__(self, mb: ServiceCore, worker_id: str, interval: float) -> None:
-        self.mb = mb
+    def __init__(self, core: ServiceCore, worker_id: str, interval: float) -> None:
+        self.core = core
         self.worker_id = worker_id
         self.interval = max(0.05, interval)
         self.started_at = utcnow()
@@ -39,7 +39,7 @@ class Heartbeat:
 
     def beat(self) -> None:
         """Record one heartbeat now."""
-        self.mb.store.beat(WorkerHeartbeat(self.worker_id, socket.gethostname(), os.getpid(), self.started_at,
+        self.core.store.beat(WorkerHeartbeat(self.worker_id, socket.gethostname(), os.getpid(), self.started_at,
                                            utcnow()))  # fmt: skip
 
     def start(self) -> None:
@@ -61,7 +61,7 @@ class Heartbeat:
         self._thread.join(5)
         self._thread = None
         with contextlib.suppress(Exception):  # the database may be gone at shutdown; the row then ages out
-            self.mb.store.drop_heartbeat(self.worker_id)
+            self.core.store.drop_heartbeat(self.worker_id)
 
     @property
     def running(self) -> bool:
@@ -74,9 +74,11 @@ class Heartbeat:
 
 
 class HealthService(ServiceCore):
-    """Liveness and readiness: methods of :class:`~mindbank.service.facade.MindBank`."""
+    """Liveness and readiness; ``heartbeat`` is this process's worker heartbeat (reported, never required)."""
 
-    heartbeat: Heartbeat
+    def __init__(self, state: ServiceState, *, heartbeat: Heartbeat) -> None:
+        super().__init__(state)
+        self.heartbeat = heartbeat
 
     def liveness(self) -> dict[str, Any]:
         """``LivenessResponse``: answering is the check (no database read)."""

@@ -58,7 +58,7 @@ def tag_groups_arg(raw: Any) -> list[dict[str, Any]] | None:
 
 
 class KnowledgeService(MentalModelsService):
-    """Knowledge-base methods of :class:`~mindbank.service.facade.MindBank`."""
+    """Knowledge-base methods of the service."""
 
     # ---------------------------------------------------------------- reads
 
@@ -220,8 +220,9 @@ class KnowledgeService(MentalModelsService):
         elif name is not None or settings:
             current = self.get_mental_model(bank_id, node.mental_model_id, with_staleness=False)
             patched = patched_model(
-                current, name=new_name if name is not None else None, limits=self.limits, **settings
-            )
+                current, name=new_name if name is not None else None, source_query=source_query, tags=tags,
+                max_tokens=max_tokens, trigger=trigger, limits=self.limits,
+            )  # fmt: skip
         try:
             stored = self.store.update_knowledge_node(node, name=new_name, parent_id=parent_id, model=patched)
         except AlreadyExists as exc:

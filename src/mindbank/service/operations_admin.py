@@ -21,7 +21,7 @@ OPERATIONS = ("reflect", "retain", "consolidation", "refresh")
 
 
 class OperationsAdminService(OperationsService):
-    """Retry, delete and the LLM request log: methods of :class:`~mindbank.service.facade.MindBank`."""
+    """Retry, delete and the LLM request log: methods of the service."""
 
     def retry_operation(self, bank_id: str, operation_id: str) -> None:
         """Queue a failed operation again, as new (retries and error cleared). Raises :class:`NotFoundError`, and
@@ -29,7 +29,7 @@ class OperationsAdminService(OperationsService):
         current = self.get_operation(bank_id, operation_id)
         if current.status != "failed" or not self.store.requeue_operation(bank_id, operation_id):
             raise ConflictError(f"Operation '{operation_id}' is {current.status}; only a failed one can be retried")
-        self.worker.wake()
+        self.wake()
 
     def delete_operation(self, bank_id: str, operation_id: str) -> None:
         """Delete an operation record (a pending one is thereby dropped). Raises :class:`NotFoundError`, and

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from mindbank.domain.limits import check_tags, check_text, check_token_budget
 from mindbank.domain.records import FACT_TYPES, FactType
+from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TagsMatch, freeze_groups, normalize_tags, validate_tag_groups
 from mindbank.domain.trigger import validate_response_schema
 from mindbank.engine.reflect import ReflectOptions, ReflectScope
@@ -16,7 +17,6 @@ from mindbank.errors import InvalidInputError
 from mindbank.providers.llm.context import context_budget
 from mindbank.service.directives import DirectivesService
 from mindbank.service.tracing import llm_call_context
-from mindbank.store.base import MemoryFilter
 
 
 def leaf_tags(groups: list[dict[str, Any]]) -> list[str]:
@@ -32,7 +32,7 @@ def leaf_tags(groups: list[dict[str, Any]]) -> list[str]:
 
 
 class ReflectService(DirectivesService):
-    """Reflect method of :class:`~mindbank.service.facade.MindBank`."""
+    """Reflect: answer a query from the bank (the directives that apply go into the LLM prompt)."""
 
     def reflect(
         self,
