@@ -6,7 +6,7 @@ dispatcher and the Prometheus metrics). Emitted here: ``retain.completed`` (:fun
 synchronous or queued) and the events of finished worker operations (:func:`observed`, wrapping a handler):
 ``consolidation.completed``, ``mental_model.refreshed``, ``mental_model.draft_ready`` (a review-mode refresh wrote a
 draft) and ``mental_model.refresh_failed``. A new event is a name in the lists below and its emit helper beside
-the others (plus its documentation in ``docs/webhooks.md``).
+the others (plus its documentation under ``POST /webhooks`` in ``docs/api.md``).
 
 Events are emitted after the work committed, in the thread that did it; an observer that raises is logged and
 never breaks that work (nor the other observers).

@@ -45,6 +45,7 @@ from mindbank.service.knowledge import KnowledgeService
 from mindbank.service.memories import MemoriesService
 from mindbank.service.mental_models import MentalModelsService
 from mindbank.service.metrics import Metrics
+from mindbank.service.operations import OperationsService
 from mindbank.service.operations_admin import OperationsAdminService
 from mindbank.service.reflect import ReflectService
 from mindbank.service.templates import TemplatesService
@@ -169,13 +170,14 @@ class MindBank:
         self.banks = BanksService(state, governance=self.governance)
         self.memories = MemoriesService(state)
         self.documents = DocumentsService(state)
-        self.files = FilesService(state)
+        self.files = FilesService(state, memories=self.memories)
         self.mental_models = MentalModelsService(state, governance=self.governance, refresher=self.refresher)
-        self.knowledge = KnowledgeService(state, governance=self.governance, refresher=self.refresher)
+        self.knowledge = KnowledgeService(state, mental_models=self.mental_models)
         self.curation = CurationService(state)
-        self.operations = OperationsAdminService(state)
+        self.operations = OperationsService(state)
+        self.operations_admin = OperationsAdminService(state, operations=self.operations)
         self.directives = DirectivesService(state)
-        self.reflection = ReflectService(state)
+        self.reflection = ReflectService(state, directives=self.directives)
         self.webhooks = WebhooksService(state)
         self.access = AccessService(state)
         self.transfer = TransferService(state, operations=self.operations)
@@ -334,16 +336,16 @@ class MindBank:
     delete_knowledge_node = delegate("knowledge", KnowledgeService.delete_knowledge_node)
 
     # operations and the LLM request log
-    get_operation = delegate("operations", OperationsAdminService.get_operation)
-    list_operations = delegate("operations", OperationsAdminService.list_operations)
-    cancel_operation = delegate("operations", OperationsAdminService.cancel_operation)
-    wait_for = delegate("operations", OperationsAdminService.wait_for)
-    wait = delegate("operations", OperationsAdminService.wait)
-    llm_requests = delegate("operations", OperationsAdminService.llm_requests)
-    retry_operation = delegate("operations", OperationsAdminService.retry_operation)
-    delete_operation = delegate("operations", OperationsAdminService.delete_operation)
-    list_llm_requests = delegate("operations", OperationsAdminService.list_llm_requests)
-    llm_request_stats = delegate("operations", OperationsAdminService.llm_request_stats)
+    get_operation = delegate("operations", OperationsService.get_operation)
+    list_operations = delegate("operations", OperationsService.list_operations)
+    cancel_operation = delegate("operations", OperationsService.cancel_operation)
+    wait_for = delegate("operations", OperationsService.wait_for)
+    wait = delegate("operations", OperationsService.wait)
+    llm_requests = delegate("operations", OperationsService.llm_requests)
+    retry_operation = delegate("operations_admin", OperationsAdminService.retry_operation)
+    delete_operation = delegate("operations_admin", OperationsAdminService.delete_operation)
+    list_llm_requests = delegate("operations_admin", OperationsAdminService.list_llm_requests)
+    llm_request_stats = delegate("operations_admin", OperationsAdminService.llm_request_stats)
 
     # directives and reflect
     create_directive = delegate("directives", DirectivesService.create_directive)

@@ -125,7 +125,7 @@ class MentalModelsService(ServiceCore):
         Raises :class:`InvalidInputError` (blank name/query, bad id, max_tokens outside 256–8192) and
         :class:`ConflictError` when ``id`` is taken.
         """
-        model = self._new_model(
+        model = self.new_model(
             bank_id, name=name, source_query=source_query, id=id, tags=tags, max_tokens=max_tokens, trigger=trigger
         )
         try:
@@ -135,7 +135,7 @@ class MentalModelsService(ServiceCore):
         op_id = self._submit(bank_id, "refresh_mental_model", {"mental_model_id": model.id}, model.id)
         return model.id, op_id
 
-    def _new_model(
+    def new_model(
         self,
         bank_id: str,
         *,
