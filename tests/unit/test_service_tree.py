@@ -89,8 +89,6 @@ def test_events_are_constructed_only_in_the_events_module() -> None:
     )
     assert constructing == ["events"]
     names = [
-        value
-        for key, value in vars(events_module).items()
-        if key.isupper() and isinstance(value, str) and "." in value
+        value for key, value in vars(events_module).items() if key.isupper() and isinstance(value, str) and "." in value
     ]
     assert sorted(names) == sorted(events_module.WEBHOOK_EVENTS)
