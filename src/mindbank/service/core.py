@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -29,32 +30,22 @@ def _no_worker() -> None:
     """The wake-up of a service without a worker yet (the facade wires the real one once it is built)."""
 
 
+@dataclass(slots=True)
 class ServiceState:
     """The shared state of one service tree: settings and the request limits derived from them, the store, the
     embedder, the clock, the LLM per operation (None: the extractive engine), the fact extractor of retains (None:
     the extractive split), the event hub, and ``wake`` (tells the worker new work is queued)."""
 
-    def __init__(
-        self,
-        *,
-        settings: Settings,
-        limits: Limits,
-        store: Store,
-        embedder: Embedder,
-        clock: Callable[[], datetime],
-        llms: dict[str, LLM | None],
-        extract_facts: Callable[..., Any] | None,
-    ) -> None:
-        self.settings = settings
-        self.limits = limits
-        self.store = store
-        self.embedder = embedder
-        self.clock = clock
-        self.llms = llms
-        self.extract_facts = extract_facts
-        # service events (retains, consolidations, refreshes) told to the webhook dispatcher and the metrics
-        self.events = EventHub()
-        self.wake: Callable[[], None] = _no_worker
+    settings: Settings
+    limits: Limits
+    store: Store
+    embedder: Embedder
+    clock: Callable[[], datetime]
+    llms: dict[str, LLM | None]
+    extract_facts: Callable[..., Any] | None
+    # service events (retains, consolidations, refreshes) told to the webhook dispatcher and the metrics
+    events: EventHub = field(default_factory=EventHub)
+    wake: Callable[[], None] = _no_worker
 
 
 class ServiceCore:
