@@ -157,7 +157,7 @@ class MindBank:
         )
         state.wake = self.worker.wake
         self.scheduler = Scheduler(self.jobs.scheduler_tick, settings.scheduler_tick_seconds, clock=clock)
-        self.heartbeat = Heartbeat(core, self.worker.worker_id, settings.worker_heartbeat_seconds)
+        self.heartbeat = Heartbeat(store, self.worker.worker_id, settings.worker_heartbeat_seconds)
         self.health = HealthService(state, heartbeat=self.heartbeat)
         self.metrics = Metrics(core)
         self.events.subscribe(self.metrics.observe_event)
