@@ -1,8 +1,9 @@
 """What every service component shares (:class:`ServiceState`) and the helpers over it (:class:`ServiceCore`):
 operation submission, bank checks, setting resolution (model trigger > bank override > environment).
 
-The state is one mutable object the facade builds and every component holds: replacing ``settings`` on the
-facade (an operator reloading configuration, a test) is seen by every component at its next read.
+The state is one mutable object that :class:`~mindbank.service.MindBank` builds and every component holds:
+replacing ``settings`` on ``MindBank`` (an operator reloading configuration, a test) is seen by every component at
+its next read.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from mindbank.store.base import Store
 
 
 def _no_worker() -> None:
-    """The wake-up of a service without a worker yet (the facade wires the real one once it is built)."""
+    """The wake-up of a service without a worker yet (``MindBank`` wires the real one once it is built)."""
 
 
 @dataclass(slots=True)
