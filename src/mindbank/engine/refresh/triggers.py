@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from croniter import croniter  # type: ignore[import-untyped]  # croniter ships no type hints
+from croniter import croniter
 
 from mindbank.domain.governance import RefreshState
 from mindbank.domain.records import MentalModel
