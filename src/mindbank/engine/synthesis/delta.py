@@ -47,6 +47,7 @@ from mindbank.domain.document import (
 from mindbank.domain.records import ScoredMemory
 from mindbank.domain.text import strip_speaker
 from mindbank.engine.synthesis.answer import DELTA_FLOOR, is_broad, linked
+from mindbank.engine.synthesis.attribution import about_others
 from mindbank.engine.synthesis.blocks import MENTION_WEIGHT, Unit, add_repeats, day, read_block, render_unit
 from mindbank.engine.synthesis.compose import (
     BLOCK_SEPARATOR,
@@ -224,7 +225,8 @@ def plan_delta_operations(
     every = candidates([*old_hits, *new_hits], None if lexical else read.vectors, read.query_vector, read.relevance)
     known = {c.id: c for c in every if c.id in cited}
     fresh = [c for c in every if c.id not in cited]
-    reasons: dict[str, str] = {}
+    # a question about one speaker is not answered by what another says about their own life (attribution.py)
+    fresh, reasons = about_others(fresh, source_query, list(known.values())) if source_query else (fresh, {})
     if read.relevance and source_query and not is_broad(source_query):
         speakers = speaker_names([c.hit.memory.text for c in every])
         fresh = linked(fresh, list(known.values()), speakers)
