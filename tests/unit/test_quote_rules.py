@@ -168,3 +168,31 @@ def test_a_no_op_refresh_keeps_the_document_and_its_section_order(embedder: Mini
     assert again.markdown == first.markdown
     headings = [s.heading for s in parse_markdown(first.markdown).sections if s.heading]
     assert len(headings) >= 2 and headings == [s.heading for s in parse_markdown(again.markdown).sections if s.heading]
+
+
+def test_a_full_refresh_quotes_every_fact_that_answers_a_narrow_question(mindbank) -> None:  # type: ignore[no-untyped-def]
+    """The relative floor of a full refresh keeps a fact that answers beside the best answer ("finished the
+    marathon in 3:58" for "What is Alice training for?"), and leaves out what does not."""
+    from mindbank.domain.records import RetainItem
+
+    tags = ("user:alice",)
+    texts = [
+        "Alice: I started training for the Berlin marathon.",
+        "Alice: My coach says I should run 40 km a week.",
+        "Alice: I bake rye bread on Sundays with my grandmother's recipe.",
+        "Alice: We repainted the kitchen a warm yellow last weekend.",
+        "Alice: I finished the marathon in 3:58.",
+    ]
+    for text in texts:
+        mindbank.retain("b", [RetainItem(content=text, tags=tags)])
+    mindbank.run_pending()
+    model_id, _ = mindbank.create_mental_model(
+        "b", name="Alice", source_query="What is Alice training for?", tags=tags,
+        trigger={"refresh_after_consolidation": False},
+    )  # fmt: skip
+    mindbank.run_pending()
+    mindbank.refresh_mental_model("b", model_id, mode="full")
+    mindbank.run_pending()
+    content = mindbank.get_mental_model("b", model_id).content
+    assert "3:58" in content and "Berlin marathon" in content and "40 km" in content
+    assert "rye bread" not in content and "yellow" not in content
