@@ -118,6 +118,9 @@ def test_a_referent_less_sentence_is_not_quoted_as_is() -> None:
                   "beagle lying next to muddy running shoes]")  # fmt: skip
     assert photo is not None and photo.text.endswith("muddy running shoes]")
     assert stated("Priya: Perfectly. Beatriz taught me that one early, she says I'll need it for the toasts.") is None
+    # an observation reads the turn's other statements when its quote is short, never a referent-less one
+    said = stated("Maria: Congrats on finishing your degree, John! It must have been quite the adventure.")
+    assert said is None or "adventure" not in said[0]
 
 
 @pytest.mark.parametrize(
