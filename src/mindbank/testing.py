@@ -17,10 +17,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from mindbank.domain.document import Operation, StructuredDocument
-from mindbank.domain.records import ScoredMemory, SourceChunk
 from mindbank.domain.timeutil import utcnow
 from mindbank.engine.synthesis.extractive import ExtractiveSynthesizer
-from mindbank.engine.synthesis.port import Synthesis, SynthesisError
+from mindbank.engine.synthesis.port import Capabilities, Synthesis, SynthesisError, SynthesisInputs
 from mindbank.providers.llm.base import (
     ChatRequest,
     ChatResult,
@@ -47,8 +46,6 @@ class ScriptedSynthesizer:
     the recorded kwargs include the ``chunks`` a refresh handed over.
     """
 
-    reads_chunks = True
-
     compose_script: Script = None
     edit_script: Script = None
     structured_script: Script = None
@@ -56,41 +53,32 @@ class ScriptedSynthesizer:
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     _fallback: ExtractiveSynthesizer = field(default_factory=ExtractiveSynthesizer)
 
-    def compose(
-        self,
-        *,
-        name: str,
-        source_query: str,
-        facts: Sequence[ScoredMemory],
-        max_tokens: int,
-        chunks: Sequence[SourceChunk] = (),
-    ) -> Synthesis:
+    @property
+    def capabilities(self) -> Capabilities:
+        """Reads source chunks; may fill a ``response_schema`` only when a structured script is set."""
+        return Capabilities(reads_chunks=True, extracts_structured=self.structured_script is not None)
+
+    def compose(self, inputs: SynthesisInputs) -> Synthesis:
+        facts = inputs.facts
         self.calls.append(
-            ("compose", {"source_query": source_query, "facts": list(facts), "max_tokens": max_tokens,
-                         "chunks": list(chunks)})
+            ("compose", {"source_query": inputs.source_query, "facts": list(facts), "max_tokens": inputs.max_tokens,
+                         "chunks": list(inputs.chunks)})
         )  # fmt: skip
         if self.compose_script is None:
-            return self._fallback.compose(name=name, source_query=source_query, facts=facts, max_tokens=max_tokens)
+            return self._fallback.compose(inputs)
         answer = _resolve(self.compose_script, facts)
         if isinstance(answer, str):
             return Synthesis(markdown=answer, used_ids=[f.memory.id for f in facts])
         return answer  # type: ignore[no-any-return]
 
-    def edit(
-        self,
-        *,
-        source_query: str,
-        document: StructuredDocument,
-        facts: Sequence[ScoredMemory],
-        max_tokens: int,
-        chunks: Sequence[SourceChunk] = (),
-    ) -> Synthesis:
+    def edit(self, document: StructuredDocument, inputs: SynthesisInputs) -> Synthesis:
+        facts = inputs.facts
         self.calls.append(
-            ("edit", {"source_query": source_query, "document": document, "facts": list(facts),
-                      "chunks": list(chunks)})
+            ("edit", {"source_query": inputs.source_query, "document": document, "facts": list(facts),
+                      "chunks": list(inputs.chunks)})
         )  # fmt: skip
         if self.edit_script is None:
-            return self._fallback.edit(source_query=source_query, document=document, facts=facts, max_tokens=max_tokens)
+            return self._fallback.edit(document, inputs)
         answer = _resolve(self.edit_script, document, facts)
         if isinstance(answer, list):
             return Synthesis(operations=list(answer), used_ids=[f.memory.id for f in facts])
@@ -101,11 +89,6 @@ class ScriptedSynthesizer:
         if self.structured_script is None:
             return self._fallback.extract_structured(content=content, schema=schema)
         return _resolve(self.structured_script, content)  # type: ignore[no-any-return]
-
-    @property
-    def extracts_structured(self) -> bool:
-        """Whether this synthesizer may fill a ``response_schema`` (only when a structured script is set)."""
-        return self.structured_script is not None
 
     def methods_called(self) -> list[str]:
         """Names of the methods called so far, in order."""

@@ -360,9 +360,9 @@ def test_the_extractive_refresh_reads_its_whole_scope_with_stored_vectors(mindba
     synthesizer = mindbank.refresher.synthesizer
     original = synthesizer.compose
 
-    def spy(**kwargs):  # type: ignore[no-untyped-def]
-        seen.append((len(kwargs["facts"]), kwargs.get("read")))
-        return original(**kwargs)
+    def spy(inputs):  # type: ignore[no-untyped-def]
+        seen.append((len(inputs.facts), inputs.read))
+        return original(inputs)
 
     monkeypatch.setattr(synthesizer, "compose", spy)
     model_id, op = mindbank.create_mental_model(

@@ -11,7 +11,7 @@ import pytest
 from mindbank.config import Settings
 from mindbank.domain.document import StructuredDocument, count_tokens, render_markdown
 from mindbank.domain.records import RetainItem
-from mindbank.engine.refresh import runner as refresh_module
+from mindbank.engine.refresh import reading as refresh_module  # where a refresh calls recall
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.service import MindBank
 

@@ -23,7 +23,7 @@ def dry_run_result(plan: RefreshPlan) -> dict[str, Any]:
     """``MentalModelDryRunRefreshResult`` (wire sample 15) for a plan.
 
     The reference's client validates ``outcome`` and ``mode_fallback_reason`` (here and in ``trace``) against its
-    enums, so values beyond them (issue 14: ``refresh_failed_empty_scope``, ``delta_reanchored``) are reported as
+    enums, so values beyond them (``refresh_failed_empty_scope``, ``delta_reanchored``: plan.py) are reported as
     the nearest reference value there, and exactly in ``failure_reason`` / ``mode_fallback_detail``."""
     model = plan.model
     preview = plan.content if plan.outcome in WRITING_OUTCOMES else model.content

@@ -1,4 +1,5 @@
-"""The refresh's trust rules that shape a candidate document (issue 14; DESIGN.md invariant 9):
+"""The refresh's trust rules that shape a candidate document (beyond the reference: a refresh never publishes an
+answer it cannot back with a memory, never publishes an empty document, and never silently drops a fact):
 
 * :func:`blocks_left` — how much of a document a retraction would leave: a retraction that removes every block
   is an empty publication, refused (``refresh_failed_empty_scope``) rather than applied.
@@ -72,10 +73,10 @@ def trim_to_budget(
     if count_tokens(render_markdown(document)) <= max_tokens:
         return document, []
     kept = set(keep)
+    removed: set[str] = set()
     order = [(si, bi, b) for si, s in enumerate(document.sections) for bi, b in enumerate(s.blocks)]
     if kept:
         trimmable = [(si, bi, b) for si, bi, b in order if b.id not in kept]
-        removed: set[str] = set()
         scores = list(rank([_plain(b.text) for _, _, b in trimmable]))
         current = document
         for i in sorted(range(len(trimmable)), key=lambda i: (scores[i], -i)):
@@ -87,7 +88,6 @@ def trim_to_budget(
     scores = list(rank([_plain(b.text) for _, _, b in order]))
     # lowest score first; among equals the one further down the document goes first
     queue = sorted(range(len(order)), key=lambda i: (scores[i], -i))
-    removed: set[str] = set()
     current = document
     for i in queue:
         if len(removed) >= len(order) - 1:

@@ -30,6 +30,7 @@ def persist_plan(
     only), with the governance record and ``spend``. Raises ``LookupError`` if the model was deleted meanwhile."""
     model = plan.model
     keep_trace = bool(model.trigger.get("keep_trace"))
+    response: dict[str, Any]
     if plan.failed:
         response = {
             **(model.reflect_response or {}),
@@ -38,7 +39,7 @@ def persist_plan(
         }
         response.pop("pending_retraction", None)  # only the latest failure's
         if plan.retraction is not None and plan.failure_reason == "empty_scope":
-            response["pending_retraction"] = plan.retraction  # what the refresh would have removed (issue 14)
+            response["pending_retraction"] = plan.retraction  # what the refused refresh would have removed
         if keep_trace:
             response["trace"] = plan.trace()
         state = model.refresh_state.after_failure(
@@ -56,7 +57,7 @@ def persist_plan(
         return failed
     if plan.outcome in WRITING_OUTCOMES:
         keep_concurrent_edits(store, plan)  # an edit or pin made while this refresh ran is not lost
-    response: dict[str, Any] = {
+    response = {
         "text": plan.content,
         "based_on": plan.based_on,
         "mental_models": [],

@@ -38,7 +38,7 @@ REFERENCE_FALLBACK_REASONS = (
     "no_baseline_content", "source_query_changed", "structured_doc_unreadable", "delta_ops_failed",
     "delta_ops_all_skipped",
 )  # fmt: skip
-# Beyond the reference (issue 14), and the reference value each is reported as where a client validates the enum:
+# Beyond the reference, and the reference value each is reported as where a client validates the enum:
 # an empty scope refuses an empty candidate; a re-anchored delta ran full because delta edits failed;
 # exhausted transient retries left the provider without an answer.
 EXTENDED_OUTCOMES = {"refresh_failed_empty_scope": "refresh_failed_empty_candidate"}
@@ -134,8 +134,8 @@ class RefreshPlan:
     synthesis_scope: SynthesisScope | None = None  # for a synthesizer that retrieves on its own
     dry_run: bool = False
     structured_output_would_fail: bool = False  # dry run only: the engine cannot fill the response_schema
-    # governance (issue 14): facts a delta could not place (carried to the next one), why the next refresh must
-    # re-anchor as full, blocks trimmed to the max_tokens cap, and the candidate's size before the cap
+    # governance (beyond the reference): facts a delta could not place (carried to the next one), why the next
+    # refresh must re-anchor as full, blocks trimmed to the max_tokens cap, and the candidate's size before the cap
     carried_over: list[str] = field(default_factory=list)
     reanchor: str | None = None
     trimmed: list[str] = field(default_factory=list)

@@ -1,12 +1,12 @@
 """The relevance gate (beyond the reference): an automatic refresh whose new memories are all unrelated to the
 model runs no synthesis.
 
-Issue 5 / DESIGN.md "Relevance-gated refresh": the reference spends tokens on refreshes that change nothing. A new
+Why: the reference spends tokens on refreshes that change nothing. A new
 memory's score is its cosine similarity to the source query (speaker prefixes stripped: names dominate the
 embeddings of short turns) plus the share of the query's content words it contains; it is related when the score
 reaches the threshold (``MINDBANK_REFRESH_RELEVANCE_THRESHOLD``, per bank ``refresh_relevance_threshold``).
 
-Issue 14 calibrated both the signal and the default threshold on a labelled LoCoMo set (``python -m bench
+Both the signal and the default threshold are calibrated on a labelled LoCoMo set (``python -m bench
 gate-calibration``, docs/benchmarks.md): the previous signal also took the best similarity to any fact the document
 cites, and that maximum over dozens of anchors let unrelated memories through (a tax form scored 0.176 for a
 cooking model through one cited fact) while gating fewer of them at the same loss of relevant ones. Manual

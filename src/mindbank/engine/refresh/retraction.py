@@ -1,8 +1,9 @@
 """Retraction: what a refresh does about cited memories that are gone from the model's scope.
 
-Beyond the reference (DESIGN.md "Per-block provenance"; issue 5): a cited memory that was deleted, or re-tagged or
-re-typed out of the scope the model reads, makes the model stale, and the next refresh — delta or full — removes
-the blocks resting on it. The dry run reports the same set (``retraction`` in its result).
+Beyond the reference (every block keeps the memories it rests on, so their loss is visible): a cited memory that
+was deleted, or re-tagged or re-typed out of the scope the model reads, makes the model stale, and the next
+refresh — delta or full — removes the blocks resting on it. The dry run reports the same set (``retraction`` in
+its result).
 """
 
 from __future__ import annotations

@@ -7,18 +7,21 @@ Refresh"; reference facts §4.3, §4.6, §4.7, §4.10, §4.11. The rules it keep
   bank's newest write stamp; stamps are strictly increasing and committed in order per bank).
 * Watermark: ``last_memory_seen_at`` becomes the newest in-scope memory seen (never now(), never backwards);
   untouched when nothing is in scope. ``last_refreshed_at`` advances on every completed refresh, never on failure.
-* Delta mode reads only memories written after the watermark and edits the structured document with operations;
-  sections no operation names stay byte-identical; ``based_on`` accumulates. It falls back to full with
-  ``no_baseline_content`` or ``source_query_changed``.
+* Mode (``mode.py``, the one rule): delta mode reads only memories written after the watermark and edits the
+  structured document with operations; sections no operation names stay byte-identical; ``based_on``
+  accumulates. It falls back to full with ``no_baseline_content``, ``source_query_changed`` or
+  ``delta_reanchored``.
 * Gone citations (beyond the reference; ``engine/refresh/retraction.py``): blocks citing a memory that was deleted or
   left the scope are removed by the next refresh, delta or full.
 * Nothing is lost: a failed refresh changes neither content, document, watermark nor ``last_refreshed_at``; it
   stamps ``last_refresh_failed_at``, writes a failure history row, and the trace when ``keep_trace`` is on.
-* Trust (issue 14; ``guards.py``): a refusal or an uncited candidate never replaces a populated document
-  (``refresh_failed_empty_candidate``); a retraction leaving no cited block with nothing new in scope is refused
-  without any synthesis (``refresh_failed_empty_scope``, the retraction kept on record); facts whose delta
+* Trust (beyond the reference; ``guards.py``): a refusal or an uncited candidate never replaces a populated
+  document (``refresh_failed_empty_candidate``); a retraction leaving no cited block with nothing new in scope is
+  refused without any synthesis (``refresh_failed_empty_scope``, the retraction kept on record); facts whose delta
   operations failed are carried over to the next delta; a delta whose edits failed before re-anchors as full
   (``delta_reanchored``); ``max_tokens`` is a hard cap (the least related blocks are trimmed).
+* Capabilities: the synthesizer declares what it reads (``Capabilities``); the pipeline fetches and hands over
+  exactly that (``reading.py`` reads, ``inputs.py`` hands over).
 * A dry run is this same pipeline with the writes skipped.
 """
 
@@ -28,7 +31,6 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from mindbank.domain.document import (
     DocumentError,
@@ -38,13 +40,13 @@ from mindbank.domain.document import (
     parse_markdown,
     render_markdown,
 )
-from mindbank.domain.records import MemoryUnit, MentalModel, ScoredMemory
-from mindbank.domain.resources import applicable_directives, guidance_prompt
+from mindbank.domain.records import MentalModel, ScoredMemory
 from mindbank.domain.scope import MemoryFilter, admits, model_scope
-from mindbank.domain.timeutil import to_iso, utcnow
-from mindbank.engine.recall import RecallRequest, recall
+from mindbank.domain.timeutil import utcnow
 from mindbank.engine.refresh import curation
 from mindbank.engine.refresh.guards import blocks_left, carried_facts, is_refusal, trim_to_budget
+from mindbank.engine.refresh.inputs import synthesis_inputs
+from mindbank.engine.refresh.mode import choose_mode
 from mindbank.engine.refresh.persist import persist_plan
 from mindbank.engine.refresh.plan import (
     TRANSIENT,
@@ -56,23 +58,16 @@ from mindbank.engine.refresh.plan import (
     fact_entry,
     flat_based_on,
     load_document,
-    newer,
     scope_report,
     synthesis_scope,
 )
+from mindbank.engine.refresh.reading import ScopeReader, Snapshot, current_document
 from mindbank.engine.refresh.relevance import RelevanceGate
 from mindbank.engine.refresh.retraction import retraction_operations, retraction_report
-from mindbank.engine.refresh.source_chunks import select_chunks
-from mindbank.engine.synthesis.port import ScopeRead, SynthesisError, Synthesizer
+from mindbank.engine.synthesis.port import ScopeRead, Synthesis, SynthesisError, SynthesisInputs, Synthesizer
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.store.base import SpendRecord, Store
 
-# A synthesizer that reads its whole scope (``reads_scope``: the extractive briefing) gets every in-scope memory of
-# the window, best match first, up to this many facts and tokens: a bank's whole history for one subject stays
-# readable on the embedded default (conv-43's 680 turns: about 17k tokens, docs/benchmarks.md "Mental-model
-# quality"), and a scope beyond it is read by relevance to the source query.
-SCOPE_MAX_FACTS = 3000
-SCOPE_MAX_TOKENS = 120_000
 LEFT_OUT_MAX = 64  # new facts left out, with their reasons, that the trace and the dry run list at most
 
 
@@ -84,6 +79,7 @@ class RefreshRunner:
     ) -> None:
         self.clock = clock
         self.gate = RelevanceGate(store, embedder)
+        self.reader = ScopeReader(store, embedder)
         self.store = store
         self.embedder = embedder
         self.synthesizer = synthesizer
@@ -99,13 +95,16 @@ class RefreshRunner:
         dry_run: bool = False,
     ) -> RefreshPlan:
         """Run the whole pipeline without writing anything. Never raises for refresh failures: they come back as a
-        plan with ``failure_reason`` set. ``dry_run``: like the reference's dry run, skip the structured-output
-        extraction (a warning says what a real refresh would do) and keep tool outputs in the trace."""
-        requested: Mode = mode or model.trigger.get("mode") or "full"
+        plan with ``failure_reason`` set. ``mode``: the mode the operation asked for (None: the rule in
+        ``mode.py`` decides); ``automatic``: a trigger, not a person, asked. ``dry_run``: like the reference's dry
+        run, skip the structured-output extraction (a warning says what a real refresh would do) and keep tool
+        outputs in the trace."""
+        choice = choose_mode(model, mode, automatic=automatic)
         plan = RefreshPlan(
             model=model,
-            requested_mode=requested,
-            effective_mode=requested,
+            requested_mode=choice.requested,
+            effective_mode=choice.effective,
+            mode_fallback_reason=choice.fallback_reason,
             engine=self.synthesizer.name,
             dry_run=dry_run,
         )
@@ -119,122 +118,151 @@ class RefreshRunner:
         return plan
 
     def _plan(self, plan: RefreshPlan, settings: RefreshSettings, *, automatic: bool) -> None:
+        """The pipeline's steps in order; each records what it decided on ``plan``, and the first failure or skip
+        ends the refresh."""
         model = plan.model
         scope = model_scope(model.tags, model.trigger)
         plan.scope = scope_report(model, scope)
-        document: StructuredDocument | None = None
-        if plan.requested_mode == "delta":
-            if not model.content.strip():
-                plan.effective_mode, plan.mode_fallback_reason = "full", "no_baseline_content"
-            elif model.last_refreshed_source_query not in (None, model.source_query):
-                plan.effective_mode, plan.mode_fallback_reason = "full", "source_query_changed"
-            elif model.refresh_state.reanchor:
-                # delta edits failed before (issue 14): this refresh rebuilds in full, once; if it fails the
-                # ordinary failure rules (backoff, breaker) apply and the next one tries full again
-                plan.effective_mode, plan.mode_fallback_reason = "full", "delta_reanchored"
-            else:
-                try:
-                    document = load_document(model)
-                except DocumentError as exc:
-                    plan.fail("refresh_failed_delta_not_applied", "structured_doc_unreadable", str(exc))
-                    return
+        try:
+            baseline = load_document(model) if plan.effective_mode == "delta" else None
+        except DocumentError as exc:
+            plan.fail("refresh_failed_delta_not_applied", "structured_doc_unreadable", str(exc))
+            return
+        snapshot = self._read_scope(plan, scope, baseline)
+        if not self._supports_document(plan, snapshot) or self._nothing_to_do(plan, snapshot, settings, automatic):
+            return
+        hits, read = self._read_facts(plan, snapshot, settings)
+        if plan.failed:
+            return
+        if snapshot.baseline is not None:
+            self._plan_delta(plan, snapshot.baseline, hits, snapshot.missing, read)
+        else:
+            self._plan_full(plan, hits, read)
+        if plan.failed or plan.outcome not in WRITING_OUTCOMES:
+            return
+        if plan.retrieved and not plan.used_ids:
+            plan.warnings.append(f"Retrieval returned {len(plan.retrieved)} fact(s) but the synthesizer used none.")
+        self._extract_structured(plan)
 
+    def _read_scope(self, plan: RefreshPlan, scope: MemoryFilter, baseline: StructuredDocument | None) -> Snapshot:
+        """Take the snapshot (``reading.Snapshot``): the cutoff, the citations gone from the scope (found in every
+        mode: repaired by operations in delta and by the rebuild in full, and reported as ``plan.retraction``), the
+        fixed content every candidate keeps (``curation.prepare``), the edited and carried-over facts, and the
+        window with its newest memory."""
+        model = plan.model
         cutoff = self.store.bank_last_memory_write_at(model.bank_id)
-        # citations gone from the scope (the memory was deleted, or re-tagged / re-typed out of it): found for every
-        # mode, repaired by operations in delta and by the rebuild in full
-        current = document if document is not None else self._current_document(model)
+        current = baseline if baseline is not None else current_document(model)
         cited = set(current.memory_ids()) if current is not None else set()
         present = self.store.get_memories(model.bank_id, sorted(cited)) if cited else []
         missing = cited - {m.id for m in present if admits(scope, m.tags, m.fact_type)}
         if current is not None:  # fixed (person-written, pinned) content: the baseline every candidate keeps
             current = curation.prepare(plan, current, missing)
-            document = current if document is not None else None
+            baseline = current if baseline is not None else None
         if missing and current is not None:
             quoted = {e["id"]: e["text"] for e in flat_based_on((model.reflect_response or {}).get("based_on"))}
             plan.retraction, warning = retraction_report(current, missing, present, quoted)
             if warning:
                 plan.warnings.append(warning)
-        # cited memories edited since the model last looked, and facts an earlier delta could not place (carried
-        # over): never gated as irrelevant, and in delta the editor sees them whatever recall ranks first
         seen = model.last_memory_seen_at or model.last_refreshed_at
         edited = [
             ScoredMemory(m, 0.0)
             for m in present
             if m.id not in missing and seen < m.updated_at and (cutoff is None or m.updated_at <= cutoff)
         ]
-        edited += self._carried_over(model, scope, cutoff, {h.memory.id for h in edited})
-        window, newest = self._window(plan, scope, cutoff)
-        if current is not None and missing and newest is None and not edited and not blocks_left(current, missing):
-            # every block rests on a memory that is gone and nothing new is in scope: no empty publication
-            if plan.effective_mode == "delta" and self._scope_reads_anything(model.bank_id, scope, cutoff):
-                plan.effective_mode, plan.mode_fallback_reason = "full", "delta_reanchored"
-                document = None
-                window, newest = self._window(plan, scope, cutoff)
-            else:
-                assert plan.retraction is not None
-                plan.retraction["deferred_reason"] = "empty_scope"
-                plan.warnings.append(
-                    "Nothing in the model's scope supports the document any more and the scope holds nothing new: "
-                    "the document is kept (clear the model to accept an empty one)."
-                )
-                plan.fail("refresh_failed_empty_scope", "empty_scope", "no memory in scope supports any block")
-                return
-        delta = plan.effective_mode == "delta"
+        edited += self.reader.carried_over(model, scope, cutoff, {h.memory.id for h in edited})
+        window, newest = self.reader.window(plan, scope, cutoff)
+        return Snapshot(scope, cutoff, baseline, current, present, missing, edited, window, newest)
 
-        if newest is None and not missing and not edited:
-            if model.last_memory_seen_at is None and cutoff is not None:
+    def _supports_document(self, plan: RefreshPlan, snapshot: Snapshot) -> bool:
+        """False (the plan failed with ``refresh_failed_empty_scope``) when every block rests on a memory that is
+        gone and nothing new is in scope: no empty publication. A delta whose scope still holds memories re-anchors
+        as full instead (``delta_reanchored``) and ``snapshot`` is re-read for the full window."""
+        current, missing = snapshot.current, snapshot.missing
+        if current is None or not missing or snapshot.newest is not None or snapshot.edited:
+            return True
+        if blocks_left(current, missing):
+            return True
+        bank_id = plan.model.bank_id
+        if plan.effective_mode == "delta" and self.reader.reads_anything(bank_id, snapshot.scope, snapshot.cutoff):
+            plan.effective_mode, plan.mode_fallback_reason = "full", "delta_reanchored"
+            snapshot.baseline = None
+            snapshot.window, snapshot.newest = self.reader.window(plan, snapshot.scope, snapshot.cutoff)
+            return True
+        assert plan.retraction is not None
+        plan.retraction["deferred_reason"] = "empty_scope"
+        plan.warnings.append(
+            "Nothing in the model's scope supports the document any more and the scope holds nothing new: "
+            "the document is kept (clear the model to accept an empty one)."
+        )
+        plan.fail("refresh_failed_empty_scope", "empty_scope", "no memory in scope supports any block")
+        return False
+
+    def _nothing_to_do(self, plan: RefreshPlan, snapshot: Snapshot, settings: RefreshSettings, automatic: bool) -> bool:
+        """True (the document is kept, a completed refresh) when nothing is new, edited or gone in scope
+        (``no_sources_in_scope`` / ``no_new_facts``), or when an automatic refresh's new memories are all
+        irrelevant to the source query (``not_relevant``: spec "Staleness Gating")."""
+        model = plan.model
+        changed = bool(snapshot.missing or snapshot.edited)
+        if snapshot.newest is None and not changed:
+            if model.last_memory_seen_at is None and snapshot.cutoff is not None:
                 plan.warnings.append(
                     "The scope matches no memories: check the model's tags and its trigger's tags_match, "
                     "tag_groups and fact_types."
                 )
-            plan.refresh_skipped = "no_sources_in_scope" if not delta else "no_new_facts"
+            plan.refresh_skipped = "no_sources_in_scope" if plan.effective_mode != "delta" else "no_new_facts"
             self._preserve(plan)
-            return
+            return True
         if (
             automatic
-            and newest is not None
-            and not missing
-            and not edited
-            and self.gate.irrelevant(model, window, settings.relevance_threshold)
+            and snapshot.newest is not None
+            and not changed
+            and self.gate.irrelevant(model, snapshot.window, settings.relevance_threshold)
         ):
             plan.refresh_skipped = "not_relevant"
             plan.warnings.append("No new in-scope memory is relevant to the source query; the document was kept.")
             self._preserve(plan)
-            return
+            return True
+        return False
 
+    def _read_facts(
+        self, plan: RefreshPlan, snapshot: Snapshot, settings: RefreshSettings
+    ) -> tuple[list[ScoredMemory], ScopeRead | None]:
+        """The facts the synthesizer writes from (recall within the trigger's budget, or the whole scope for a
+        synthesizer that ``reads_scope``; in delta plus the edited and carried-over facts), their source chunks
+        (``reads_chunks``) and, for a whole-scope synthesizer, the vectors and scores it compares (a delta ranks
+        the whole scope once more, so new and cited facts are judged on the full refresh's scale)."""
+        model, capabilities = plan.model, self.synthesizer.capabilities
+        delta = plan.effective_mode == "delta"
         budget = int(model.trigger.get("recall_max_tokens") or settings.recall_max_tokens)
         budget = settings.capped(budget, settings.facts_cap)
-        plan.synthesis_scope = synthesis_scope(model, window, budget, settings)
-        whole = bool(getattr(self.synthesizer, "reads_scope", False))
-        hits = self._recall(plan, model, window, budget, settings, whole=whole) if newest is not None else []
+        plan.synthesis_scope = synthesis_scope(model, snapshot.window, budget, settings)
+        whole = capabilities.reads_scope
+        hits: list[ScoredMemory] = []
+        if snapshot.newest is not None:
+            hits = self.reader.recall(plan, snapshot.window, budget, settings, whole=whole)
         if plan.failed:
-            return
+            return [], None
         if delta:
             recalled = {h.memory.id for h in hits}
-            hits = [*hits, *(h for h in edited if h.memory.id not in recalled)]
+            hits = [*hits, *(h for h in snapshot.edited if h.memory.id not in recalled)]
         plan.retrieved = hits
-        if hits and getattr(self.synthesizer, "reads_chunks", False):
-            self._read_chunks(plan, hits, settings)
-        if whole:
-            cited_now = [m for m in present if m.id not in missing] if delta else []
-            # the facts' hybrid recall scores over the whole scope: the full refresh's recall is that ranking; a
-            # delta ranks the whole scope once more, so new and cited facts are judged on the full refresh's scale
-            scores = self._scope_scores(model, replace(window, updated_after=None)) if delta else hits
-            plan_read = self._scope_read(model, hits, cited_now, scores)
-        else:
-            plan_read = None
-        if delta:
-            assert document is not None
-            self._plan_delta(plan, document, hits, missing, plan_read)
-        else:
-            self._plan_full(plan, hits, plan_read)
-        if plan.failed or plan.outcome not in WRITING_OUTCOMES:
+        if hits and capabilities.reads_chunks:
+            self.reader.read_chunks(plan, hits, settings)
+        if not whole:
+            return hits, None
+        cited_now = [m for m in snapshot.present if m.id not in snapshot.missing] if delta else []
+        scores = self.reader.scope_scores(model, replace(snapshot.window, updated_after=None)) if delta else hits
+        return hits, self.reader.scope_read(model, hits, cited_now, scores)
+
+    def _extract_structured(self, plan: RefreshPlan) -> None:
+        """The trigger's ``response_schema`` filled from the final content (spec "Structured Output"); a failure
+        fails the refresh (``refresh_failed_structured_output``). A dry run does not extract: it says what a real
+        refresh would do, and that it would fail when the synthesizer cannot (``extracts_structured`` off)."""
+        schema = plan.model.trigger.get("response_schema")
+        if not schema:
             return
-        if plan.retrieved and not plan.used_ids:
-            plan.warnings.append(f"Retrieval returned {len(plan.retrieved)} fact(s) but the synthesizer used none.")
-        schema = model.trigger.get("response_schema")
-        if schema and plan.dry_run:
-            if getattr(self.synthesizer, "extracts_structured", True):
+        if plan.dry_run:
+            if self.synthesizer.capabilities.extracts_structured:
                 plan.warnings.append("The dry run does not extract structured_output; a real refresh does.")
             else:
                 plan.structured_output_would_fail = True
@@ -242,162 +270,15 @@ class RefreshRunner:
                     f"A real refresh would fail (refresh_failed_structured_output) and keep the current document: "
                     f"the {self.synthesizer.name} engine cannot fill the response_schema; configure an LLM provider."
                 )
-        elif schema:
-            try:
-                plan.structured_output = self.synthesizer.extract_structured(content=plan.content, schema=schema)
-            except SynthesisError as exc:
-                plan.fail("refresh_failed_structured_output", "structured_output_failed", str(exc))
-
-    def _window(
-        self, plan: RefreshPlan, scope: MemoryFilter, cutoff: datetime | None
-    ) -> tuple[MemoryFilter, datetime | None]:
-        """The snapshot window this refresh reads (delta: since the watermark) and its newest memory; records both
-        on the plan."""
-        model = plan.model
-        since = (model.last_memory_seen_at or model.last_refreshed_at) if plan.effective_mode == "delta" else None
-        window = replace(scope, updated_before=cutoff, updated_after=since)
-        newest = None if cutoff is None else self.store.scope_watermark(model.bank_id, window)
-        plan.window = {
-            "created_after": since,
-            "created_before": cutoff,
-            "watermark": newer(newest, model.last_memory_seen_at),
-        }
-        plan.watermark = plan.window["watermark"]
-        return window, newest
-
-    def _scope_reads_anything(self, bank_id: str, scope: MemoryFilter, cutoff: datetime | None) -> bool:
-        """Whether the scope holds any memory at all in this snapshot (not only since the watermark)."""
-        whole = replace(scope, updated_before=cutoff, updated_after=None)
-        return cutoff is not None and self.store.scope_watermark(bank_id, whole) is not None
-
-    def _carried_over(
-        self, model: MentalModel, scope: MemoryFilter, cutoff: datetime | None, known: set[str]
-    ) -> list[ScoredMemory]:
-        """The facts an earlier delta could not place, still in scope (issue 14: read again, never dropped)."""
-        ids = [i for i in model.refresh_state.carried_over if i not in known]
-        if not ids:
-            return []
-        return [
-            ScoredMemory(m, 0.0)
-            for m in self.store.get_memories(model.bank_id, ids)
-            if admits(scope, m.tags, m.fact_type) and (cutoff is None or m.updated_at <= cutoff)
-        ]
-
-    def _current_document(self, model: MentalModel) -> StructuredDocument | None:
-        try:
-            return load_document(model) if model.content.strip() else None
-        except DocumentError:
-            return None
-
-    def _scope_scores(self, model: MentalModel, window: MemoryFilter) -> list[ScoredMemory]:
-        """Every in-scope fact of ``window`` with its hybrid recall score for the source query (the ranking a full
-        refresh reads), bounded like the full refresh's read."""
-        request = RecallRequest(
-            query=model.source_query, filter=window, max_tokens=SCOPE_MAX_TOKENS, limit=SCOPE_MAX_FACTS
-        )
-        return recall(self.store, self.embedder, model.bank_id, request, candidates=SCOPE_MAX_FACTS)
-
-    def _scope_read(
-        self, model: MentalModel, hits: list[ScoredMemory], cited: list[MemoryUnit], scores: list[ScoredMemory]
-    ) -> ScopeRead:
-        """What a whole-scope synthesizer gets beside the facts: stored vectors (facts and cited memories, one
-        read), the source query's vector, the embedder, (delta) the cited memories still in scope, and each fact's
-        hybrid recall score (``scores``: the whole scope ranked for the source query)."""
-        texts = {h.memory.id: h.memory.text for h in hits} | {m.id: m.text for m in cited}
-        vectors = dict(self.store.memory_vectors(model.bank_id, list(texts))) if texts else {}
-        unstored = [i for i in texts if i not in vectors]  # none in practice: keep every fact in one vector space
-        if unstored:
-            vectors.update(zip(unstored, self.embedder.embed([texts[i] for i in unstored]), strict=True))
-        query_vector = self.embedder.embed([model.source_query])[0]
-        relevance = {h.memory.id: h.final for h in scores}
-        return ScopeRead(
-            vectors=vectors, query_vector=query_vector, embed=self.embedder.embed, cited=cited, relevance=relevance
-        )
-
-    def _recall(
-        self,
-        plan: RefreshPlan,
-        model: MentalModel,
-        window: MemoryFilter,
-        budget: int,
-        settings: RefreshSettings,
-        *,
-        whole: bool = False,
-    ) -> list[ScoredMemory]:
-        """The facts the synthesizer reads: the top recall hits within ``budget`` tokens, or (``whole``) every
-        in-scope memory of the window, best match first, bounded by ``SCOPE_MAX_FACTS`` / ``SCOPE_MAX_TOKENS``
-        (one ranking with pools that large, so nothing is widened and re-ranked)."""
-        started = time.perf_counter()
-        if whole:
-            budget = SCOPE_MAX_TOKENS
-            request = RecallRequest(query=model.source_query, filter=window, max_tokens=budget, limit=SCOPE_MAX_FACTS)
-            pool = SCOPE_MAX_FACTS
-        else:
-            request = RecallRequest(query=model.source_query, filter=window, max_tokens=budget, fill=True)
-            pool = settings.recall_candidates
-        try:
-            hits = recall(self.store, self.embedder, model.bank_id, request, candidates=pool)
-        except TRANSIENT:
-            raise
-        except Exception as exc:
-            plan.fail("refresh_failed_error", "retrieval_failed", f"{type(exc).__name__}: {exc}")
-            return []
-        plan.tool_calls.append(
-            {
-                "tool": "recall",
-                "reason": ("every fact in the model's scope" if whole else "facts in the model's scope")
-                + (" written since the watermark" if window.updated_after else ""),
-                "input": {"query": model.source_query, "max_tokens": budget},
-                "updated_at": to_iso(window.updated_after),  # the delta window's lower bound (reference shape)
-                "result_count": len(hits),
-                "duration_ms": int((time.perf_counter() - started) * 1000),
-                "iteration": 1,
-                "output": {"memories": [fact_entry(h) for h in hits]},  # shown by the dry run only
-            }
-        )
-        if not hits:
-            plan.warnings.append("Retrieval returned no facts at all.")
-        return hits
-
-    def _read_chunks(self, plan: RefreshPlan, hits: list[ScoredMemory], settings: RefreshSettings) -> None:
-        """The source chunks of the retrieved facts, when ``include_chunks`` (trigger > bank > environment)."""
-        trigger = plan.model.trigger
-        include = trigger.get("include_chunks")
-        if not (settings.include_chunks if include is None else include):
             return
-        budget = settings.capped(
-            int(trigger.get("recall_chunks_max_tokens") or settings.recall_chunks_max_tokens), settings.chunks_cap
-        )
-        plan.chunks = select_chunks(self.store, plan.model.bank_id, hits, budget)
-        if not plan.tool_calls:  # only carried-over facts, no recall ran: nothing to annotate
-            return
-        recall_call = plan.tool_calls[-1]  # the recall that returned these facts returns their chunks too
-        recall_call["input"]["max_chunk_tokens"] = budget
-        recall_call["chunk_count"] = len(plan.chunks)
-        recall_call["output"]["chunks"] = [{"memory_ids": list(c.memory_ids), "text": c.text} for c in plan.chunks]
+        try:
+            plan.structured_output = self.synthesizer.extract_structured(content=plan.content, schema=schema)
+        except SynthesisError as exc:
+            plan.fail("refresh_failed_structured_output", "structured_output_failed", str(exc))
 
-    def _extra(self, plan: RefreshPlan, *, full: bool, read: ScopeRead | None = None) -> dict[str, Any]:
-        """Keyword arguments only some synthesizers take: the retrieval scope, the source chunks, the scope read
-        (``reads_scope``), and the bank's mission and directives (``reads_directives``: the LLM engine; the
-        extractive one cannot follow them)."""
-        extra: dict[str, Any] = {}
-        if read is not None:
-            extra["read"] = read
-        if full and getattr(self.synthesizer, "retrieves", False):
-            extra["scope"] = plan.synthesis_scope
-        if getattr(self.synthesizer, "reads_chunks", False):
-            extra["chunks"] = plan.chunks
-        if getattr(self.synthesizer, "reads_directives", False):
-            extra["guidance"] = self._guidance(plan.model) + curation.fixed_guidance(plan, full=full)
-        return extra
-
-    def _guidance(self, model: MentalModel) -> str:
-        """The bank's mission and the active directives that apply to the model's tags, for an LLM prompt."""
-        bank = self.store.get_bank(model.bank_id)
-        directives = applicable_directives(self.store.list_directives(model.bank_id, active_only=True), model.tags)
-        return guidance_prompt(directives, None if bank is None else bank.mission)
-
-    def _synthesized(self, plan: RefreshPlan, synthesis: Any) -> None:
+    # ------------------------------------------------------------------ writing the candidate
+    def _synthesized(self, plan: RefreshPlan, synthesis: Synthesis) -> None:
+        """What the synthesis read, spent and used, onto the plan; what else it retrieved joins ``retrieved``."""
         plan.synthesis_input_tokens = synthesis.input_tokens
         plan.usage = synthesis.usage
         plan.llm_calls = synthesis.llm_calls
@@ -417,17 +298,19 @@ class RefreshRunner:
             else []
         )
 
+    def _inputs(
+        self, plan: RefreshPlan, hits: list[ScoredMemory], *, full: bool, read: ScopeRead | None
+    ) -> SynthesisInputs:
+        """The one input of a ``compose`` / ``edit`` call: the facts and what the synthesizer declares it reads."""
+        return synthesis_inputs(self.store, plan, self.synthesizer.capabilities, hits, full=full, read=read)
+
     def _plan_full(self, plan: RefreshPlan, hits: list[ScoredMemory], read: ScopeRead | None = None) -> None:
+        """Full mode: the synthesizer writes a whole candidate; refusals, uncited and empty candidates never replace
+        a populated document (``guards.py``); the candidate keeps the fixed content and the ``max_tokens`` cap."""
         model = plan.model
         try:
             # a synthesizer that retrieves on its own (the LLM agent) reads through the same scope and snapshot
-            synthesis = self.synthesizer.compose(
-                name=model.name,
-                source_query=model.source_query,
-                facts=hits,
-                max_tokens=model.max_tokens,
-                **self._extra(plan, full=True, read=read),
-            )
+            synthesis = self.synthesizer.compose(self._inputs(plan, hits, full=True, read=read))
         except SynthesisError as exc:
             plan.fail("refresh_failed_error", exc.reason, str(exc))
             return
@@ -436,7 +319,7 @@ class RefreshRunner:
         populated = bool(model.content.strip())
         if not synthesis.markdown.strip() and synthesis.nothing_relevant and plan.retraction is not None:
             # nothing new to say, but cited memories are gone: drop their blocks from the current document
-            current = self._current_document(model)
+            current = current_document(model)
             if current is not None:
                 self._apply_retraction_only(plan, current)
                 return
@@ -467,7 +350,7 @@ class RefreshRunner:
         plan.outcome = "content_written" if plan.content != model.content else "content_unchanged"
 
     def _cap(self, plan: RefreshPlan, document: StructuredDocument) -> StructuredDocument:
-        """``max_tokens`` as a hard cap (issue 14; the reference only warns): blocks least related to the source
+        """``max_tokens`` as a hard cap (beyond the reference, which only warns): blocks least related to the source
         query are trimmed; the plan records the candidate's size and the blocks removed, and warns."""
         model = plan.model
         document = curation.restore(plan, document)  # fixed content back, byte-identical, and never trimmed
@@ -488,6 +371,7 @@ class RefreshRunner:
         return capped
 
     def _apply_retraction_only(self, plan: RefreshPlan, current: StructuredDocument) -> None:
+        """A full refresh with nothing new to say but citations gone: the current document minus their blocks."""
         assert plan.retraction is not None
         missing = set(plan.retraction["fact_ids"])
         if not blocks_left(current, missing):
@@ -512,17 +396,14 @@ class RefreshRunner:
         missing: set[str],
         read: ScopeRead | None = None,
     ) -> None:
+        """Delta mode: operations folding ``hits`` into ``document`` (gone citations retracted first); sections no
+        operation names stay byte-identical; operations touching fixed content are refused (``curation.guard``);
+        facts whose operations were rejected are carried over to the next delta."""
         model = plan.model
         retracted = retraction_operations(document, missing)
         base = apply_operations(document, retracted).document if retracted else document
         try:
-            synthesis = self.synthesizer.edit(
-                source_query=model.source_query,
-                document=base,
-                facts=hits,
-                max_tokens=model.max_tokens,
-                **self._extra(plan, full=False, read=read),
-            )
+            synthesis = self.synthesizer.edit(base, self._inputs(plan, hits, full=False, read=read))
         except SynthesisError as exc:
             plan.fail("refresh_failed_delta_not_applied", "delta_ops_failed", str(exc))
             return
@@ -543,7 +424,7 @@ class RefreshRunner:
                 + "; ".join(s["reason"] for s in plan.skipped[:3])
             )
         if not result.applied and (result.skipped or not (refused or self._fixed_changed(plan))):
-            plan.reanchor = "delta_ops_all_skipped"  # the next refresh re-anchors as full (issue 14)
+            plan.reanchor = "delta_ops_all_skipped"  # the next refresh re-anchors as full, once
             plan.fail("refresh_failed_delta_not_applied", "delta_ops_all_skipped", "every delta operation was rejected")
             return
         if not blocks_left(result.document):

@@ -3,7 +3,7 @@
 A model is stale iff a memory in its resolved scope (tags with the strict variant of its match mode, fact types)
 was written after its watermark, or a memory its document cites was deleted or left the scope it reads (beyond
 the reference, which documents deletions as invisible), or facts a delta refresh was given could not be placed and
-are carried over to the next one (issue 14: a fact the model was given is never silently dropped). The watermark
+are carried over to the next one (a fact the model was given is never silently dropped). The watermark
 is ``last_memory_seen_at`` or, before the first refresh, ``last_refreshed_at`` (set to ``created_at`` at insert).
 Memories still awaiting consolidation count. A page of models is one SQL statement (``Store.staleness_reads``),
 plus one memory read only when a memory it cites was written since a watermark (to judge whether it left the

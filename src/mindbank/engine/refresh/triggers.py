@@ -1,9 +1,9 @@
 """Automatic refresh timing: when a cron is due, how long a failing model backs off, when its breaker is open,
 when to park inside the minimum interval.
 
-Spec: "Automatic Refresh", "Rate-limiting automatic refreshes"; reference facts §4.4, §4.5; issue 14 (the
-reference pauses after one failure until a success; mindbank backs off exponentially and opens a circuit breaker,
-so a transient outage heals by itself and a broken provider stops costing). Pure functions over model rows and a
+Spec: "Automatic Refresh", "Rate-limiting automatic refreshes"; reference facts §4.4, §4.5; beyond them (the
+reference pauses after one failure until a success), mindbank backs off exponentially and opens a circuit breaker,
+so a transient outage heals by itself and a broken provider stops costing. Pure functions over model rows and a
 clock; the service's policy (``service/governance.py``) submits, refuses and parks.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from croniter import croniter
+from croniter import croniter  # type: ignore[import-untyped]  # croniter ships no type hints
 
 from mindbank.domain.governance import RefreshState
 from mindbank.domain.records import MentalModel
@@ -30,9 +30,9 @@ def cron_due(model: MentalModel, now: datetime) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Backoff:
-    """How automatic refreshes of a failing model wait (issue 14): ``base_seconds`` after the first recorded failure,
-    doubling per further consecutive failure up to ``max_seconds``; at ``breaker_failures`` consecutive failures
-    they stop (0: never) until a manual refresh succeeds or the model is cleared."""
+    """How automatic refreshes of a failing model wait (beyond the reference): ``base_seconds`` after the first
+    recorded failure, doubling per further consecutive failure up to ``max_seconds``; at ``breaker_failures``
+    consecutive failures they stop (0: never) until a manual refresh succeeds or the model is cleared."""
 
     base_seconds: float = 300.0
     max_seconds: float = 21600.0
@@ -66,7 +66,8 @@ def next_fire(expression: str | None, now: datetime) -> datetime | None:
     "next refresh at" (a cron refresh still runs only if the model is stale then)."""
     if not expression:
         return None
-    return croniter(expression, now).get_next(datetime)  # type: ignore[no-any-return]
+    fires: datetime = croniter(expression, now).get_next(datetime)
+    return fires
 
 
 def park_until(model: MentalModel, interval_seconds: int | float, now: datetime) -> datetime | None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 import numpy as np
 
@@ -67,6 +68,13 @@ def intro_line(source_query: str) -> str:
     return f"What the memories say about: {' '.join(source_query.split())}"
 
 
+def _dated(cand: Candidate) -> datetime:
+    """When a fact an update matched happened: the update rule holds only between dated facts, so never None."""
+    when = cand.when
+    assert when is not None
+    return when
+
+
 @dataclass(slots=True)
 class Section:
     """A section being written: its heading and blocks."""
@@ -76,7 +84,7 @@ class Section:
 
     @property
     def weight(self) -> float:
-        """The sum of its facts' salience (issue 13: sections ordered by weight)."""
+        """The sum of its facts' salience (sections are ordered by weight, heaviest first)."""
         return sum(m.quote.salience for u in self.units for m in u.members)
 
 
@@ -106,7 +114,7 @@ class Pool:
             chain.append(current)
         older = [j for j in self._near(current, RELATED_COSINE) if j not in chain
                  and updates(self.cands[current], self.cands[j], float(self.sims[current, j]))]  # fmt: skip
-        earlier = sorted(set(chain[:-1]) | set(older), key=lambda j: self.cands[j].when, reverse=True)
+        earlier = sorted(set(chain[:-1]) | set(older), key=lambda j: _dated(self.cands[j]), reverse=True)
         taken = {current, *earlier}
         same = [j for j in self._near(current, REPEAT_COSINE) if j not in taken
                 and repeats(self.cands[current], self.cands[j], float(self.sims[current, j]))]  # fmt: skip

@@ -1,6 +1,6 @@
 """The extractive delta editor: fold the facts written since the last refresh into a briefing with typed operations.
 
-A delta refresh never rewrites what it does not have to (issue 13, "Delta"):
+A delta refresh never rewrites what it does not have to:
 
 * a cited memory edited since is requoted in its block (``replace_block``), nothing else of the block changes;
 * each new quotable fact (``salience.quote``; grouped into blocks like a full refresh's, ``compose.Pool``) is
@@ -119,7 +119,8 @@ def requote_edited(
     used: list[str] = []
     found = {c.id: c for c in candidates(cited, (read or ScopeRead()).vectors)}
     for hit in cited:
-        cand = found.get(hit.memory.id) or Candidate(hit, _fallback_quote(hit.memory.text), np.zeros(1), 0.0)
+        unplaced = np.zeros(1, dtype=np.float32)  # no stored vector: a zero vector is near nothing
+        cand = found.get(hit.memory.id) or Candidate(hit, _fallback_quote(hit.memory.text), unplaced, 0.0)
         for section in document.sections:
             for block in section.blocks:
                 if not block.memory_ids or block.memory_ids[0] != hit.memory.id:
@@ -244,7 +245,7 @@ def plan_delta_operations(
     if fresh:
         _fold(document, placed, fresh, edit, read, lexical)
     _evict(document, placed, edit, max_tokens, by_relevance=narrow)
-    requoted = [i for i in used if i not in edit.used]
+    requoted_only = [i for i in used if i not in edit.used]
     if left_out is not None:
         quoted = {*used, *edit.used}
         quotable = {c.id for c in every}
@@ -252,7 +253,7 @@ def plan_delta_operations(
             i = hit.memory.id
             if i not in quoted:
                 left_out[i] = reasons.get(i) or edit.reasons.get(i) or (NOT_TAKEN if i in quotable else NOT_QUOTABLE)
-    return _operations(document, placed, edit, operations), [*requoted, *edit.used]
+    return _operations(document, placed, edit, operations), [*requoted_only, *edit.used]
 
 
 def _fold(
@@ -336,7 +337,7 @@ def _evict(
     total = count_tokens(render_markdown(document))
     for p in placed:
         total += count_tokens(p.text) - count_tokens(p.block.text)
-    items: list[tuple[tuple[float, float], str, object]] = []
+    items: list[tuple[tuple[float, float], str, Placed | tuple[str, Unit]]] = []
     for p in placed:
         if not p.keep:
             items.append((key(p.worth, p.current), "old", p))
@@ -355,8 +356,8 @@ def _evict(
         if total <= max_tokens and blocks <= MAX_BLOCKS:
             break
         if kind == "old":
-            p = item  # type: ignore[assignment]
-            assert isinstance(p, Placed)
+            assert isinstance(item, Placed)
+            p = item
             total -= count_tokens(p.text) + BLOCK_SEPARATOR
             sizes[p.section_id] -= 1
             if sizes[p.section_id] == 0:
@@ -365,12 +366,14 @@ def _evict(
             edit.removed.add(p.block.id)
             edit.replaced.pop(p.block.id, None)
         elif kind == "appended":
-            section_id, unit = item  # type: ignore[misc]
+            assert not isinstance(item, Placed)
+            section_id, unit = item
             edit.reasons.update((m.id, EVICTED) for m in unit.members)
             total -= count_tokens(render_unit(unit)) + BLOCK_SEPARATOR
             edit.appended = [a for a in edit.appended if a[1] is not unit]
         else:
-            heading, unit = item  # type: ignore[misc]
+            assert not isinstance(item, Placed)
+            heading, unit = item
             edit.reasons.update((m.id, EVICTED) for m in unit.members)
             total -= count_tokens(render_unit(unit)) + BLOCK_SEPARATOR
             edit.added = [(h, [u for u in us if u is not unit]) for h, us in edit.added]

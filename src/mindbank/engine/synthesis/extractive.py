@@ -11,7 +11,7 @@ from mindbank.domain.document import StructuredDocument, count_tokens, render_ma
 from mindbank.domain.records import ScoredMemory
 from mindbank.engine.synthesis.compose import compose_briefing
 from mindbank.engine.synthesis.delta import plan_delta_operations
-from mindbank.engine.synthesis.port import ScopeRead, StructuredOutputUnsupported, Synthesis
+from mindbank.engine.synthesis.port import Capabilities, StructuredOutputUnsupported, Synthesis, SynthesisInputs
 
 
 @lru_cache(maxsize=65536)
@@ -29,25 +29,19 @@ class ExtractiveSynthesizer:
     operations (delta).
 
     It reads its whole scope (``reads_scope``: the pipeline hands it every in-scope fact of the window, bounded,
-    with their stored vectors), quotes facts verbatim and never reads source chunks (``reads_chunks`` is not set),
-    so a refresh fetches none for it whatever ``include_chunks`` says; it cannot fill a ``response_schema``
-    (``extracts_structured``)."""
-
-    extracts_structured = False
-    reads_scope = True
+    with their stored vectors), quotes facts verbatim and never reads source chunks (no ``reads_chunks``), so a
+    refresh fetches none for it whatever ``include_chunks`` says; it follows no written guidance (no
+    ``reads_directives``: it cannot) and cannot fill a ``response_schema`` (no ``extracts_structured``)."""
 
     name = "extractive"
+    capabilities = Capabilities(reads_scope=True)
 
-    def compose(
-        self,
-        *,
-        name: str,
-        source_query: str,
-        facts: Sequence[ScoredMemory],
-        max_tokens: int,
-        read: ScopeRead | None = None,
-    ) -> Synthesis:
-        briefing = compose_briefing(source_query=source_query, hits=facts, max_tokens=max_tokens, read=read)
+    def compose(self, inputs: SynthesisInputs) -> Synthesis:
+        """The briefing of ``inputs.facts`` (``compose.py``), within ``inputs.max_tokens``."""
+        source_query, facts = inputs.source_query, inputs.facts
+        briefing = compose_briefing(
+            source_query=source_query, hits=facts, max_tokens=inputs.max_tokens, read=inputs.read
+        )
         read_tokens = count_tokens(source_query) + _facts_tokens(facts)
         return Synthesis(
             markdown=briefing.markdown,
@@ -57,18 +51,18 @@ class ExtractiveSynthesizer:
             left_out=briefing.left_out,
         )
 
-    def edit(
-        self,
-        *,
-        source_query: str,
-        document: StructuredDocument,
-        facts: Sequence[ScoredMemory],
-        max_tokens: int,
-        read: ScopeRead | None = None,
-    ) -> Synthesis:
+    def edit(self, document: StructuredDocument, inputs: SynthesisInputs) -> Synthesis:
+        """The update / repeat / append / evict operations folding ``inputs.facts`` into ``document``
+        (``delta.py``)."""
+        source_query, facts = inputs.source_query, inputs.facts
         left_out: dict[str, str] = {}
         operations, used = plan_delta_operations(
-            document, facts, max_tokens=max_tokens, read=read, source_query=source_query, left_out=left_out
+            document,
+            facts,
+            max_tokens=inputs.max_tokens,
+            read=inputs.read,
+            source_query=source_query,
+            left_out=left_out,
         )
         # what the extractive editor reads: the new facts and the document (its blocks' quotes, counts, citations)
         read_tokens = count_tokens(source_query) + _facts_tokens(facts) + count_tokens(render_markdown(document))

@@ -9,7 +9,7 @@
 * ``edit`` (delta refresh) asks for delta operations as JSON-schema output (reference facts §4.9). A reply that is
   not JSON, does not fit the operation shapes, or has a block citing no memory gets ONE re-ask quoting the
   rejections, then the refresh fails with ``delta_ops_failed``. Operations naming unknown sections/blocks get ONE
-  repair re-ask listing every valid section and block id (issue 14); what is still rejected after it is dropped by
+  repair re-ask listing every valid section and block id; what is still rejected after it is dropped by
   ``apply_operations`` with reasons, and the pipeline carries its facts over. An edit that would take the document
   over ``max_tokens`` gets one re-ask to shorten (the pipeline trims whatever is still over). Each operation's
   block texts carry their memory ids as citations (new facts, or ids the edited block already cited).
@@ -47,10 +47,10 @@ from mindbank.domain.document import (
     render_markdown,
 )
 from mindbank.domain.document.curation import has_fixed, is_fixed
-from mindbank.domain.records import FACT_TYPES, ScoredMemory, SourceChunk
+from mindbank.domain.records import FACT_TYPES
 from mindbank.engine.reflect.agent import block_text, run_agent
 from mindbank.engine.reflect.tools import ReflectScope, ReflectTools, ToolExecutionError, chunk_view, memory_view
-from mindbank.engine.synthesis.port import Synthesis, SynthesisError, SynthesisScope
+from mindbank.engine.synthesis.port import Capabilities, Synthesis, SynthesisError, SynthesisInputs, SynthesisScope
 from mindbank.engine.synthesis.structured import StructuredOutputError, extract_structured, schema_problems
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.providers.llm.base import (
@@ -167,7 +167,7 @@ def parse_delta_reply(payload: Any, allowed: Container[str]) -> tuple[list[Opera
             if key == "text":
                 value, ids = block_text({"text": value, "memory_ids": raw.get("memory_ids") or []}, allowed)
                 cited.extend(ids)
-                if value and not ids:  # every block rests on a memory (issue 14)
+                if value and not ids:  # every block rests on a memory: an uncited one is refused
                     problems.append(f"operations[{i}] ({name}): the block cites no memory; give its memory_ids")
             elif key == "blocks":
                 texts = []
@@ -270,8 +270,12 @@ class _DeltaExchange:
 
 
 def _op_citations(op: Operation) -> list[str]:
-    texts = [op.text] if isinstance(getattr(op, "text", None), str) else []
-    texts += list(getattr(op, "blocks", ()) or ())
+    """The memory ids the text an operation writes cites (none for removals and renames)."""
+    texts: Sequence[str] = ()
+    if isinstance(op, AppendBlock | InsertBlock | ReplaceBlock):
+        texts = (op.text,)
+    elif isinstance(op, AddSection | ReplaceSectionBlocks):
+        texts = op.blocks
     return [i for t in texts for i in cited_memory_ids(t)]
 
 
@@ -302,43 +306,33 @@ class LLMSynthesizer:
     """The Synthesizer port over an :class:`~mindbank.providers.llm.base.LLM` (module docstring)."""
 
     name = "llm"
-    retrieves = True  # compose() runs its own tools: the refresh pipeline hands it a SynthesisScope
-    reads_chunks = True  # the facts' source chunks go into the prompt beside them (trigger include_chunks)
-    reads_directives = True  # the bank's mission and directives go into the prompts (``guidance``)
-    extracts_structured = True
+    # compose() runs its own tools (a SynthesisScope), the facts' source chunks go into the prompt beside them
+    # (trigger include_chunks), and so do the bank's mission and directives (guidance)
+    capabilities = Capabilities(retrieves=True, reads_chunks=True, reads_directives=True, extracts_structured=True)
 
     def __init__(self, llm: LLM, *, store: Store, embedder: Embedder) -> None:
         self.llm = llm
         self.store = store
         self.embedder = embedder
 
-    def compose(
-        self,
-        *,
-        name: str,
-        source_query: str,
-        facts: Sequence[ScoredMemory],
-        max_tokens: int,
-        scope: SynthesisScope | None = None,
-        chunks: Sequence[SourceChunk] = (),
-        guidance: str = "",
-    ) -> Synthesis:
-        """Full mode: the agent writes the document (see module docstring), following ``guidance`` (the bank's
-        mission and directives). Raises ``SynthesisError`` with reason ``no_answer`` (no valid ``done``, or a
-        permanent provider error) or ``retrieval_failed`` (a tool failed)."""
+    def compose(self, inputs: SynthesisInputs) -> Synthesis:
+        """Full mode: the agent writes the document (see module docstring), following ``inputs.guidance`` (the
+        bank's mission and directives). Raises ``SynthesisError`` with reason ``no_answer`` (no valid ``done``, or
+        a permanent provider error) or ``retrieval_failed`` (a tool failed)."""
+        scope, facts = inputs.scope, inputs.facts
         tools = ReflectTools(self.store, self.embedder, self._reflect_scope(scope))
         try:
             outcome = run_agent(
                 self.llm,
                 tools,
-                query=source_query,
-                budget=(scope.budget if scope else "mid"),  # type: ignore[arg-type]
-                max_tokens=max_tokens,
+                query=inputs.source_query,
+                budget=(scope.budget if scope else "mid"),  # type: ignore[arg-type]  # low/mid/high: checked when saved
+                max_tokens=inputs.max_tokens,
                 mode="document",
-                name=name,
+                name=inputs.name,
                 seed=facts,
-                seed_chunks=chunks,
-                guidance=guidance,
+                seed_chunks=inputs.chunks,
+                guidance=inputs.guidance,
             )
         except LLMTransientError:
             raise
@@ -378,18 +372,12 @@ class LLMSynthesizer:
             recall_candidates=scope.recall_candidates,
         )
 
-    def edit(
-        self,
-        *,
-        source_query: str,
-        document: StructuredDocument,
-        facts: Sequence[ScoredMemory],
-        max_tokens: int,
-        chunks: Sequence[SourceChunk] = (),
-        guidance: str = "",
-    ) -> Synthesis:
-        """Delta mode: operations folding ``facts`` into ``document`` (module docstring), following ``guidance``.
-        Raises ``SynthesisError("delta_ops_failed")`` after one refused re-ask or on a permanent provider error."""
+    def edit(self, document: StructuredDocument, inputs: SynthesisInputs) -> Synthesis:
+        """Delta mode: operations folding ``inputs.facts`` into ``document`` (module docstring), following
+        ``inputs.guidance``. Raises ``SynthesisError("delta_ops_failed")`` after one refused re-ask or on a
+        permanent provider error."""
+        source_query, facts, max_tokens = inputs.source_query, inputs.facts, inputs.max_tokens
+        chunks, guidance = inputs.chunks, inputs.guidance
         if not facts:
             return Synthesis()  # nothing new: no call, the pipeline keeps the document
         allowed = {h.memory.id for h in facts} | set(document.memory_ids())
@@ -409,13 +397,13 @@ class LLMSynthesizer:
         ]
         exchange = _DeltaExchange(self.llm, messages, allowed, fresh={h.memory.id for h in facts})
         operations = exchange.ask("delta_ops")
-        # operations naming unknown sections or blocks get ONE re-ask listing the valid ids (issue 14); the facts
+        # operations naming unknown sections or blocks get ONE re-ask listing the valid ids; the facts
         # of those still rejected are carried over by the pipeline
         unknown = [s for s in apply_operations(document, operations).skipped if _names_unknown_target(s["reason"])]
         if unknown:
             exchange.reject(_unknown_targets_message(unknown, document))
             operations = exchange.ask("delta_ops_repair", fallback=operations)
-        # max_tokens is a hard cap (issue 14): an edit over it gets one re-ask to shorten; the pipeline trims after
+        # max_tokens is a hard cap: an edit over it gets one re-ask to shorten; the pipeline trims after
         tokens = count_tokens(render_markdown(apply_operations(document, operations).document))
         if tokens > max_tokens:
             exchange.reject(
@@ -432,4 +420,5 @@ class LLMSynthesizer:
             value, _ = extract_structured(self.llm, content=content, schema=schema)
         except StructuredOutputError as exc:
             raise SynthesisError("structured_output_failed", str(exc)) from exc
-        return value  # type: ignore[no-any-return]
+        extracted: dict[str, Any] = value  # schema_problems checked it against the (object) schema
+        return extracted

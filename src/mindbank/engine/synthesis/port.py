@@ -2,7 +2,8 @@
 
 The refresh pipeline (``engine/refresh/``) owns retrieval, snapshots, watermarks, fallbacks and persistence; a
 synthesizer only writes. ``synthesis/extractive.py`` is the offline engine (quotes and organises facts; no model);
-``synthesis/llm.py`` implements the same three methods with an LLM. Tests inject scripted synthesizers to drive every
+``synthesis/llm.py`` implements the same three methods with an LLM. Each declares its :class:`Capabilities`; every
+call gets one :class:`SynthesisInputs`. Tests inject scripted synthesizers (``mindbank.testing``) to drive every
 failure path.
 """
 
@@ -16,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mindbank.domain.document import Operation, StructuredDocument
-from mindbank.domain.records import MemoryUnit, ScoredMemory
+from mindbank.domain.records import MemoryUnit, ScoredMemory, SourceChunk
 from mindbank.domain.scope import MemoryFilter
 
 
@@ -56,7 +57,7 @@ class Synthesis:
 
 @dataclass(frozen=True, slots=True)
 class SynthesisScope:
-    """What a synthesizer that retrieves on its own may read during one full refresh (``retrieves = True``).
+    """What a synthesizer that retrieves on its own may read during one full refresh (``Capabilities.retrieves``).
 
     ``window`` is the model's scope with the refresh's snapshot bounds, so the agent's tools see exactly what the
     pipeline may read; ``budget`` is the trigger's (default mid); ``model_id`` is never its own source."""
@@ -74,9 +75,10 @@ class SynthesisScope:
 
 @dataclass(frozen=True, slots=True)
 class ScopeRead:
-    """What the pipeline hands a synthesizer that reads its whole scope (``reads_scope = True``), beside the facts.
+    """What the pipeline hands a synthesizer that reads its whole scope (``Capabilities.reads_scope``), beside the
+    facts.
 
-    ``facts`` are then every in-scope memory of the refresh's window (bounded: ``engine/refresh/runner.py``,
+    ``facts`` are then every in-scope memory of the refresh's window (bounded: ``engine/refresh/reading.py``,
     ``SCOPE_MAX_FACTS``), best match to the source query first. ``vectors``: the stored embeddings of those facts
     and of ``cited`` (unit float32 vectors, memory id -> vector). ``query_vector``: the source query embedded.
     ``embed``: the embedder (texts -> ``(n, d)`` unit vectors), for short texts such as heading candidates.
@@ -92,28 +94,66 @@ class ScopeRead:
     relevance: Mapping[str, float] = field(default_factory=dict)
 
 
-class Synthesizer(Protocol):
-    """Writes documents. ``name`` appears in ``reflect_response.engine``.
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a synthesizer reads beside the facts, and what it can do. The refresh pipeline decides what to fetch
+    and hand over from these flags alone (``engine/refresh/inputs.py``), so a synthesizer gets exactly the
+    :class:`SynthesisInputs` fields its flags name and the defaults for the rest.
 
-    A synthesizer that retrieves on its own declares a class attribute ``retrieves = True``; the pipeline then
-    passes ``scope=SynthesisScope(...)`` to :meth:`compose` (others are called without it). One that reads raw
-    source chunks declares ``reads_chunks = True`` and gets ``chunks=[SourceChunk, ...]`` (possibly empty: the
-    trigger's ``include_chunks`` may be off) in both :meth:`compose` and :meth:`edit`. One that reads its whole
-    scope (the extractive briefing) declares ``reads_scope = True``: its ``facts`` are then every in-scope memory
-    of the window (bounded), and both methods get ``read=ScopeRead(...)`` with their vectors. One that can never
-    fill a ``response_schema`` sets ``extracts_structured = False``, so a dry run can say so without trying.
-    """
+    ``retrieves``: runs its own retrieval while writing a full document (the LLM agent); gets ``scope``.
+    ``reads_chunks``: reads the raw source chunks of its facts (trigger ``include_chunks``); gets ``chunks``,
+    possibly empty. ``reads_scope``: reads its whole scope (the extractive briefing): its ``facts`` are every
+    in-scope memory of the refresh's window (bounded), and it gets ``read`` with their vectors.
+    ``reads_directives``: follows written guidance (the bank's mission, its active directives, the document's
+    fixed content); gets ``guidance``. ``extracts_structured``: can fill a trigger's ``response_schema``; when
+    False a dry run says a real refresh would fail without trying (spec "Structured Output")."""
+
+    retrieves: bool = False
+    reads_chunks: bool = False
+    reads_scope: bool = False
+    reads_directives: bool = False
+    extracts_structured: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SynthesisInputs:
+    """Everything one :meth:`Synthesizer.compose` or :meth:`Synthesizer.edit` call reads.
+
+    ``source_query``: the model's standing question. ``facts``: the facts to write from (full) or to fold in
+    (delta), best first. ``max_tokens``: the document's budget in tokens (a hard cap the pipeline enforces after).
+    ``name``: the model's name (full mode's heading; "" in delta). The rest are filled only for a synthesizer whose
+    :class:`Capabilities` ask for them: ``scope`` (``retrieves``, full mode only), ``chunks`` (``reads_chunks``),
+    ``read`` (``reads_scope``), ``guidance`` (``reads_directives``: prompt text, "" when the bank has none)."""
+
+    source_query: str
+    facts: Sequence[ScoredMemory]
+    max_tokens: int
+    name: str = ""
+    scope: SynthesisScope | None = None
+    chunks: Sequence[SourceChunk] = ()
+    read: ScopeRead | None = None
+    guidance: str = ""
+
+
+class Synthesizer(Protocol):
+    """Writes documents. ``name`` appears in ``reflect_response.engine``; ``capabilities`` says which inputs beyond
+    the facts it reads and whether it can fill a ``response_schema`` (:class:`Capabilities`)."""
 
     name: str
 
-    def compose(self, *, name: str, source_query: str, facts: Sequence[ScoredMemory], max_tokens: int) -> Synthesis:
-        """Full mode: a complete markdown answer citing facts as ``[mem:<id>]``; empty markdown = no answer."""
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this synthesizer reads and can do (constant for the life of the refresh that reads it)."""
         ...
 
-    def edit(
-        self, *, source_query: str, document: StructuredDocument, facts: Sequence[ScoredMemory], max_tokens: int
-    ) -> Synthesis:
-        """Delta mode: operations against ``document`` that fold in the new ``facts``."""
+    def compose(self, inputs: SynthesisInputs) -> Synthesis:
+        """Full mode: a complete markdown answer citing facts as ``[mem:<id>]``; empty markdown = no answer.
+        Raises :class:`SynthesisError` when it cannot write one."""
+        ...
+
+    def edit(self, document: StructuredDocument, inputs: SynthesisInputs) -> Synthesis:
+        """Delta mode: operations against ``document`` that fold in the new ``inputs.facts``. Raises
+        :class:`SynthesisError` (reason ``delta_ops_failed``) when it cannot."""
         ...
 
     def extract_structured(self, *, content: str, schema: dict[str, Any]) -> dict[str, Any]:

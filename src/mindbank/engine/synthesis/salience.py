@@ -2,7 +2,7 @@
 
 A briefing quotes at sentence level. A fact (usually one conversation turn) is split into sentences; each is
 scored by what it tells a reader who was not there, and only its informative sentences are quoted, never its
-questions. The rule follows issue 13 ("Salience"): a fact's worth is how much it says — self-disclosure, named
+questions. The rule: a fact's worth is how much it says — self-disclosure, named
 people and places, numbers, dates and times, events (started, finished, moved, adopted, lost, joined, won …) —
 minus what marks it as conversation glue: questions, reactions ("That's amazing!"), greetings, thanks and
 second-person small talk ("You'll be an awesome mom!"). Relevance to the standing question is added by the

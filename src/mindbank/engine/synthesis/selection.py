@@ -192,11 +192,14 @@ def matrix_of(cands: Sequence[Candidate]) -> Vector:
     """The candidates' vectors as one ``(n, d)`` matrix."""
     if not cands:
         return np.zeros((0, 1), dtype=np.float32)
-    return np.stack([c.vector for c in cands])
+    matrix: Vector = np.stack([c.vector for c in cands])
+    return matrix
 
 
 def _unit(rows: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    return rows / np.clip(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12, None)
+    """``rows`` scaled to unit length (a zero row stays zero)."""
+    unit: npt.NDArray[np.float64] = rows / np.clip(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12, None)
+    return unit
 
 
 def mmr_order(

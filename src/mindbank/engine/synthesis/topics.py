@@ -1,6 +1,6 @@
 """Topics: a briefing's sections are clusters of its facts, each titled by a key phrase drawn from its own facts.
 
-Clusters (issue 13, "Topics"). The blocks' facts (:func:`topic_vectors`: embeddings centred on their mean, beside
+The blocks' facts (:func:`topic_vectors`: embeddings centred on their mean, beside
 their words) are grouped by spherical k-means (cosine; k =
 ⌈√n⌉, at most :data:`MAX_SECTIONS`), seeded deterministically: the weightiest block first, then each time
 the block least similar to every seed so far (farthest-first, Gonzalez 1985), so a rerun on the same facts gives

@@ -5,7 +5,7 @@ of their stored embeddings and the words they share. They run on the facts thems
 full refresh, in a delta against the facts a document already cites, and whatever the store later records about
 repeats.
 
-**Update** (issue 13, "Updates"): the newer fact states the same attribute of the same subject with another
+**Update**: the newer fact states the same attribute of the same subject with another
 value — "Xavier lives in Paris." (January) then "Xavier moved to Berlin." (June); "my longest run is 12 km" then
 "I ran 14 km, my longest run yet". It is decided when the two are related (cosine ≥ :data:`RELATED_COSINE`), the
 newer one is strictly later, and either
@@ -40,7 +40,7 @@ beaten without saying so ("my longest run, 14 km", then "I ran 18 km yesterday")
 negation ("I don't run any more"), facts whose embeddings are far apart although they speak of
 one attribute, and languages other than English (the frames are English words). Those facts stay side by side.
 
-**Repeat** (issue 13, "Repeats"): the same statement in other words — cosine ≥ :data:`SAME_COSINE`, or cosine ≥
+**Repeat**: the same statement in other words — cosine ≥ :data:`SAME_COSINE`, or cosine ≥
 :data:`REPEAT_COSINE` with at least half of the shorter quote's content stems (and at least two) shared — that is
 not an update and states no other action or occasion: the event verbs (started, finished, moved …), numbers and
 time words of the two are the same ("the boat needs varnish" and "I finished varnishing the boat" are two
