@@ -85,6 +85,9 @@ def _parser() -> argparse.ArgumentParser:
         "--after", action="store_true", help="also: evidence retained after the model's refresh, gated and quoted?"
     )
     answers.add_argument("--only-after", action="store_true", help="run the --after part alone")
+    answers.add_argument(
+        "--pages", action="store_true", help="also: a knowledge page per question (default trigger, 2048 tokens)"
+    )
     answers.add_argument("--json", type=Path, default=None, help="report path (default bench/results/answers.json)")
 
     gate = sub.add_parser("gate-calibration", help="the relevance gate's precision/recall on a labelled LoCoMo set")
@@ -188,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "answers":
         from bench import answers
 
-        answers.run(args.paths, count=args.questions, after=args.after, only_after=args.only_after,
+        answers.run(args.paths, count=args.questions, after=args.after, only_after=args.only_after, pages=args.pages,
                     json_out=args.json)  # fmt: skip
     elif args.command == "freshness":
         from bench import freshness

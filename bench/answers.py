@@ -20,6 +20,11 @@ read back over HTTP.
 * Figures: hit rates over all questions (micro), per category, the median turns a document cites, and the refresh
   time (median and worst, seconds).
 
+**Knowledge pages** (``--pages``): for each question also a knowledge page (``POST /knowledge-base/pages``) with
+the question as ``source_query``, its default trigger (it reads observations only) and ``max_tokens`` 2048, the
+models' default; its document hit is scored like a model's, and the summary gives the pages' hit rate and its
+ratio to the models' (``pages_vs_models``).
+
 **Evidence arriving later** (``--after``): in another fresh bank per conversation, every turn except the sampled
 questions' evidence turns is retained; the same models are created with ``trigger`` ``{"mode": "delta",
 "refresh_after_consolidation": true, "keep_trace": true}`` (their first refresh is full); then the evidence turns
@@ -53,6 +58,7 @@ CATEGORIES = (1, 2, 3, 4)
 QUESTIONS = 30
 SEED = 7
 FIRST = 5
+PAGE_MAX_TOKENS = 2048  # the models' default max_tokens: pages compared at the same size
 RECALL_MAX_TOKENS = Settings().max_token_budget  # every result a recall can return: no cut before k turns
 
 Memories = dict[str, tuple[str | None, tuple[str, ...]]]
@@ -115,9 +121,11 @@ def _result_turns(results: Sequence[Any], memories: Memories) -> list[set[str]]:
 
 
 def answer_models(
-    conv: LocomoConversation, embedder: Embedder, count: int = QUESTIONS
+    conv: LocomoConversation, embedder: Embedder, count: int = QUESTIONS, pages: bool = False
 ) -> tuple[list[dict[str, Any]], list[float]]:
-    """One model per sampled question of ``conv``: each question's figures, and each first refresh's seconds."""
+    """One model per sampled question of ``conv``: each question's figures, and each first refresh's seconds.
+    ``pages``: also one knowledge page per question (``--pages``, module docstring): ``page_hit`` and
+    ``page_cited_turns`` in each row."""
     turns = {t.dia_id for s in conv.sessions for t in s.turns}
     rows: list[dict[str, Any]] = []
     times: list[float] = []
@@ -136,8 +144,23 @@ def answer_models(
             row = score_question(question, content, _result_turns(recalled, memories), memories, turns)
             row["conversation"] = conv.sample_id
             row["first_lines"] = content.splitlines()[:8]
+            if pages:
+                row |= _page_figures(client, question, number, memories, turns)
             rows.append(row)
     return rows, times
+
+
+def _page_figures(
+    client: Client, question: LocomoQuestion, number: int, memories: Memories, turns: set[str]
+) -> dict[str, Any]:
+    """A knowledge page for ``question`` at its default trigger and :data:`PAGE_MAX_TOKENS`: whether its body cites
+    an evidence turn (an observation counts for its sources) and how many turns it cites."""
+    created = client.create_knowledge_page(BANK, f"p{number}", question.question, max_tokens=PAGE_MAX_TOKENS)
+    if created.operation_id:
+        client.wait(BANK, created.operation_id, timeout=OP_TIMEOUT, poll_interval=0.02)
+    body = client.get_knowledge_page(BANK, created.page_id).body or ""
+    cited = cited_turns(body, memories)
+    return {"page_hit": bool(set(question.evidence) & turns & cited), "page_cited_turns": len(cited)}
 
 
 def evidence_after(conv: LocomoConversation, embedder: Embedder, count: int = QUESTIONS) -> list[dict[str, Any]]:
@@ -204,6 +227,12 @@ def summarise(rows: Sequence[dict[str, Any]], times: Sequence[float]) -> dict[st
         }
 
     out = figures(rows)
+    paged = [r for r in rows if "page_hit" in r]
+    if paged:
+        out["pages_document"] = _rate(paged, "page_hit")
+        out["pages_median_cited_turns"] = statistics.median(r["page_cited_turns"] for r in paged)
+        models = _rate(paged, "doc_hit")
+        out["pages_vs_models"] = round(out["pages_document"] / models, 3) if models else None
     out["per_category"] = {c: figures([r for r in rows if r["category"] == c]) for c in CATEGORIES}
     out["refresh_median_s"] = round(statistics.median(times), 3) if times else None
     out["refresh_max_s"] = round(max(times), 3) if times else None
@@ -216,11 +245,12 @@ def run(
     count: int = QUESTIONS,
     after: bool = False,
     only_after: bool = False,
+    pages: bool = False,
     json_out: Path | None = None,
     console: Console | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark on ``paths`` and write ``bench/results/answers.json`` (or ``json_out``); ``only_after``:
-    the ``--after`` part alone."""
+    the ``--after`` part alone; ``pages``: also a knowledge page per question (``--pages``)."""
     console = console or Console(width=140)
     embedder, _ = load_embedder()
     rows: list[dict[str, Any]] = []
@@ -229,7 +259,7 @@ def run(
     for path in [] if only_after else paths:
         conv = load_locomo(path)
         started = time.perf_counter()
-        found, spent = answer_models(conv, embedder, count)
+        found, spent = answer_models(conv, embedder, count, pages)
         rows.extend(found)
         times.extend(spent)
         part = summarise(found, spent)
@@ -253,6 +283,12 @@ def run(
     if rows:
         console.print(table)
         console.print(f"refresh: median {summary['refresh_median_s']} s, max {summary['refresh_max_s']} s")
+        if "pages_document" in summary:
+            console.print(
+                f"knowledge pages (default trigger, {PAGE_MAX_TOKENS} tokens): document {summary['pages_document']:.3f}"
+                f" = {summary['pages_vs_models']} x the models' {summary['document']:.3f}; median cited "
+                f"{summary['pages_median_cited_turns']}"
+            )
     report = {
         "benchmark": "answers",
         "command": command_line(),

@@ -50,6 +50,21 @@ def test_small_talk_never_becomes_an_observation(served: Callable[..., Served]) 
     assert obs.occurred_start == DAY0 + timedelta(days=5) and obs.proof_count == 1 and obs.tags == ("user:eve",)
 
 
+def test_requests_and_lost_referents_form_no_observation(served: Callable[..., Served]) -> None:
+    s = served()
+    retain(s, "Tomas: Send me pictures of the kitchen, and I'll send you pictures of Porto in return.",
+           "Priya: Let me know how the pottery market goes next Saturday.",
+           "Priya: Perfectly. Beatriz taught me that one early, she says I'll need it for all the toasts.",
+           "Priya: Not yet. She's cutting my mileage for two weeks because of my sore shin.",
+           "Priya: My physio found the problem with my shin. She's cutting my mileage for two weeks.")  # fmt: skip
+    s.mb.run_pending()
+    assert s.mb.bank_stats("b")["pending_consolidation"] == 0
+    # only the pronoun whose antecedent is in its own turn forms one, and states it with that antecedent
+    assert [o.text for o in stored(s)] == [
+        "Priya: My physio found the problem with my shin. She's cutting my mileage for two weeks."
+    ]
+
+
 def test_paraphrases_merge_into_one_observation_with_proof_and_last_mention(served: Callable[..., Served]) -> None:
     s = served()
     ids = retain(s, "Maya: I adopted a rescue cat called Miso last spring.",

@@ -142,3 +142,21 @@ def test_delta_admits_a_new_fact_at_the_looser_bar_and_says_why_it_leaves_one_ou
     )  # fmt: skip
     assert used == ["d0"] and operations
     assert left_out == {"d1": f"below the relevance floor {DELTA_FLOOR:.2f} (relevance {DELTA_FLOOR / 2:.2f})"}
+
+
+def test_a_full_delta_on_a_narrow_question_drops_the_least_relevant_blocks_first(embedder: MiniLMEmbedder) -> None:
+    hits, scores = scope(other_score=0.5)  # the other topics pass the floor here: the document is full of them
+    first = compose_briefing(source_query=QUESTION, hits=hits, max_tokens=2048,
+                             read=read_for(embedder, QUESTION, hits, scores))  # fmt: skip
+    document = parse_markdown(first.markdown)
+    cited = [h for h in hits if h.memory.id in set(first.cited)]
+    budget = len(first.markdown) // 4 + 8  # about as many tokens as the document holds: no room for another block
+    # a short fact that answers, against long, specific facts about other things already quoted
+    answer = ScoredMemory(memory("d0", "Jolene: Susie the cat had her shots at the vet.", 70), 0)
+    scores |= {"d0": 0.95}
+    left_out: dict[str, str] = {}
+    _, used = plan_delta_operations(
+        document, [answer], max_tokens=budget, source_query=QUESTION, left_out=left_out,
+        read=read_for(embedder, QUESTION, [answer], scores, cited=cited),
+    )  # fmt: skip
+    assert used == ["d0"] and not left_out

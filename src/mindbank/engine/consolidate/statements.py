@@ -60,10 +60,20 @@ def _specific(text: str) -> bool:
 
 
 def _fuller(fact_text: str) -> str:
-    """Every sentence of a fact that is neither a question nor scored below zero (glue), with any photo
-    description, verbatim and in order: what a short quotable statement says together with its turn."""
-    sentences = split_sentences(strip_speaker(fact_text))
-    kept = [s for s in sentences if (c := score_sentence(s)).score >= 0 and not c.question and c.plain_words]
+    """Every sentence of a fact that is neither a question, a request nor scored below zero (glue), with any photo
+    description, verbatim and in order: what a short quotable statement says together with its turn. A sentence
+    whose pronoun has lost its referent (``referents.py``) comes only right after the statement that may name it
+    ("Congrats on your degree, John! It must have been quite the adventure." keeps neither as a statement)."""
+    kept: list[str] = []
+    previous = None
+    for sentence in split_sentences(strip_speaker(fact_text)):
+        scored = score_sentence(sentence)
+        plain = scored.score >= 0 and not scored.question and not scored.request and scored.plain_words > 0
+        if plain and (not scored.referring or (previous is not None and previous.antecedent and kept)):
+            kept.append(sentence)
+            previous = scored
+        else:
+            previous = None
     return " ".join(kept)
 
 

@@ -39,6 +39,7 @@ from mindbank.engine.synthesis.answer import (
     linked,
 )
 from mindbank.engine.synthesis.answer import floor as relevance_floor
+from mindbank.engine.synthesis.attribution import about_others
 from mindbank.engine.synthesis.blocks import Unit, render_unit
 from mindbank.engine.synthesis.port import ScopeRead
 from mindbank.engine.synthesis.salience import quote
@@ -254,17 +255,24 @@ OBSERVATION = "an observation: its source facts are quoted or left out in its pl
 
 
 def left_out_reasons(
-    hits: Sequence[ScoredMemory], cited: Sequence[str], quotable: set[str], below: Mapping[str, tuple[float, float]]
+    hits: Sequence[ScoredMemory],
+    cited: Sequence[str],
+    quotable: set[str],
+    below: Mapping[str, tuple[float, float]],
+    others: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """Why each fact of ``hits`` that a briefing does not cite is left out: below the relevance floor (``below``:
-    id -> (its relevance, the floor)), not quotable, or not taken by selection."""
+    """Why each fact of ``hits`` that a briefing does not cite is left out: about another person than the question
+    asks about (``others``: id -> reason), below the relevance floor (``below``: id -> (its relevance, the
+    floor)), not quotable, or not taken by selection."""
     taken = set(cited)
     out: dict[str, str] = {}
     for hit in hits:
         memory_id = hit.memory.id
         if memory_id in taken:
             continue
-        if memory_id in below:
+        if others and memory_id in others:
+            out[memory_id] = others[memory_id]
+        elif memory_id in below:
             relevance, bar = below[memory_id]
             out[memory_id] = f"below the relevance floor {bar:.2f} (relevance {relevance:.2f})"
         elif memory_id not in quotable:
@@ -305,6 +313,8 @@ def compose_briefing(
     read = read or ScopeRead()
     cands = candidates(hits, read.vectors, read.query_vector, read.relevance)
     quotable = {c.id for c in cands}
+    # a question about one speaker is not answered by what another says about their own life (attribution.py)
+    cands, others = about_others(cands, source_query)
     below: dict[str, tuple[float, float]] = {}
     # a broad question is answered by the whole scope: no answer section, no floor, today's topic breadth
     answering = bool(read.relevance) and not ranked and not is_broad(source_query)
@@ -321,7 +331,7 @@ def compose_briefing(
         below = {c.id: (c.relevance, bar) for c in cands if c.relevance < bar and c.id not in top}
         cands = [c for c in cands if c.relevance >= bar or c.id in top]
     if not cands:
-        return Briefing("", [], left_out_reasons(hits, [], quotable, below))
+        return Briefing("", [], left_out_reasons(hits, [], quotable, below, others))
     pool = Pool(cands)
     intro = intro_line(source_query)
     budget = max(1, max_tokens - count_tokens(intro) - BLOCK_SEPARATOR)
@@ -342,7 +352,7 @@ def compose_briefing(
             first.pop()
         markdown, sections = _layout(source_query, intro, first, rest, read, banned)
     cited = [m.id for s in sections for u in s.units for m in u.members]
-    return Briefing(markdown, cited, left_out_reasons(hits, cited, quotable, below))
+    return Briefing(markdown, cited, left_out_reasons(hits, cited, quotable, below, others))
 
 
 def _layout(

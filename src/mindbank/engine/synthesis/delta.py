@@ -47,6 +47,7 @@ from mindbank.domain.document import (
 from mindbank.domain.records import ScoredMemory
 from mindbank.domain.text import strip_speaker
 from mindbank.engine.synthesis.answer import DELTA_FLOOR, is_broad, linked
+from mindbank.engine.synthesis.attribution import about_others
 from mindbank.engine.synthesis.blocks import MENTION_WEIGHT, Unit, add_repeats, day, read_block, render_unit
 from mindbank.engine.synthesis.compose import (
     BLOCK_SEPARATOR,
@@ -225,8 +226,10 @@ def plan_delta_operations(
     every = candidates([*old_hits, *new_hits], None if lexical else read.vectors, read.query_vector, read.relevance)
     known = {c.id: c for c in every if c.id in cited}
     fresh = [c for c in every if c.id not in cited]
-    reasons: dict[str, str] = {}
-    if read.relevance and source_query and not is_broad(source_query):
+    # a question about one speaker is not answered by what another says about their own life (attribution.py)
+    fresh, reasons = about_others(fresh, source_query, list(known.values())) if source_query else (fresh, {})
+    narrow = bool(read.relevance) and bool(source_query) and not is_broad(source_query)
+    if narrow:
         speakers = speaker_names([c.hit.memory.text for c in every])
         fresh = linked(fresh, list(known.values()), speakers)
         for c in fresh:
@@ -241,7 +244,7 @@ def plan_delta_operations(
     edit = Edit()
     if fresh:
         _fold(document, placed, fresh, edit, read, lexical)
-    _evict(document, placed, edit, max_tokens)
+    _evict(document, placed, edit, max_tokens, by_relevance=narrow)
     requoted_only = [i for i in used if i not in edit.used]
     if left_out is not None:
         quoted = {*used, *edit.used}
@@ -320,25 +323,33 @@ def _fold(
             edit.added.append((section.heading, section.units))
 
 
-def _evict(document: StructuredDocument, placed: list[Placed], edit: Edit, max_tokens: int) -> None:
-    """Drop the least worthy blocks, old or new, until the document fits ``max_tokens`` and ``MAX_BLOCKS``."""
+def _evict(
+    document: StructuredDocument, placed: list[Placed], edit: Edit, max_tokens: int, *, by_relevance: bool = False
+) -> None:
+    """Drop the least worthy blocks, old or new, until the document fits ``max_tokens`` and ``MAX_BLOCKS``.
+    ``by_relevance`` (a narrow question): the least relevant go first, worth breaking ties — a document answering
+    one question keeps what answers it, however much more a fact about something else says."""
+
+    def key(worth: float, current: Candidate | None) -> tuple[float, float]:
+        return ((current.relevance if current is not None else 0.0) if by_relevance else 0.0, worth)
+
     sizes = {s.id: len(s.blocks) for s in document.sections}
     total = count_tokens(render_markdown(document))
     for p in placed:
         total += count_tokens(p.text) - count_tokens(p.block.text)
-    items: list[tuple[float, str, Placed | tuple[str, Unit]]] = []
+    items: list[tuple[tuple[float, float], str, Placed | tuple[str, Unit]]] = []
     for p in placed:
         if not p.keep:
-            items.append((p.worth, "old", p))
+            items.append((key(p.worth, p.current), "old", p))
     for section_id, unit in edit.appended:
         total += count_tokens(render_unit(unit)) + BLOCK_SEPARATOR
         sizes[section_id] = sizes.get(section_id, 0) + 1
-        items.append((unit.worth, "appended", (section_id, unit)))
+        items.append((key(unit.worth, unit.current), "appended", (section_id, unit)))
     for heading, units in edit.added:
         total += count_tokens(f"## {heading}") + BLOCK_SEPARATOR
         for unit in units:
             total += count_tokens(render_unit(unit)) + BLOCK_SEPARATOR
-            items.append((unit.worth, "added", (heading, unit)))
+            items.append((key(unit.worth, unit.current), "added", (heading, unit)))
     blocks = len(placed) + len(edit.appended) + sum(len(u) for _, u in edit.added)
     items.sort(key=lambda item: item[0])
     for _, kind, item in items:

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from mindbank.domain.text import STOPWORDS, strip_speaker
+from mindbank.engine.synthesis.referents import is_request, needs_referent, resolve
 
 SENTENCE_BAR = 1.0
 MIN_SENTENCE_WORDS = 3
@@ -118,11 +119,25 @@ class SentenceScore:
     question: bool
     glue: bool
     plain_words: int = 0  # words that are not stopwords, the opener included
+    request: bool = False  # an imperative to the listener ("Send me pictures …"): never quoted
+    referring: bool = False  # its subject is a pronoun standing for something it does not name (``referents.py``)
 
     @property
     def quotable(self) -> bool:
-        """Whether a briefing may quote this sentence."""
-        return not self.question and self.score >= SENTENCE_BAR and self.content_words >= MIN_SENTENCE_WORDS
+        """Whether a briefing may quote this sentence (a referring one only with its antecedent: :func:`quote`)."""
+        return (
+            not self.question
+            and not self.request
+            and self.score >= SENTENCE_BAR
+            and self.content_words >= MIN_SENTENCE_WORDS
+        )
+
+    @property
+    def antecedent(self) -> bool:
+        """Whether this sentence may name what a following pronoun refers to: a statement (not a question, request
+        or glue) of at least two words that are not stopwords ("My physio found the problem.", not "Not yet." nor
+        "Congrats on finishing your degree!")."""
+        return not self.question and not self.request and not self.glue and self.score >= 0 and self.plain_words >= 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +229,10 @@ def score_sentence(sentence: str) -> SentenceScore:
         glue = 0.75  # "Hey Caroline, since we last chatted, …": framed as talk to the other person
     if _IDIOM.search(sentence):
         glue = max(glue, 2.0)
-    return SentenceScore(sentence, score - glue, len(words), question, glue > 0, len(plain))
+    rest = " ".join(tokens)
+    return SentenceScore(
+        sentence, score - glue, len(words), question, glue > 0, len(plain), is_request(rest), needs_referent(rest)
+    )
 
 
 @lru_cache(maxsize=65536)
@@ -232,6 +250,13 @@ def quote(fact_text: str) -> Quote | None:
     kept = [i for i in kept if scored[i].score >= RELATIVE_BAR * best]
     if not any(i in spoken for i in kept):  # the description outscored every sentence: the best one stands beside it
         kept = sorted([max(spoken, key=lambda i: scored[i].score), *kept])
+    # a pronoun subject comes with the sentence that names what it stands for, or beside the photo, or not at all
+    photo = max((i for i, s in enumerate(sentences) if _ANNOTATION.match(s)), default=-1)
+    kept = resolve(kept, [s.referring for s in scored], [s.antecedent for s in scored], photo)
+    spoken = [i for i in kept if not _ANNOTATION.match(sentences[i])]
+    if not spoken:
+        return None
+    best = max(scored[i].score for i in kept)
     parts: list[str] = []
     for position, i in enumerate(kept):
         if position and i != kept[position - 1] + 1:
@@ -239,7 +264,7 @@ def quote(fact_text: str) -> Quote | None:
         parts.append(sentences[i])
     text = " ".join(parts)
     words = sum(scored[i].plain_words for i in kept)
-    salience = best + EXTRA_SENTENCE_SHARE * (sum(scored[i].score for i in kept) - best)
+    salience = best + EXTRA_SENTENCE_SHARE * (sum(max(scored[i].score, 0.0) for i in kept) - best)
     return Quote(text, salience, words)
 
 
@@ -252,7 +277,8 @@ def plain_quote(fact_text: str) -> Quote | None:
     scored = [score_sentence(s) for s in sentences]
     plain = [
         i for i, s in enumerate(scored)
-        if not s.question and s.score >= 0 and s.plain_words >= 1 and not _ANNOTATION.match(sentences[i])
+        if not s.question and not s.request and not s.referring and s.score >= 0 and s.plain_words >= 1
+        and not _ANNOTATION.match(sentences[i])
     ]  # fmt: skip
     if not plain:
         return None
