@@ -15,7 +15,7 @@ from typing import Any
 
 from mindbank.config import Settings
 from mindbank.providers.embeddings.base import Embedder
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 

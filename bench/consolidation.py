@@ -46,7 +46,7 @@ from mindbank.engine.consolidate.rounds import consolidate_round
 from mindbank.importers import load_locomo, locomo_items
 from mindbank.importers.locomo import LocomoConversation
 from mindbank.providers.embeddings.base import Embedder
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 BANK = "consolidation-bench"
 LABELS = Path(__file__).resolve().parent / "data" / "consolidation_labels.json"

@@ -34,7 +34,7 @@ from mindbank.domain.records import RetainItem
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.providers.llm.base import ManagedLLM
 from mindbank.providers.llm.openai_provider import OpenAIProvider
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 from mindbank.store.open import open_store
 from mindbank.testing import FakeClock
 

@@ -24,7 +24,7 @@ from rich.table import Table
 from bench.common import RESULTS_DIR, command_line, load_embedder, machine_info, write_json
 from mindbank.config import Settings
 from mindbank.domain.records import RetainItem
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 BANK = "kb"
 SAMPLE = Path(__file__).resolve().parents[1] / "src" / "mindbank" / "data" / "sample_conversation.json"

@@ -31,7 +31,7 @@ from mindbank.engine.recall import FusionParams, RecallRequest, Retriever, recal
 from mindbank.engine.retain.extractive import prepare_documents
 from mindbank.importers import LocomoConversation, load_locomo, locomo_items
 from mindbank.providers.embeddings.base import Embedder
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 BANK = "locomo"
 ADVERSARIAL = 5

@@ -23,7 +23,7 @@ import numpy as np
 from bench.common import RESULTS_DIR, command_line, load_embedder, machine_info, temp_bank, write_json
 from mindbank.domain.records import Chunk, NewMemory, RetainItem
 from mindbank.domain.timeutil import utcnow
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 from mindbank.store.base import DocumentWrite
 
 

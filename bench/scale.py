@@ -30,7 +30,7 @@ from mindbank.domain.records import Chunk, NewMemory, RetainItem
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.timeutil import utcnow
 from mindbank.importers import load_locomo, locomo_items
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 from mindbank.store.base import DocumentWrite
 
 BANK = "scale"

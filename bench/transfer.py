@@ -26,7 +26,7 @@ from bench.scale import BANK, LOCOMO, _corpus, build_bank
 from mindbank.config import Settings
 from mindbank.engine.transfer.importer import ImportOptions
 from mindbank.engine.transfer.writer import ExportOptions
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 T = TypeVar("T")
 

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from mindbank.config import Settings
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.server import create_app, serve_in_thread
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 LOCOMO = SHARED / "data" / "locomo"

@@ -13,7 +13,7 @@ import numpy as np
 from mindbank.domain.governance import RefreshState
 from mindbank.domain.records import LLMRequestRecord, Operation, RetainItem
 from mindbank.domain.resources import Webhook, WebhookDelivery
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 from mindbank.store.base import SpendRecord
 
 BANK_TABLES = (

@@ -26,7 +26,7 @@ from mindbank.domain.records import MentalModel, RetainItem
 from mindbank.domain.scope import model_scope
 from mindbank.domain.tags import groups_match, matches
 from mindbank.importers import load_locomo, locomo_items, sample_conversation_path, split_halves
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 BANK = "demo"
 

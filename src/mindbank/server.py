@@ -32,7 +32,7 @@ from mindbank.api.guard import BodyGuard
 from mindbank.api.origin import HostOriginGuard, HostPolicy, warn_if_open
 from mindbank.mcp.http import McpHttp
 from mindbank.mcp.tools import parse_enabled_tools
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 # uvicorn options of every mindbank server: a request head (URL and headers) may be up to 64 KiB, room for every
 # query parameter at its documented limit (h11's default, 16 KiB, refuses some with a bare 400)

@@ -17,7 +17,7 @@ from postgres_testing import DatabaseFactory, require_postgres_url
 from mindbank.config import Settings
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.server import create_app
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 BACKENDS = ("sqlite", "postgres")
 

@@ -14,7 +14,7 @@ from mcp.client import Client as McpClient
 from mcp.client.streamable_http import streamable_http_client
 
 from mindbank.client import Client, MindBankHTTPError
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 ADMIN = "admin-secret-for-tests"
 BASE = "/v1/default/banks"

@@ -8,7 +8,7 @@ from fastapi.testclient import TestClient
 
 from mindbank.config import Settings
 from mindbank.server import create_app
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 from mindbank.testing_files import text_pdf
 
 BASE = "/v1/default/banks/b"

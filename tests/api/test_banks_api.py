@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 BASE = "/v1/default/banks"
 

@@ -12,7 +12,7 @@ from mindbank.api.auth import OPEN_PATHS
 from mindbank.api.origin import HostPolicy, is_loopback
 from mindbank.config import Settings
 from mindbank.server import create_app
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 BASE = "/v1/default/banks"
 INIT = {

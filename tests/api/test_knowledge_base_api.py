@@ -15,7 +15,7 @@ from postgres_testing import DatabaseFactory, require_postgres_url
 from mindbank.config import Settings
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.server import create_app
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 from mindbank.store.open import open_store
 
 B = "/v1/default/banks/b"

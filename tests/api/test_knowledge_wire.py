@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 OPENAPI = Path(__file__).resolve().parents[3] / "shared" / "reference" / "hindsight-wire" / "openapi.json"
 B = "/v1/default/banks/b"

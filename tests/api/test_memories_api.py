@@ -8,7 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from mindbank.config import Settings
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 BASE = "/v1/default/banks"
 

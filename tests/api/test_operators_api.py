@@ -17,7 +17,7 @@ from mindbank.config import Settings
 from mindbank.domain.records import RetainItem
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.server import create_app
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 from mindbank.service.health import READY_TIMEOUT_SECONDS
 from mindbank.store.open import open_store
 

@@ -10,7 +10,7 @@ from conftest import settle
 from fastapi.testclient import TestClient
 
 from mindbank.providers.llm.base import LLMTransientError
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 from mindbank.testing import ScriptedLLM, tool_reply
 
 BASE = "/v1/default/banks"

@@ -13,7 +13,7 @@ from mindbank.config import Settings
 from mindbank.engine.retain import parts
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.server import create_app
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 BASE = "/v1/default/banks"
 LONG = "\n\n".join(

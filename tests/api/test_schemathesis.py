@@ -39,7 +39,7 @@ import pytest
 
 from mindbank.config import Settings
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 ADMIN = "schemathesis-admin-key"
 SEED = 20261201

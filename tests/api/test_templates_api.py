@@ -6,7 +6,7 @@ import time
 
 from fastapi.testclient import TestClient
 
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 BASE = "/v1/default/banks"
 

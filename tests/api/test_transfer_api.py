@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from mindbank.domain.records import RetainItem
 from mindbank.engine.transfer import importer
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 BASE = "/v1/default/banks"
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 BASE = "/v1/default/banks"
 

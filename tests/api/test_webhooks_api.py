@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 
 from mindbank.config import Settings
 from mindbank.server import create_app
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 BASE = "/v1/default/banks/b"
 

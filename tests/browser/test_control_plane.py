@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from mindbank.domain.governance import RefreshState
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 BANK = "b"
 MARATHON = "Alice: I finished the Berlin marathon in 3:58."

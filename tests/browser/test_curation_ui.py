@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from browser.test_control_plane import BANK, Page, api, retain, settle
 
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from test_control_plane import Page, settle
 
 from mindbank.cli import main as cli
 from mindbank.importers import sample_conversation_path
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 BANK = "b"
 WIDTHS = (1366, 1920)

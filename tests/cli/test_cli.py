@@ -16,7 +16,7 @@ import pytest
 
 from mindbank.cli import build_parser, main
 from mindbank.server import create_app
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 
 class Cli:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from test_cli import Cli
 
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 
 @pytest.fixture

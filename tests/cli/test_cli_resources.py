@@ -10,7 +10,7 @@ import pytest
 from test_cli import Cli
 
 from mindbank.config import Settings
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from cli.test_cli import Cli, cli, model  # noqa: F401  (the fixtures)
 
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 
 def test_mm_curation_commands(cli: Cli, model: str, mindbank: MindBank) -> None:  # noqa: F811

@@ -12,7 +12,7 @@ from test_cli import Cli
 
 from mindbank.config import Settings
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from mindbank.client import (
     ReflectResponse,
 )
 from mindbank.server import create_app
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 
 def _has_reflect(mb: MindBank) -> bool:

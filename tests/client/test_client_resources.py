@@ -11,7 +11,7 @@ import pytest
 
 from mindbank.client import AsyncClient, Client, MindBankHTTPError
 from mindbank.config import Settings
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import io
 import pytest
 
 from mindbank.client import AsyncClient, Client, MindBankClientError, MindBankHTTPError
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 
 def test_sync_client_exports_imports_clones_and_applies_templates(server: str, mindbank: MindBank) -> None:

@@ -10,7 +10,7 @@ from mindbank.config import Settings
 from mindbank.domain.document import StructuredDocument, parse_markdown, render_markdown
 from mindbank.importers import load_locomo, locomo_items
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 CONV41 = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo" / "conv-41.json"
 

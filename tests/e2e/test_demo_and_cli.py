@@ -13,7 +13,7 @@ from rich.console import Console
 from mindbank.cli import main
 from mindbank.config import Settings
 from mindbank.demo import run_demo
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 
 def test_demo_on_the_bundled_sample_passes_its_checks() -> None:

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 hindsight_client = pytest.importorskip("hindsight_client")
 hindsight_client_api = pytest.importorskip("hindsight_client_api")

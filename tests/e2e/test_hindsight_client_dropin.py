@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import pytest
 
 from mindbank.config import Settings
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 hindsight_client = pytest.importorskip("hindsight_client")
 from hindsight_client_api import models  # noqa: E402

@@ -13,14 +13,14 @@ from pathlib import Path
 from mindbank.config import Settings
 from mindbank.domain.records import RetainItem
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 SLOW_WORKER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
     from mindbank.config import Settings
-    from mindbank.service import MindBank
+    from mindbank.service.facade import MindBank
     from mindbank.testing import ScriptedSynthesizer
 
     db, marker = sys.argv[1], Path(sys.argv[2])

@@ -35,7 +35,7 @@ WORKER = textwrap.dedent(
     from pathlib import Path
     from mindbank.config import Settings
     from mindbank.engine.retain import parts
-    from mindbank.service import MindBank
+    from mindbank.service.facade import MindBank
     from mindbank.store.fence import current_fence
 
     db, markers = sys.argv[1], Path(sys.argv[2])

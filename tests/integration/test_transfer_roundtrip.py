@@ -14,7 +14,7 @@ from transfer_testing import bank_rows, fill_bank, without_operations
 from mindbank.config import Settings
 from mindbank.domain.records import RetainItem
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 
 @pytest.fixture

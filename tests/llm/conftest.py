@@ -11,7 +11,7 @@ from llm_helpers import BOAT, QUERY, TAG, UUID, make_model, retain, settings_wit
 
 from mindbank.config import Settings
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 from mindbank.store.open import open_store
 
 

@@ -10,7 +10,7 @@ from sample_texts import BOAT
 
 from mindbank.config import Settings
 from mindbank.domain.records import MentalModel, RetainItem
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 TAG = ("user:dana",)
 QUERY = "What is Dana working on?"

@@ -14,7 +14,7 @@ from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import freeze_groups
 from mindbank.engine.reflect import ReflectNoAnswer, ReflectScope, ReflectTools
 from mindbank.providers.llm.base import ChatRequest, ChatResult, ForceTool
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 from mindbank.testing import ScriptedLLM, text_reply, tool_reply
 
 

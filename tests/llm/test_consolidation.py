@@ -11,7 +11,7 @@ from llm_helpers import retain
 
 from mindbank.config import Settings
 from mindbank.providers.llm.base import ChatRequest, ChatResult, LLMTransientError
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 from mindbank.testing import ScriptedLLM, json_reply, text_reply
 
 FACTS = [

@@ -22,7 +22,7 @@ from mindbank.providers.llm.context import (
 )
 from mindbank.providers.llm.factory import build_llms
 from mindbank.providers.llm.openai_provider import OpenAIProvider
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 from mindbank.testing import ScriptedLLM, text_reply
 
 

@@ -23,7 +23,7 @@ from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.providers.llm.base import ManagedLLM
 from mindbank.providers.llm.openai_provider import OpenAIProvider
 from mindbank.server import create_app
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 from mindbank.store.open import open_store
 
 BASE = "/v1/default/banks/b"

@@ -19,7 +19,7 @@ from mindbank.config import Settings
 from mindbank.domain.records import RetainItem
 from mindbank.providers.embeddings.openai_compatible import OpenAIEmbedder
 from mindbank.server import create_app
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 DIM = 8
 BANK = "/v1/default/banks/b1"

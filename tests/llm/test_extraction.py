@@ -9,7 +9,7 @@ import pytest
 from mindbank.domain.records import RetainItem
 from mindbank.engine.retain.llm import BATCH_TOKENS, LLMFactExtractor
 from mindbank.providers.llm.base import ChatRequest, ChatResult, LLMError, LLMTransientError
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 from mindbank.testing import ScriptedLLM, json_reply, text_reply
 
 DIALOGUE = "Dana: Hi!\n\nAssistant: I booked the boat yard for Saturday.\n\nDana: Great, my brother comes too."

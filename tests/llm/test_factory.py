@@ -12,7 +12,7 @@ from mindbank.engine.synthesis.llm import LLMSynthesizer
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.providers.llm.base import ManagedLLM
 from mindbank.providers.llm.factory import LLMConfig, build_llms, resolve_llm_config
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 
 def test_default_is_extractive_everywhere() -> None:

@@ -13,7 +13,7 @@ from sample_texts import BOAT, LONG_TURN
 from mindbank.domain.document import StructuredDocument
 from mindbank.domain.records import MentalModel
 from mindbank.providers.llm.base import ChatRequest, ChatResult, ForceTool, LLMTransientError
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 from mindbank.testing import ScriptedLLM, json_reply, text_reply, tool_reply
 
 

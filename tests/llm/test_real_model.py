@@ -31,7 +31,7 @@ from mindbank.providers.embeddings.openai_compatible import OpenAIEmbedder
 from mindbank.providers.llm.base import ManagedLLM, system, user
 from mindbank.providers.llm.openai_provider import OpenAIProvider
 from mindbank.server import create_app
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 REPLY_TOKENS = 128
 DIALOGUE = "Dana: Hi!\n\nAssistant: I booked the boat yard for Saturday.\n\nDana: Great, my brother comes too."

@@ -19,7 +19,7 @@ from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.providers.llm.anthropic_provider import AnthropicProvider
 from mindbank.providers.llm.base import ManagedLLM, Provider
 from mindbank.providers.llm.openai_provider import OpenAIProvider
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 KEY = "sk-fake-key-0001"
 

@@ -20,7 +20,7 @@ from mindbank.domain.records import MentalModel
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.providers.llm.base import ManagedLLM
 from mindbank.providers.llm.openai_provider import OpenAIProvider
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 from mindbank.store.open import open_store
 from mindbank.testing import FakeClock
 

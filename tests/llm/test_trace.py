@@ -21,7 +21,7 @@ from mindbank.domain.timeutil import utcnow
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.providers.llm.base import ChatRequest, ChatResult, ManagedLLM
 from mindbank.server import create_app
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 from mindbank.service.tracing import LLMTracer
 from mindbank.store.open import open_store
 from mindbank.testing import ScriptedLLM

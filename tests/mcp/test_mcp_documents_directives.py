@@ -7,7 +7,7 @@ import asyncio
 from mcp.client import Client
 from test_mcp_http import call, call_error
 
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 
 def test_document_and_directive_tools(server: str, mindbank: MindBank) -> None:

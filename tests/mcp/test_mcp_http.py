@@ -14,7 +14,7 @@ from mcp.client import Client
 from mindbank.domain.trigger import MentalModelTrigger, MentalModelTriggerPatch
 from mindbank.mcp import TOOL_NAMES, build_server, parse_enabled_tools
 from mindbank.server import create_app
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 
 async def call(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:

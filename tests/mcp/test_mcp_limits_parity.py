@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from mcp.client import Client
 
 from mindbank.mcp import build_server
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 BANK = "/v1/default/banks/{bank_id}"
 # tool -> (method, path) of its HTTP route; ``items`` routes compare with the schema of one retained item

@@ -14,7 +14,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from mindbank.config import Settings
 from mindbank.domain.records import RetainItem
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 
 def _server(db: Path, *extra: str) -> StdioServerParameters:

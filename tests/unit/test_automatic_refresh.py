@@ -18,7 +18,7 @@ from mindbank.engine.synthesis.port import SynthesisError
 from mindbank.errors import TransientError
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.server import create_app
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 from mindbank.testing import FakeClock, ScriptedSynthesizer
 
 TOPICS = [

@@ -30,7 +30,7 @@ from mindbank.domain.document.curation import (
 )
 from mindbank.domain.records import RetainItem
 from mindbank.engine.refresh.guards import trim_to_budget
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 DOC = parse_markdown(
     "Intro [mem:a]\n\n## Work\n\nShe is a nurse [mem:b]. She works nights [mem:c].\n\nShe likes it [mem:d]\n\n"

@@ -11,7 +11,7 @@ import mindbank
 from mindbank.cli import build_parser
 from mindbank.config import OPTIONS, Settings
 from mindbank.server import create_app
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mindbank.server import create_app
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 ROOT = Path(__file__).resolve().parents[2]
 OPENAPI = ROOT.parent / "shared" / "reference" / "hindsight-wire" / "openapi.json"

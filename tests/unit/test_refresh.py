@@ -13,7 +13,7 @@ from mindbank.domain.document import StructuredDocument, count_tokens, render_ma
 from mindbank.domain.records import RetainItem
 from mindbank.engine.refresh import reading as refresh_module  # where a refresh calls recall
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 
 class FlakyEmbedder:

@@ -19,7 +19,7 @@ from mindbank.domain.scope import MemoryFilter
 from mindbank.engine.synthesis.port import Synthesis, SynthesisError
 from mindbank.errors import RefreshPreviewError
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 from mindbank.testing import ScriptedSynthesizer
 
 TAG = ("user:dana",)

@@ -19,7 +19,7 @@ from mindbank.engine.refresh.mode import ModeChoice, choose_mode
 from mindbank.engine.synthesis.extractive import ExtractiveSynthesizer
 from mindbank.engine.synthesis.port import Capabilities, ScopeRead, Synthesis, SynthesisInputs, SynthesisScope
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 REVERTED = RefreshState(hold={"reason": "reverted", "through": "2026-01-01T00:00:00Z"})

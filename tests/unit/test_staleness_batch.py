@@ -8,7 +8,7 @@ import pytest
 
 from mindbank.domain.document import parse_markdown, render_markdown
 from mindbank.domain.records import RetainItem
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 KINDS = ("tagged", "untagged", "groups", "cited")
 

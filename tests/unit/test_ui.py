@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from mindbank import ui
 from mindbank.server import create_app
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = sorted(p for p in ui.STATIC.rglob("*") if p.is_file())

@@ -39,7 +39,7 @@ from mindbank.api.routes import (
     transfer,
     webhooks,
 )
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 from mindbank.version import __version__
 
 # one line per router: a new endpoint family is a module under routes/ and an entry here

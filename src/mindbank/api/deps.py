@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 
 def _mindbank(request: Request) -> MindBank:

@@ -63,7 +63,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from mindbank.server import UVICORN_OPTIONS, create_app, serving_threads
-    from mindbank.service import MindBank
+    from mindbank.service.facade import MindBank
 
     serving_threads()  # before the store and the embedder start their threads
     settings = _local_settings(args)
@@ -80,7 +80,7 @@ def _worker(args: argparse.Namespace) -> int:
     import threading
 
     from mindbank.server import serving_threads
-    from mindbank.service import MindBank
+    from mindbank.service.facade import MindBank
 
     serving_threads()  # before the store and the embedder start their threads
     settings = _local_settings(args)
@@ -102,7 +102,7 @@ def _mcp(args: argparse.Namespace) -> int:
     import logging
 
     from mindbank.mcp import parse_enabled_tools, run_stdio
-    from mindbank.service import MindBank
+    from mindbank.service.facade import MindBank
 
     # stdout carries the protocol: anything else written there would corrupt it, so logs go to stderr
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
@@ -117,7 +117,7 @@ def _import(args: argparse.Namespace) -> int:
     from rich.progress import Progress
 
     from mindbank.importers import load_items
-    from mindbank.service import MindBank
+    from mindbank.service.facade import MindBank
 
     console = Console()
     try:

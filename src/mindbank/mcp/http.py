@@ -29,7 +29,7 @@ from mindbank.domain.access import PRINCIPAL_SCOPE_KEY, check_new_bank
 from mindbank.errors import InvalidInputError, NotFoundError
 from mindbank.mcp.caller import REQUEST_PRINCIPAL
 from mindbank.mcp.server import build_server
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 _REQUEST_BANK: ContextVar[str | None] = ContextVar("mindbank_mcp_bank", default=None)
 

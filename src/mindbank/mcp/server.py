@@ -9,7 +9,7 @@ from mcp.types import ToolAnnotations
 
 from mindbank.mcp.tools import FAMILIES, MULTI_BANK_ONLY
 from mindbank.mcp.wrap import as_tool, reflect_available
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 from mindbank.version import __version__
 
 INSTRUCTIONS = (

@@ -16,7 +16,7 @@ from mindbank.domain.limits import scan_json
 from mindbank.errors import MindBankError
 from mindbank.mcp.caller import current_principal
 from mindbank.mcp.tools.common import ToolInputError, validation_message
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 
 def llm_errors() -> tuple[type[BaseException], ...]:

@@ -12,7 +12,7 @@ from mindbank.api.access import principal_of
 from mindbank.api.deps import Bank
 from mindbank.api.openapi import errors
 from mindbank.api.schemas import AddBlockRequest, DraftDecisionRequest, EditBlockRequest, PinSectionRequest
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 from mindbank.wire.shapes import mental_model_response
 
 router = APIRouter(prefix="/v1/default/banks/{bank_id}/mental-models/{mental_model_id}", tags=["mental-models"])

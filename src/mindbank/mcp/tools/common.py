@@ -12,7 +12,7 @@ from mindbank.domain import fields
 from mindbank.domain.limits import NO_CONTROL_PATTERN
 from mindbank.domain.tags import TagsMatch
 from mindbank.domain.trigger import MentalModelTriggerPatch
-from mindbank.service import MindBank
+from mindbank.service.facade import MindBank
 
 Detail = Literal["metadata", "content", "full"]
 MAX_FILTER_TAGS = 10  # tags of a listing's filter, as the HTTP listings take them in a query string
