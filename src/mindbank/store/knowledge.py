@@ -32,7 +32,8 @@ from mindbank.domain.knowledge import (
 )
 from mindbank.domain.records import MentalModel
 from mindbank.domain.timeutil import utcnow
-from mindbank.store.base import AlreadyExists, mental_model_columns
+from mindbank.store.base import AlreadyExists
+from mindbank.store.columns import mental_model_columns
 from mindbank.store.shared import SharedQueries
 
 

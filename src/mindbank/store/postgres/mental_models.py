@@ -19,8 +19,8 @@ from mindbank.store.base import (
     StalenessProbe,
     StalenessReads,
     cited_ids,
-    mental_model_columns,
 )
+from mindbank.store.columns import mental_model_columns
 from mindbank.store.postgres.queries import HISTORY_KIND, Q, filter_sql, tag_list
 from mindbank.store.postgres.rows import COLUMNS
 from mindbank.store.postgres.search import SearchMixin

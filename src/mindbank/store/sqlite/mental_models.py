@@ -17,8 +17,8 @@ from mindbank.store.base import (
     StalenessProbe,
     StalenessReads,
     cited_ids,
-    mental_model_columns,
 )
+from mindbank.store.columns import mental_model_columns
 from mindbank.store.shared import oldest_since
 from mindbank.store.sqlite.queries import (
     HISTORY_KIND,
