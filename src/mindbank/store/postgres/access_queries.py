@@ -1,8 +1,4 @@
-"""Scoped API keys and the LLM request log's records (written per call, read per operation, purged by age).
-
-:mod:`.queries` merges these statements into ``Q``; the keys are the SQLite store's
-(:mod:`mindbank.store.sqlite.access_queries`).
-"""
+"""Scoped API keys and the LLM request log's records (written per call, read per operation, purged by age)."""
 
 from __future__ import annotations
 

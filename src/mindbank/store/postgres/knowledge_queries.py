@@ -1,8 +1,4 @@
-"""The knowledge base: the tree of folders and pages, pages' settings, page vectors and the page log.
-
-:mod:`.queries` merges these statements into ``Q``; the keys are the SQLite store's
-(:mod:`mindbank.store.sqlite.knowledge_queries`).
-"""
+"""The knowledge base: the tree of folders and pages, pages' settings, page vectors and the page log."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Operations: submission (once, coalesced), claims with leases, fencing, renewal, deferral, finishing and retries.
-
-:mod:`.queries` merges these statements into ``Q``; the keys are the SQLite store's
-(:mod:`mindbank.store.sqlite.operation_queries`).
-"""
+"""Operations: submission (once, coalesced), claims with leases, fencing, renewal, deferral, finishing and retries."""
 
 from __future__ import annotations
 

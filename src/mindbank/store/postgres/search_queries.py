@@ -1,8 +1,4 @@
-"""Recall's searches: vector (PostgreSQL), keyword, time window and the scope watermark.
-
-:mod:`.queries` merges these statements into ``Q``; the keys are the SQLite store's
-(:mod:`mindbank.store.sqlite.search_queries`).
-"""
+"""Recall's searches: vector (PostgreSQL), keyword, time window and the scope watermark."""
 
 from __future__ import annotations
 

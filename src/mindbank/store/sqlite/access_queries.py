@@ -1,8 +1,4 @@
-"""Scoped API keys and the LLM request log's records (written per call, read per operation, purged by age).
-
-:mod:`.queries` merges these statements into ``Q``; the keys are the PostgreSQL store's
-(:mod:`mindbank.store.postgres.access_queries`).
-"""
+"""Scoped API keys and the LLM request log's records (written per call, read per operation, purged by age)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Banks: creation, profile and configuration, deletion, stats and the memory write stamp.
-
-:mod:`.queries` merges these statements into ``Q``; the keys are the PostgreSQL store's
-(:mod:`mindbank.store.postgres.bank_queries`).
-"""
+"""Banks: creation, profile and configuration, deletion, stats and the memory write stamp."""
 
 from __future__ import annotations
 

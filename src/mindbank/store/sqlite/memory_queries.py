@@ -1,9 +1,5 @@
 """Memories: retained documents written with their chunks and facts, repeats, restatements, reads, edits,
-listings, tag counts and the chunks and documents memories came from.
-
-:mod:`.queries` merges these statements into ``Q``; the keys are the PostgreSQL store's
-(:mod:`mindbank.store.postgres.memory_queries`).
-"""
+listings, tag counts and the chunks and documents memories came from."""
 
 from __future__ import annotations
 

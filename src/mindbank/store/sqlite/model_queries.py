@@ -1,8 +1,4 @@
-"""Mental models: rows, citations, history, triggers and the staleness reads.
-
-:mod:`.queries` merges these statements into ``Q``; the keys are the PostgreSQL store's
-(:mod:`mindbank.store.postgres.model_queries`).
-"""
+"""Mental models: rows, citations, history, triggers and the staleness reads."""
 
 from __future__ import annotations
 

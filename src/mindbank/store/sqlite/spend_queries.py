@@ -1,8 +1,4 @@
-"""Refresh spend: per-model daily rows, the bank's totals and the reads of the refresh governance rules.
-
-:mod:`.queries` merges these statements into ``Q``; the keys are the PostgreSQL store's
-(:mod:`mindbank.store.postgres.spend_queries`).
-"""
+"""Refresh spend: per-model daily rows, the bank's totals and the reads of the refresh governance rules."""
 
 from __future__ import annotations
 
