@@ -19,7 +19,10 @@ from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.timeutil import utcnow
 from mindbank.store.base import Spend, SpendRecord, SpendTotals, StalenessProbe
 from mindbank.store.columns import Columns
+from mindbank.store.dialect import Dialect
 from mindbank.store.fence import LeaseLost, current_fence
+
+IDS_PER_STATEMENT = 500  # ids bound per statement where a list is looked up (SQLite binds one parameter each)
 
 
 def oldest_since(probes: Sequence[StalenessProbe]) -> dict[MemoryFilter, datetime]:
@@ -54,6 +57,7 @@ class SharedQueries:
 
     _q: ClassVar[Mapping[str, str]]
     _columns: ClassVar[Columns]
+    _dialect: ClassVar[Dialect]
 
     # ---------------------------------------------------------------- supplied by the backend
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -24,7 +24,7 @@ from psycopg_pool import ConnectionPool
 
 from mindbank.domain.scope import MemoryFilter
 from mindbank.store.postgres.migrate import embedding_dimension, migrate
-from mindbank.store.postgres.queries import Q, filter_sql
+from mindbank.store.postgres.queries import DIALECT, Q, filter_sql
 from mindbank.store.postgres.rows import COLUMNS
 from mindbank.store.shared import SharedQueries
 
@@ -86,8 +86,13 @@ class PostgresBase(SharedQueries):
         """:class:`MemoryFilter` as this backend's SQL predicate over ``alias`` (``queries.filter_sql``)."""
         return filter_sql(flt, alias)
 
+    def _bind_ids(self, statement: str, ids: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
+        """``statement`` as is, with the ids as one ``text[]`` parameter."""
+        return statement, (list(ids),)
+
     _q = Q
     _columns = COLUMNS
+    _dialect = DIALECT
 
     def __init__(self, url: str, *, dimension: int, min_connections: int = 1, max_connections: int = 10) -> None:
         self.url = url

@@ -61,14 +61,14 @@ MEMORY_Q: dict[str, str] = {
         "WHERE bank_id = %s AND id = %s"
     ),
     "get_memories": f"SELECT {MEMORY_COLUMNS} FROM memory_units m WHERE m.bank_id = %s AND m.id = ANY(%s::text[])",
-    "count_memories": "SELECT COUNT(*) FROM memory_units WHERE bank_id = %s",
+    "count_memories": "SELECT COUNT(*) AS n FROM memory_units WHERE bank_id = %s",
     "list_memories": (
         f"SELECT {MEMORY_COLUMNS}, COUNT(*) OVER () AS total FROM memory_units m WHERE m.bank_id = %s AND {{where}} "
         "ORDER BY m.updated_at DESC, m.seq DESC LIMIT %s OFFSET %s"
     ),
-    "count_filtered": "SELECT COUNT(*) FROM memory_units m WHERE m.bank_id = %s AND {where}",
+    "count_filtered": "SELECT COUNT(*) AS n FROM memory_units m WHERE m.bank_id = %s AND {where}",
     "count_in_scope": (
-        "SELECT m.fact_type, COUNT(*) FROM memory_units m WHERE m.bank_id = %s AND {where} GROUP BY m.fact_type"
+        "SELECT m.fact_type, COUNT(*) AS n FROM memory_units m WHERE m.bank_id = %s AND {where} GROUP BY m.fact_type"
     ),
     # {table} is one of two fixed names chosen in code
     "list_tags": (
@@ -76,7 +76,7 @@ MEMORY_Q: dict[str, str] = {
         'AS j(tag) WHERE t.bank_id = %s{where} GROUP BY j.tag ORDER BY n DESC, j.tag COLLATE "C" LIMIT %s OFFSET %s'
     ),
     "count_tags": (
-        "SELECT COUNT(DISTINCT j.tag) FROM {table} t CROSS JOIN LATERAL unnest(t.tags) AS j(tag) "
+        "SELECT COUNT(DISTINCT j.tag) AS n FROM {table} t CROSS JOIN LATERAL unnest(t.tags) AS j(tag) "
         "WHERE t.bank_id = %s{where}"
     ),
     "memory_sources": (

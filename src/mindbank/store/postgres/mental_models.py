@@ -107,10 +107,6 @@ class MentalModelsMixin(SearchMixin):
                         (model.bank_id, model.id, model.bank_id, model.id, history_cap),
                     )
 
-    def _bind_ids(self, statement: str, ids: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
-        """``statement`` as is, with the ids as one ``text[]`` parameter."""
-        return statement, (list(ids),)
-
     def staleness_reads(self, bank_id: str, probes: Sequence[StalenessProbe]) -> StalenessReads:
         """Read what the staleness rule needs for a page of probes in ONE statement (up to 4000 distinct scopes per
         statement). Probes sharing a scope share one lookup, bounded below by the group's oldest ``since`` so the

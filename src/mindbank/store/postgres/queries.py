@@ -21,6 +21,7 @@ from typing import Any
 
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TAGS_MATCH_MODES
+from mindbank.store.dialect import Dialect
 from mindbank.store.postgres.access_queries import ACCESS_Q
 from mindbank.store.postgres.bank_queries import BANK_Q
 from mindbank.store.postgres.consolidation_queries import CONSOLIDATION_Q
@@ -159,6 +160,7 @@ def like_pattern(pattern: str) -> str:
     return escaped.replace("*", "%")
 
 
-def substring_pattern(query: str) -> str:
-    """An ``ILIKE`` pattern (escape ``\\``) that finds ``query`` anywhere in the text."""
-    return "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+# PostgreSQL's spelling of the fragments the shared method bodies build (tags are an unnested text[])
+DIALECT = Dialect(
+    mark="%s", ilike="ILIKE", tag_filter=" AND lower(j.tag) LIKE %s ESCAPE '\\'", tag_pattern=like_pattern
+)

@@ -23,7 +23,7 @@ from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.shared import SharedQueries
 from mindbank.store.sqlite.migrate import migrate
-from mindbank.store.sqlite.queries import Q, filter_sql
+from mindbank.store.sqlite.queries import DIALECT, Q, filter_sql, marks
 from mindbank.store.sqlite.rows import COLUMNS, ts
 from mindbank.store.sqlite.vector_index import IndexRow, VectorIndex
 
@@ -38,8 +38,13 @@ class SQLiteBase(SharedQueries):
         """:class:`MemoryFilter` as this backend's SQL predicate over ``alias`` (``queries.filter_sql``)."""
         return filter_sql(flt, alias)
 
+    def _bind_ids(self, statement: str, ids: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
+        """``statement`` with one placeholder per id (its ``{marks}``), and the ids."""
+        return statement.format(marks=marks(len(ids))), tuple(ids)
+
     _q = Q
     _columns = COLUMNS
+    _dialect = DIALECT
 
     def __init__(self, path: str, *, dimension: int) -> None:
         self.path = path

@@ -65,22 +65,22 @@ MEMORY_Q: dict[str, str] = {
         "repeat_key = CASE WHEN ? THEN NULL ELSE repeat_key END WHERE bank_id = ? AND id = ?"
     ),
     # unary +: look rows up by id, not by scanning the bank
-    "get_memories": f"SELECT {MEMORY_COLUMNS} FROM memory_units WHERE id IN ({{marks}}) AND +bank_id = ?",
-    "count_memories": "SELECT COUNT(*) FROM memory_units WHERE bank_id = ?",
+    "get_memories": f"SELECT {MEMORY_COLUMNS} FROM memory_units WHERE +bank_id = ? AND id IN ({{marks}})",
+    "count_memories": "SELECT COUNT(*) AS n FROM memory_units WHERE bank_id = ?",
     "list_memories": (
         f"SELECT {MEMORY_COLUMNS_M}, COUNT(*) OVER () AS total FROM memory_units m WHERE m.bank_id = ? AND {{where}} "
         "ORDER BY m.updated_at DESC, m.seq DESC LIMIT ? OFFSET ?"
     ),
-    "count_filtered": "SELECT COUNT(*) FROM memory_units m WHERE m.bank_id = ? AND {where}",
+    "count_filtered": "SELECT COUNT(*) AS n FROM memory_units m WHERE m.bank_id = ? AND {where}",
     "count_in_scope": (
-        "SELECT m.fact_type, COUNT(*) FROM memory_units m WHERE m.bank_id = ? AND {where} GROUP BY m.fact_type"
+        "SELECT m.fact_type, COUNT(*) AS n FROM memory_units m WHERE m.bank_id = ? AND {where} GROUP BY m.fact_type"
     ),
     # {table} is one of two fixed names chosen in code
     "list_tags": (
         "SELECT j.value AS tag, COUNT(*) AS n, COUNT(*) OVER () AS total FROM {table} t, json_each(t.tags) j "
         "WHERE t.bank_id = ?{where} GROUP BY j.value ORDER BY n DESC, tag LIMIT ? OFFSET ?"
     ),
-    "count_tags": "SELECT COUNT(DISTINCT j.value) FROM {table} t, json_each(t.tags) j WHERE t.bank_id = ?{where}",
+    "count_tags": "SELECT COUNT(DISTINCT j.value) AS n FROM {table} t, json_each(t.tags) j WHERE t.bank_id = ?{where}",
     "memory_sources": (
         "SELECT m.id, m.document_id, m.chunk_id, c.text AS chunk_text, c.chunk_index, d.original_text "
         "FROM memory_units m "

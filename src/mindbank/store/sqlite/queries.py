@@ -24,6 +24,7 @@ from typing import Any
 
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.timeutil import to_iso
+from mindbank.store.dialect import Dialect
 from mindbank.store.sqlite.access_queries import ACCESS_Q
 from mindbank.store.sqlite.bank_queries import BANK_Q
 from mindbank.store.sqlite.consolidation_queries import CONSOLIDATION_Q
@@ -182,6 +183,5 @@ def glob_pattern(pattern: str) -> str:
     return glob.replace("[", "[[]").replace("?", "[?]")
 
 
-def substring_pattern(query: str) -> str:
-    """A ``LIKE`` pattern (escape ``\\``) that finds ``query`` anywhere in the text."""
-    return "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+# SQLite's spelling of the fragments the shared method bodies build (LIKE ignores ASCII case; tags are json_each)
+DIALECT = Dialect(mark="?", ilike="LIKE", tag_filter=" AND lower(j.value) GLOB ?", tag_pattern=glob_pattern)

@@ -1,0 +1,40 @@
+"""What differs between the SQLite and PostgreSQL spelling of SQL that both stores otherwise run alike.
+
+Statements live in each backend's ``Q`` (``store/<backend>/queries.py``); a method body written once for both stores
+(``store/shared.py``, ``store/memory_reads.py``, ...) adds the fragments it builds itself — an extra condition, a
+pattern match — through the backend's :class:`Dialect`, so the body never names a backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+def substring_pattern(query: str) -> str:
+    """A ``LIKE``/``ILIKE`` pattern (escape ``\\``) that finds ``query`` anywhere in the text."""
+    return "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """One backend's SQL spelling.
+
+    ``mark``: the positional placeholder (``?`` or ``%s``). ``ilike``: the case-insensitive ``LIKE`` operator
+    (SQLite's ``LIKE`` already ignores ASCII case; PostgreSQL spells it ``ILIKE``). ``tag_filter``: the condition
+    on a tag of the ``list_tags``/``count_tags`` join (``j``) that one ``tag_pattern(pattern)`` parameter fills;
+    ``tag_pattern`` translates a user pattern (``*`` the only wildcard, no ``*``: substring) into it.
+    """
+
+    mark: str
+    ilike: str
+    tag_filter: str
+    tag_pattern: Callable[[str], str]
+
+    def contains(self, column: str) -> str:
+        """A condition (with one ``substring_pattern`` parameter) that ``column`` contains a text, any case."""
+        return f"{column} {self.ilike} {self.mark} ESCAPE '\\'"
+
+    def equals(self, column: str) -> str:
+        """A condition (with one parameter) that ``column`` equals a value."""
+        return f"{column} = {self.mark}"
