@@ -7,8 +7,9 @@ pattern match — through the backend's :class:`Dialect`, so the body never name
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 def substring_pattern(query: str) -> str:
@@ -24,12 +25,14 @@ class Dialect:
     (SQLite's ``LIKE`` already ignores ASCII case; PostgreSQL spells it ``ILIKE``). ``tag_filter``: the condition
     on a tag of the ``list_tags``/``count_tags`` join (``j``) that one ``tag_pattern(pattern)`` parameter fills;
     ``tag_pattern`` translates a user pattern (``*`` the only wildcard, no ``*``: substring) into it.
+    ``model_tags(tags, tags_match)``: the ``{where}`` (and its parameters) of a tag filter on mental models.
     """
 
     mark: str
     ilike: str
     tag_filter: str
     tag_pattern: Callable[[str], str]
+    model_tags: Callable[[Sequence[str], str], tuple[str, list[Any]]]
 
     def contains(self, column: str) -> str:
         """A condition (with one ``substring_pattern`` parameter) that ``column`` contains a text, any case."""

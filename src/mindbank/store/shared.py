@@ -16,9 +16,10 @@ from typing import Any, ClassVar
 
 from mindbank.domain.records import Bank, HistoryEntry, LLMRequestRecord, MemoryUnit, MentalModel, NewMemory, Operation
 from mindbank.domain.scope import MemoryFilter
+from mindbank.domain.tags import TagsMatch
 from mindbank.domain.timeutil import utcnow
 from mindbank.store.base import Spend, SpendRecord, SpendTotals, StalenessProbe
-from mindbank.store.columns import Columns
+from mindbank.store.columns import Columns, mental_model_columns
 from mindbank.store.dialect import Dialect
 from mindbank.store.fence import LeaseLost, current_fence
 
@@ -151,6 +152,38 @@ class SharedQueries:
 
     # ---------------------------------------------------------------- mental models
 
+    def list_mental_models(
+        self,
+        bank_id: str,
+        *,
+        tags: Sequence[str],
+        tags_match: TagsMatch,
+        limit: int,
+        offset: int,
+        detail: str = "full",
+        exclude_knowledge_pages: bool = False,
+    ) -> tuple[list[MentalModel], int]:
+        """A page of models ordered ``last_refreshed_at DESC, id DESC`` and the total matching; below ``full``
+        detail the heavy columns are not read (``mental_model_columns``).
+
+        Tag filter on models: ``any`` = overlaps, ``all`` = superset, ``exact`` = equal (empty tags: no filter).
+        ``exclude_knowledge_pages`` leaves out the models that are knowledge pages.
+        """
+        where, params = self._dialect.model_tags(tags, tags_match)
+        if exclude_knowledge_pages:
+            where += self._q["exclude_knowledge_pages"]
+        with self._read() as conn:
+            rows = conn.execute(
+                self._q["list_mental_models"].format(where=where, columns=mental_model_columns(detail)),
+                (bank_id, *params, bank_id, *params, limit, offset),
+            ).fetchall()
+            if rows or not offset:  # the page carries the total (a scalar subquery); only past the end ask again
+                total = int(rows[0]["total_rows"]) if rows else 0
+            else:
+                row = conn.execute(self._q["count_mental_models"].format(where=where), (bank_id, *params)).fetchone()
+                total = 0 if row is None else int(row["n"])
+        return [self._columns.model_row(r) for r in rows], total
+
     def get_mental_model(self, bank_id: str, model_id: str) -> MentalModel | None:
         """One model, or None."""
         with self._read() as conn:
@@ -271,6 +304,23 @@ class SharedQueries:
         if int(conn.execute(self._q["fence_operation"], params).rowcount) != 1:
             fence.lost.set()
             raise LeaseLost(f"operation {fence.operation_id}: its claim is gone; this transaction was rolled back")
+
+    def list_operations(
+        self, bank_id: str, *, status: str | None, operation_type: str | None, limit: int, offset: int
+    ) -> tuple[list[Operation], int]:
+        """A page of the bank's operations, newest first, and the total."""
+        where, params = "", []
+        if status:
+            where += " AND " + self._dialect.equals("status")
+            params.append(status)
+        if operation_type:
+            where += " AND " + self._dialect.equals("operation_type")
+            params.append(operation_type)
+        with self._read() as conn:
+            row = conn.execute(self._q["count_operations"].format(where=where), (bank_id, *params)).fetchone()
+            statement = self._q["list_operations"].format(where=where)
+            rows = conn.execute(statement, (bank_id, *params, limit, offset)).fetchall()
+        return [self._columns.operation_row(r) for r in rows], 0 if row is None else int(row["n"])
 
     def find_pending_refresh(self, bank_id: str, model_id: str) -> Operation | None:
         """The model's queued (not yet running) refresh, if any."""

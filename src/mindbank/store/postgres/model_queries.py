@@ -31,7 +31,7 @@ MODEL_Q: dict[str, str] = {
         "VALUES (%s, %s, %s, %s, %s, %s, %s, %s::text[], %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
     ),
     "get_mental_model": f"SELECT *, {IS_PAGE} FROM mental_models WHERE bank_id = %s AND id = %s",
-    "count_mental_models": "SELECT COUNT(*) FROM mental_models WHERE bank_id = %s{where}",
+    "count_mental_models": "SELECT COUNT(*) AS n FROM mental_models WHERE bank_id = %s{where}",
     "list_mental_models": (
         f"SELECT {{columns}}, {IS_PAGE}, (SELECT COUNT(*) FROM mental_models WHERE bank_id = %s{{where}}) "
         f"AS total_rows FROM mental_models WHERE bank_id = %s{{where}} "

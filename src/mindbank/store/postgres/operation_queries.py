@@ -19,7 +19,7 @@ OPERATION_Q: dict[str, str] = {
         "AND operation_type = 'refresh_mental_model' ORDER BY created_at, id LIMIT 1"
     ),
     "coalesce_operation": "UPDATE operations SET payload = %s, next_retry_at = %s, updated_at = now() WHERE id = %s",
-    "count_operations": "SELECT COUNT(*) FROM operations WHERE bank_id = %s{where}",
+    "count_operations": "SELECT COUNT(*) AS n FROM operations WHERE bank_id = %s{where}",
     "list_operations": (
         "SELECT * FROM operations WHERE bank_id = %s{where} "
         'ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT %s OFFSET %s'

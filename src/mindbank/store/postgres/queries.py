@@ -70,6 +70,16 @@ def tag_list(values: Sequence[str]) -> list[str]:
     return sorted(set(values))
 
 
+def model_tags_clause(tags: Sequence[str], tags_match: str) -> tuple[str, list[Any]]:
+    """The ``{where}`` of ``list_mental_models``/``count_mental_models`` for a tag filter on models (empty string:
+    no filter): ``exact`` = equal, ``all`` = superset (``@>``), anything else = overlaps (``&&``)."""
+    want = tag_list(tags)
+    if not want:
+        return "", []
+    op = {"exact": "=", "all": "@>"}.get(tags_match, "&&")
+    return f" AND tags {op} %s::text[]", [want]
+
+
 def tags_clause(alias: str, wanted: Sequence[str], mode: str) -> tuple[str | None, list[Any]]:
     """One tag filter as SQL (None = no constraint), per the truth table of :mod:`mindbank.domain.tags`.
 
@@ -162,5 +172,9 @@ def like_pattern(pattern: str) -> str:
 
 # PostgreSQL's spelling of the fragments the shared method bodies build (tags are an unnested text[])
 DIALECT = Dialect(
-    mark="%s", ilike="ILIKE", tag_filter=" AND lower(j.tag) LIKE %s ESCAPE '\\'", tag_pattern=like_pattern
+    mark="%s",
+    ilike="ILIKE",
+    tag_filter=" AND lower(j.tag) LIKE %s ESCAPE '\\'",
+    tag_pattern=like_pattern,
+    model_tags=model_tags_clause,
 )

@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from mindbank.domain.records import MentalModel
-from mindbank.domain.tags import TagsMatch
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.base import (
     AlreadyExists,
@@ -18,7 +17,6 @@ from mindbank.store.base import (
     StalenessReads,
     cited_ids,
 )
-from mindbank.store.columns import mental_model_columns
 from mindbank.store.shared import oldest_since
 from mindbank.store.sqlite.queries import (
     HISTORY_KIND,
@@ -26,7 +24,6 @@ from mindbank.store.sqlite.queries import (
     Q,
     filter_sql,
     marks,
-    model_tags_clause,
     stale_compound,
 )
 from mindbank.store.sqlite.rows import COLUMNS, to_json, ts
@@ -45,37 +42,6 @@ class MentalModelsMixin(SearchMixin):
                 conn.execute(Q["insert_mental_model"], COLUMNS.model_params(model))
             except sqlite3.IntegrityError as exc:
                 raise AlreadyExists(f"mental model {model.id!r} already exists") from exc
-
-    def list_mental_models(
-        self,
-        bank_id: str,
-        *,
-        tags: Sequence[str],
-        tags_match: TagsMatch,
-        limit: int,
-        offset: int,
-        detail: str = "full",
-        exclude_knowledge_pages: bool = False,
-    ) -> tuple[list[MentalModel], int]:
-        """A page of models ordered ``last_refreshed_at DESC, id DESC`` and the total matching; below ``full``
-        detail the heavy columns are not read (``mental_model_columns``).
-
-        Tag filter on models: ``any`` = overlaps, ``all`` = superset, ``exact`` = equal (empty tags: no filter).
-        ``exclude_knowledge_pages`` leaves out the models that are knowledge pages.
-        """
-        where, params = model_tags_clause(tags, tags_match)
-        if exclude_knowledge_pages:
-            where += Q["exclude_knowledge_pages"]
-        with self._read() as conn:
-            rows = conn.execute(
-                Q["list_mental_models"].format(where=where, columns=mental_model_columns(detail)),
-                (bank_id, *params, bank_id, *params, limit, offset),
-            ).fetchall()
-            if rows or not offset:  # the page carries the total (a scalar subquery); only past the end ask again
-                total = rows[0]["total_rows"] if rows else 0
-            else:
-                total = conn.execute(Q["count_mental_models"].format(where=where), (bank_id, *params)).fetchone()[0]
-        return [COLUMNS.model_row(r) for r in rows], int(total)
 
     def save_refresh(
         self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int, spend: SpendRecord | None = None

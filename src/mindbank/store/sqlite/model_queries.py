@@ -28,7 +28,7 @@ MODEL_Q: dict[str, str] = {
         "cleared_at, refresh_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     ),
     "get_mental_model": f"SELECT *, {IS_PAGE} FROM mental_models WHERE bank_id = ? AND id = ?",
-    "count_mental_models": "SELECT COUNT(*) FROM mental_models WHERE bank_id = ?{where}",
+    "count_mental_models": "SELECT COUNT(*) AS n FROM mental_models WHERE bank_id = ?{where}",
     "list_mental_models": (
         f"SELECT {{columns}}, {IS_PAGE}, (SELECT COUNT(*) FROM mental_models WHERE bank_id = ?{{where}}) "
         f"AS total_rows FROM mental_models WHERE bank_id = ?{{where}} "

@@ -18,7 +18,7 @@ OPERATION_Q: dict[str, str] = {
         "AND operation_type = 'refresh_mental_model' ORDER BY created_at LIMIT 1"
     ),
     "coalesce_operation": "UPDATE operations SET payload = ?, next_retry_at = ?, updated_at = ? WHERE id = ?",
-    "count_operations": "SELECT COUNT(*) FROM operations WHERE bank_id = ?{where}",
+    "count_operations": "SELECT COUNT(*) AS n FROM operations WHERE bank_id = ?{where}",
     "list_operations": (
         "SELECT * FROM operations WHERE bank_id = ?{where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?"
     ),

@@ -184,4 +184,10 @@ def glob_pattern(pattern: str) -> str:
 
 
 # SQLite's spelling of the fragments the shared method bodies build (LIKE ignores ASCII case; tags are json_each)
-DIALECT = Dialect(mark="?", ilike="LIKE", tag_filter=" AND lower(j.value) GLOB ?", tag_pattern=glob_pattern)
+DIALECT = Dialect(
+    mark="?",
+    ilike="LIKE",
+    tag_filter=" AND lower(j.value) GLOB ?",
+    tag_pattern=glob_pattern,
+    model_tags=model_tags_clause,
+)
