@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 
@@ -26,6 +27,9 @@ class Dialect:
     on a tag of the ``list_tags``/``count_tags`` join (``j``) that one ``tag_pattern(pattern)`` parameter fills;
     ``tag_pattern`` translates a user pattern (``*`` the only wildcard, no ``*``: substring) into it.
     ``model_tags(tags, tags_match)``: the ``{where}`` (and its parameters) of a tag filter on mental models.
+    ``tags_clause(alias, tags, mode)``: one tag filter on the memory table ``alias`` (None: no constraint).
+    ``in_list(column, values)``: a condition that ``column`` is one of ``values``, and its parameters. ``time``: a
+    datetime as the backend binds it. ``true``/``false``: the constant conditions.
     """
 
     mark: str
@@ -33,6 +37,11 @@ class Dialect:
     tag_filter: str
     tag_pattern: Callable[[str], str]
     model_tags: Callable[[Sequence[str], str], tuple[str, list[Any]]]
+    tags_clause: Callable[[str, Sequence[str], str], tuple[str | None, list[Any]]]
+    in_list: Callable[[str, list[Any]], tuple[str, list[Any]]]
+    time: Callable[[datetime], Any]
+    true: str
+    false: str
 
     def contains(self, column: str) -> str:
         """A condition (with one ``substring_pattern`` parameter) that ``column`` contains a text, any case."""

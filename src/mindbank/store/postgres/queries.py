@@ -22,6 +22,7 @@ from typing import Any
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TAGS_MATCH_MODES
 from mindbank.store.dialect import Dialect
+from mindbank.store.filter_sql import compile_filter
 from mindbank.store.postgres.access_queries import ACCESS_Q
 from mindbank.store.postgres.bank_queries import BANK_Q
 from mindbank.store.postgres.consolidation_queries import CONSOLIDATION_Q
@@ -100,49 +101,15 @@ def tags_clause(alias: str, wanted: Sequence[str], mode: str) -> tuple[str | Non
     return f"({alias}.tags = '{{}}' OR {hit})", [want]
 
 
-def group_clause(alias: str, group: dict[str, Any]) -> tuple[str, list[Any]]:
-    """A (validated) tag group — ``{"and": [...]}``, ``{"or": [...]}``, ``{"not": g}`` or a leaf
-    ``{"tags": [...], "match": mode}`` — as SQL. Empty ``and`` is true and empty ``or`` false, like numpy's
-    ``logical_and.reduce([])`` / ``logical_or.reduce([])`` in the in-process index."""
-    if "and" in group or "or" in group:
-        op = "and" if "and" in group else "or"
-        parts = [group_clause(alias, g) for g in group[op]]
-        if not parts:
-            return ("TRUE" if op == "and" else "FALSE"), []
-        return "(" + f" {op.upper()} ".join(p for p, _ in parts) + ")", [x for _, ps in parts for x in ps]
-    if "not" in group:
-        inner, params = group_clause(alias, group["not"])
-        return f"(NOT {inner})", params
-    clause, params = tags_clause(alias, group["tags"], group["match"])
-    return clause or "TRUE", params
+def in_list(column: str, values: list[Any]) -> tuple[str, list[Any]]:
+    """``column = ANY(%s::text[])``: ``values`` bound as one array."""
+    return f"{column} = ANY(%s::text[])", [values]
 
 
 def filter_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
-    """Compile a :class:`MemoryFilter` to a SQL predicate over ``alias`` and its parameters.
-
-    Same semantics as the SQLite store's ``filter_sql``: fact types, ``updated_before`` (inclusive),
-    ``updated_after`` (exclusive), the flat tag filter and every tag group AND-ed together.
-    """
-    clauses: list[str] = []
-    params: list[Any] = []
-    if flt.fact_types is not None:
-        clauses.append(f"{alias}.fact_type = ANY(%s::text[])")
-        params.append(list(flt.fact_types))
-    if flt.updated_before is not None:
-        clauses.append(f"{alias}.updated_at <= %s")
-        params.append(flt.updated_before)
-    if flt.updated_after is not None:
-        clauses.append(f"{alias}.updated_at > %s")
-        params.append(flt.updated_after)
-    clause, p = tags_clause(alias, flt.tags, flt.tags_match)
-    if clause is not None:
-        clauses.append(clause)
-        params.extend(p)
-    for group in flt.groups:
-        clause, p = group_clause(alias, group)
-        clauses.append(clause)
-        params.extend(p)
-    return (" AND ".join(clauses) or "TRUE"), params
+    """Compile a :class:`MemoryFilter` to a SQL predicate over ``alias``
+    (:func:`~mindbank.store.filter_sql.compile_filter` in PostgreSQL's spelling)."""
+    return compile_filter(flt, alias, DIALECT)
 
 
 _WORD = re.compile(r"[^\W_]+")
@@ -177,4 +144,9 @@ DIALECT = Dialect(
     tag_filter=" AND lower(j.tag) LIKE %s ESCAPE '\\'",
     tag_pattern=like_pattern,
     model_tags=model_tags_clause,
+    tags_clause=tags_clause,
+    in_list=in_list,
+    time=lambda at: at,  # psycopg binds an aware datetime as timestamptz
+    true="TRUE",
+    false="FALSE",
 )

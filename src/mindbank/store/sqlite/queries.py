@@ -25,6 +25,7 @@ from typing import Any
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.timeutil import to_iso
 from mindbank.store.dialect import Dialect
+from mindbank.store.filter_sql import compile_filter
 from mindbank.store.sqlite.access_queries import ACCESS_Q
 from mindbank.store.sqlite.bank_queries import BANK_Q
 from mindbank.store.sqlite.consolidation_queries import CONSOLIDATION_Q
@@ -115,7 +116,7 @@ def model_tags_clause(tags: Sequence[str], tags_match: str) -> tuple[str, list[A
     return f" AND EXISTS (SELECT 1 FROM json_each(tags) WHERE value IN ({marks(len(want))}))", want
 
 
-def _tags_clause(alias: str, wanted: Sequence[str], mode: str) -> tuple[str | None, list[Any]]:
+def tags_clause(alias: str, wanted: Sequence[str], mode: str) -> tuple[str | None, list[Any]]:
     """One tag filter as SQL (None = no constraint), per the truth table of ``domain.tags``."""
     want = sorted(set(wanted))
     if mode == "exact":
@@ -133,41 +134,15 @@ def _tags_clause(alias: str, wanted: Sequence[str], mode: str) -> tuple[str | No
     return f"({alias}.tags = '[]' OR {hit})", want
 
 
-def _group_clause(alias: str, group: dict[str, Any]) -> tuple[str, list[Any]]:
-    """A (validated) tag group — ``and``/``or``/``not`` or a ``{"tags", "match"}`` leaf — as SQL."""
-    if "and" in group or "or" in group:
-        op = "and" if "and" in group else "or"
-        parts = [_group_clause(alias, g) for g in group[op]]
-        return "(" + f" {op.upper()} ".join(p for p, _ in parts) + ")", [x for _, ps in parts for x in ps]
-    if "not" in group:
-        inner, params = _group_clause(alias, group["not"])
-        return f"(NOT {inner})", params
-    clause, params = _tags_clause(alias, group["tags"], group["match"])
-    return clause or "1=1", params
+def in_list(column: str, values: list[Any]) -> tuple[str, list[Any]]:
+    """``column IN (?,…)`` over ``values``, one parameter each."""
+    return f"{column} IN ({marks(len(values))})", values
 
 
 def filter_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
-    """Compile a :class:`MemoryFilter` to a SQL predicate over ``alias`` (tag truth table of domain.tags)."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    if flt.fact_types is not None:
-        clauses.append(f"{alias}.fact_type IN ({marks(len(flt.fact_types))})")
-        params.extend(flt.fact_types)
-    if flt.updated_before is not None:
-        clauses.append(f"{alias}.updated_at <= ?")
-        params.append(to_iso(flt.updated_before))
-    if flt.updated_after is not None:
-        clauses.append(f"{alias}.updated_at > ?")
-        params.append(to_iso(flt.updated_after))
-    clause, p = _tags_clause(alias, flt.tags, flt.tags_match)
-    if clause is not None:
-        clauses.append(clause)
-        params.extend(p)
-    for group in flt.groups:
-        clause, p = _group_clause(alias, group)
-        clauses.append(clause)
-        params.extend(p)
-    return (" AND ".join(clauses) or "1=1"), params
+    """Compile a :class:`MemoryFilter` to a SQL predicate over ``alias``
+    (:func:`~mindbank.store.filter_sql.compile_filter` in SQLite's spelling)."""
+    return compile_filter(flt, alias, DIALECT)
 
 
 def fts_match(terms: Sequence[str]) -> str:
@@ -190,4 +165,9 @@ DIALECT = Dialect(
     tag_filter=" AND lower(j.value) GLOB ?",
     tag_pattern=glob_pattern,
     model_tags=model_tags_clause,
+    tags_clause=tags_clause,
+    in_list=in_list,
+    time=to_iso,
+    true="1=1",
+    false="1=0",
 )
