@@ -7,10 +7,22 @@ pattern match — through the backend's :class:`Dialect`, so the body never name
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+
+def merge_statements(*parts: Mapping[str, str]) -> dict[str, str]:
+    """A backend's ``Q``: its feature modules' statements in one mapping. Raises ``ValueError`` if two modules
+    define the same key (the later one would otherwise replace the earlier silently)."""
+    merged: dict[str, str] = {}
+    for part in parts:
+        twice = merged.keys() & part.keys()
+        if twice:
+            raise ValueError(f"statement keys defined twice: {sorted(twice)}")
+        merged.update(part)
+    return merged
 
 
 def substring_pattern(query: str) -> str:

@@ -22,6 +22,7 @@ from mindbank.store.base import Spend, SpendRecord, SpendTotals, StalenessProbe
 from mindbank.store.columns import Columns, mental_model_columns
 from mindbank.store.dialect import Dialect
 from mindbank.store.fence import LeaseLost, current_fence
+from mindbank.store.filter_sql import compile_filter
 
 IDS_PER_STATEMENT = 500  # ids bound per statement where a list is looked up (SQLite binds one parameter each)
 
@@ -75,8 +76,8 @@ class SharedQueries:
         raise NotImplementedError
 
     def _filter_sql(self, flt: MemoryFilter, alias: str) -> tuple[str, list[Any]]:
-        """The backend's SQL predicate (and parameters) for ``flt`` over ``alias``."""
-        raise NotImplementedError
+        """``flt`` as the backend's SQL predicate over ``alias``, and its parameters."""
+        return compile_filter(flt, alias, self._dialect)
 
     def _bind_ids(self, statement: str, ids: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
         """A statement taking a list of ids, ready to run, and the parameters standing for the list (the backend's:

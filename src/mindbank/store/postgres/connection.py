@@ -22,9 +22,8 @@ from psycopg.rows import dict_row, tuple_row
 from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool
 
-from mindbank.domain.scope import MemoryFilter
 from mindbank.store.postgres.migrate import embedding_dimension, migrate
-from mindbank.store.postgres.queries import DIALECT, Q, filter_sql
+from mindbank.store.postgres.queries import DIALECT, Q
 from mindbank.store.postgres.rows import COLUMNS
 from mindbank.store.shared import SharedQueries
 
@@ -81,10 +80,6 @@ def _plain(value: Any) -> Any:
 class PostgresBase(SharedQueries):
     """Pool, transactions, statement log and bank stamping of the PostgreSQL store (see
     :mod:`mindbank.store.postgres.store` for the concurrency model)."""
-
-    def _filter_sql(self, flt: MemoryFilter, alias: str) -> tuple[str, list[Any]]:
-        """:class:`MemoryFilter` as this backend's SQL predicate over ``alias`` (``queries.filter_sql``)."""
-        return filter_sql(flt, alias)
 
     def _bind_ids(self, statement: str, ids: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
         """``statement`` as is, with the ids as one ``text[]`` parameter."""

@@ -21,7 +21,7 @@ from mindbank.domain.timeutil import utcnow
 from mindbank.store.base import DocumentWrite, MemoryFilter
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.migrate import nearest_sql
-from mindbank.store.postgres.queries import Q, filter_sql, tag_list
+from mindbank.store.postgres.queries import Q, tag_list
 from mindbank.store.postgres.rows import COLUMNS, as_vector
 from mindbank.store.retention import LazyStamp, RetentionQueries
 from mindbank.store.shared import observation_mentions
@@ -144,7 +144,7 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
             if self._iterative_scan:
                 conn.execute(Q["set_iterative_scan"])
             for vector, flt in probes:
-                where, params = filter_sql(flt)
+                where, params = self._filter_sql(flt, "m")
                 vec = self._vector(vector)
                 rows = conn.execute(
                     nearest_sql(statement.format(where=where), self.dimension), (vec, bank_id, *params, vec, k)

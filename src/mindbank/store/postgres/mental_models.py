@@ -19,7 +19,8 @@ from mindbank.store.base import (
     StalenessReads,
     cited_ids,
 )
-from mindbank.store.postgres.queries import HISTORY_KIND, Q, filter_sql
+from mindbank.store.postgres.model_queries import HISTORY_KIND
+from mindbank.store.postgres.queries import Q
 from mindbank.store.postgres.rows import COLUMNS
 from mindbank.store.postgres.search import SearchMixin
 from mindbank.store.shared import oldest_since
@@ -92,7 +93,7 @@ class MentalModelsMixin(SearchMixin):
             for i in range(start, min(start + _MAX_SCOPES_PER_STATEMENT, len(scopes))):
                 scope = scopes[i]
                 oldest = since[scope]
-                where, p = filter_sql(scope)
+                where, p = self._filter_sql(scope, "m")
                 parts.append(Q["stale_scope"].format(where=where))
                 params.extend([str(i), bank_id, oldest, *p])
             if first:

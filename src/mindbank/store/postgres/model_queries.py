@@ -71,3 +71,9 @@ MODEL_Q: dict[str, str] = {
         'ORDER BY created_at, bank_id COLLATE "C", id COLLATE "C"'
     ),
 }
+
+# trim_history's {kind}: the history rows of a failed refresh (True) or of a written one (False)
+HISTORY_KIND = {
+    True: "content->>'kind' = 'refresh_failed'",
+    False: "content->>'kind' IS NULL",
+}

@@ -19,10 +19,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TAGS_MATCH_MODES
-from mindbank.store.dialect import Dialect
-from mindbank.store.filter_sql import compile_filter
+from mindbank.store.dialect import Dialect, merge_statements
 from mindbank.store.postgres.access_queries import ACCESS_Q
 from mindbank.store.postgres.bank_queries import BANK_Q
 from mindbank.store.postgres.consolidation_queries import CONSOLIDATION_Q
@@ -35,7 +33,7 @@ from mindbank.store.postgres.search_queries import SEARCH_Q
 from mindbank.store.postgres.spend_queries import SPEND_Q
 from mindbank.store.postgres.transfer_queries import TRANSFER_Q
 
-Q: dict[str, str] = {
+_CONNECTION_Q: dict[str, str] = {
     "db_now": "SELECT clock_timestamp()",
     "vector_version": "SELECT extversion FROM pg_extension WHERE extname = 'vector'",
     # worker heartbeats are process liveness, not data: a running worker writes them whatever a request does
@@ -44,26 +42,12 @@ Q: dict[str, str] = {
         "AND table_type = 'BASE TABLE' AND table_name != 'worker_heartbeats' ORDER BY table_name"
     ),
 }
-# the statements of each feature: <feature>_queries.py
-Q.update(BANK_Q)
-Q.update(MEMORY_Q)
-Q.update(SEARCH_Q)
-Q.update(MODEL_Q)
-Q.update(SPEND_Q)
-Q.update(KNOWLEDGE_Q)
-Q.update(OPERATION_Q)
-Q.update(ACCESS_Q)
-# documents, directives, webhooks, operation administration, LLM request log, heartbeats: resource_queries.py
-Q.update(RESOURCE_Q)
-# bank transfer (snapshots, imports) and stored files: transfer_queries.py
-Q.update(TRANSFER_Q)
-# consolidation (pending facts, observations, neighbours): consolidation_queries.py
-Q.update(CONSOLIDATION_Q)
-
-HISTORY_KIND = {
-    True: "content->>'kind' = 'refresh_failed'",
-    False: "content->>'kind' IS NULL",
-}
+# every statement by name: the connection's own and each feature's (<feature>_queries.py; resource_queries.py holds
+# documents, directives, webhooks, operation administration, the bank's LLM request log and heartbeats)
+Q = merge_statements(
+    _CONNECTION_Q, BANK_Q, MEMORY_Q, SEARCH_Q, MODEL_Q, SPEND_Q, KNOWLEDGE_Q, OPERATION_Q, ACCESS_Q, RESOURCE_Q,
+    TRANSFER_Q, CONSOLIDATION_Q,
+)  # fmt: skip
 
 
 def tag_list(values: Sequence[str]) -> list[str]:
@@ -104,12 +88,6 @@ def tags_clause(alias: str, wanted: Sequence[str], mode: str) -> tuple[str | Non
 def in_list(column: str, values: list[Any]) -> tuple[str, list[Any]]:
     """``column = ANY(%s::text[])``: ``values`` bound as one array."""
     return f"{column} = ANY(%s::text[])", [values]
-
-
-def filter_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
-    """Compile a :class:`MemoryFilter` to a SQL predicate over ``alias``
-    (:func:`~mindbank.store.filter_sql.compile_filter` in PostgreSQL's spelling)."""
-    return compile_filter(flt, alias, DIALECT)
 
 
 _WORD = re.compile(r"[^\W_]+")

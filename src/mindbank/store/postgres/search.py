@@ -12,7 +12,7 @@ from mindbank.store.base import MemoryFilter
 from mindbank.store.memory_reads import MemoryReads
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.migrate import nearest_sql
-from mindbank.store.postgres.queries import Q, filter_sql, tsquery
+from mindbank.store.postgres.queries import Q, tsquery
 
 _EF_SEARCH_MAX = 1000  # pgvector's upper bound for hnsw.ef_search
 
@@ -32,7 +32,7 @@ class SearchMixin(PostgresBase, MemoryReads):
         """
         if k <= 0:
             return []
-        where, params = filter_sql(flt)
+        where, params = self._filter_sql(flt, "m")
         vec = self._vector(query)
         with self._tx() as conn:
             conn.execute(Q["set_ef_search"], (str(min(_EF_SEARCH_MAX, max(40, 2 * k))),))
@@ -53,7 +53,7 @@ class SearchMixin(PostgresBase, MemoryReads):
         query = tsquery(terms)
         if query is None or k <= 0:
             return []
-        where, params = filter_sql(flt)
+        where, params = self._filter_sql(flt, "m")
         with self._read() as conn:
             rows = conn.execute(Q["keyword_search"].format(where=where), (query, bank_id, *params, k)).fetchall()
         return [(r["id"], float(r["score"])) for r in rows]

@@ -19,11 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.shared import SharedQueries
 from mindbank.store.sqlite.migrate import migrate
-from mindbank.store.sqlite.queries import DIALECT, Q, filter_sql, marks
+from mindbank.store.sqlite.queries import DIALECT, Q, marks
 from mindbank.store.sqlite.rows import COLUMNS, ts
 from mindbank.store.sqlite.vector_index import IndexRow, VectorIndex
 
@@ -33,10 +32,6 @@ INDEX_CACHE_BYTES = 512 * 1024 * 1024  # vector memory the per-bank index cache 
 class SQLiteBase(SharedQueries):
     """Connections, transactions, bank stamping and the vector-index cache of the SQLite store (see
     :mod:`mindbank.store.sqlite.store` for the concurrency model)."""
-
-    def _filter_sql(self, flt: MemoryFilter, alias: str) -> tuple[str, list[Any]]:
-        """:class:`MemoryFilter` as this backend's SQL predicate over ``alias`` (``queries.filter_sql``)."""
-        return filter_sql(flt, alias)
 
     def _bind_ids(self, statement: str, ids: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
         """``statement`` with one placeholder per id (its ``{marks}``), and the ids."""

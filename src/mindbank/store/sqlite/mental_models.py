@@ -18,11 +18,10 @@ from mindbank.store.base import (
     cited_ids,
 )
 from mindbank.store.shared import oldest_since
+from mindbank.store.sqlite.model_queries import HISTORY_KIND
 from mindbank.store.sqlite.queries import (
-    HISTORY_KIND,
     MAX_COMPOUND,
     Q,
-    filter_sql,
     marks,
     stale_compound,
 )
@@ -89,7 +88,7 @@ class MentalModelsMixin(SearchMixin):
             for i in range(start, min(start + MAX_COMPOUND, len(scopes))):
                 scope = scopes[i]
                 oldest = since[scope]
-                where, p = filter_sql(scope)
+                where, p = self._filter_sql(scope, "m")
                 selects.append(Q["stale_scope"].format(key=i, where=where))
                 params.extend([bank_id, to_iso(oldest), *p])
             chunks.append(stale_compound(selects))

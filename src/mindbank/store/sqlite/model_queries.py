@@ -64,3 +64,9 @@ MODEL_Q: dict[str, str] = {
         "AND json_extract(trigger, '$.' || ?) NOT IN (0, '') AND (? IS NULL OR bank_id = ?)"
     ),
 }
+
+# trim_history's {kind}: the history rows of a failed refresh (True) or of a written one (False)
+HISTORY_KIND = {
+    True: "json_extract(content, '$.kind') = 'refresh_failed'",
+    False: "json_extract(content, '$.kind') IS NULL",
+}

@@ -22,10 +22,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.timeutil import to_iso
-from mindbank.store.dialect import Dialect
-from mindbank.store.filter_sql import compile_filter
+from mindbank.store.dialect import Dialect, merge_statements
 from mindbank.store.sqlite.access_queries import ACCESS_Q
 from mindbank.store.sqlite.bank_queries import BANK_Q
 from mindbank.store.sqlite.consolidation_queries import CONSOLIDATION_Q
@@ -44,7 +42,7 @@ MAX_COMPOUND = 400
 MAX_IDS = 500
 
 
-Q: dict[str, str] = {
+_CONNECTION_Q: dict[str, str] = {
     "pragma_foreign_keys": "PRAGMA foreign_keys = ON",
     "pragma_busy_timeout": "PRAGMA busy_timeout = 30000",
     # file databases only: WAL lets the per-thread readers run beside the single writer
@@ -65,26 +63,12 @@ Q: dict[str, str] = {
     # {table} is a name list_tables returned
     "dump_table": "SELECT * FROM {table} ORDER BY 1",
 }
-# the statements of each feature: <feature>_queries.py
-Q.update(BANK_Q)
-Q.update(MEMORY_Q)
-Q.update(SEARCH_Q)
-Q.update(MODEL_Q)
-Q.update(SPEND_Q)
-Q.update(KNOWLEDGE_Q)
-Q.update(OPERATION_Q)
-Q.update(ACCESS_Q)
-# documents, directives, webhooks, operation administration, LLM request log, heartbeats: resource_queries.py
-Q.update(RESOURCE_Q)
-# bank transfer (snapshots, imports) and stored files: transfer_queries.py
-Q.update(TRANSFER_Q)
-# consolidation (pending facts, observations, the consolidated mark): consolidation_queries.py
-Q.update(CONSOLIDATION_Q)
-
-HISTORY_KIND = {
-    True: "json_extract(content, '$.kind') = 'refresh_failed'",
-    False: "json_extract(content, '$.kind') IS NULL",
-}
+# every statement by name: the connection's own and each feature's (<feature>_queries.py; resource_queries.py holds
+# documents, directives, webhooks, operation administration, the bank's LLM request log and heartbeats)
+Q = merge_statements(
+    _CONNECTION_Q, BANK_Q, MEMORY_Q, SEARCH_Q, MODEL_Q, SPEND_Q, KNOWLEDGE_Q, OPERATION_Q, ACCESS_Q, RESOURCE_Q,
+    TRANSFER_Q, CONSOLIDATION_Q,
+)  # fmt: skip
 
 
 def marks(count: int) -> str:
@@ -137,12 +121,6 @@ def tags_clause(alias: str, wanted: Sequence[str], mode: str) -> tuple[str | Non
 def in_list(column: str, values: list[Any]) -> tuple[str, list[Any]]:
     """``column IN (?,…)`` over ``values``, one parameter each."""
     return f"{column} IN ({marks(len(values))})", values
-
-
-def filter_sql(flt: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
-    """Compile a :class:`MemoryFilter` to a SQL predicate over ``alias``
-    (:func:`~mindbank.store.filter_sql.compile_filter` in SQLite's spelling)."""
-    return compile_filter(flt, alias, DIALECT)
 
 
 def fts_match(terms: Sequence[str]) -> str:

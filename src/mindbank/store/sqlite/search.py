@@ -14,7 +14,6 @@ from mindbank.store.memory_reads import MemoryReads
 from mindbank.store.sqlite.connection import SQLiteBase
 from mindbank.store.sqlite.queries import (
     Q,
-    filter_sql,
     fts_match,
     marks,
 )
@@ -66,7 +65,7 @@ class SearchMixin(SQLiteBase, MemoryReads):
         """
         if not terms:
             return []
-        where, params = filter_sql(flt)
+        where, params = self._filter_sql(flt, "m")
         with self._read() as conn:
             terms = prune_common_terms(conn, terms)
             match = fts_match(terms)
