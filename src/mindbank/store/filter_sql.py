@@ -46,9 +46,9 @@ def compile_filter(flt: MemoryFilter, alias: str, dialect: Dialect) -> tuple[str
     if flt.updated_after is not None:
         clauses.append(f"{alias}.updated_at > {dialect.mark}")
         params.append(dialect.time(flt.updated_after))
-    clause, p = dialect.tags_clause(alias, flt.tags, flt.tags_match)
-    if clause is not None:
-        clauses.append(clause)
+    tag_clause, p = dialect.tags_clause(alias, flt.tags, flt.tags_match)
+    if tag_clause is not None:
+        clauses.append(tag_clause)
         params.extend(p)
     for group in flt.groups:
         clause, p = group_clause(alias, group, dialect)

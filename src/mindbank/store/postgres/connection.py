@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -27,10 +27,19 @@ from mindbank.store.postgres.queries import DIALECT, Q
 from mindbank.store.postgres.rows import COLUMNS
 from mindbank.store.shared import SharedQueries
 
-try:  # binary vector parameters when the pgvector package is installed; text '[...]' literals otherwise
-    from pgvector.psycopg import register_vector
-except ImportError:  # pragma: no cover - the postgres extra installs it
-    register_vector = None
+
+def _vector_registrar() -> Callable[[psycopg.Connection[Any]], None] | None:
+    """pgvector's adapter registration when the pgvector package is installed (binary vector parameters); None
+    otherwise (vectors go as text ``'[...]'`` literals)."""
+    try:
+        from pgvector.psycopg import register_vector
+    except ImportError:  # pragma: no cover - the postgres extra installs it
+        return None
+    registrar: Callable[[psycopg.Connection[Any]], None] = register_vector
+    return registrar
+
+
+register_vector = _vector_registrar()
 
 
 # the statement log of :meth:`PostgresStore.statement_log`, per thread (None = not recording)
@@ -129,13 +138,13 @@ class PostgresBase(SharedQueries):
         return "[" + ",".join(repr(float(x)) for x in arr) + "]"
 
     @contextmanager
-    def _read(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
+    def _read(self) -> Iterator[psycopg.Connection[Any]]:
         """A pooled connection for reads (autocommit: each statement sees the latest committed data)."""
         with self._pool.connection() as conn:
             yield conn
 
     @contextmanager
-    def _tx(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
+    def _tx(self) -> Iterator[psycopg.Connection[Any]]:
         """One transaction on a pooled connection: commits on normal exit, rolls back on an exception. Inside a
         worker's handler, the transaction ends with the claim fence (:mod:`mindbank.store.fence`)."""
         with self._pool.connection() as conn, conn.transaction():

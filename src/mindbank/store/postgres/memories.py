@@ -73,7 +73,7 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
         chunk_base = 0
         replaced = 0
         appended = existing is not None and item.update_mode == "append"
-        if appended:
+        if appended and existing is not None:
             text = existing["original_text"] + "\n\n" + item.content
             created = existing["created_at"]
             row = cur.execute(Q["count_document_chunks"], (bank_id, doc.document_id)).fetchone()

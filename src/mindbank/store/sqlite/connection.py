@@ -134,6 +134,7 @@ class SQLiteBase(SharedQueries):
         if last is not None and now <= last:
             now = last + timedelta(microseconds=1)
         stamp = to_iso(now)
+        assert stamp is not None  # to_iso returns None only for None
         version = int(row[1]) + 1
         conn.execute(Q["stamp_bank"], (stamp, version, stamp, bank_id))
         return stamp, version

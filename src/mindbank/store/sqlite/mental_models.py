@@ -104,5 +104,6 @@ class MentalModelsMixin(SearchMixin):
         bank_last = next((ts(r[2]) for r in rows if r[0] == "bank"), None)
         newest = {int(r[1]): ts(r[2]) for r in rows if r[0] == "scope"}
         gone = {r[1] for r in rows if r[0] == "cite"}
-        written = [(r[1], r[3], ts(r[2])) for r in rows if r[0] == "written"]
+        # a 'written' row joins an existing memory, whose updated_at is NOT NULL
+        written = [(r[1], r[3], at) for r in rows if r[0] == "written" and (at := ts(r[2])) is not None]
         return StalenessReads(bank_last, {s: newest.get(i) for i, s in enumerate(scopes)}, gone, written)
