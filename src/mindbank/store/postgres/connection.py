@@ -172,7 +172,8 @@ class PostgresBase(SharedQueries):
         with self._read() as conn:
             row = conn.execute(Q["db_now"]).fetchone()
         assert row is not None
-        return row["clock_timestamp"]  # type: ignore[no-any-return]
+        now: datetime = row["clock_timestamp"]  # psycopg decodes timestamptz as an aware datetime
+        return now
 
     def _ensure_bank(self, conn: psycopg.Connection[Any], bank_id: str) -> None:
         conn.execute(Q["ensure_bank"], (bank_id, bank_id))
