@@ -128,6 +128,50 @@ class SharedQueries:
             rows = conn.execute(self._q["list_banks"]).fetchall()
         return [(self._columns.bank_row(r), int(r["n"])) for r in rows]
 
+    def bank_stats(self, bank_id: str) -> dict[str, Any]:
+        """Live counts: memories by fact type, documents, operations by status, pending consolidation, last write."""
+        with self._read() as conn:
+            by_type = {r["fact_type"]: int(r["n"]) for r in conn.execute(self._q["stats_by_type"], (bank_id,))}
+            by_status = {r["status"]: int(r["n"]) for r in conn.execute(self._q["stats_by_status"], (bank_id,))}
+            documents = conn.execute(self._q["stats_documents"], (bank_id,)).fetchone()
+            pending = conn.execute(self._q["stats_pending_consolidation"], (bank_id,)).fetchone()
+            consolidated = conn.execute(self._q["stats_last_consolidated"], (bank_id,)).fetchone()
+            last = conn.execute(self._q["bank_last_write"], (bank_id,)).fetchone()
+        return {
+            "nodes_by_fact_type": by_type,
+            "total_nodes": sum(by_type.values()),
+            "total_documents": int(documents["n"]) if documents else 0,
+            "operations_by_status": by_status,
+            "pending_consolidation": int(pending["n"]) if pending else 0,
+            "last_consolidated_at": self._maybe_time(consolidated["at"] if consolidated else None),
+            "last_memory_write_at": self._maybe_time(last["last_memory_write_at"] if last else None),
+        }
+
+    def bank_embedding_model(self, bank_id: str) -> tuple[str, int] | None:
+        """``(model name, dimension)`` the bank's vectors were made with; None before its first recorded vector."""
+        with self._read() as conn:
+            row = conn.execute(self._q["bank_embedding_model"], (bank_id,)).fetchone()
+        return None if row is None else (str(row["model"]), int(row["dimension"]))
+
+    def record_bank_embedding_model(self, bank_id: str, model: str, dimension: int) -> tuple[str, int] | None:
+        """Record ``(model, dimension)`` for the bank unless one is recorded already; returns the bank's record
+        afterwards (the earlier one when it differs; None when the bank does not exist)."""
+        with self._tx() as conn:
+            stamp = self._columns.time(utcnow())
+            conn.execute(self._q["record_bank_embedding_model"], (model, dimension, stamp, bank_id))
+            row = conn.execute(self._q["bank_embedding_model"], (bank_id,)).fetchone()
+        return None if row is None else (str(row["model"]), int(row["dimension"]))
+
+    def bank_last_memory_write_at(self, bank_id: str) -> datetime | None:
+        """Stamp of the bank's newest memory write (insert, edit or delete); None before the first."""
+        with self._read() as conn:
+            row = conn.execute(self._q["bank_last_write"], (bank_id,)).fetchone()
+        return None if row is None else self._maybe_time(row["last_memory_write_at"])
+
+    def _maybe_time(self, value: Any) -> datetime | None:
+        """A stored time column as an aware datetime; NULL stays None."""
+        return None if value is None else self._columns.load_time(value)
+
     # ---------------------------------------------------------------- consolidation reads
 
     def unconsolidated_facts(self, bank_id: str, limit: int) -> list[MemoryUnit]:

@@ -24,13 +24,20 @@ BANK_Q: dict[str, str] = {
     "count_bank_memories": "SELECT COUNT(*) FROM memory_units WHERE bank_id = ?",
     "delete_bank_operations": "DELETE FROM operations WHERE bank_id = ?",
     "delete_bank": "DELETE FROM banks WHERE bank_id = ?",
-    "stats_by_type": "SELECT fact_type, COUNT(*) FROM memory_units WHERE bank_id = ? GROUP BY fact_type",
-    "stats_by_status": "SELECT status, COUNT(*) FROM operations WHERE bank_id = ? GROUP BY status",
-    "stats_documents": "SELECT COUNT(*) FROM documents WHERE bank_id = ?",
+    "stats_by_type": "SELECT fact_type, COUNT(*) AS n FROM memory_units WHERE bank_id = ? GROUP BY fact_type",
+    "stats_by_status": "SELECT status, COUNT(*) AS n FROM operations WHERE bank_id = ? GROUP BY status",
+    "stats_documents": "SELECT COUNT(*) AS n FROM documents WHERE bank_id = ?",
     "stats_pending_consolidation": (
-        "SELECT COUNT(*) FROM memory_units WHERE bank_id = ? AND fact_type != 'observation' AND consolidated_at IS NULL"
+        "SELECT COUNT(*) AS n FROM memory_units WHERE bank_id = ? AND fact_type != 'observation' "
+        "AND consolidated_at IS NULL"
     ),
-    "stats_last_consolidated": "SELECT MAX(consolidated_at) FROM memory_units WHERE bank_id = ?",
+    "stats_last_consolidated": "SELECT MAX(consolidated_at) AS at FROM memory_units WHERE bank_id = ?",
+    # the embedding model a bank's vectors were made with, recorded once (the first vector's)
+    "bank_embedding_model": "SELECT model, dimension FROM bank_embedding_models WHERE bank_id = ?",
+    "record_bank_embedding_model": (
+        "INSERT INTO bank_embedding_models (bank_id, model, dimension, recorded_at) "
+        "SELECT bank_id, ?, ?, ? FROM banks WHERE bank_id = ? ON CONFLICT (bank_id) DO NOTHING"
+    ),
     "bank_last_write": "SELECT last_memory_write_at FROM banks WHERE bank_id = ?",
     # the stamp is computed in Python between these two (one writer connection under the write lock, so nobody
     # stamps in between); PostgreSQL does both in its one stamp_bank statement
