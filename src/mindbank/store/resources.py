@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar
+from typing import Any
 
 from mindbank.domain.records import LLMRequestRecord, Operation
 from mindbank.domain.resources import (
@@ -32,10 +32,8 @@ from mindbank.store.shared import SharedQueries
 
 
 class ResourceQueries(SharedQueries):
-    """The backend-neutral resource methods (module docstring). A backend supplies its placeholder (``_mark``) and
-    its compiler of :class:`MemoryFilter` predicates (``_filter_sql``)."""
-
-    _mark: ClassVar[str]
+    """The backend-neutral resource methods (module docstring), over the backend's statements (``_q``) and SQL
+    spelling (``_dialect``)."""
 
     # ---------------------------------------------------------------- supplied by the backend
 
@@ -47,7 +45,7 @@ class ResourceQueries(SharedQueries):
         fragment ``… AS id_hit, … AS text_hit`` saying which fields the text query matched (case-insensitive:
         both sides lowered)."""
         where, params = self._filter_sql(MemoryFilter(tags=tuple(tags), tags_match=tags_match), "d")
-        clauses, values, m = [where], list(params), self._mark
+        clauses, values, m = [where], list(params), self._dialect.mark
         for bound, op in ((start, ">="), (end, "<")):
             if bound is not None:
                 clauses.append(f"d.{time_field} {op} {m}")

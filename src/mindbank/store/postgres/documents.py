@@ -1,6 +1,6 @@
-"""Document queries of the PostgreSQL store that differ from SQLite's: its placeholder and filter compiler for the
-shared document listing, and deleting or retagging a document (memory writes: stamped under the bank lock). The rest
-of the document, directive, webhook and administration methods are :mod:`mindbank.store.resources`."""
+"""Document queries of the PostgreSQL store that differ from SQLite's: deleting or retagging a document (memory
+writes: stamped under the bank lock). The rest of the document, directive, webhook and administration methods are
+:mod:`mindbank.store.resources`."""
 
 from __future__ import annotations
 
@@ -14,8 +14,6 @@ from mindbank.store.resources import ResourceQueries
 
 class DocumentsMixin(PostgresBase, ResourceQueries):
     """Document listing filter, deletion and retagging over ``documents``, ``chunks`` and ``memory_units``."""
-
-    _mark = "%s"
 
     def delete_document(self, bank_id: str, document_id: str) -> int | None:
         """Delete a document with its chunks, memories and history atomically; returns how many memories went

@@ -1,7 +1,6 @@
-"""Document queries of the SQLite store that differ from PostgreSQL's: its placeholder and filter compiler for the
-shared document listing, and deleting or retagging a document (memory writes: stamped under the writer lock and
-applied to this process's vector index). The rest of the document, directive, webhook and administration methods are
-:mod:`mindbank.store.resources`."""
+"""Document queries of the SQLite store that differ from PostgreSQL's: deleting or retagging a document (memory
+writes: stamped under the writer lock and applied to this process's vector index). The rest of the document,
+directive, webhook and administration methods are :mod:`mindbank.store.resources`."""
 
 from __future__ import annotations
 
@@ -16,8 +15,6 @@ from mindbank.store.sqlite.rows import COLUMNS
 
 class DocumentsMixin(SQLiteBase, ResourceQueries):
     """Document listing filter, deletion and retagging over ``documents``, ``chunks`` and ``memory_units``."""
-
-    _mark = "?"
 
     def delete_document(self, bank_id: str, document_id: str) -> int | None:
         """Delete a document with its chunks, memories and history atomically; returns how many memories went
