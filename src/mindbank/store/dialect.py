@@ -41,7 +41,8 @@ class Dialect:
     ``model_tags(tags, tags_match)``: the ``{where}`` (and its parameters) of a tag filter on mental models.
     ``tags_clause(alias, tags, mode)``: one tag filter on the memory table ``alias`` (None: no constraint).
     ``in_list(column, values)``: a condition that ``column`` is one of ``values``, and its parameters. ``time``: a
-    datetime as the backend binds it. ``true``/``false``: the constant conditions.
+    datetime as the backend binds it. ``true``/``false``: the constant conditions. ``duplicate``: what the driver
+    raises when an insert hits an existing key.
     """
 
     mark: str
@@ -54,6 +55,7 @@ class Dialect:
     time: Callable[[datetime], Any]
     true: str
     false: str
+    duplicate: tuple[type[Exception], ...]
 
     def contains(self, column: str) -> str:
         """A condition (with one ``substring_pattern`` parameter) that ``column`` contains a text, any case."""

@@ -18,7 +18,7 @@ from mindbank.domain.records import Bank, HistoryEntry, LLMRequestRecord, Memory
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TagsMatch
 from mindbank.domain.timeutil import utcnow
-from mindbank.store.base import Spend, SpendRecord, SpendTotals, StalenessProbe
+from mindbank.store.base import AlreadyExists, Spend, SpendRecord, SpendTotals, StalenessProbe
 from mindbank.store.columns import Columns, mental_model_columns
 from mindbank.store.dialect import Dialect
 from mindbank.store.fence import LeaseLost, current_fence
@@ -196,6 +196,15 @@ class SharedQueries:
         return [self._columns.memory_row(r) for r in rows]
 
     # ---------------------------------------------------------------- mental models
+
+    def insert_mental_model(self, model: MentalModel) -> None:
+        """Insert a new model (bank auto-created). Raises :class:`AlreadyExists` if the id is taken."""
+        try:
+            with self._tx() as conn:
+                self._ensure_bank(conn, model.bank_id)
+                conn.execute(self._q["insert_mental_model"], self._columns.model_params(model))
+        except self._dialect.duplicate as exc:
+            raise AlreadyExists(f"mental model {model.id!r} already exists") from exc
 
     def list_mental_models(
         self,

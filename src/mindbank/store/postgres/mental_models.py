@@ -8,12 +8,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-import psycopg
 from psycopg.types.json import Jsonb
 
 from mindbank.domain.records import MentalModel
 from mindbank.store.base import (
-    AlreadyExists,
     SpendRecord,
     StalenessProbe,
     StalenessReads,
@@ -31,15 +29,6 @@ _MAX_SCOPES_PER_STATEMENT = 4000  # keeps a staleness_reads statement far below 
 class MentalModelsMixin(SearchMixin):
     """The ``mental_models``, ``mental_model_history`` and ``mental_model_citations`` tables. Built on
     :class:`SearchMixin` because staleness reads cited memories back (``get_memories``)."""
-
-    def insert_mental_model(self, model: MentalModel) -> None:
-        """Insert a new model (bank auto-created). Raises :class:`AlreadyExists` if the id is taken."""
-        try:
-            with self._tx() as conn:
-                self._ensure_bank(conn, model.bank_id)
-                conn.execute(Q["insert_mental_model"], COLUMNS.model_params(model))
-        except psycopg.errors.UniqueViolation as exc:
-            raise AlreadyExists(f"mental model {model.id!r} already exists") from exc
 
     def save_refresh(
         self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int, spend: SpendRecord | None = None

@@ -19,6 +19,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import psycopg
+
 from mindbank.domain.tags import TAGS_MATCH_MODES
 from mindbank.store.dialect import Dialect, merge_statements
 from mindbank.store.postgres.access_queries import ACCESS_Q
@@ -127,4 +129,5 @@ DIALECT = Dialect(
     time=lambda at: at,  # psycopg binds an aware datetime as timestamptz
     true="TRUE",
     false="FALSE",
+    duplicate=(psycopg.errors.UniqueViolation,),
 )

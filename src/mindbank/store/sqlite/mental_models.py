@@ -4,14 +4,12 @@ staleness reads (``staleness_reads``) the staleness rule decides from. The one-s
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
 from mindbank.domain.records import MentalModel
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.base import (
-    AlreadyExists,
     SpendRecord,
     StalenessProbe,
     StalenessReads,
@@ -32,15 +30,6 @@ from mindbank.store.sqlite.search import SearchMixin
 class MentalModelsMixin(SearchMixin):
     """The ``mental_models``, ``mental_model_history`` and ``mental_model_citations`` tables. Built on
     :class:`SearchMixin` because staleness reads cited memories back (``get_memories``)."""
-
-    def insert_mental_model(self, model: MentalModel) -> None:
-        """Insert a new model (bank auto-created). Raises :class:`AlreadyExists` if the id is taken."""
-        with self._tx() as conn:
-            self._ensure_bank(conn, model.bank_id)
-            try:
-                conn.execute(Q["insert_mental_model"], COLUMNS.model_params(model))
-            except sqlite3.IntegrityError as exc:
-                raise AlreadyExists(f"mental model {model.id!r} already exists") from exc
 
     def save_refresh(
         self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int, spend: SpendRecord | None = None

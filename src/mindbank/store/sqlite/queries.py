@@ -19,6 +19,7 @@ Times are fixed-width ISO-8601 strings (``to_iso``) and sort as text; tags are a
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
@@ -148,4 +149,5 @@ DIALECT = Dialect(
     time=to_iso,
     true="1=1",
     false="1=0",
+    duplicate=(sqlite3.IntegrityError,),
 )
