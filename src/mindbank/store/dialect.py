@@ -42,7 +42,8 @@ class Dialect:
     ``tags_clause(alias, tags, mode)``: one tag filter on the memory table ``alias`` (None: no constraint).
     ``in_list(column, values)``: a condition that ``column`` is one of ``values``, and its parameters. ``time``: a
     datetime as the backend binds it. ``true``/``false``: the constant conditions. ``duplicate``: what the driver
-    raises when an insert hits an existing key.
+    raises when an insert hits an existing key. ``id_batch``: the most ids one lookup binds (None: any number, bound
+    as one array).
     """
 
     mark: str
@@ -56,6 +57,7 @@ class Dialect:
     true: str
     false: str
     duplicate: tuple[type[Exception], ...]
+    id_batch: int | None
 
     def contains(self, column: str) -> str:
         """A condition (with one ``substring_pattern`` parameter) that ``column`` contains a text, any case."""

@@ -14,7 +14,7 @@ from mindbank.domain.records import MemorySource, MemoryUnit
 from mindbank.domain.scope import MemoryFilter
 from mindbank.store.columns import memory_source
 from mindbank.store.dialect import substring_pattern
-from mindbank.store.shared import IDS_PER_STATEMENT, SharedQueries
+from mindbank.store.shared import SharedQueries
 
 
 class MemoryReads(SharedQueries):
@@ -24,8 +24,8 @@ class MemoryReads(SharedQueries):
         """The memories with ``ids`` that exist in the bank, in the order of ``ids``."""
         found: dict[str, MemoryUnit] = {}
         with self._read() as conn:
-            for start in range(0, len(ids), IDS_PER_STATEMENT):
-                statement, id_params = self._bind_ids(self._q["get_memories"], ids[start : start + IDS_PER_STATEMENT])
+            for batch in self._id_batches(ids):
+                statement, id_params = self._bind_ids(self._q["get_memories"], batch)
                 for r in conn.execute(statement, (bank_id, *id_params)).fetchall():
                     found[r["id"]] = self._columns.memory_row(r)
         return [found[i] for i in ids if i in found]
@@ -96,8 +96,8 @@ class MemoryReads(SharedQueries):
         found: dict[str, MemorySource] = {}
         query = self._q["memory_sources"] if documents else self._q["memory_chunk_sources"]
         with self._read() as conn:
-            for start in range(0, len(memory_ids), IDS_PER_STATEMENT):
-                statement, id_params = self._bind_ids(query, memory_ids[start : start + IDS_PER_STATEMENT])
+            for batch in self._id_batches(memory_ids):
+                statement, id_params = self._bind_ids(query, batch)
                 for r in conn.execute(statement, (bank_id, *id_params)).fetchall():
                     found[r["id"]] = memory_source(r)
         return [found[i] for i in memory_ids if i in found]

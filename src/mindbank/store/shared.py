@@ -9,7 +9,7 @@ A method whose SQL or locking differs between the backends stays in the backend'
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
@@ -78,6 +78,12 @@ class SharedQueries:
     def _filter_sql(self, flt: MemoryFilter, alias: str) -> tuple[str, list[Any]]:
         """``flt`` as the backend's SQL predicate over ``alias``, and its parameters."""
         return compile_filter(flt, alias, self._dialect)
+
+    def _id_batches(self, ids: Sequence[str]) -> Iterator[Sequence[str]]:
+        """``ids`` in as few lookups as the backend binds: one (an array) or slices of ``Dialect.id_batch``."""
+        size = self._dialect.id_batch or max(1, len(ids))
+        for start in range(0, len(ids), size):
+            yield ids[start : start + size]
 
     def _bind_ids(self, statement: str, ids: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
         """A statement taking a list of ids, ready to run, and the parameters standing for the list (the backend's:

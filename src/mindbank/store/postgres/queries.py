@@ -130,4 +130,5 @@ DIALECT = Dialect(
     true="TRUE",
     false="FALSE",
     duplicate=(psycopg.errors.UniqueViolation,),
+    id_batch=None,
 )

@@ -150,4 +150,5 @@ DIALECT = Dialect(
     true="1=1",
     false="1=0",
     duplicate=(sqlite3.IntegrityError,),
+    id_batch=MAX_IDS,
 )
