@@ -3,8 +3,9 @@
 Each backend keys its SQL alike (``store/sqlite/queries.py``, ``store/postgres/queries.py``) and maps rows through
 one :class:`~mindbank.store.columns.Columns`, so a method that is "run ``Q[name]``, map the rows" is written once
 here. :class:`SharedQueries` is the root of both backends' ``…Base`` classes, which supply the statements
-(``_q``), the row mapping (``_columns``) and the connection handling (``_read``, ``_tx``, ``_ensure_bank``).
-A method whose SQL or locking differs between the backends stays in the backend's own mixin.
+(``_q``), the row mapping (``_columns``), the SQL spelling of the fragments a body builds itself (``_dialect``:
+:class:`~mindbank.store.dialect.Dialect`) and the connection handling (``_read``, ``_tx``, ``_ensure_bank``).
+A method whose SQL, locking or clock differs between the backends stays in the backend's own mixin.
 """
 
 from __future__ import annotations
