@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 from mindbank.domain.records import LLMRequestRecord, Operation
 from mindbank.domain.resources import (
@@ -28,6 +28,8 @@ from mindbank.domain.resources import (
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TagsMatch
 from mindbank.store.columns import Row
+from mindbank.store.dialect import substring_pattern
+from mindbank.store.migration_files import shipped_migrations
 from mindbank.store.shared import SharedQueries
 
 
@@ -36,6 +38,8 @@ class ResourceQueries(SharedQueries):
     spelling (``_dialect``)."""
 
     # ---------------------------------------------------------------- supplied by the backend
+
+    _migrations_package: ClassVar[str]  # the package whose ``migrations`` folder holds the backend's schema
 
     def _document_filter(
         self, *, query: str | None, tags: Sequence[str], tags_match: TagsMatch, time_field: str,
@@ -52,7 +56,7 @@ class ResourceQueries(SharedQueries):
                 values.append(self._columns.time(bound))
         if not query:
             return " AND ".join(clauses), values, "0 AS id_hit, 0 AS text_hit", []
-        pattern = "%" + query.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        pattern = substring_pattern(query.lower())
         id_hit, text_hit = (f"lower({column}) LIKE {m} ESCAPE '\\'" for column in ("d.id", "d.original_text"))
         clauses.append(f"({id_hit} OR {text_hit})")
         values += [pattern, pattern]
@@ -426,6 +430,10 @@ class ResourceQueries(SharedQueries):
         with self._read() as conn:
             row = conn.execute(self._q["schema_version"]).fetchone()
         return int(row["v"] or 0)
+
+    def schema_status(self) -> tuple[int, int]:
+        """``(applied, shipped)``: the database's migration version and the newest this code ships."""
+        return self.schema_version(), max(number for number, _, _ in shipped_migrations(self._migrations_package))
 
 
 def _hits(r: Row) -> tuple[str, ...]:
