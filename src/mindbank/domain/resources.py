@@ -1,6 +1,6 @@
 """Records of a bank's resources beyond memories and mental models: documents (as listed), their chunks and change
 history, directives, webhooks and their deliveries, and worker heartbeats; with the pure rules about them (which
-directives apply to a request, which event types a webhook may subscribe to).
+directives apply to a request).
 
 Wire shapes live in ``mindbank.wire``; these are what the store returns. Times are aware UTC datetimes.
 """
@@ -13,17 +13,6 @@ from datetime import datetime
 from typing import Any, Literal
 
 DocumentEventKind = Literal["retain", "append", "reprocess", "retag", "update", "fact_edited", "fact_deleted"]
-
-# Webhook events: the reference's three, plus the mental-model events it lacks (beyond the reference).
-# memory_defense.triggered is accepted for compatibility; mindbank has no memory defense, so it never fires.
-REFERENCE_EVENTS: tuple[str, ...] = ("retain.completed", "consolidation.completed", "memory_defense.triggered")
-MENTAL_MODEL_EVENTS: tuple[str, ...] = (
-    "mental_model.refreshed",
-    "mental_model.refresh_failed",
-    "mental_model.draft_ready",
-)
-WEBHOOK_EVENTS: tuple[str, ...] = REFERENCE_EVENTS + MENTAL_MODEL_EVENTS
-DEFAULT_WEBHOOK_EVENTS: tuple[str, ...] = ("consolidation.completed",)
 
 DeliveryStatus = Literal["pending", "delivered", "failed"]
 

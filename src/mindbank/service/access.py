@@ -17,7 +17,7 @@ from mindbank.service.core import ServiceCore
 
 
 class AccessService(ServiceCore):
-    """API-key methods of :class:`~mindbank.service.facade.MindBank`."""
+    """API-key methods of the service."""
 
     def create_api_key(
         self, *, banks: Sequence[str], read_only: bool = False, name: str | None = None

@@ -11,7 +11,8 @@ from mindbank.domain.knowledge import page_default_trigger
 from mindbank.domain.limits import MAX_DAILY_TOKEN_BUDGET, MAX_INTERVAL_SECONDS, MAX_NAME_CHARS, Limits, check_text
 from mindbank.domain.records import Bank
 from mindbank.errors import InvalidInputError, NotFoundError
-from mindbank.service.core import ServiceCore
+from mindbank.service.core import ServiceCore, ServiceState
+from mindbank.service.governance import Governance
 
 
 def config_value_problem(key: str, kind: type, value: Any, limits: Limits) -> str | None:
@@ -45,7 +46,12 @@ def config_value_problem(key: str, kind: type, value: Any, limits: Limits) -> st
 
 
 class BanksService(ServiceCore):
-    """Bank methods of :class:`~mindbank.service.facade.MindBank`."""
+    """Banks: list, read, create or update, delete, profile, per-bank overrides, stats (``governance`` adds the
+    refresh spend and budgets to them)."""
+
+    def __init__(self, state: ServiceState, *, governance: Governance) -> None:
+        super().__init__(state)
+        self.governance = governance
 
     def list_banks(self) -> list[tuple[Bank, int]]:
         """Every bank with its memory count."""
@@ -133,7 +139,7 @@ class BanksService(ServiceCore):
 
     def bank_stats(self, bank_id: str) -> dict[str, Any]:
         """Live bank statistics (``last_memory_write_at`` read from the database, never cached), with the refresh
-        spend today and in total, the budgets and the failing models (issue 14). Raises :class:`NotFoundError`."""
+        spend today and in total, the budgets and the failing models. Raises :class:`NotFoundError`."""
         self._require_bank(bank_id)
         return {**self.store.bank_stats(bank_id), **self.governance.bank_view(bank_id, self.clock())}
 

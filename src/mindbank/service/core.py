@@ -1,34 +1,41 @@
-"""The facade's shared state and helpers (:class:`ServiceCore`): operation submission, bank checks, setting
-resolution (model trigger > bank override > environment).
+"""What every service component shares (:class:`ServiceState`) and the helpers over it (:class:`ServiceCore`):
+operation submission, bank checks, setting resolution (model trigger > bank override > environment).
+
+The state is one mutable object that :class:`~mindbank.service.MindBank` builds and every component holds:
+replacing ``settings`` on ``MindBank`` (an operator reloading configuration, a test) is seen by every component at
+its next read.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mindbank.config import TRIGGER_KEYS, Settings
 from mindbank.domain.limits import Limits, check_bank_id
 from mindbank.domain.records import Operation
 from mindbank.domain.timeutil import utcnow
+from mindbank.engine.refresh.plan import RefreshSettings
 from mindbank.errors import EmbeddingModelMismatchError, NotFoundError
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.providers.llm.base import LLM
+from mindbank.providers.llm.context import context_budget
+from mindbank.service.events import EventHub
 from mindbank.store.base import Store
-from mindbank.worker.runner import Worker
-
-if TYPE_CHECKING:
-    from mindbank.service.events import EventHub
-    from mindbank.service.governance import Governance
-    from mindbank.service.jobs import Jobs
 
 
-class ServiceCore:
-    """State and helpers every resource module of the facade shares: the store, the embedder, settings, the clock,
-    the LLMs per operation, the worker; submitting operations, requiring a bank, resolving a bank-overridable
-    setting. Not used on its own: :class:`~mindbank.service.facade.MindBank` builds it."""
+def _no_worker() -> None:
+    """The wake-up of a service without a worker yet (``MindBank`` wires the real one once it is built)."""
+
+
+@dataclass(slots=True)
+class ServiceState:
+    """The shared state of one service tree: settings and the request limits derived from them, the store, the
+    embedder, the clock, the LLM per operation (None: the extractive engine), the fact extractor of retains (None:
+    the extractive split), the event hub, and ``wake`` (tells the worker new work is queued)."""
 
     settings: Settings
     limits: Limits
@@ -36,15 +43,60 @@ class ServiceCore:
     embedder: Embedder
     clock: Callable[[], datetime]
     llms: dict[str, LLM | None]
-    worker: Worker
-    jobs: Jobs
-    events: EventHub
-    governance: Governance
+    extract_facts: Callable[..., Any] | None
+    # service events (retains, consolidations, refreshes) told to the webhook dispatcher and the metrics
+    events: EventHub = field(default_factory=EventHub)
+    wake: Callable[[], None] = _no_worker
+
+
+class ServiceCore:
+    """The base of every service component: reads of the shared :class:`ServiceState` (always current) and the
+    helpers they share: submitting operations, requiring a bank, checking the embedding model, resolving a
+    bank-overridable setting."""
+
+    def __init__(self, state: ServiceState) -> None:
+        self.state = state
+
+    @property
+    def settings(self) -> Settings:
+        return self.state.settings
+
+    @property
+    def limits(self) -> Limits:
+        return self.state.limits
+
+    @property
+    def store(self) -> Store:
+        return self.state.store
+
+    @property
+    def embedder(self) -> Embedder:
+        return self.state.embedder
+
+    @property
+    def llms(self) -> dict[str, LLM | None]:
+        return self.state.llms
+
+    @property
+    def events(self) -> EventHub:
+        return self.state.events
+
+    @property
+    def _extract_facts(self) -> Callable[..., Any] | None:
+        return self.state.extract_facts
+
+    def clock(self) -> datetime:
+        """Now, by the service's clock (a test's settable clock or :func:`utcnow`)."""
+        return self.state.clock()
+
+    def wake(self) -> None:
+        """Tell the worker that an operation was queued."""
+        self.state.wake()
 
     def _submit(self, bank_id: str, operation_type: str, payload: dict[str, Any], model_id: str | None = None) -> str:
         op = self._new_operation(bank_id, operation_type, payload, model_id)
         self.store.submit_operation(op)
-        self.worker.wake()
+        self.wake()
         return op.id
 
     @staticmethod
@@ -67,6 +119,31 @@ class ServiceCore:
             updated_at=now,
             completed_at=None,
         )
+
+    def queue_refresh(self, bank_id: str, model_id: str, *, full: bool = False, automatic: bool = False) -> str:
+        """Queue a refresh of an existing model, coalesced with one still queued (``full`` upgrades it to full for
+        that run; a manual request also releases a parked automatic one); returns its operation id. Raises
+        :class:`NotFoundError` for a model that does not exist."""
+        if self.store.get_mental_model(bank_id, model_id) is None:
+            raise NotFoundError(f"Mental model '{model_id}' not found in bank '{bank_id}'")
+        payload: dict[str, Any] = {"mental_model_id": model_id}
+        if full:
+            payload["mode"] = "full"
+        if automatic:
+            payload["automatic"] = True
+        op, _ = self.store.submit_coalesced(
+            self._new_operation(bank_id, "refresh_mental_model", payload, model_id), full=full
+        )
+        self.wake()
+        return op.id
+
+    def queue_consolidation(self, bank_id: str, observation_scopes: Any = None) -> tuple[str, bool]:
+        """Queue a consolidation of the bank's pending facts (at most one pending per bank: a second request
+        returns the queued one). Returns ``(operation_id, deduplicated)``."""
+        payload: dict[str, Any] = {"observation_scopes": observation_scopes or self.settings.observation_scopes}
+        op, deduplicated = self.store.submit_coalesced(self._new_operation(bank_id, "consolidation", payload))
+        self.wake()
+        return op.id, deduplicated
 
     def _check_bank_id(self, bank_id: str) -> None:
         """Raises :class:`InvalidInputError` for a bank id the limits refuse (before any store call sees it)."""
@@ -107,3 +184,26 @@ class ServiceCore:
         if bank_config.get(key) is not None:
             return bank_config[key]
         return getattr(self.settings, key)
+
+    def refresh_settings(self, bank_id: str) -> RefreshSettings:
+        """What a refresh of a model in ``bank_id`` reads and keeps (trigger-independent settings resolved bank >
+        environment; the caps the LLM's context window allows)."""
+        bank = self.store.get_bank(bank_id)
+        config = {} if bank is None else bank.config
+
+        def setting(key: str) -> Any:
+            return self.resolved_setting(bank_id, key, bank_config=config)
+
+        fit = context_budget(self.settings.llm_context_window)
+        return RefreshSettings(
+            facts_cap=None if fit is None else fit.facts,
+            chunks_cap=None if fit is None else fit.chunks,
+            observations_cap=None if fit is None else fit.observations,
+            recall_max_tokens=setting("recall_max_tokens"),
+            recall_candidates=self.settings.recall_candidates,
+            include_chunks=setting("recall_include_chunks"),
+            recall_chunks_max_tokens=setting("recall_chunks_max_tokens"),
+            history_enabled=self.settings.enable_mental_model_history,
+            history_cap=self.settings.mental_model_history_max_entries,
+            relevance_threshold=setting("refresh_relevance_threshold"),
+        )

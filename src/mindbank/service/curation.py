@@ -54,7 +54,7 @@ def _document(model: MentalModel) -> StructuredDocument:
 
 
 class CurationService(ServiceCore):
-    """Hand edits and pins of :class:`~mindbank.service.facade.MindBank` (routes under ``…/mental-models/{id}/blocks``
+    """Hand edits and pins of mental models (routes under ``…/mental-models/{id}/blocks``
     and ``…/sections/{id}/pin``)."""
 
     def editor_name(self, principal: Principal | None) -> str:

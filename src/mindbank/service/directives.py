@@ -21,7 +21,7 @@ from mindbank.service.core import ServiceCore
 
 
 class DirectivesService(ServiceCore):
-    """Directive methods of :class:`~mindbank.service.facade.MindBank`."""
+    """Directive methods of the service."""
 
     def create_directive(
         self, bank_id: str, *, name: str, content: str, priority: int = 0, is_active: bool = True,

@@ -16,18 +16,18 @@ from typing import Any
 
 from mindbank.domain.records import Operation, RetainItem
 from mindbank.domain.resources import ChunkRecord, DocumentEvent, DocumentSummary
+from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TagsMatch, normalize_tags
 from mindbank.domain.timeutil import utcnow
 from mindbank.engine.retain.extractive import prepare_documents
 from mindbank.errors import InvalidInputError, NotFoundError
-from mindbank.service.memories import MemoriesService
-from mindbank.store.base import MemoryFilter
+from mindbank.service.core import ServiceCore
 from mindbank.worker.runner import PermanentFailure
 
 
-class DocumentsService(MemoriesService):
-    """Document methods of :class:`~mindbank.service.facade.MindBank` (over the memory methods: a document's
-    deletion or retag queues a consolidation like a memory's)."""
+class DocumentsService(ServiceCore):
+    """Retained documents: list, read, chunks, change history, update, delete, reprocess (a document's deletion or
+    retag queues a consolidation like a memory's)."""
 
     def list_documents(
         self, bank_id: str, *, query: str | None = None, tags: Sequence[str] = (), tags_match: TagsMatch = "any_strict",
@@ -104,7 +104,7 @@ class DocumentsService(MemoriesService):
         if not self.store.retag_document(bank_id, document_id, wanted):
             raise NotFoundError(f"Document '{document_id}' not found in bank '{bank_id}'")
         if self.settings.enable_auto_consolidation:
-            self.consolidate(bank_id)
+            self.queue_consolidation(bank_id)
 
     def delete_document(self, bank_id: str, document_id: str) -> int:
         """Delete a document, its chunks, its history and every memory drawn from it; returns how many memories
@@ -114,7 +114,7 @@ class DocumentsService(MemoriesService):
         if removed is None:
             raise NotFoundError(f"Document '{document_id}' not found in bank '{bank_id}'")
         if removed and self.settings.enable_auto_consolidation:
-            self.consolidate(bank_id)
+            self.queue_consolidation(bank_id)
         return removed
 
     def reprocess_document(self, bank_id: str, document_id: str) -> str:
@@ -143,5 +143,5 @@ class DocumentsService(MemoriesService):
             op.bank_id, [replace(w, event="reprocess", operation_id=op.id) for w in written]
         )
         if self.settings.enable_auto_consolidation:
-            self.consolidate(op.bank_id)
+            self.queue_consolidation(op.bank_id)
         return {"document_id": document_id, "items_count": 1, "unit_ids_count": sum(len(i) for i in ids)}

@@ -18,6 +18,7 @@ from mindbank.domain.limits import check_text
 from mindbank.domain.records import RetainItem
 from mindbank.engine.retain.convert import UnreadableFile, UnsupportedFileType, file_to_text
 from mindbank.errors import InvalidInputError, PayloadTooLargeError, UnsupportedTypeError
+from mindbank.service.core import ServiceCore, ServiceState
 from mindbank.service.memories import MemoriesService
 
 MAX_FILES = 100  # per request
@@ -60,8 +61,12 @@ class UploadedFile:
     data: bytes
 
 
-class FilesService(MemoriesService):
-    """``retain_files``: a method of :class:`~mindbank.service.facade.MindBank`."""
+class FilesService(ServiceCore):
+    """Retain uploaded files: each file parsed to text, then retained as a document through ``memories``."""
+
+    def __init__(self, state: ServiceState, *, memories: MemoriesService) -> None:
+        super().__init__(state)
+        self.memories = memories
 
     def retain_files(
         self, bank_id: str, files: Sequence[UploadedFile], *, files_metadata: Sequence[Mapping[str, Any]] | None = None,
@@ -107,4 +112,4 @@ class FilesService(MemoriesService):
                     document_id=meta.document_id or upload.name or None, tags=tuple(meta.tags or ()),
                 )
             )  # fmt: skip
-        return [str(self.retain(bank_id, [item], async_=True).operation_id) for item in items]
+        return [str(self.memories.retain(bank_id, [item], async_=True).operation_id) for item in items]

@@ -1,4 +1,4 @@
-"""Refresh spend governance (issue 14; DESIGN.md invariant 10: automatic spend is bounded).
+"""Refresh spend governance: automatic spend is bounded, and every refresh's spend is recorded.
 
 Every automatic trigger (after consolidation, cron, anything later) goes through :meth:`Governance.verdict` twice:
 when it would submit (a refused refresh queues nothing) and when the worker runs it (things change while an
@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mindbank.domain.governance import next_utc_midnight, scope_signature, token_cost, utc_day
 from mindbank.domain.records import MentalModel
@@ -37,10 +37,8 @@ from mindbank.domain.timeutil import parse_timestamp, to_iso
 from mindbank.engine.refresh.plan import RefreshPlan
 from mindbank.engine.refresh.triggers import Backoff, breaker_open, next_automatic_at
 from mindbank.providers.llm.base import CallRecord
+from mindbank.service.core import ServiceCore
 from mindbank.store.base import Spend, SpendRecord, SpendTotals
-
-if TYPE_CHECKING:
-    from mindbank.service.facade import MindBank
 
 
 @dataclass(slots=True)
@@ -115,11 +113,12 @@ def _draft_summary(draft: dict[str, Any]) -> dict[str, Any]:
 
 
 class Governance:
-    """The automatic-refresh policy and the spend accounting of one :class:`~mindbank.service.facade.MindBank`."""
+    """The automatic-refresh policy and the spend accounting of one service: reads the store and the settings
+    (bank-overridable ones resolved by ``core``); the backoff and the prices are read once, at construction."""
 
-    def __init__(self, mb: MindBank) -> None:
-        self.mb = mb
-        settings = mb.settings
+    def __init__(self, core: ServiceCore) -> None:
+        self.core = core
+        settings = core.settings
         self.backoff = Backoff(
             settings.refresh_failure_backoff_seconds,
             settings.refresh_failure_backoff_max_seconds,
@@ -130,14 +129,14 @@ class Governance:
     # ---------------------------------------------------------------- the policy
     def verdict(self, model: MentalModel, now: datetime) -> Verdict:
         """The automatic-refresh verdict for ``model`` at ``now`` (module docstring, steps 1-5)."""
-        store = self.mb.store
+        store = self.core.store
         state = model.refresh_state
         held = self.held(model)
         if held is not None:
             return Verdict("skip", held)
         if breaker_open(state, self.backoff):
             return Verdict("refuse", "breaker_open", detail={"consecutive_failures": state.failures})
-        limit = self.mb.settings.refresh_bank_breaker_models
+        limit = self.core.settings.refresh_bank_breaker_models
         if limit > 0:
             failing = store.count_failing_models(model.bank_id)
             if failing >= limit:
@@ -160,13 +159,13 @@ class Governance:
         if hold is None or through is None:
             return None
         newer = replace(model_scope(model.tags, model.trigger, for_staleness=True), updated_after=through)
-        return str(hold.get("reason")) if self.mb.store.scope_watermark(model.bank_id, newer) is None else None
+        return str(hold.get("reason")) if self.core.store.scope_watermark(model.bank_id, newer) is None else None
 
     def _scope_unchanged(self, model: MentalModel) -> bool:
         """Since its empty-scope failure, neither the scope's definition changed nor does it hold any memory."""
         if model.refresh_state.empty_scope != scope_signature(model.tags, model.trigger):
             return False
-        return self.mb.store.scope_watermark(model.bank_id, model_scope(model.tags, model.trigger)) is None
+        return self.core.store.scope_watermark(model.bank_id, model_scope(model.tags, model.trigger)) is None
 
     def budgets(
         self, bank_id: str, trigger: dict[str, Any] | None, *, bank_config: dict[str, Any] | None = None
@@ -174,9 +173,9 @@ class Governance:
         """``(model budget, bank budget)`` in tokens per UTC day (trigger > bank config > environment);
         ``bank_config``: the bank's overrides when the caller already read them."""
         if bank_config is None:
-            bank = self.mb.store.get_bank(bank_id)
+            bank = self.core.store.get_bank(bank_id)
             bank_config = {} if bank is None else bank.config
-        resolve = self.mb.resolved_setting
+        resolve = self.core.resolved_setting
         model_budget = resolve(bank_id, "refresh_model_daily_token_budget", trigger, bank_config=bank_config)
         bank_budget = resolve(bank_id, "refresh_bank_daily_token_budget", bank_config=bank_config)
         return model_budget, bank_budget
@@ -186,7 +185,7 @@ class Governance:
         if model_budget is None and bank_budget is None:
             return None
         day = utc_day(now)
-        store = self.mb.store
+        store = self.core.store
         checks = []
         if model_budget is not None:
             spent = store.refresh_spend_by_model(model.bank_id, [model.id], day).get(model.id, Spend())
@@ -210,11 +209,13 @@ class Governance:
         if refused.get("reason") == verdict.reason and refused.get("day") == detail.get("day"):
             return
         record = {"reason": verdict.reason, "at": to_iso(now), **detail}
-        current = self.mb.store.get_mental_model(model.bank_id, model.id)
+        current = self.core.store.get_mental_model(model.bank_id, model.id)
         if current is None:
             return
         updated = replace(current, refresh_state=replace(current.refresh_state, refused=record))
-        self.mb.store.save_refresh(updated, history=None, history_cap=self.mb.settings.mental_model_history_max_entries)
+        self.core.store.save_refresh(
+            updated, history=None, history_cap=self.core.settings.mental_model_history_max_entries
+        )
 
     # ---------------------------------------------------------------- spend
     def spend_record(self, model: MentalModel, meter: Meter, plan: RefreshPlan | None, now: datetime) -> SpendRecord:
@@ -246,7 +247,7 @@ class Governance:
         if not models:
             return
         bank_id = models[0].bank_id
-        spend, config = self.mb.store.refresh_status_reads(bank_id, [m.id for m in models], utc_day(now))
+        spend, config = self.core.store.refresh_status_reads(bank_id, [m.id for m in models], utc_day(now))
         for model in models:
             model_budget, _ = self.budgets(bank_id, model.trigger, bank_config=config)
             model.refresh_status = self.status(model, spend.get(model.id, Spend()), model_budget, now)
@@ -272,10 +273,10 @@ class Governance:
 
     def bank_view(self, bank_id: str, now: datetime) -> dict[str, Any]:
         """The refresh figures of bank stats: spend today and in total, the budgets, the failing models."""
-        spend = self.mb.store.bank_refresh_spend(bank_id, utc_day(now))
+        spend = self.core.store.bank_refresh_spend(bank_id, utc_day(now))
         model_budget, bank_budget = self.budgets(bank_id, None)
-        failing = self.mb.store.count_failing_models(bank_id)
-        limit = self.mb.settings.refresh_bank_breaker_models
+        failing = self.core.store.count_failing_models(bank_id)
+        limit = self.core.settings.refresh_bank_breaker_models
         return {
             "refresh_spend": {
                 "day": utc_day(now),

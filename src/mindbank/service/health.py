@@ -18,7 +18,8 @@ from typing import Any
 
 from mindbank.domain.resources import WorkerHeartbeat
 from mindbank.domain.timeutil import to_iso, utcnow
-from mindbank.service.core import ServiceCore
+from mindbank.service.core import ServiceCore, ServiceState
+from mindbank.store.base import Store
 from mindbank.version import __version__
 
 STARTED = time.monotonic()
@@ -29,8 +30,8 @@ LIVE_BEATS = 3  # a worker silent for this many heartbeat intervals no longer co
 class Heartbeat:
     """A daemon thread recording, every ``interval`` seconds, that this process runs a worker; dropped on stop."""
 
-    def __init__(self, mb: ServiceCore, worker_id: str, interval: float) -> None:
-        self.mb = mb
+    def __init__(self, store: Store, worker_id: str, interval: float) -> None:
+        self.store = store
         self.worker_id = worker_id
         self.interval = max(0.05, interval)
         self.started_at = utcnow()
@@ -39,7 +40,7 @@ class Heartbeat:
 
     def beat(self) -> None:
         """Record one heartbeat now."""
-        self.mb.store.beat(WorkerHeartbeat(self.worker_id, socket.gethostname(), os.getpid(), self.started_at,
+        self.store.beat(WorkerHeartbeat(self.worker_id, socket.gethostname(), os.getpid(), self.started_at,
                                            utcnow()))  # fmt: skip
 
     def start(self) -> None:
@@ -61,7 +62,7 @@ class Heartbeat:
         self._thread.join(5)
         self._thread = None
         with contextlib.suppress(Exception):  # the database may be gone at shutdown; the row then ages out
-            self.mb.store.drop_heartbeat(self.worker_id)
+            self.store.drop_heartbeat(self.worker_id)
 
     @property
     def running(self) -> bool:
@@ -74,9 +75,11 @@ class Heartbeat:
 
 
 class HealthService(ServiceCore):
-    """Liveness and readiness: methods of :class:`~mindbank.service.facade.MindBank`."""
+    """Liveness and readiness; ``heartbeat`` is this process's worker heartbeat (reported, never required)."""
 
-    heartbeat: Heartbeat
+    def __init__(self, state: ServiceState, *, heartbeat: Heartbeat) -> None:
+        super().__init__(state)
+        self.heartbeat = heartbeat
 
     def liveness(self) -> dict[str, Any]:
         """``LivenessResponse``: answering is the check (no database read)."""

@@ -5,33 +5,36 @@ settings (trigger > bank > environment), parks an automatic refresh inside its m
 backoff, refuses it when the policy says so (breakers, empty scope, budgets: ``service/governance.py``), runs the
 engine's plan and persist with what it spent, and shapes the operation result. Exhausted transient retries of a
 refresh become a recorded failure (:meth:`Jobs.record_exhausted`, the worker's hook). Spec: "Automatic Refresh",
-"Rate-limiting automatic refreshes"; issue 14.
+"Rate-limiting automatic refreshes".
+
+Jobs owns an operation from claim to result: it runs the engine itself and submits follow-up work (a continued
+consolidation, automatic refreshes) through the shared core; the handlers of the other operation types come from
+the resource services that own them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, cast
 
 from mindbank.domain.records import MentalModel, Operation
 from mindbank.domain.timeutil import to_iso
+from mindbank.engine.consolidate.plan import Consolidator, ObservationScopes
 from mindbank.engine.consolidate.rounds import consolidate_round
-from mindbank.engine.refresh.plan import TRANSIENT, RefreshPlan, RefreshSettings, newer
+from mindbank.engine.refresh.plan import TRANSIENT, Mode, RefreshPlan, RefreshSettings, newer
 from mindbank.engine.refresh.review import in_review
+from mindbank.engine.refresh.runner import RefreshRunner
 from mindbank.engine.refresh.staleness import mark_stale
 from mindbank.engine.refresh.triggers import cron_due, park_until
+from mindbank.engine.synthesis.port import Synthesizer
 from mindbank.errors import EmbeddingModelMismatchError
-from mindbank.providers.llm.context import context_budget
-from mindbank.service.governance import metering
-from mindbank.service.job_events import observed
+from mindbank.service.core import ServiceCore
+from mindbank.service.events import Handler, observed
+from mindbank.service.governance import Governance, metering
 from mindbank.service.tracing import llm_call_context
 from mindbank.store.fence import current_fence
 from mindbank.worker.runner import Deferred, PermanentFailure
-
-if TYPE_CHECKING:
-    from mindbank.service.facade import MindBank
-
 
 MAX_CONSOLIDATION_ROUNDS = 10
 
@@ -54,119 +57,128 @@ def refresh_mode(model: MentalModel, op: Operation) -> Any:
 
 
 class Jobs:
-    """What the worker and the scheduler run for one :class:`~mindbank.service.facade.MindBank`: the handlers of
-    ``batch_retain``, ``consolidation`` and ``refresh_mental_model`` operations, the cron tick, and the
-    automatic-refresh policy (submit only stale models the governance policy allows, park inside the minimum
-    interval and the failure backoff)."""
+    """What the worker and the scheduler run: the handlers of ``batch_retain``, ``consolidation`` and
+    ``refresh_mental_model`` operations, the cron tick, and the automatic-refresh policy (submit only stale models
+    the governance policy allows, park inside the minimum interval and the failure backoff).
 
-    def __init__(self, mb: MindBank) -> None:
-        self.mb = mb
+    ``core``: the store, settings and submission; ``refresher`` plans and persists refreshes made by
+    ``synthesizer``; ``consolidator`` writes observations; ``retain``: the ``batch_retain`` writer;
+    ``handlers``: the other operation types' handlers (documents, webhooks, transfer), by type."""
 
-    def handlers(self) -> dict[str, Callable[[Operation], dict[str, Any]]]:
-        """Operation type -> handler, each running with its LLM calls attributed to the operation (tracing)."""
+    def __init__(
+        self,
+        core: ServiceCore,
+        *,
+        governance: Governance,
+        refresher: RefreshRunner,
+        synthesizer: Synthesizer,
+        consolidator: Consolidator,
+        retain: Handler,
+        handlers: Mapping[str, Handler],
+    ) -> None:
+        self.core = core
+        self.governance = governance
+        self.refresher = refresher
+        self.synthesizer = synthesizer
+        self.consolidator = consolidator
+        self.retain = retain
+        self.other_handlers = dict(handlers)
+
+    def handlers(self) -> dict[str, Handler]:
+        """Operation type -> handler, each running with its LLM calls attributed to the operation (tracing) and
+        emitting the events of finished operations (``service/events.py``)."""
         raw = {
             "batch_retain": self.run_retain,
             "refresh_mental_model": self.run_refresh,
             "consolidation": self.run_consolidation,
-            "reprocess_document": self.mb.run_reprocess,
-            "webhook_delivery": self.mb.run_webhook_delivery,
-            **self.mb.transfer_handlers(),
+            **self.other_handlers,
         }
-        # observed: the events of finished operations (webhooks, metrics: service/job_events.py)
-        return {kind: self.in_llm_context(observed(self.mb, kind, handler)) for kind, handler in raw.items()}
+        core = self.core
+        return {
+            kind: self.in_llm_context(
+                observed(core.events, core.store, lambda: core.settings.worker_max_retries, kind, handler)
+            )
+            for kind, handler in raw.items()
+        }
 
     def run_retain(self, op: Operation) -> dict[str, Any]:
         self.check_embedding_model(op.bank_id)
-        return self.mb.run_retain_operation(op)
+        return self.retain(op)
 
     def check_embedding_model(self, bank_id: str) -> None:
         """Fail an operation at once (no retries) when the bank's vectors were made by another embedding model:
         retrying cannot help until the server is configured for the bank's model again."""
         try:
-            self.mb._check_embedding_model(bank_id)
+            self.core._check_embedding_model(bank_id)
         except EmbeddingModelMismatchError as exc:
             raise PermanentFailure(str(exc)) from None
 
     def run_consolidation(self, op: Operation) -> dict[str, Any]:
         self.check_embedding_model(op.bank_id)
-        scopes = op.payload.get("observation_scopes") or self.mb.settings.observation_scopes
+        # the payload's scopes were checked when it was queued; the setting's when the settings were read
+        scopes = cast(ObservationScopes, op.payload.get("observation_scopes") or self.core.settings.observation_scopes)
         totals = {"created": 0, "updated": 0, "consolidated": 0}
         for _ in range(MAX_CONSOLIDATION_ROUNDS):
-            done = consolidate_round(self.mb.store, op.bank_id, consolidator=self.mb.consolidator, scopes=scopes)
+            done = consolidate_round(self.core.store, op.bank_id, consolidator=self.consolidator, scopes=scopes)
             totals = {k: totals[k] + getattr(done, k) for k in totals}
             if not done.more:
                 break
         else:
             # a long backlog: hand the rest to a fresh operation instead of holding the worker
-            self.mb.consolidate(op.bank_id, observation_scopes=scopes)
+            self.core.queue_consolidation(op.bank_id, scopes)
             return {**totals, "continued": True}
         totals["refreshes_submitted"] = len(self.refresh_after_consolidation(op.bank_id))
         return totals
 
     def refresh_after_consolidation(self, bank_id: str) -> list[str]:
         """Submit automatic refreshes of the bank's ``refresh_after_consolidation`` models that are stale."""
-        models = self.mb.store.list_models_with_trigger("refresh_after_consolidation", bank_id=bank_id)
-        mark_stale(self.mb.store, bank_id, models)
+        models = self.core.store.list_models_with_trigger("refresh_after_consolidation", bank_id=bank_id)
+        mark_stale(self.core.store, bank_id, models)
         return [op for m in models if m.is_stale and (op := self.submit_automatic_refresh(m)) is not None]
 
     def submit_automatic_refresh(self, model: MentalModel) -> str | None:
         """An automatic refresh (coalesced; parked by the worker inside the rate limit or the failure backoff); None
         when the policy refuses it (a breaker open, an empty scope unchanged, a budget spent: the last recorded)."""
-        now = self.mb.clock()
-        verdict = self.mb.governance.verdict(model, now)
+        now = self.core.clock()
+        verdict = self.governance.verdict(model, now)
         if verdict.action == "skip":  # held (a revert, a draft waiting for review): nothing new since
             return None
         if verdict.action == "refuse":
-            self.mb.governance.record_refusal(model, verdict, now)
+            self.governance.record_refusal(model, verdict, now)
             return None
-        return self.mb.refresh_mental_model(model.bank_id, model.id, automatic=True)
+        return self.core.queue_refresh(model.bank_id, model.id, automatic=True)
 
     def scheduler_tick(self, now: datetime | None = None) -> list[str]:
         """Refresh every ``refresh_cron`` model whose schedule fired since its last refresh AND that is stale; a
         fresh model is skipped without any synthesis. Safe to run in several processes at once (submissions
         coalesce). Returns the operation ids submitted."""
-        now = now or self.mb.clock()
-        due = [m for m in self.mb.store.list_models_with_trigger("refresh_cron") if cron_due(m, now)]
+        now = now or self.core.clock()
+        due = [m for m in self.core.store.list_models_with_trigger("refresh_cron") if cron_due(m, now)]
         submitted: list[str] = []
         for bank_id in sorted({m.bank_id for m in due}):
             models = [m for m in due if m.bank_id == bank_id]
-            mark_stale(self.mb.store, bank_id, models)
+            mark_stale(self.core.store, bank_id, models)
             submitted += [op for m in models if m.is_stale and (op := self.submit_automatic_refresh(m)) is not None]
         return submitted
 
     def refresh_settings(self, bank_id: str) -> RefreshSettings:
-        bank = self.mb.store.get_bank(bank_id)
-        config = {} if bank is None else bank.config
-
-        def setting(key: str) -> Any:
-            return self.mb.resolved_setting(bank_id, key, bank_config=config)
-
-        fit = context_budget(self.mb.settings.llm_context_window)
-        return RefreshSettings(
-            facts_cap=None if fit is None else fit.facts,
-            chunks_cap=None if fit is None else fit.chunks,
-            observations_cap=None if fit is None else fit.observations,
-            recall_max_tokens=setting("recall_max_tokens"),
-            recall_candidates=self.mb.settings.recall_candidates,
-            include_chunks=setting("recall_include_chunks"),
-            recall_chunks_max_tokens=setting("recall_chunks_max_tokens"),
-            history_enabled=self.mb.settings.enable_mental_model_history,
-            history_cap=self.mb.settings.mental_model_history_max_entries,
-            relevance_threshold=setting("refresh_relevance_threshold"),
-        )
+        """The refresh settings of ``bank_id`` (:meth:`ServiceCore.refresh_settings`)."""
+        return self.core.refresh_settings(bank_id)
 
     def run_refresh(self, op: Operation) -> dict[str, Any]:
         if op.progress and "refresh" in op.progress:  # persisted by a worker that died before settling it
             return settle_refresh(op.progress["refresh"])
         model_id = op.payload["mental_model_id"]
-        model = self.mb.store.get_mental_model(op.bank_id, model_id)
+        model = self.core.store.get_mental_model(op.bank_id, model_id)
         if model is None:
             raise PermanentFailure(f"mental model '{model_id}' no longer exists")
         self.check_embedding_model(op.bank_id)
-        governance = self.mb.governance
+        governance = self.governance
         if op.payload.get("automatic"):
-            now = self.mb.clock()
-            interval = self.mb.resolved_setting(op.bank_id, "mental_model_min_refresh_interval_seconds", model.trigger)
+            now = self.core.clock()
+            interval = self.core.resolved_setting(
+                op.bank_id, "mental_model_min_refresh_interval_seconds", model.trigger
+            )
             due = park_until(model, interval, now)
             if due is not None:
                 raise Deferred(due, "inside the model's minimum refresh interval")
@@ -185,16 +197,16 @@ class Jobs:
         settings = self.refresh_settings(op.bank_id)
         with metering() as meter:
             try:
-                plan = self.mb.refresher.plan(
+                plan = self.refresher.plan(
                     model, settings, mode=refresh_mode(model, op), automatic=bool(op.payload.get("automatic"))
                 )
             except TRANSIENT:
                 # the worker retries; the calls this attempt made are spent all the same
-                spend = governance.spend_record(model, meter, None, self.mb.clock())
+                spend = governance.spend_record(model, meter, None, self.core.clock())
                 if spend.llm_calls:
-                    self.mb.store.add_refresh_spend(spend)
+                    self.core.store.add_refresh_spend(spend)
                 raise
-        spend = governance.spend_record(model, meter, plan, self.mb.clock())
+        spend = governance.spend_record(model, meter, plan, self.core.clock())
         result = {
             "mental_model_id": model_id,
             "name": model.name,
@@ -219,23 +231,24 @@ class Jobs:
             result["failure_reason"] = plan.failure_reason
         if (fence := current_fence()) is not None:
             fence.stage({"refresh": outcome})  # committed by persist's transaction: a rerun settles, never redoes
-        self.mb.refresher.persist(plan, settings, spend=spend)
+        self.refresher.persist(plan, settings, spend=spend)
         return settle_refresh(outcome)
 
     def record_exhausted(self, op: Operation, exc: BaseException) -> dict[str, Any] | None:
-        """The worker's hook when an operation's transient retries are spent. For a refresh it is a recorded failure
-        (issue 14): ``last_refresh_failed_at`` stamped, a failure history row, outcome ``refresh_failed_error`` with
+        """The worker's hook when an operation's transient retries are spent. For a refresh it is a recorded failure:
+        ``last_refresh_failed_at`` stamped, a failure history row, outcome ``refresh_failed_error`` with
         reason ``provider_unavailable`` and the backoff and breaker counting it; content, watermark and
         ``last_refreshed_at`` unchanged. Returns the operation result (None for other operation types)."""
         if op.operation_type != "refresh_mental_model":
             return None
-        model = self.mb.store.get_mental_model(op.bank_id, op.payload["mental_model_id"])
+        model = self.core.store.get_mental_model(op.bank_id, op.payload["mental_model_id"])
         if model is None:
             return None
-        mode = op.payload.get("mode") or model.trigger.get("mode") or "full"
-        plan = RefreshPlan(model=model, requested_mode=mode, effective_mode=mode, engine=self.mb.synthesizer.name)
+        # the payload's mode and the trigger's were checked when they were written
+        mode = cast(Mode, op.payload.get("mode") or model.trigger.get("mode") or "full")
+        plan = RefreshPlan(model=model, requested_mode=mode, effective_mode=mode, engine=self.synthesizer.name)
         plan.fail("refresh_failed_error", "provider_unavailable", f"transient failures outlasted the retries: {exc}")
-        self.mb.refresher.persist(plan, self.refresh_settings(op.bank_id))
+        self.refresher.persist(plan, self.refresh_settings(op.bank_id))
         return {
             "mental_model_id": model.id,
             "name": model.name,

@@ -40,6 +40,7 @@ from mindbank.domain.trigger import merge_trigger
 from mindbank.engine.knowledge_search import rank_pages
 from mindbank.engine.refresh.staleness import mark_stale
 from mindbank.errors import ConflictError, InvalidInputError, NotFoundError
+from mindbank.service.core import ServiceCore, ServiceState
 from mindbank.service.mental_models import MentalModelsService, patched_model
 from mindbank.store.base import AlreadyExists
 
@@ -57,8 +58,12 @@ def tag_groups_arg(raw: Any) -> list[dict[str, Any]] | None:
         raise InvalidInputError("tag_groups", str(exc)) from exc
 
 
-class KnowledgeService(MentalModelsService):
-    """Knowledge-base methods of :class:`~mindbank.service.facade.MindBank`."""
+class KnowledgeService(ServiceCore):
+    """The knowledge base: a tree of folders and pages, each page a mental model of ``mental_models``."""
+
+    def __init__(self, state: ServiceState, *, mental_models: MentalModelsService) -> None:
+        super().__init__(state)
+        self.mental_models = mental_models
 
     # ---------------------------------------------------------------- reads
 
@@ -90,14 +95,16 @@ class KnowledgeService(MentalModelsService):
         node = self.store.get_knowledge_node(bank_id, page_id)
         if node is None or node.mental_model_id is None:
             raise NotFoundError(f"Knowledge page '{page_id}' not found in bank '{bank_id}'")
-        return node, self.get_mental_model(bank_id, node.mental_model_id)
+        return node, self.mental_models.get_mental_model(bank_id, node.mental_model_id)
 
     def get_knowledge_node(self, bank_id: str, node_id: str) -> tuple[KnowledgeNode, MentalModel | None]:
         """A node and, for a page, its mental model (with ``is_stale``). Raises :class:`NotFoundError`."""
         node = self.store.get_knowledge_node(bank_id, node_id)
         if node is None:
             raise NotFoundError(f"Knowledge node '{node_id}' not found in bank '{bank_id}'")
-        model = None if node.mental_model_id is None else self.get_mental_model(bank_id, node.mental_model_id)
+        model = (
+            None if node.mental_model_id is None else self.mental_models.get_mental_model(bank_id, node.mental_model_id)
+        )
         return node, model
 
     def search_knowledge_base(
@@ -177,7 +184,7 @@ class KnowledgeService(MentalModelsService):
             raise InvalidInputError("trigger", f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}") from exc
         except ValueError as exc:  # a bad bank or environment default
             raise InvalidInputError("trigger", f"knowledge_page_default_trigger: {exc}") from exc
-        model = self._new_model(
+        model = self.mental_models.new_model(
             bank_id, name=check_name(name), source_query=source_query, id=None, tags=tags or (),
             max_tokens=PAGE_DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens, trigger=merged,
         )  # fmt: skip
@@ -218,10 +225,11 @@ class KnowledgeService(MentalModelsService):
                 field = next(iter(settings))
                 raise InvalidInputError(field, "only pages have it; this node is a folder")
         elif name is not None or settings:
-            current = self.get_mental_model(bank_id, node.mental_model_id, with_staleness=False)
+            current = self.mental_models.get_mental_model(bank_id, node.mental_model_id, with_staleness=False)
             patched = patched_model(
-                current, name=new_name if name is not None else None, limits=self.limits, **settings
-            )
+                current, name=new_name if name is not None else None, source_query=source_query, tags=tags,
+                max_tokens=max_tokens, trigger=trigger, limits=self.limits,
+            )  # fmt: skip
         try:
             stored = self.store.update_knowledge_node(node, name=new_name, parent_id=parent_id, model=patched)
         except AlreadyExists as exc:
@@ -231,8 +239,8 @@ class KnowledgeService(MentalModelsService):
         if stored.mental_model_id is None:
             return stored, None
         if patched is not None and source_query is not None and patched.source_query != current.source_query:
-            self.refresh_mental_model(bank_id, stored.mental_model_id)
-        return stored, self.get_mental_model(bank_id, stored.mental_model_id)
+            self.mental_models.refresh_mental_model(bank_id, stored.mental_model_id)
+        return stored, self.mental_models.get_mental_model(bank_id, stored.mental_model_id)
 
     def delete_knowledge_node(self, bank_id: str, node_id: str) -> Removed:
         """Delete a node and its whole subtree, the pages' mental models (and their history) included. Returns how

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
@@ -21,7 +21,7 @@ from mindbank.domain.limits import (
 )
 from mindbank.domain.records import FactType, MemoryUnit, Operation, RetainItem, ScoredMemory
 from mindbank.domain.repeats import content_hash, restate_eligible
-from mindbank.domain.scope import admits_tags
+from mindbank.domain.scope import MemoryFilter, admits_tags
 from mindbank.domain.tags import TagsMatch, freeze_groups, normalize_tags, validate_tag_groups
 from mindbank.domain.timeutil import parse_timestamp, to_iso, utcnow
 from mindbank.engine.consolidate.plan import ObservationScopes
@@ -30,9 +30,9 @@ from mindbank.engine.retain.extractive import prepare_documents
 from mindbank.engine.retain.parts import RetainCursor, retain_parts
 from mindbank.errors import ConflictError, InvalidInputError, NotFoundError, PayloadTooLargeError
 from mindbank.service.core import ServiceCore
-from mindbank.service.events import ServiceEvent
+from mindbank.service.events import emit_retain
 from mindbank.service.tracing import current_operation_id
-from mindbank.store.base import DocumentChanged, MemoryFilter
+from mindbank.store.base import DocumentChanged
 from mindbank.store.fence import current_fence
 from mindbank.worker.runner import Requeue
 
@@ -71,24 +71,6 @@ def item_from_json(data: dict[str, Any]) -> RetainItem:
         document_id=data.get("document_id"),
         tags=tuple(data.get("tags") or ()),
         update_mode=data.get("update_mode") or "replace",
-    )
-
-
-def retain_event(
-    bank_id: str, document_ids: Sequence[str], memory_count: int, operation_id: str | None, *, items_count: int
-) -> ServiceEvent:
-    """``retain.completed`` for one retain of ``items_count`` items: its documents and how many memories they
-    yielded (``document_id``: the first document, as the reference's single-document retains carry it)."""
-    return ServiceEvent(
-        "retain.completed",
-        bank_id,
-        {
-            "document_id": document_ids[0] if document_ids else None,
-            "document_ids": list(document_ids),
-            "items_count": items_count,
-            "memory_unit_count": memory_count,
-        },
-        operation_id=operation_id,
     )
 
 
@@ -133,9 +115,7 @@ def _score_floors(min_scores: Mapping[str, float | None] | None) -> dict[str, fl
 
 
 class MemoriesService(ServiceCore):
-    """Memory methods of :class:`~mindbank.service.facade.MindBank`."""
-
-    _extract_facts: Callable[..., Any] | None
+    """Memory methods of the service."""
 
     def retain(
         self,
@@ -185,9 +165,7 @@ class MemoriesService(ServiceCore):
             self.consolidate(bank_id)
         doc_ids = self._stored_documents(bank_id, [d.document_id for d in documents])
         memory_ids = list(dict.fromkeys(i for doc in ids for i in doc))
-        self.events.emit(
-            retain_event(bank_id, doc_ids, len(memory_ids), current_operation_id(), items_count=len(items))
-        )
+        emit_retain(self.events, bank_id, doc_ids, len(memory_ids), current_operation_id(), items_count=len(items))
         return RetainResult(bank_id, len(items), None, memory_ids)
 
     def _stored_documents(self, bank_id: str, document_ids: Sequence[str]) -> list[str]:
@@ -219,7 +197,7 @@ class MemoriesService(ServiceCore):
         except KeyError:
             raise ConflictError(f"operation_id '{canonical}' belongs to another operation") from None
         if created:
-            self.worker.wake()
+            self.wake()
         elif stored.operation_type != "batch_retain" or stored.payload != op.payload:
             raise ConflictError(f"operation_id '{canonical}' belongs to another operation")
         return stored.id
@@ -264,7 +242,7 @@ class MemoriesService(ServiceCore):
         if self.settings.enable_auto_consolidation and (fresh or cursor.memories):
             self.consolidate(op.bank_id)
         written = self._stored_documents(op.bank_id, written)
-        self.events.emit(retain_event(op.bank_id, written, cursor.memories, op.id, items_count=len(items)))
+        emit_retain(self.events, op.bank_id, written, cursor.memories, op.id, items_count=len(items))
         return {"items_count": len(items), "unit_ids_count": cursor.memories}
 
     def recall(
@@ -305,8 +283,9 @@ class MemoriesService(ServiceCore):
             raise InvalidInputError("temporal_window", "start must not be after end")
         flt = _recall_filter(types, tags, tags_match, tag_groups)
         request = RecallRequest(
-            query=query, filter=flt, max_tokens=max_tokens, limit=limit, retriever=retriever, **floors,
-            window=temporal_window, prefer_observations=prefer_observations,
+            query=query, filter=flt, max_tokens=max_tokens, limit=limit, retriever=retriever,
+            min_semantic=floors.get("min_semantic"), min_keyword=floors.get("min_keyword"),
+            min_final=floors.get("min_final"), window=temporal_window, prefer_observations=prefer_observations,
         )  # fmt: skip
         self._check_embedding_model(bank_id)
         candidates = max(1, round(self.settings.recall_candidates * BUDGET_CANDIDATES[budget]))
@@ -475,7 +454,4 @@ class MemoriesService(ServiceCore):
     def consolidate(self, bank_id: str, *, observation_scopes: ObservationScopes | None = None) -> tuple[str, bool]:
         """Queue a consolidation of the bank's pending facts (at most one pending per bank: a second request
         returns the queued one). Returns ``(operation_id, deduplicated)``."""
-        payload: dict[str, Any] = {"observation_scopes": observation_scopes or self.settings.observation_scopes}
-        op, deduplicated = self.store.submit_coalesced(self._new_operation(bank_id, "consolidation", payload))
-        self.worker.wake()
-        return op.id, deduplicated
+        return self.queue_consolidation(bank_id, observation_scopes)

@@ -36,7 +36,8 @@ from mindbank.engine.refresh.plan import DRY_RUN_OUTCOMES, reference_outcome
 from mindbank.engine.refresh.runner import RefreshRunner
 from mindbank.engine.refresh.staleness import explain_staleness, mark_stale
 from mindbank.errors import ConflictError, InvalidInputError, NotFoundError, RefreshPreviewError
-from mindbank.service.core import ServiceCore
+from mindbank.service.core import ServiceCore, ServiceState
+from mindbank.service.governance import Governance
 from mindbank.store.base import AlreadyExists
 
 PENDING_COUNTED = 10_000  # pending facts a scope preview reads at most to count those in scope
@@ -100,9 +101,13 @@ def patched_model(
 
 
 class MentalModelsService(ServiceCore):
-    """Mental-model methods of :class:`~mindbank.service.facade.MindBank`."""
+    """Mental models: create, read, list, patch, delete, clear, revert, queue refreshes, dry runs. ``governance``
+    annotates each model read with its refresh status; ``refresher`` plans the dry runs."""
 
-    refresher: RefreshRunner
+    def __init__(self, state: ServiceState, *, governance: Governance, refresher: RefreshRunner) -> None:
+        super().__init__(state)
+        self.governance = governance
+        self.refresher = refresher
 
     def create_mental_model(
         self,
@@ -120,7 +125,7 @@ class MentalModelsService(ServiceCore):
         Raises :class:`InvalidInputError` (blank name/query, bad id, max_tokens outside 256–8192) and
         :class:`ConflictError` when ``id`` is taken.
         """
-        model = self._new_model(
+        model = self.new_model(
             bank_id, name=name, source_query=source_query, id=id, tags=tags, max_tokens=max_tokens, trigger=trigger
         )
         try:
@@ -130,7 +135,7 @@ class MentalModelsService(ServiceCore):
         op_id = self._submit(bank_id, "refresh_mental_model", {"mental_model_id": model.id}, model.id)
         return model.id, op_id
 
-    def _new_model(
+    def new_model(
         self,
         bank_id: str,
         *,
@@ -220,17 +225,7 @@ class MentalModelsService(ServiceCore):
         automatic one. A refresh already running is never reused: a new one queues behind it.
         Raises :class:`NotFoundError`.
         """
-        self.get_mental_model(bank_id, model_id, with_staleness=False)
-        payload: dict[str, Any] = {"mental_model_id": model_id}
-        if mode == "full":
-            payload["mode"] = "full"
-        if automatic:
-            payload["automatic"] = True
-        op, _ = self.store.submit_coalesced(
-            self._new_operation(bank_id, "refresh_mental_model", payload, model_id), full=mode == "full"
-        )
-        self.worker.wake()
-        return op.id
+        return self.queue_refresh(bank_id, model_id, full=mode == "full", automatic=automatic)
 
     def update_mental_model(
         self,
@@ -270,7 +265,7 @@ class MentalModelsService(ServiceCore):
     def clear_mental_model(self, bank_id: str, model_id: str) -> MentalModel:
         """Spec "Clear a Mental Model": content "" and structure reset synchronously (previous version kept in
         history); configuration kept; the next refresh is necessarily full, and the model counts as stale until it
-        runs. The refresh-governance record is reset too (issue 14: clearing is how a person accepts an empty
+        runs. The refresh-governance record is reset too (clearing is how a person accepts an empty
         document and closes the model's circuit breaker). Raises :class:`NotFoundError`."""
         model = self.get_mental_model(bank_id, model_id, with_staleness=False)
         cleared = replace(
@@ -449,7 +444,7 @@ class MentalModelsService(ServiceCore):
         :class:`NotFoundError`, and :class:`RefreshPreviewError` when the engine failed in a way none of the five
         dry-run outcomes names (no answer, retrieval or unexpected error)."""
         model = self.get_mental_model(bank_id, model_id, with_staleness=False)
-        plan = self.refresher.plan(model, self.jobs.refresh_settings(bank_id), dry_run=True)
+        plan = self.refresher.plan(model, self.refresh_settings(bank_id), dry_run=True)
         if reference_outcome(plan.outcome) not in DRY_RUN_OUTCOMES:
             reason = plan.failure_reason or "unexpected_error"
             raise RefreshPreviewError(plan.error_message or reason, reason=reason, upstream=reason == "no_answer")

@@ -1,6 +1,6 @@
 """Prometheus metrics (``GET /metrics``, text exposition format through ``prometheus-client``).
 
-Two kinds, both in one registry per :class:`~mindbank.service.facade.MindBank`:
+Two kinds, both in one registry per service:
 
 * **What this process saw**, fed by observers, never by calls scattered through the code that does the work: HTTP
   requests by route template and status with latency histograms (``observe_request``, called by the API's
@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
@@ -31,10 +30,8 @@ from prometheus_client.registry import Collector
 from mindbank.domain.governance import token_cost
 from mindbank.domain.timeutil import utcnow
 from mindbank.providers.llm.base import CallRecord
+from mindbank.service.core import ServiceCore
 from mindbank.service.events import ServiceEvent
-
-if TYPE_CHECKING:
-    from mindbank.service.core import ServiceCore
 
 log = logging.getLogger(__name__)
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -44,17 +41,17 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 class DatabaseCollector(Collector):
     """Gauges read from the store at scrape time (cluster-wide)."""
 
-    def __init__(self, mb: ServiceCore) -> None:
-        self.mb = mb
+    def __init__(self, core: ServiceCore) -> None:
+        self.core = core
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         up = GaugeMetricFamily("mindbank_database_up", "1 when the scrape could read the database.")
         try:
-            counts = self.mb.store.operation_counts()
+            counts = self.core.store.operation_counts()
             now = utcnow()
-            oldest = self.mb.store.oldest_due_pending(now)
-            since = now - timedelta(seconds=3 * self.mb.settings.worker_heartbeat_seconds)
-            workers = len(self.mb.store.list_heartbeats(since))
+            oldest = self.core.store.oldest_due_pending(now)
+            since = now - timedelta(seconds=3 * self.core.settings.worker_heartbeat_seconds)
+            workers = len(self.core.store.list_heartbeats(since))
         except Exception:  # a scrape must answer even when the database does not
             log.exception("metrics: database read failed")
             up.add_metric([], 0)
@@ -82,7 +79,7 @@ class DatabaseCollector(Collector):
 class Metrics:
     """The registry and the observers that feed it (module docstring)."""
 
-    def __init__(self, mb: ServiceCore) -> None:
+    def __init__(self, core: ServiceCore) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
         self.requests = Counter("mindbank_http_requests", "HTTP requests served, by route template and status.",
@@ -98,8 +95,8 @@ class Metrics:
                                   ["provider", "model", "kind"], registry=r)  # fmt: skip
         self.llm_cost = Counter("mindbank_llm_cost_usd", "LLM cost of the tokens at the configured prices (USD).",
                                 registry=r)  # fmt: skip
-        self.prices = (mb.settings.llm_price_input_per_million, mb.settings.llm_price_output_per_million)
-        r.register(DatabaseCollector(mb))
+        self.prices = (core.settings.llm_price_input_per_million, core.settings.llm_price_output_per_million)
+        r.register(DatabaseCollector(core))
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
         """One HTTP request served (``route``: the matched route template, not the raw path)."""

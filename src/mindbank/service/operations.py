@@ -11,7 +11,7 @@ from mindbank.service.core import ServiceCore
 
 
 class OperationsService(ServiceCore):
-    """Operation methods of :class:`~mindbank.service.facade.MindBank`."""
+    """Operation methods of the service."""
 
     def get_operation(self, bank_id: str, operation_id: str) -> Operation:
         """One operation. Raises :class:`NotFoundError`."""

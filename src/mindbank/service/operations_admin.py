@@ -10,6 +10,7 @@ from typing import Any
 from mindbank.domain.records import LLMRequestRecord
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.errors import ConflictError, InvalidInputError
+from mindbank.service.core import ServiceCore, ServiceState
 from mindbank.service.operations import OperationsService
 
 PERIODS: dict[str, tuple[timedelta, str]] = {
@@ -20,21 +21,25 @@ PERIODS: dict[str, tuple[timedelta, str]] = {
 OPERATIONS = ("reflect", "retain", "consolidation", "refresh")
 
 
-class OperationsAdminService(OperationsService):
-    """Retry, delete and the LLM request log: methods of :class:`~mindbank.service.facade.MindBank`."""
+class OperationsAdminService(ServiceCore):
+    """Retry, delete (over the reads of ``operations``) and the bank's LLM request log."""
+
+    def __init__(self, state: ServiceState, *, operations: OperationsService) -> None:
+        super().__init__(state)
+        self.operations = operations
 
     def retry_operation(self, bank_id: str, operation_id: str) -> None:
         """Queue a failed operation again, as new (retries and error cleared). Raises :class:`NotFoundError`, and
         :class:`ConflictError` unless it failed."""
-        current = self.get_operation(bank_id, operation_id)
+        current = self.operations.get_operation(bank_id, operation_id)
         if current.status != "failed" or not self.store.requeue_operation(bank_id, operation_id):
             raise ConflictError(f"Operation '{operation_id}' is {current.status}; only a failed one can be retried")
-        self.worker.wake()
+        self.wake()
 
     def delete_operation(self, bank_id: str, operation_id: str) -> None:
         """Delete an operation record (a pending one is thereby dropped). Raises :class:`NotFoundError`, and
         :class:`ConflictError` while a worker runs it."""
-        self.get_operation(bank_id, operation_id)
+        self.operations.get_operation(bank_id, operation_id)
         if not self.store.delete_operation(bank_id, operation_id):  # a worker claimed it (the statement's guard)
             raise ConflictError(f"Operation '{operation_id}' is processing; a running operation cannot be deleted")
 

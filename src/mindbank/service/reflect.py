@@ -8,15 +8,16 @@ from typing import Any, Literal
 
 from mindbank.domain.limits import check_tags, check_text, check_token_budget
 from mindbank.domain.records import FACT_TYPES, FactType
+from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TagsMatch, freeze_groups, normalize_tags, validate_tag_groups
 from mindbank.domain.trigger import validate_response_schema
 from mindbank.engine.reflect import ReflectOptions, ReflectScope
 from mindbank.engine.reflect import reflect as run_reflect
 from mindbank.errors import InvalidInputError
 from mindbank.providers.llm.context import context_budget
+from mindbank.service.core import ServiceCore, ServiceState
 from mindbank.service.directives import DirectivesService
 from mindbank.service.tracing import llm_call_context
-from mindbank.store.base import MemoryFilter
 
 
 def leaf_tags(groups: list[dict[str, Any]]) -> list[str]:
@@ -31,8 +32,12 @@ def leaf_tags(groups: list[dict[str, Any]]) -> list[str]:
     return found
 
 
-class ReflectService(DirectivesService):
-    """Reflect method of :class:`~mindbank.service.facade.MindBank`."""
+class ReflectService(ServiceCore):
+    """Reflect: answer a query from the bank (the ``directives`` that apply go into the LLM prompt)."""
+
+    def __init__(self, state: ServiceState, *, directives: DirectivesService) -> None:
+        super().__init__(state)
+        self.directives = directives
 
     def reflect(
         self,
@@ -99,7 +104,9 @@ class ReflectService(DirectivesService):
             query=query.strip(), budget=budget, max_tokens=max_tokens, include_facts=include_facts,
             tool_calls=include_tool_calls, tool_outputs=tool_outputs, response_schema=response_schema,
             request_id=f"reflect-{uuid.uuid4()}",
-            directives=tuple(self.applicable_directives(bank_id, scope_tags, apply_all=apply_all_directives)),
+            directives=tuple(
+                self.directives.applicable_directives(bank_id, scope_tags, apply_all=apply_all_directives)
+            ),
             mission=None if bank is None else bank.mission,
         )  # fmt: skip
         with llm_call_context(bank_id, options.request_id):

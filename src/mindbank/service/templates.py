@@ -5,24 +5,27 @@ reference's ``BankTemplateManifest``, and apply one to a bank (``GET /export``, 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
 
 from mindbank.domain.transfer.template import TEMPLATE_OVERRIDES, TEMPLATE_VERSION, BankTemplate, TemplateBank
 from mindbank.errors import InvalidInputError, NotFoundError
-from mindbank.service.core import ServiceCore
+from mindbank.service.core import ServiceCore, ServiceState
+from mindbank.service.directives import DirectivesService
+from mindbank.service.mental_models import MentalModelsService
 from mindbank.service.transfer_directives import apply_directives, bank_directives
 
 
 class TemplatesService(ServiceCore):
-    """Bank-template methods of :class:`~mindbank.service.facade.MindBank` (over its bank and mental-model
-    methods)."""
+    """Bank templates, applied through the checks of ``mental_models`` and ``directives``."""
 
-    # MentalModelsService's, on the facade
-    create_mental_model: Callable[..., tuple[str, str]]
-    update_mental_model: Callable[..., Any]
+    def __init__(
+        self, state: ServiceState, *, mental_models: MentalModelsService, directives: DirectivesService
+    ) -> None:
+        super().__init__(state)
+        self.mental_models = mental_models
+        self.directives = directives
 
     def export_bank_template(self, bank_id: str) -> dict[str, Any]:
         """The bank's setup as a template manifest (``version`` "1"); only what is set is written. Raises
@@ -51,7 +54,7 @@ class TemplatesService(ServiceCore):
                 }
                 for m in sorted(models, key=lambda m: m.id)
             ],
-            "directives": bank_directives(self, bank_id),  # type: ignore[arg-type]
+            "directives": bank_directives(self.directives, bank_id),
         }
 
     def import_bank_template(self, bank_id: str, manifest: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
@@ -65,7 +68,7 @@ class TemplatesService(ServiceCore):
         directives = template.directives or []
         existing = {m.id for m in template.mental_models or () if self.store.get_mental_model(bank_id, m.id)}
         created = [m.id for m in template.mental_models or () if m.id not in existing]
-        created_d, updated_d = apply_directives(self, bank_id, directives, dry_run=True)  # type: ignore[arg-type]
+        created_d, updated_d = apply_directives(self.directives, bank_id, directives, dry_run=True)
         response: dict[str, Any] = {
             "bank_id": bank_id,
             "config_applied": False,
@@ -93,17 +96,17 @@ class TemplatesService(ServiceCore):
             response["config_applied"] = True
         for m in template.mental_models or ():
             if m.id in existing:
-                self.update_mental_model(
+                self.mental_models.update_mental_model(
                     bank_id, m.id, name=m.name, source_query=m.source_query, max_tokens=m.max_tokens, tags=m.tags,
                     trigger=m.trigger,
                 )  # fmt: skip
             else:
-                _, op_id = self.create_mental_model(
+                _, op_id = self.mental_models.create_mental_model(
                     bank_id, id=m.id, name=m.name, source_query=m.source_query, tags=m.tags, max_tokens=m.max_tokens,
                     trigger=m.trigger,
                 )  # fmt: skip
                 response["operation_ids"].append(op_id)
-        apply_directives(self, bank_id, directives, dry_run=False)  # type: ignore[arg-type]
+        apply_directives(self.directives, bank_id, directives, dry_run=False)
         return response
 
     @staticmethod

@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from datetime import timedelta
-from typing import IO, Any, Literal
+from typing import IO, Any, BinaryIO, Literal, cast
 
 from mindbank.config import BANK_OVERRIDABLE
 from mindbank.domain.access import Principal, check_new_bank
@@ -28,7 +28,8 @@ from mindbank.engine.transfer.reader import ArchiveError, ArchiveReader, Archive
 from mindbank.engine.transfer.writer import ExportOptions, write_archive
 from mindbank.errors import ConflictError, InvalidInputError, NotFoundError
 from mindbank.service.banks import config_value_problem
-from mindbank.service.core import ServiceCore
+from mindbank.service.core import ServiceCore, ServiceState
+from mindbank.service.operations import OperationsService
 from mindbank.store.base import AlreadyExists, FileGone, StoredFile
 from mindbank.version import __version__
 from mindbank.worker.runner import PermanentFailure
@@ -60,10 +61,11 @@ def archived_config(config: dict[str, Any], limits: Limits) -> tuple[dict[str, A
 
 
 class TransferService(ServiceCore):
-    """Transfer methods of :class:`~mindbank.service.facade.MindBank`."""
+    """Transfer methods of the service."""
 
-    consolidate: Callable[..., tuple[str, bool]]  # MemoriesService's, on the facade
-    wait_for: Callable[..., Operation]  # OperationsService's
+    def __init__(self, state: ServiceState, *, operations: OperationsService) -> None:
+        super().__init__(state)
+        self.operations = operations
 
     # ---------------------------------------------------------------- submitting
 
@@ -262,11 +264,13 @@ class TransferService(ServiceCore):
         op = self._new_operation(bank_id, operation_type, {"options": asdict(options)})
         archive.seek(0)
         key = f"uploads/{op.id}.zip"
-        self.store.put_file(key, bank_id=bank_id, filename=f"{op.id}.zip", content_type=ZIP, source=archive)
+        self.store.put_file(
+            key, bank_id=bank_id, filename=f"{op.id}.zip", content_type=ZIP, source=cast(BinaryIO, archive)
+        )
         op.payload |= {"upload_key": key, "archive": summary.counts()}
         # a restore may be recorded against the very bank it creates: do not create it here
         self.store.submit_operation(op, ensure_bank=options.mode == "merge")
-        self.worker.wake()
+        self.wake()
         return op.id
 
     def _purge_expired_files(self) -> None:
@@ -284,8 +288,8 @@ class TransferService(ServiceCore):
         embedding = EmbeddingInfo(model=self.embedder.name, dimension=self.embedder.dimension)
         with self.store.bank_snapshot(bank_id) as snapshot:
             return write_archive(
-                snapshot, out, options, bank_id=bank_id, embedding=embedding, producer=f"mindbank {__version__}",
-                skip_operations=skip_operations,
+                snapshot, cast(BinaryIO, out), options, bank_id=bank_id, embedding=embedding,
+                producer=f"mindbank {__version__}", skip_operations=skip_operations,
             )  # fmt: skip
 
     def read_bank_archive(
@@ -317,7 +321,7 @@ class TransferService(ServiceCore):
             # every imported vector is this server's model's (reused only when the archive's model is the same)
             self._check_embedding_model(options.target_bank_id, record=True)
         if options.mode == "merge" and counts.get("facts") and self.settings.enable_auto_consolidation:
-            self.consolidate(options.target_bank_id)
+            self.queue_consolidation(options.target_bank_id)
         reused = counts.get("facts", 0) + counts.get("observations", 0) - plan.notes.get("vectors_computed", 0)
         placed = {k: counts.pop(k) for k in TREE_NOTES if k in counts}  # what placing the tree in the bank's did
         return {
@@ -352,7 +356,7 @@ class TransferService(ServiceCore):
     def fetch_archive(self, bank_id: str, operation_id: str, *, timeout: float = 300.0) -> bytes:
         """Wait for an export operation and return its archive (the client's name). Raises ``TimeoutError``, and
         :class:`ConflictError` when the export did not complete."""
-        op = self.wait_for(bank_id, operation_id, timeout=timeout)
+        op = self.operations.wait_for(bank_id, operation_id, timeout=timeout)
         url = (op.result or {}).get("download_url") if op.status == "completed" else None
         if not url:
             raise ConflictError(f"export {operation_id} is {op.status} without an archive: {op.error or '-'}")

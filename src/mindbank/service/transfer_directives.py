@@ -8,42 +8,42 @@ only what a person would write, so it goes through the directive methods and the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from mindbank.domain.resources import order_directives
+from mindbank.domain.resources import Directive, order_directives
 from mindbank.domain.transfer.template import TemplateDirective
-
-if TYPE_CHECKING:
-    from mindbank.service.facade import MindBank
+from mindbank.service.directives import DirectivesService
 
 
-def bank_directives(mb: MindBank, bank_id: str) -> list[dict[str, Any]]:
+def bank_directives(service: DirectivesService, bank_id: str) -> list[dict[str, Any]]:
     """The bank's directives (active or not) as template entries, highest priority first."""
     return [
         TemplateDirective(
             name=d.name, content=d.content, priority=d.priority, is_active=d.is_active, tags=list(d.tags)
         ).model_dump()
-        for d in order_directives(mb.store.list_directives(bank_id, active_only=False))
+        for d in order_directives(service.store.list_directives(bank_id, active_only=False))
     ]
 
 
 def apply_directives(
-    mb: MindBank, bank_id: str, directives: Sequence[TemplateDirective], *, dry_run: bool
+    service: DirectivesService, bank_id: str, directives: Sequence[TemplateDirective], *, dry_run: bool
 ) -> tuple[list[str], list[str]]:
     """Create or update the bank's directives by name (with ``dry_run``, only say which); returns ``(created names,
     updated names)``. A name the bank holds more than once updates the oldest of them."""
-    existing = {}
-    if mb.store.bank_exists(bank_id):
-        for d in sorted(mb.store.list_directives(bank_id, active_only=False), key=lambda d: (d.created_at, d.id)):
-            existing.setdefault(d.name, d)
+    existing: dict[str, Directive] = {}
+    if service.store.bank_exists(bank_id):
+        stored = service.store.list_directives(bank_id, active_only=False)
+        for row in sorted(stored, key=lambda d: (d.created_at, d.id)):
+            existing.setdefault(row.name, row)
     created = [d.name for d in directives if d.name not in existing]
     updated = [d.name for d in directives if d.name in existing]
     if dry_run:
         return created, updated
     for d in directives:
-        fields = {"content": d.content, "priority": d.priority, "is_active": d.is_active, "tags": d.tags}
         if d.name in existing:
-            mb.update_directive(bank_id, existing[d.name].id, name=d.name, **fields)
+            service.update_directive(bank_id, existing[d.name].id, name=d.name, content=d.content,
+                                     priority=d.priority, is_active=d.is_active, tags=d.tags)  # fmt: skip
         else:
-            mb.create_directive(bank_id, name=d.name, **fields)
+            service.create_directive(bank_id, name=d.name, content=d.content, priority=d.priority,
+                                     is_active=d.is_active, tags=d.tags)  # fmt: skip
     return created, updated

@@ -1,6 +1,6 @@
 """Webhooks: the reference's ``/webhooks`` API, its delivery log, and delivery itself.
 
-A webhook subscribes to event types (:data:`~mindbank.domain.resources.WEBHOOK_EVENTS`: the reference's
+A webhook subscribes to event types (:data:`~mindbank.service.events.WEBHOOK_EVENTS`: the reference's
 ``retain.completed``, ``consolidation.completed`` and ``memory_defense.triggered``, plus ``mental_model.refreshed``
 and ``mental_model.refresh_failed``). Each service event (:mod:`mindbank.service.events`) of a bank becomes one
 delivery per enabled, subscribed webhook: a ``webhook_deliveries`` row stored together with the
@@ -21,12 +21,12 @@ from typing import Any, Final
 
 from mindbank.domain.records import Operation
 from mindbank.domain.resource_checks import DEFAULT_TIMEOUT_SECONDS, check_http_config, split_webhook_url
-from mindbank.domain.resources import DEFAULT_WEBHOOK_EVENTS, WEBHOOK_EVENTS, Webhook, WebhookDelivery
+from mindbank.domain.resources import DeliveryStatus, Webhook, WebhookDelivery
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.errors import InvalidInputError, NotFoundError
 from mindbank.providers.webhooks import DeliveryError, UnsafeTarget, deliver, resolve_target, signature_headers
 from mindbank.service.core import ServiceCore
-from mindbank.service.events import ServiceEvent
+from mindbank.service.events import DEFAULT_WEBHOOK_EVENTS, WEBHOOK_EVENTS, ServiceEvent
 from mindbank.version import __version__
 from mindbank.worker.runner import Deferred, PermanentFailure
 
@@ -65,7 +65,7 @@ def envelope(event: ServiceEvent) -> dict[str, Any]:
 
 
 class WebhooksService(ServiceCore):
-    """Webhook methods of :class:`~mindbank.service.facade.MindBank`, the event dispatcher and the delivery
+    """Webhook methods of the service, the event dispatcher and the delivery
     handler."""
 
     def _check_url(self, url: str) -> str:
@@ -163,7 +163,7 @@ class WebhooksService(ServiceCore):
             )  # fmt: skip
             queued.append((delivery, op))
         self.store.enqueue_deliveries(queued)
-        self.worker.wake()
+        self.wake()
 
     def run_webhook_delivery(self, op: Operation) -> dict[str, Any]:
         """Worker handler of ``webhook_delivery``: one signed attempt. Success (2xx) completes the operation; a
@@ -202,7 +202,9 @@ class WebhooksService(ServiceCore):
             "X-Hindsight-Delivery": delivery.id,
             **(signature_headers(webhook.secret, body) if webhook.secret else {}),
         }
-        status, error, reply = "delivered", None, None
+        status: DeliveryStatus = "delivered"
+        error: str | None = None
+        reply = None
         try:
             response = deliver(
                 webhook.url, body, headers, params=webhook.http_config.get("params") or None,

@@ -6,12 +6,13 @@ up to ``max_retries`` and then marked failed, after the optional ``on_exhausted`
 for the operation (the service records a refresh failure) and returned its result. A worker that dies
 mid-operation leaves a ``processing`` row whose lease expires, after which any worker reclaims and reruns it.
 
-Exactly once (DESIGN.md invariant 8): each claim carries a fresh token; while the handler runs, a heartbeat renews
-the lease every third of it, and the handler runs inside the claim's fence (:mod:`mindbank.store.fence`), so each
-of its write transactions, and the operation's end, commits only while the claim still holds. A worker that lost its
-lease (it stalled past it and another worker reclaimed the operation) gets ``LeaseLost`` and leaves the operation to
-the new owner. Long handlers commit progress as they go and may step aside (:class:`Requeue`) so other work runs;
-claims are fair by bank and by operation type (the store's claim order).
+Exactly once (an operation's effect happens once, however often it is claimed): each claim carries a fresh token;
+while the handler runs, a heartbeat renews the lease every third of it, and the handler runs inside the claim's
+fence (:mod:`mindbank.store.fence`), so each of its write transactions, and the operation's end, commits only while
+the claim still holds. A worker that lost its lease (it stalled past it and another worker reclaimed the operation)
+gets ``LeaseLost`` and leaves the operation to the new owner. Long handlers commit progress as they go and may step
+aside (:class:`Requeue`) so other work runs; claims are fair by bank and by operation type (the store's claim
+order).
 """
 
 from __future__ import annotations
