@@ -37,6 +37,19 @@ _In = TypeVar("_In")
 _Out = TypeVar("_Out")
 
 
+def mental_model_columns(detail: str) -> str:
+    """The SELECT list for mental models at a detail level: a listing at ``metadata`` or ``content`` level does not
+    read (or decode) the structured document and reflect_response, and ``metadata`` not the content either."""
+    if detail == "full":
+        return "*"
+    content = "content" if detail == "content" else "'' AS content"
+    return (
+        f"bank_id, id, name, source_query, {content}, NULL AS structured_document, NULL AS reflect_response, tags, "
+        "max_tokens, trigger, last_refreshed_at, last_memory_seen_at, last_refreshed_source_query, "
+        "last_refresh_failed_at, last_full_refreshed_at, created_at, cleared_at, refresh_state"
+    )
+
+
 def replace_bank(op: Operation, bank_id: str) -> Operation:
     """``op`` recorded against ``bank_id`` (an imported operation belongs to the bank it was imported into)."""
     return op if op.bank_id == bank_id else replace(op, bank_id=bank_id)

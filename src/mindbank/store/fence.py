@@ -1,4 +1,4 @@
-"""The claim fence: a worker's writes commit only while it still holds the operation it runs (DESIGN.md invariant 8).
+"""The claim fence: a worker's writes commit only while it still holds the operation it runs (exactly once).
 
 Every claim stamps the operation row with a fresh ``claim_token``. While a handler runs, the worker makes the
 operation's :class:`Fence` current (:func:`fenced`, a context variable of the handler's thread); every write

@@ -3,18 +3,18 @@ page-search vectors and the history log of the export bundle.
 
 Like :mod:`mindbank.store.shared`, every method runs a named statement (``self._q``: each backend keys its SQL
 alike) and maps rows through the backend's columns. A backend supplies two things of its own: the lock that makes
-one knowledge-base writer per bank at a time (:meth:`KnowledgeQueries._lock_knowledge_tree`: SQLite's single
-writer already is one, PostgreSQL takes a transaction-level advisory lock) and the exception its driver raises for
-a unique-index violation (``_duplicate``). The tree rules themselves (unknown parent, a page as parent, a cycle)
-are :mod:`mindbank.domain.knowledge`; the writes check them inside their transaction, under that lock, so two
-concurrent moves can never build a cycle.
+one knowledge-base writer per bank at a time (:meth:`KnowledgeQueries._lock_knowledge_tree`: SQLite's single writer
+already is one, PostgreSQL takes a transaction-level advisory lock) and, in its
+:class:`~mindbank.store.dialect.Dialect`, the exception its driver raises for a unique-index violation. The tree
+rules themselves (unknown parent, a page as parent, a cycle) are :mod:`mindbank.domain.knowledge`; the writes check
+them inside their transaction, under that lock, so two concurrent moves can never build a cycle.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -32,14 +32,13 @@ from mindbank.domain.knowledge import (
 )
 from mindbank.domain.records import MentalModel
 from mindbank.domain.timeutil import utcnow
-from mindbank.store.base import AlreadyExists, mental_model_columns
+from mindbank.store.base import AlreadyExists
+from mindbank.store.columns import mental_model_columns
 from mindbank.store.shared import SharedQueries
 
 
 class KnowledgeQueries(SharedQueries):
     """The ``knowledge_nodes`` and ``knowledge_page_vectors`` tables (see the module docstring)."""
-
-    _duplicate: ClassVar[tuple[type[Exception], ...]]
 
     def _lock_knowledge_tree(self, conn: Any, bank_id: str) -> None:
         """Serialise the bank's knowledge-base writers for the open transaction (the backend's)."""
@@ -112,7 +111,7 @@ class KnowledgeQueries(SharedQueries):
                 if model is not None:
                     conn.execute(self._q["insert_mental_model"], self._columns.model_params(model))
                 conn.execute(self._q["insert_knowledge_node"], self._node_params(node))
-        except self._duplicate as exc:
+        except self._dialect.duplicate as exc:
             raise AlreadyExists(f"a node named {node.name!r} already exists in that folder") from exc
 
     def update_knowledge_node(
@@ -157,7 +156,7 @@ class KnowledgeQueries(SharedQueries):
                         ),
                     )
                 return replace(current, name=name, parent_id=parent, updated_at=now)
-        except self._duplicate as exc:
+        except self._dialect.duplicate as exc:
             raise AlreadyExists(f"a node named {name!r} already exists in that folder") from exc
 
     def delete_knowledge_node(self, bank_id: str, node_id: str) -> Removed | None:

@@ -28,16 +28,18 @@ from mindbank.domain.resources import (
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TagsMatch
 from mindbank.store.columns import Row
+from mindbank.store.dialect import substring_pattern
+from mindbank.store.migration_files import shipped_migrations
 from mindbank.store.shared import SharedQueries
 
 
 class ResourceQueries(SharedQueries):
-    """The backend-neutral resource methods (module docstring). A backend supplies its placeholder (``_mark``) and
-    its compiler of :class:`MemoryFilter` predicates (``_filter_sql``)."""
-
-    _mark: ClassVar[str]
+    """The backend-neutral resource methods (module docstring), over the backend's statements (``_q``) and SQL
+    spelling (``_dialect``)."""
 
     # ---------------------------------------------------------------- supplied by the backend
+
+    _migrations_package: ClassVar[str]  # the package whose ``migrations`` folder holds the backend's schema
 
     def _document_filter(
         self, *, query: str | None, tags: Sequence[str], tags_match: TagsMatch, time_field: str,
@@ -47,14 +49,14 @@ class ResourceQueries(SharedQueries):
         fragment ``… AS id_hit, … AS text_hit`` saying which fields the text query matched (case-insensitive:
         both sides lowered)."""
         where, params = self._filter_sql(MemoryFilter(tags=tuple(tags), tags_match=tags_match), "d")
-        clauses, values, m = [where], list(params), self._mark
+        clauses, values, m = [where], list(params), self._dialect.mark
         for bound, op in ((start, ">="), (end, "<")):
             if bound is not None:
                 clauses.append(f"d.{time_field} {op} {m}")
                 values.append(self._columns.time(bound))
         if not query:
             return " AND ".join(clauses), values, "0 AS id_hit, 0 AS text_hit", []
-        pattern = "%" + query.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        pattern = substring_pattern(query.lower())
         id_hit, text_hit = (f"lower({column}) LIKE {m} ESCAPE '\\'" for column in ("d.id", "d.original_text"))
         clauses.append(f"({id_hit} OR {text_hit})")
         values += [pattern, pattern]
@@ -428,6 +430,10 @@ class ResourceQueries(SharedQueries):
         with self._read() as conn:
             row = conn.execute(self._q["schema_version"]).fetchone()
         return int(row["v"] or 0)
+
+    def schema_status(self) -> tuple[int, int]:
+        """``(applied, shipped)``: the database's migration version and the newest this code ships."""
+        return self.schema_version(), max(number for number, _, _ in shipped_migrations(self._migrations_package))
 
 
 def _hits(r: Row) -> tuple[str, ...]:

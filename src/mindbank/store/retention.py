@@ -22,8 +22,7 @@ from mindbank.domain.repeats import StoredDocumentState, content_hash, restateme
 from mindbank.domain.tags import normalize_tags
 from mindbank.store.base import DocumentChanged, DocumentWrite
 from mindbank.store.resources import ResourceQueries
-
-_IDS_PER_STATEMENT = 500  # keys bound per lookup (SQLite binds one parameter each)
+from mindbank.store.shared import IDS_PER_STATEMENT
 
 
 class LazyStamp:
@@ -63,8 +62,8 @@ class RetentionQueries(ResourceQueries):
         ids = list(dict.fromkeys(document_ids))
         out: dict[str, str] = {}
         with self._read() as conn:
-            for start in range(0, len(ids), _IDS_PER_STATEMENT):
-                statement, params = self._bind_ids(self._q["document_hashes"], ids[start : start + _IDS_PER_STATEMENT])
+            for start in range(0, len(ids), IDS_PER_STATEMENT):
+                statement, params = self._bind_ids(self._q["document_hashes"], ids[start : start + IDS_PER_STATEMENT])
                 for r in conn.execute(statement, (bank_id, *params)).fetchall():
                     out[r["id"]] = r["content_hash"]
         return out
@@ -73,8 +72,8 @@ class RetentionQueries(ResourceQueries):
         """``{repeat key: id of the oldest stored fact with it}`` for the keys the documents' facts carry."""
         keys = sorted({m.repeat_key for d in documents for m in d.memories if m.repeat_key is not None})
         known: dict[str, str] = {}
-        for start in range(0, len(keys), _IDS_PER_STATEMENT):
-            statement, params = self._bind_ids(self._q["repeat_lookup"], keys[start : start + _IDS_PER_STATEMENT])
+        for start in range(0, len(keys), IDS_PER_STATEMENT):
+            statement, params = self._bind_ids(self._q["repeat_lookup"], keys[start : start + IDS_PER_STATEMENT])
             for r in conn.execute(statement, (bank_id, *params)).fetchall():
                 known.setdefault(r["repeat_key"], r["id"])  # rows come oldest first
         return known

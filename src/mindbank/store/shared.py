@@ -3,23 +3,29 @@
 Each backend keys its SQL alike (``store/sqlite/queries.py``, ``store/postgres/queries.py``) and maps rows through
 one :class:`~mindbank.store.columns.Columns`, so a method that is "run ``Q[name]``, map the rows" is written once
 here. :class:`SharedQueries` is the root of both backends' ``…Base`` classes, which supply the statements
-(``_q``), the row mapping (``_columns``) and the connection handling (``_read``, ``_tx``, ``_ensure_bank``).
-A method whose SQL or locking differs between the backends stays in the backend's own mixin.
+(``_q``), the row mapping (``_columns``), the SQL spelling of the fragments a body builds itself (``_dialect``:
+:class:`~mindbank.store.dialect.Dialect`) and the connection handling (``_read``, ``_tx``, ``_ensure_bank``).
+A method whose SQL, locking or clock differs between the backends stays in the backend's own mixin.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from mindbank.domain.records import Bank, HistoryEntry, LLMRequestRecord, MemoryUnit, MentalModel, NewMemory, Operation
 from mindbank.domain.scope import MemoryFilter
+from mindbank.domain.tags import TagsMatch
 from mindbank.domain.timeutil import utcnow
-from mindbank.store.base import Spend, SpendRecord, SpendTotals, StalenessProbe
-from mindbank.store.columns import Columns
+from mindbank.store.base import AlreadyExists, Spend, SpendRecord, SpendTotals, StalenessProbe
+from mindbank.store.columns import Columns, mental_model_columns
+from mindbank.store.dialect import Dialect
 from mindbank.store.fence import LeaseLost, current_fence
+from mindbank.store.filter_sql import compile_filter
+
+IDS_PER_STATEMENT = 500  # ids bound per statement where a list is looked up (SQLite binds one parameter each)
 
 
 def oldest_since(probes: Sequence[StalenessProbe]) -> dict[MemoryFilter, datetime]:
@@ -54,6 +60,7 @@ class SharedQueries:
 
     _q: ClassVar[Mapping[str, str]]
     _columns: ClassVar[Columns]
+    _dialect: ClassVar[Dialect]
 
     # ---------------------------------------------------------------- supplied by the backend
 
@@ -70,8 +77,14 @@ class SharedQueries:
         raise NotImplementedError
 
     def _filter_sql(self, flt: MemoryFilter, alias: str) -> tuple[str, list[Any]]:
-        """The backend's SQL predicate (and parameters) for ``flt`` over ``alias``."""
-        raise NotImplementedError
+        """``flt`` as the backend's SQL predicate over ``alias``, and its parameters."""
+        return compile_filter(flt, alias, self._dialect)
+
+    def _id_batches(self, ids: Sequence[str]) -> Iterator[Sequence[str]]:
+        """``ids`` in as few lookups as the backend binds: one (an array) or slices of ``Dialect.id_batch``."""
+        size = self._dialect.id_batch or max(1, len(ids))
+        for start in range(0, len(ids), size):
+            yield ids[start : start + size]
 
     def _bind_ids(self, statement: str, ids: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
         """A statement taking a list of ids, ready to run, and the parameters standing for the list (the backend's:
@@ -122,6 +135,50 @@ class SharedQueries:
             rows = conn.execute(self._q["list_banks"]).fetchall()
         return [(self._columns.bank_row(r), int(r["n"])) for r in rows]
 
+    def bank_stats(self, bank_id: str) -> dict[str, Any]:
+        """Live counts: memories by fact type, documents, operations by status, pending consolidation, last write."""
+        with self._read() as conn:
+            by_type = {r["fact_type"]: int(r["n"]) for r in conn.execute(self._q["stats_by_type"], (bank_id,))}
+            by_status = {r["status"]: int(r["n"]) for r in conn.execute(self._q["stats_by_status"], (bank_id,))}
+            documents = conn.execute(self._q["stats_documents"], (bank_id,)).fetchone()
+            pending = conn.execute(self._q["stats_pending_consolidation"], (bank_id,)).fetchone()
+            consolidated = conn.execute(self._q["stats_last_consolidated"], (bank_id,)).fetchone()
+            last = conn.execute(self._q["bank_last_write"], (bank_id,)).fetchone()
+        return {
+            "nodes_by_fact_type": by_type,
+            "total_nodes": sum(by_type.values()),
+            "total_documents": int(documents["n"]) if documents else 0,
+            "operations_by_status": by_status,
+            "pending_consolidation": int(pending["n"]) if pending else 0,
+            "last_consolidated_at": self._maybe_time(consolidated["at"] if consolidated else None),
+            "last_memory_write_at": self._maybe_time(last["last_memory_write_at"] if last else None),
+        }
+
+    def bank_embedding_model(self, bank_id: str) -> tuple[str, int] | None:
+        """``(model name, dimension)`` the bank's vectors were made with; None before its first recorded vector."""
+        with self._read() as conn:
+            row = conn.execute(self._q["bank_embedding_model"], (bank_id,)).fetchone()
+        return None if row is None else (str(row["model"]), int(row["dimension"]))
+
+    def record_bank_embedding_model(self, bank_id: str, model: str, dimension: int) -> tuple[str, int] | None:
+        """Record ``(model, dimension)`` for the bank unless one is recorded already; returns the bank's record
+        afterwards (the earlier one when it differs; None when the bank does not exist)."""
+        with self._tx() as conn:
+            stamp = self._columns.time(utcnow())
+            conn.execute(self._q["record_bank_embedding_model"], (model, dimension, stamp, bank_id))
+            row = conn.execute(self._q["bank_embedding_model"], (bank_id,)).fetchone()
+        return None if row is None else (str(row["model"]), int(row["dimension"]))
+
+    def bank_last_memory_write_at(self, bank_id: str) -> datetime | None:
+        """Stamp of the bank's newest memory write (insert, edit or delete); None before the first."""
+        with self._read() as conn:
+            row = conn.execute(self._q["bank_last_write"], (bank_id,)).fetchone()
+        return None if row is None else self._maybe_time(row["last_memory_write_at"])
+
+    def _maybe_time(self, value: Any) -> datetime | None:
+        """A stored time column as an aware datetime; NULL stays None."""
+        return None if value is None else self._columns.load_time(value)
+
     # ---------------------------------------------------------------- consolidation reads
 
     def unconsolidated_facts(self, bank_id: str, limit: int) -> list[MemoryUnit]:
@@ -146,6 +203,47 @@ class SharedQueries:
         return [self._columns.memory_row(r) for r in rows]
 
     # ---------------------------------------------------------------- mental models
+
+    def insert_mental_model(self, model: MentalModel) -> None:
+        """Insert a new model (bank auto-created). Raises :class:`AlreadyExists` if the id is taken."""
+        try:
+            with self._tx() as conn:
+                self._ensure_bank(conn, model.bank_id)
+                conn.execute(self._q["insert_mental_model"], self._columns.model_params(model))
+        except self._dialect.duplicate as exc:
+            raise AlreadyExists(f"mental model {model.id!r} already exists") from exc
+
+    def list_mental_models(
+        self,
+        bank_id: str,
+        *,
+        tags: Sequence[str],
+        tags_match: TagsMatch,
+        limit: int,
+        offset: int,
+        detail: str = "full",
+        exclude_knowledge_pages: bool = False,
+    ) -> tuple[list[MentalModel], int]:
+        """A page of models ordered ``last_refreshed_at DESC, id DESC`` and the total matching; below ``full``
+        detail the heavy columns are not read (``mental_model_columns``).
+
+        Tag filter on models: ``any`` = overlaps, ``all`` = superset, ``exact`` = equal (empty tags: no filter).
+        ``exclude_knowledge_pages`` leaves out the models that are knowledge pages.
+        """
+        where, params = self._dialect.model_tags(tags, tags_match)
+        if exclude_knowledge_pages:
+            where += self._q["exclude_knowledge_pages"]
+        with self._read() as conn:
+            rows = conn.execute(
+                self._q["list_mental_models"].format(where=where, columns=mental_model_columns(detail)),
+                (bank_id, *params, bank_id, *params, limit, offset),
+            ).fetchall()
+            if rows or not offset:  # the page carries the total (a scalar subquery); only past the end ask again
+                total = int(rows[0]["total_rows"]) if rows else 0
+            else:
+                row = conn.execute(self._q["count_mental_models"].format(where=where), (bank_id, *params)).fetchone()
+                total = 0 if row is None else int(row["n"])
+        return [self._columns.model_row(r) for r in rows], total
 
     def get_mental_model(self, bank_id: str, model_id: str) -> MentalModel | None:
         """One model, or None."""
@@ -267,6 +365,23 @@ class SharedQueries:
         if int(conn.execute(self._q["fence_operation"], params).rowcount) != 1:
             fence.lost.set()
             raise LeaseLost(f"operation {fence.operation_id}: its claim is gone; this transaction was rolled back")
+
+    def list_operations(
+        self, bank_id: str, *, status: str | None, operation_type: str | None, limit: int, offset: int
+    ) -> tuple[list[Operation], int]:
+        """A page of the bank's operations, newest first, and the total."""
+        where, params = "", []
+        if status:
+            where += " AND " + self._dialect.equals("status")
+            params.append(status)
+        if operation_type:
+            where += " AND " + self._dialect.equals("operation_type")
+            params.append(operation_type)
+        with self._read() as conn:
+            row = conn.execute(self._q["count_operations"].format(where=where), (bank_id, *params)).fetchone()
+            statement = self._q["list_operations"].format(where=where)
+            rows = conn.execute(statement, (bank_id, *params, limit, offset)).fetchall()
+        return [self._columns.operation_row(r) for r in rows], 0 if row is None else int(row["n"])
 
     def find_pending_refresh(self, bank_id: str, model_id: str) -> Operation | None:
         """The model's queued (not yet running) refresh, if any."""

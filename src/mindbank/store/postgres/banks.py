@@ -3,25 +3,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from psycopg.rows import tuple_row
 from psycopg.types.json import Jsonb
 
 from mindbank.domain.records import Bank
-from mindbank.domain.timeutil import utcnow
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.queries import Q
 from mindbank.store.postgres.rows import COLUMNS, jsonb
-
-# the embedding model a bank's vectors were made with (migration 0086)
-_EMBEDDING_MODEL = "SELECT model, dimension FROM bank_embedding_models WHERE bank_id = %s"
-_RECORD_EMBEDDING_MODEL = (
-    "INSERT INTO bank_embedding_models (bank_id, model, dimension, recorded_at) "
-    "SELECT bank_id, %s::text, %s::integer, %s::timestamptz FROM banks WHERE bank_id = %s "
-    "ON CONFLICT (bank_id) DO NOTHING"
-)
 
 
 class BanksMixin(PostgresBase):
@@ -62,42 +51,3 @@ class BanksMixin(PostgresBase):
             conn.execute(Q["delete_bank_operations"], (bank_id,))
             conn.execute(Q["delete_bank"], (bank_id,))
         return int(row["count"]) if row else 0
-
-    def bank_stats(self, bank_id: str) -> dict[str, Any]:
-        """Live counts: memories by fact type, documents, operations by status, pending consolidation, last write."""
-        with self._read() as conn, conn.cursor(row_factory=tuple_row) as cur:
-            by_type = {r[0]: int(r[1]) for r in cur.execute(Q["stats_by_type"], (bank_id,)).fetchall()}
-            by_status = {r[0]: int(r[1]) for r in cur.execute(Q["stats_by_status"], (bank_id,)).fetchall()}
-            documents = cur.execute(Q["stats_documents"], (bank_id,)).fetchone()
-            pending = cur.execute(Q["stats_pending_consolidation"], (bank_id,)).fetchone()
-            consolidated = cur.execute(Q["stats_last_consolidated"], (bank_id,)).fetchone()
-            last = cur.execute(Q["bank_last_write"], (bank_id,)).fetchone()
-        return {
-            "nodes_by_fact_type": by_type,
-            "total_nodes": sum(by_type.values()),
-            "total_documents": int(documents[0]) if documents else 0,
-            "operations_by_status": by_status,
-            "pending_consolidation": int(pending[0]) if pending else 0,
-            "last_consolidated_at": consolidated[0] if consolidated else None,
-            "last_memory_write_at": None if last is None else last[0],
-        }
-
-    def bank_embedding_model(self, bank_id: str) -> tuple[str, int] | None:
-        """``(model name, dimension)`` the bank's vectors were made with; None before its first recorded vector."""
-        with self._read() as conn:
-            row = conn.execute(_EMBEDDING_MODEL, (bank_id,)).fetchone()
-        return None if row is None else (str(row["model"]), int(row["dimension"]))
-
-    def record_bank_embedding_model(self, bank_id: str, model: str, dimension: int) -> tuple[str, int] | None:
-        """Record ``(model, dimension)`` for the bank unless one is recorded already; returns the bank's record
-        afterwards (the earlier one when it differs; None when the bank does not exist)."""
-        with self._tx() as conn:
-            conn.execute(_RECORD_EMBEDDING_MODEL, (model, dimension, utcnow(), bank_id))
-            row = conn.execute(_EMBEDDING_MODEL, (bank_id,)).fetchone()
-        return None if row is None else (str(row["model"]), int(row["dimension"]))
-
-    def bank_last_memory_write_at(self, bank_id: str) -> datetime | None:
-        """Stamp of the bank's newest memory write (insert, edit or delete); None before the first."""
-        with self._read() as conn:
-            row = conn.execute(Q["bank_last_write"], (bank_id,)).fetchone()
-        return None if row is None else row["last_memory_write_at"]

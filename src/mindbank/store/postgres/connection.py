@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -22,16 +22,24 @@ from psycopg.rows import dict_row, tuple_row
 from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool
 
-from mindbank.domain.scope import MemoryFilter
 from mindbank.store.postgres.migrate import embedding_dimension, migrate
-from mindbank.store.postgres.queries import Q, filter_sql
+from mindbank.store.postgres.queries import DIALECT, Q
 from mindbank.store.postgres.rows import COLUMNS
 from mindbank.store.shared import SharedQueries
 
-try:  # binary vector parameters when the pgvector package is installed; text '[...]' literals otherwise
-    from pgvector.psycopg import register_vector
-except ImportError:  # pragma: no cover - the postgres extra installs it
-    register_vector = None
+
+def _vector_registrar() -> Callable[[psycopg.Connection[Any]], None] | None:
+    """pgvector's adapter registration when the pgvector package is installed (binary vector parameters); None
+    otherwise (vectors go as text ``'[...]'`` literals)."""
+    try:
+        from pgvector.psycopg import register_vector
+    except ImportError:  # pragma: no cover - the postgres extra installs it
+        return None
+    registrar: Callable[[psycopg.Connection[Any]], None] = register_vector
+    return registrar
+
+
+register_vector = _vector_registrar()
 
 
 # the statement log of :meth:`PostgresStore.statement_log`, per thread (None = not recording)
@@ -82,12 +90,13 @@ class PostgresBase(SharedQueries):
     """Pool, transactions, statement log and bank stamping of the PostgreSQL store (see
     :mod:`mindbank.store.postgres.store` for the concurrency model)."""
 
-    def _filter_sql(self, flt: MemoryFilter, alias: str) -> tuple[str, list[Any]]:
-        """:class:`MemoryFilter` as this backend's SQL predicate over ``alias`` (``queries.filter_sql``)."""
-        return filter_sql(flt, alias)
+    def _bind_ids(self, statement: str, ids: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
+        """``statement`` as is, with the ids as one ``text[]`` parameter."""
+        return statement, (list(ids),)
 
     _q = Q
     _columns = COLUMNS
+    _dialect = DIALECT
 
     def __init__(self, url: str, *, dimension: int, min_connections: int = 1, max_connections: int = 10) -> None:
         self.url = url
@@ -129,13 +138,13 @@ class PostgresBase(SharedQueries):
         return "[" + ",".join(repr(float(x)) for x in arr) + "]"
 
     @contextmanager
-    def _read(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
+    def _read(self) -> Iterator[psycopg.Connection[Any]]:
         """A pooled connection for reads (autocommit: each statement sees the latest committed data)."""
         with self._pool.connection() as conn:
             yield conn
 
     @contextmanager
-    def _tx(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
+    def _tx(self) -> Iterator[psycopg.Connection[Any]]:
         """One transaction on a pooled connection: commits on normal exit, rolls back on an exception. Inside a
         worker's handler, the transaction ends with the claim fence (:mod:`mindbank.store.fence`)."""
         with self._pool.connection() as conn, conn.transaction():
@@ -163,7 +172,8 @@ class PostgresBase(SharedQueries):
         with self._read() as conn:
             row = conn.execute(Q["db_now"]).fetchone()
         assert row is not None
-        return row["clock_timestamp"]  # type: ignore[no-any-return]
+        now: datetime = row["clock_timestamp"]  # psycopg decodes timestamptz as an aware datetime
+        return now
 
     def _ensure_bank(self, conn: psycopg.Connection[Any], bank_id: str) -> None:
         conn.execute(Q["ensure_bank"], (bank_id, bank_id))

@@ -1,13 +1,12 @@
-"""Document queries of the PostgreSQL store that differ from SQLite's: its placeholder and filter compiler for the
-shared document listing, and deleting or retagging a document (memory writes: stamped under the bank lock). The rest
-of the document, directive, webhook and administration methods are :mod:`mindbank.store.resources`."""
+"""Document queries of the PostgreSQL store that differ from SQLite's: deleting or retagging a document (memory
+writes: stamped under the bank lock). The rest of the document, directive, webhook and administration methods are
+:mod:`mindbank.store.resources`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from mindbank.store.postgres.connection import PostgresBase
-from mindbank.store.postgres.migrate import migrations
 from mindbank.store.postgres.queries import Q, tag_list
 from mindbank.store.resources import ResourceQueries
 
@@ -15,7 +14,7 @@ from mindbank.store.resources import ResourceQueries
 class DocumentsMixin(PostgresBase, ResourceQueries):
     """Document listing filter, deletion and retagging over ``documents``, ``chunks`` and ``memory_units``."""
 
-    _mark = "%s"
+    _migrations_package = "mindbank.store.postgres"
 
     def delete_document(self, bank_id: str, document_id: str) -> int | None:
         """Delete a document with its chunks, memories and history atomically; returns how many memories went
@@ -44,7 +43,3 @@ class DocumentsMixin(PostgresBase, ResourceQueries):
             conn.execute(Q["retag_document_memories"], (tag_list(tags), stamp, bank_id, document_id))
             self._record_document_event(conn, bank_id, document_id, "retag", stamp)
         return True
-
-    def schema_status(self) -> tuple[int, int]:
-        """``(applied, shipped)``: the database's migration version and the newest this code ships."""
-        return self.schema_version(), max(number for number, _, _ in migrations())

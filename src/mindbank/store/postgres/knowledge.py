@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import psycopg
-
 from mindbank.store.knowledge import KnowledgeQueries
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.queries import Q
@@ -15,8 +13,6 @@ from mindbank.store.postgres.queries import Q
 
 class KnowledgeMixin(PostgresBase, KnowledgeQueries):
     """The ``knowledge_nodes`` and ``knowledge_page_vectors`` tables."""
-
-    _duplicate = (psycopg.errors.UniqueViolation,)
 
     def _lock_knowledge_tree(self, conn: Any, bank_id: str) -> None:
         """Take the bank's knowledge-base advisory lock (released when the transaction ends)."""

@@ -21,7 +21,7 @@ from mindbank.domain.timeutil import utcnow
 from mindbank.store.base import DocumentWrite, MemoryFilter
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.migrate import nearest_sql
-from mindbank.store.postgres.queries import Q, filter_sql, tag_list
+from mindbank.store.postgres.queries import Q, tag_list
 from mindbank.store.postgres.rows import COLUMNS, as_vector
 from mindbank.store.retention import LazyStamp, RetentionQueries
 from mindbank.store.shared import observation_mentions
@@ -73,7 +73,7 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
         chunk_base = 0
         replaced = 0
         appended = existing is not None and item.update_mode == "append"
-        if appended:
+        if appended and existing is not None:
             text = existing["original_text"] + "\n\n" + item.content
             created = existing["created_at"]
             row = cur.execute(Q["count_document_chunks"], (bank_id, doc.document_id)).fetchone()
@@ -144,7 +144,7 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
             if self._iterative_scan:
                 conn.execute(Q["set_iterative_scan"])
             for vector, flt in probes:
-                where, params = filter_sql(flt)
+                where, params = self._filter_sql(flt, "m")
                 vec = self._vector(vector)
                 rows = conn.execute(
                     nearest_sql(statement.format(where=where), self.dimension), (vec, bank_id, *params, vec, k)

@@ -8,20 +8,17 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-import psycopg
 from psycopg.types.json import Jsonb
 
 from mindbank.domain.records import MentalModel
-from mindbank.domain.tags import TagsMatch
 from mindbank.store.base import (
-    AlreadyExists,
     SpendRecord,
     StalenessProbe,
     StalenessReads,
     cited_ids,
-    mental_model_columns,
 )
-from mindbank.store.postgres.queries import HISTORY_KIND, Q, filter_sql, tag_list
+from mindbank.store.postgres.model_queries import HISTORY_KIND
+from mindbank.store.postgres.queries import Q
 from mindbank.store.postgres.rows import COLUMNS
 from mindbank.store.postgres.search import SearchMixin
 from mindbank.store.shared import oldest_since
@@ -32,52 +29,6 @@ _MAX_SCOPES_PER_STATEMENT = 4000  # keeps a staleness_reads statement far below 
 class MentalModelsMixin(SearchMixin):
     """The ``mental_models``, ``mental_model_history`` and ``mental_model_citations`` tables. Built on
     :class:`SearchMixin` because staleness reads cited memories back (``get_memories``)."""
-
-    def insert_mental_model(self, model: MentalModel) -> None:
-        """Insert a new model (bank auto-created). Raises :class:`AlreadyExists` if the id is taken."""
-        try:
-            with self._tx() as conn:
-                self._ensure_bank(conn, model.bank_id)
-                conn.execute(Q["insert_mental_model"], COLUMNS.model_params(model))
-        except psycopg.errors.UniqueViolation as exc:
-            raise AlreadyExists(f"mental model {model.id!r} already exists") from exc
-
-    def list_mental_models(
-        self,
-        bank_id: str,
-        *,
-        tags: Sequence[str],
-        tags_match: TagsMatch,
-        limit: int,
-        offset: int,
-        detail: str = "full",
-        exclude_knowledge_pages: bool = False,
-    ) -> tuple[list[MentalModel], int]:
-        """A page of models ordered ``last_refreshed_at DESC, id DESC`` and the total matching; below ``full``
-        detail the heavy columns are not read (``mental_model_columns``).
-
-        Tag filter on models: ``any`` = overlaps, ``all`` = superset, ``exact`` = equal (empty tags: no filter).
-        ``exclude_knowledge_pages`` leaves out the models that are knowledge pages.
-        """
-        where, params = "", []
-        want = tag_list(tags)
-        if want:
-            op = {"exact": "=", "all": "@>"}.get(tags_match, "&&")
-            where, params = f" AND tags {op} %s::text[]", [want]
-        if exclude_knowledge_pages:
-            where += Q["exclude_knowledge_pages"]
-        with self._read() as conn:
-            rows = conn.execute(
-                Q["list_mental_models"].format(where=where, columns=mental_model_columns(detail)),
-                (bank_id, *params, bank_id, *params, limit, offset),
-            ).fetchall()
-            if rows or not offset:  # the page carries the total (a scalar subquery); only past the end ask again
-                total = rows[0]["total_rows"] if rows else 0
-            else:
-                total = conn.execute(Q["count_mental_models"].format(where=where), (bank_id, *params)).fetchone()[
-                    "count"
-                ]
-        return [COLUMNS.model_row(r) for r in rows], int(total)
 
     def save_refresh(
         self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int, spend: SpendRecord | None = None
@@ -107,10 +58,6 @@ class MentalModelsMixin(SearchMixin):
                         (model.bank_id, model.id, model.bank_id, model.id, history_cap),
                     )
 
-    def _bind_ids(self, statement: str, ids: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
-        """``statement`` as is, with the ids as one ``text[]`` parameter."""
-        return statement, (list(ids),)
-
     def staleness_reads(self, bank_id: str, probes: Sequence[StalenessProbe]) -> StalenessReads:
         """Read what the staleness rule needs for a page of probes in ONE statement (up to 4000 distinct scopes per
         statement). Probes sharing a scope share one lookup, bounded below by the group's oldest ``since`` so the
@@ -135,7 +82,7 @@ class MentalModelsMixin(SearchMixin):
             for i in range(start, min(start + _MAX_SCOPES_PER_STATEMENT, len(scopes))):
                 scope = scopes[i]
                 oldest = since[scope]
-                where, p = filter_sql(scope)
+                where, p = self._filter_sql(scope, "m")
                 parts.append(Q["stale_scope"].format(where=where))
                 params.extend([str(i), bank_id, oldest, *p])
             if first:

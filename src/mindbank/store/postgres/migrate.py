@@ -11,12 +11,9 @@ lock makes the first one migrate while the others wait and then find nothing lef
 
 from __future__ import annotations
 
-import re
-from importlib import resources
-
 import psycopg
 
-_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+from mindbank.store.migration_files import shipped_migrations
 
 # pg_advisory_lock key reserved for schema migrations: the ASCII bytes of "mindbank" as a signed 64-bit integer
 MIGRATION_LOCK_KEY = int.from_bytes(b"mindbank", "big")
@@ -24,13 +21,7 @@ MIGRATION_LOCK_KEY = int.from_bytes(b"mindbank", "big")
 
 def migrations() -> list[tuple[int, str, str]]:
     """All shipped migrations as ``(version, filename, sql template)``, ascending."""
-    folder = resources.files("mindbank.store.postgres") / "migrations"
-    found = []
-    for entry in folder.iterdir():
-        m = _NAME.match(entry.name)
-        if m:
-            found.append((int(m.group(1)), entry.name, entry.read_text(encoding="utf-8")))
-    return sorted(found)
+    return shipped_migrations("mindbank.store.postgres")
 
 
 # pgvector's HNSW index takes ``vector`` up to 2,000 dimensions and ``halfvec`` (2-byte floats) up to 4,000

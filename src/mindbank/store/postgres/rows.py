@@ -56,7 +56,8 @@ class PostgresColumns(Columns):
 
     def load_time(self, value: Any) -> datetime:
         """Already an aware datetime (sessions run in UTC)."""
-        return value  # type: ignore[no-any-return]
+        at: datetime = value
+        return at
 
 
 COLUMNS = PostgresColumns()

@@ -6,8 +6,8 @@ autocommit mode; every write runs in one explicit transaction.
 * Memory write stamps: a memory write locks its bank row (``SELECT ... FOR NO KEY UPDATE``) before anything else and
   stamps ``GREATEST(clock_timestamp(), last_memory_write_at + 1 µs)``. Writers of one bank are therefore serialised
   and stamp in commit order, so once a refresh has read a watermark W no row stamped at or below W can still
-  commit (invariant 3 of DESIGN.md), whichever process wrote it. Every write path takes the bank lock first, so
-  lock order is always bank → rows (no deadlocks between writers).
+  commit, whichever process wrote it (a memory a refresh did not read is always newer than its watermark). Every
+  write path takes the bank lock first, so lock order is always bank → rows (no deadlocks between writers).
 * Vector search is pgvector's HNSW index (approximate; ``hnsw.ef_search`` raised per query, iterative scans for
   filtered queries — every query is filtered by ``bank_id`` at least). Results are re-sorted by exact score.
 * Keyword search is a generated ``tsvector`` column + GIN, ranked with ``ts_rank_cd``.

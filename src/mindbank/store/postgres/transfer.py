@@ -23,7 +23,7 @@ class TransferMixin(PostgresBase, TransferQueries):
     """Snapshot, import and file-storage hooks of the PostgreSQL store."""
 
     @contextmanager
-    def _snapshot_read(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
+    def _snapshot_read(self) -> Iterator[psycopg.Connection[Any]]:
         with self._pool.connection() as conn, conn.transaction():
             conn.execute(Q["set_snapshot"])
             yield conn

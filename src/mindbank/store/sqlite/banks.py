@@ -4,21 +4,13 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import Any
 
 from mindbank.domain.records import Bank
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.sqlite.connection import SQLiteBase
 from mindbank.store.sqlite.queries import Q
-from mindbank.store.sqlite.rows import COLUMNS, to_json, ts
-
-# the embedding model a bank's vectors were made with (migration 0086)
-_EMBEDDING_MODEL = "SELECT model, dimension FROM bank_embedding_models WHERE bank_id = ?"
-_RECORD_EMBEDDING_MODEL = (
-    "INSERT INTO bank_embedding_models (bank_id, model, dimension, recorded_at) "
-    "SELECT bank_id, ?, ?, ? FROM banks WHERE bank_id = ? ON CONFLICT (bank_id) DO NOTHING"
-)
+from mindbank.store.sqlite.rows import COLUMNS, to_json
 
 
 class BanksMixin(SQLiteBase):
@@ -61,42 +53,3 @@ class BanksMixin(SQLiteBase):
         with self._index_lock:
             self._indexes.pop(bank_id, None)
         return int(count)
-
-    def bank_stats(self, bank_id: str) -> dict[str, Any]:
-        """Live counts: memories by fact type, documents, operations by status, pending consolidation, last write."""
-        with self._read() as conn:
-            by_type = dict(conn.execute(Q["stats_by_type"], (bank_id,)).fetchall())
-            by_status = dict(conn.execute(Q["stats_by_status"], (bank_id,)).fetchall())
-            documents = conn.execute(Q["stats_documents"], (bank_id,)).fetchone()[0]
-            pending = conn.execute(Q["stats_pending_consolidation"], (bank_id,)).fetchone()[0]
-            consolidated = conn.execute(Q["stats_last_consolidated"], (bank_id,)).fetchone()[0]
-            last = conn.execute(Q["bank_last_write"], (bank_id,)).fetchone()
-        return {
-            "nodes_by_fact_type": by_type,
-            "total_nodes": sum(by_type.values()),
-            "total_documents": int(documents),
-            "operations_by_status": by_status,
-            "pending_consolidation": int(pending),
-            "last_consolidated_at": ts(consolidated),
-            "last_memory_write_at": None if last is None else ts(last[0]),
-        }
-
-    def bank_embedding_model(self, bank_id: str) -> tuple[str, int] | None:
-        """``(model name, dimension)`` the bank's vectors were made with; None before its first recorded vector."""
-        with self._read() as conn:
-            row = conn.execute(_EMBEDDING_MODEL, (bank_id,)).fetchone()
-        return None if row is None else (str(row[0]), int(row[1]))
-
-    def record_bank_embedding_model(self, bank_id: str, model: str, dimension: int) -> tuple[str, int] | None:
-        """Record ``(model, dimension)`` for the bank unless one is recorded already; returns the bank's record
-        afterwards (the earlier one when it differs; None when the bank does not exist)."""
-        with self._tx() as conn:
-            conn.execute(_RECORD_EMBEDDING_MODEL, (model, dimension, to_iso(utcnow()), bank_id))
-            row = conn.execute(_EMBEDDING_MODEL, (bank_id,)).fetchone()
-        return None if row is None else (str(row[0]), int(row[1]))
-
-    def bank_last_memory_write_at(self, bank_id: str) -> datetime | None:
-        """Stamp of the bank's newest memory write (insert, edit or delete); None before the first."""
-        with self._read() as conn:
-            row = conn.execute(Q["bank_last_write"], (bank_id,)).fetchone()
-        return None if row is None else ts(row[0])

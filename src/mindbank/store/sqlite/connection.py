@@ -19,11 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.shared import SharedQueries
 from mindbank.store.sqlite.migrate import migrate
-from mindbank.store.sqlite.queries import Q, filter_sql
+from mindbank.store.sqlite.queries import DIALECT, Q, marks
 from mindbank.store.sqlite.rows import COLUMNS, ts
 from mindbank.store.sqlite.vector_index import IndexRow, VectorIndex
 
@@ -34,12 +33,13 @@ class SQLiteBase(SharedQueries):
     """Connections, transactions, bank stamping and the vector-index cache of the SQLite store (see
     :mod:`mindbank.store.sqlite.store` for the concurrency model)."""
 
-    def _filter_sql(self, flt: MemoryFilter, alias: str) -> tuple[str, list[Any]]:
-        """:class:`MemoryFilter` as this backend's SQL predicate over ``alias`` (``queries.filter_sql``)."""
-        return filter_sql(flt, alias)
+    def _bind_ids(self, statement: str, ids: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
+        """``statement`` with one placeholder per id (its ``{marks}``), and the ids."""
+        return statement.format(marks=marks(len(ids))), tuple(ids)
 
     _q = Q
     _columns = COLUMNS
+    _dialect = DIALECT
 
     def __init__(self, path: str, *, dimension: int) -> None:
         self.path = path
@@ -134,6 +134,7 @@ class SQLiteBase(SharedQueries):
         if last is not None and now <= last:
             now = last + timedelta(microseconds=1)
         stamp = to_iso(now)
+        assert stamp is not None  # to_iso returns None only for None
         version = int(row[1]) + 1
         conn.execute(Q["stamp_bank"], (stamp, version, stamp, bank_id))
         return stamp, version

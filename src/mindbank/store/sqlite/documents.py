@@ -1,7 +1,6 @@
-"""Document queries of the SQLite store that differ from PostgreSQL's: its placeholder and filter compiler for the
-shared document listing, and deleting or retagging a document (memory writes: stamped under the writer lock and
-applied to this process's vector index). The rest of the document, directive, webhook and administration methods are
-:mod:`mindbank.store.resources`."""
+"""Document queries of the SQLite store that differ from PostgreSQL's: deleting or retagging a document (memory
+writes: stamped under the writer lock and applied to this process's vector index). The rest of the document,
+directive, webhook and administration methods are :mod:`mindbank.store.resources`."""
 
 from __future__ import annotations
 
@@ -9,7 +8,6 @@ from collections.abc import Sequence
 
 from mindbank.store.resources import ResourceQueries
 from mindbank.store.sqlite.connection import SQLiteBase
-from mindbank.store.sqlite.migrate import migrations
 from mindbank.store.sqlite.queries import Q
 from mindbank.store.sqlite.rows import COLUMNS
 
@@ -17,7 +15,7 @@ from mindbank.store.sqlite.rows import COLUMNS
 class DocumentsMixin(SQLiteBase, ResourceQueries):
     """Document listing filter, deletion and retagging over ``documents``, ``chunks`` and ``memory_units``."""
 
-    _mark = "?"
+    _migrations_package = "mindbank.store.sqlite"
 
     def delete_document(self, bank_id: str, document_id: str) -> int | None:
         """Delete a document with its chunks, memories and history atomically; returns how many memories went
@@ -46,7 +44,3 @@ class DocumentsMixin(SQLiteBase, ResourceQueries):
             with self._index_lock:  # the cached index holds the old tags: rebuilt on the next search
                 self._indexes.pop(bank_id, None)
         return True
-
-    def schema_status(self) -> tuple[int, int]:
-        """``(applied, shipped)``: the database's migration version and the newest this code ships."""
-        return self.schema_version(), max(number for number, _, _ in migrations())

@@ -4,7 +4,6 @@ write transaction the database's only writer."""
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from mindbank.store.knowledge import KnowledgeQueries
@@ -13,8 +12,6 @@ from mindbank.store.sqlite.connection import SQLiteBase
 
 class KnowledgeMixin(SQLiteBase, KnowledgeQueries):
     """The ``knowledge_nodes`` and ``knowledge_page_vectors`` tables."""
-
-    _duplicate = (sqlite3.IntegrityError,)
 
     def _lock_knowledge_tree(self, conn: Any, bank_id: str) -> None:
         """Nothing to take: the open ``BEGIN IMMEDIATE`` transaction already excludes every other writer."""

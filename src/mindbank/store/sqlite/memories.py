@@ -21,13 +21,13 @@ from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.base import DocumentWrite, MemoryFilter
 from mindbank.store.retention import LazyStamp, RetentionQueries
 from mindbank.store.shared import observation_mentions
-from mindbank.store.sqlite.connection import SQLiteBase
 from mindbank.store.sqlite.queries import MAX_IDS, Q, marks
 from mindbank.store.sqlite.rows import COLUMNS, index_rows, vector_blob
+from mindbank.store.sqlite.search import SearchMixin
 from mindbank.store.sqlite.vector_index import IndexRow
 
 
-class MemoriesMixin(SQLiteBase, RetentionQueries):
+class MemoriesMixin(SearchMixin, RetentionQueries):
     """Writes to ``documents``, ``chunks`` and ``memory_units``, and the consolidation reads."""
 
     def write_documents(self, bank_id: str, documents: Sequence[DocumentWrite]) -> list[list[str]]:

@@ -4,29 +4,23 @@ staleness reads (``staleness_reads``) the staleness rule decides from. The one-s
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
 from mindbank.domain.records import MentalModel
-from mindbank.domain.tags import TagsMatch
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.base import (
-    AlreadyExists,
     SpendRecord,
     StalenessProbe,
     StalenessReads,
     cited_ids,
-    mental_model_columns,
 )
 from mindbank.store.shared import oldest_since
+from mindbank.store.sqlite.model_queries import HISTORY_KIND
 from mindbank.store.sqlite.queries import (
-    HISTORY_KIND,
     MAX_COMPOUND,
     Q,
-    filter_sql,
     marks,
-    model_tags_clause,
     stale_compound,
 )
 from mindbank.store.sqlite.rows import COLUMNS, to_json, ts
@@ -36,46 +30,6 @@ from mindbank.store.sqlite.search import SearchMixin
 class MentalModelsMixin(SearchMixin):
     """The ``mental_models``, ``mental_model_history`` and ``mental_model_citations`` tables. Built on
     :class:`SearchMixin` because staleness reads cited memories back (``get_memories``)."""
-
-    def insert_mental_model(self, model: MentalModel) -> None:
-        """Insert a new model (bank auto-created). Raises :class:`AlreadyExists` if the id is taken."""
-        with self._tx() as conn:
-            self._ensure_bank(conn, model.bank_id)
-            try:
-                conn.execute(Q["insert_mental_model"], COLUMNS.model_params(model))
-            except sqlite3.IntegrityError as exc:
-                raise AlreadyExists(f"mental model {model.id!r} already exists") from exc
-
-    def list_mental_models(
-        self,
-        bank_id: str,
-        *,
-        tags: Sequence[str],
-        tags_match: TagsMatch,
-        limit: int,
-        offset: int,
-        detail: str = "full",
-        exclude_knowledge_pages: bool = False,
-    ) -> tuple[list[MentalModel], int]:
-        """A page of models ordered ``last_refreshed_at DESC, id DESC`` and the total matching; below ``full``
-        detail the heavy columns are not read (``mental_model_columns``).
-
-        Tag filter on models: ``any`` = overlaps, ``all`` = superset, ``exact`` = equal (empty tags: no filter).
-        ``exclude_knowledge_pages`` leaves out the models that are knowledge pages.
-        """
-        where, params = model_tags_clause(tags, tags_match)
-        if exclude_knowledge_pages:
-            where += Q["exclude_knowledge_pages"]
-        with self._read() as conn:
-            rows = conn.execute(
-                Q["list_mental_models"].format(where=where, columns=mental_model_columns(detail)),
-                (bank_id, *params, bank_id, *params, limit, offset),
-            ).fetchall()
-            if rows or not offset:  # the page carries the total (a scalar subquery); only past the end ask again
-                total = rows[0]["total_rows"] if rows else 0
-            else:
-                total = conn.execute(Q["count_mental_models"].format(where=where), (bank_id, *params)).fetchone()[0]
-        return [COLUMNS.model_row(r) for r in rows], int(total)
 
     def save_refresh(
         self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int, spend: SpendRecord | None = None
@@ -105,10 +59,6 @@ class MentalModelsMixin(SearchMixin):
                         (model.bank_id, model.id, model.bank_id, model.id, history_cap),
                     )
 
-    def _bind_ids(self, statement: str, ids: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
-        """``statement`` with one placeholder per id (its ``{marks}``), and the ids."""
-        return statement.format(marks=marks(len(ids))), tuple(ids)
-
     def staleness_reads(self, bank_id: str, probes: Sequence[StalenessProbe]) -> StalenessReads:
         """Read what the staleness rule needs for a page of probes in ONE statement, whatever the page size.
 
@@ -127,7 +77,7 @@ class MentalModelsMixin(SearchMixin):
             for i in range(start, min(start + MAX_COMPOUND, len(scopes))):
                 scope = scopes[i]
                 oldest = since[scope]
-                where, p = filter_sql(scope)
+                where, p = self._filter_sql(scope, "m")
                 selects.append(Q["stale_scope"].format(key=i, where=where))
                 params.extend([bank_id, to_iso(oldest), *p])
             chunks.append(stale_compound(selects))
@@ -143,5 +93,6 @@ class MentalModelsMixin(SearchMixin):
         bank_last = next((ts(r[2]) for r in rows if r[0] == "bank"), None)
         newest = {int(r[1]): ts(r[2]) for r in rows if r[0] == "scope"}
         gone = {r[1] for r in rows if r[0] == "cite"}
-        written = [(r[1], r[3], ts(r[2])) for r in rows if r[0] == "written"]
+        # a 'written' row joins an existing memory, whose updated_at is NOT NULL
+        written = [(r[1], r[3], at) for r in rows if r[0] == "written" and (at := ts(r[2])) is not None]
         return StalenessReads(bank_last, {s: newest.get(i) for i, s in enumerate(scopes)}, gone, written)

@@ -3,24 +3,15 @@ transaction and recorded in ``schema_version``."""
 
 from __future__ import annotations
 
-import re
 import sqlite3
-from importlib import resources
 
 from mindbank.domain.timeutil import to_iso, utcnow
-
-_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+from mindbank.store.migration_files import shipped_migrations
 
 
 def migrations() -> list[tuple[int, str, str]]:
     """All shipped migrations as ``(version, filename, sql)``, ascending."""
-    folder = resources.files("mindbank.store.sqlite") / "migrations"
-    found = []
-    for entry in folder.iterdir():
-        m = _NAME.match(entry.name)
-        if m:
-            found.append((int(m.group(1)), entry.name, entry.read_text(encoding="utf-8")))
-    return sorted(found)
+    return shipped_migrations("mindbank.store.sqlite")
 
 
 def current_version(conn: sqlite3.Connection) -> int:

@@ -41,22 +41,6 @@ class OperationsMixin(SQLiteBase):
             conn.execute(Q["insert_operation"], COLUMNS.operation_params(op))
             return op, False
 
-    def list_operations(
-        self, bank_id: str, *, status: str | None, operation_type: str | None, limit: int, offset: int
-    ) -> tuple[list[Operation], int]:
-        """A page of the bank's operations, newest first, and the total."""
-        where, params = "", []
-        if status:
-            where += " AND status = ?"
-            params.append(status)
-        if operation_type:
-            where += " AND operation_type = ?"
-            params.append(operation_type)
-        with self._read() as conn:
-            total = conn.execute(Q["count_operations"].format(where=where), (bank_id, *params)).fetchone()[0]
-            rows = conn.execute(Q["list_operations"].format(where=where), (bank_id, *params, limit, offset)).fetchall()
-        return [COLUMNS.operation_row(r) for r in rows], int(total)
-
     def cancel_operation(self, bank_id: str, operation_id: str) -> Operation | None:
         """Cancel a pending operation; returns the operation as it now stands (None: unknown).
 

@@ -5,25 +5,18 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from mindbank.domain.records import MemorySource, MemoryUnit
 from mindbank.store.base import MemoryFilter
-from mindbank.store.columns import memory_source
+from mindbank.store.memory_reads import MemoryReads
 from mindbank.store.sqlite.connection import SQLiteBase
 from mindbank.store.sqlite.queries import (
-    MAX_IDS,
     Q,
-    filter_sql,
     fts_match,
-    glob_pattern,
     marks,
-    substring_pattern,
 )
-from mindbank.store.sqlite.rows import COLUMNS
 
 COMMON_TERM_SHARE = 0.05
 
@@ -44,7 +37,7 @@ def prune_common_terms(conn: sqlite3.Connection, terms: Sequence[str]) -> list[s
     return [t for t in terms if t == rarest or frequency[t] <= COMMON_TERM_SHARE * total]
 
 
-class SearchMixin(SQLiteBase):
+class SearchMixin(SQLiteBase, MemoryReads):
     """Read-only queries over ``memory_units`` (and its FTS index, chunks and documents)."""
 
     def vector_search(
@@ -72,7 +65,7 @@ class SearchMixin(SQLiteBase):
         """
         if not terms:
             return []
-        where, params = filter_sql(flt)
+        where, params = self._filter_sql(flt, "m")
         with self._read() as conn:
             terms = prune_common_terms(conn, terms)
             match = fts_match(terms)
@@ -89,81 +82,3 @@ class SearchMixin(SQLiteBase):
                 rows = conn.execute(Q["keyword_search"].format(where=where), (match, bank_id, *params, k)).fetchall()
                 kept = [(r[0], -float(r[1])) for r in rows]
         return kept
-
-    def get_memories(self, bank_id: str, ids: Sequence[str]) -> list[MemoryUnit]:
-        """The memories with ``ids`` that exist in the bank, in the order of ``ids``."""
-        if not ids:
-            return []
-        found: dict[str, MemoryUnit] = {}
-        with self._read() as conn:
-            for start in range(0, len(ids), MAX_IDS):
-                part = list(ids[start : start + MAX_IDS])
-                for r in conn.execute(Q["get_memories"].format(marks=marks(len(part))), (*part, bank_id)):
-                    found[r["id"]] = COLUMNS.memory_row(r)
-        return [found[i] for i in ids if i in found]
-
-    def list_memories(
-        self, bank_id: str, flt: MemoryFilter, *, query: str | None, limit: int, offset: int,
-        document_id: str | None = None,
-    ) -> tuple[list[MemoryUnit], int]:  # fmt: skip
-        """A page of memories passing ``flt`` (and containing ``query`` as a substring, case-insensitive; drawn
-        from ``document_id`` when given), newest first, with the total."""
-        where, params = filter_sql(flt)
-        if document_id is not None:
-            where += " AND m.document_id = ?"
-            params.append(document_id)
-        if query:
-            where += " AND m.text LIKE ? ESCAPE '\\'"
-            params.append(substring_pattern(query))
-        with self._read() as conn:
-            rows = conn.execute(Q["list_memories"].format(where=where), (bank_id, *params, limit, offset)).fetchall()
-            if rows:
-                total = int(rows[0]["total"])
-            else:
-                total = conn.execute(Q["count_filtered"].format(where=where), (bank_id, *params)).fetchone()[0]
-        return [COLUMNS.memory_row(r) for r in rows], int(total)
-
-    def count_in_scope(self, bank_id: str, flt: MemoryFilter) -> dict[str, int]:
-        """How many memories pass ``flt``, by fact type."""
-        where, params = filter_sql(flt)
-        with self._read() as conn:
-            rows = conn.execute(Q["count_in_scope"].format(where=where), (bank_id, *params)).fetchall()
-        return {r[0]: int(r[1]) for r in rows}
-
-    def list_tags(
-        self, bank_id: str, *, source: str, pattern: str | None, limit: int, offset: int
-    ) -> tuple[list[tuple[str, int]], int]:
-        """Tags in use with their counts (``source`` ``memories`` or ``mental_models``), most used first.
-
-        ``pattern`` matches case-insensitively, with ``*`` as a wildcard (no ``*``: substring match).
-        """
-        table = "memory_units" if source == "memories" else "mental_models"
-        params: list[Any] = [bank_id]
-        where = ""
-        if pattern:
-            where = " AND lower(j.value) GLOB ?"
-            params.append(glob_pattern(pattern))
-        with self._read() as conn:
-            rows = conn.execute(Q["list_tags"].format(table=table, where=where), (*params, limit, offset)).fetchall()
-            if rows:
-                total = int(rows[0]["total"])
-            else:
-                total = conn.execute(Q["count_tags"].format(table=table, where=where), params).fetchone()[0]
-        return [(r["tag"], int(r["n"])) for r in rows], int(total)
-
-    def count_memories(self, bank_id: str) -> int:
-        """Number of memory units in the bank."""
-        with self._read() as conn:
-            return int(conn.execute(Q["count_memories"], (bank_id,)).fetchone()[0])
-
-    def memory_sources(self, bank_id: str, memory_ids: Sequence[str], *, documents: bool = True) -> list[MemorySource]:
-        """Chunk and document text of the given memories, in the order of ``memory_ids`` (unknown ids left out);
-        ``documents=False`` leaves ``document_text`` None and does not read documents."""
-        found: dict[str, MemorySource] = {}
-        query = Q["memory_sources"] if documents else Q["memory_chunk_sources"]
-        with self._read() as conn:
-            for start in range(0, len(memory_ids), MAX_IDS):
-                part = list(memory_ids[start : start + MAX_IDS])
-                for r in conn.execute(query.format(marks=marks(len(part))), (bank_id, *part)):
-                    found[r["id"]] = memory_source(r)
-        return [found[i] for i in memory_ids if i in found]

@@ -18,7 +18,7 @@ import numpy.typing as npt
 from mindbank.domain.records import FACT_TYPES
 from mindbank.domain.tags import TAGS_MATCH_MODES
 
-_TYPE_CODE = {t: i for i, t in enumerate(FACT_TYPES)}
+_TYPE_CODE: dict[str, int] = {t: i for i, t in enumerate(FACT_TYPES)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +195,8 @@ class VectorIndex:
         n = self.n
         keys = self.columns.tag_keys[:n]
         if tags_match == "exact":
-            return keys == "\x1f".join(want)
+            exact: npt.NDArray[np.bool_] = keys == "\x1f".join(want)
+            return exact
         if not want:
             return np.ones(n, bool)
         untagged = keys == ""
@@ -208,13 +209,16 @@ class VectorIndex:
             for tag in want:
                 counts[self.columns.tag_rows(tag, n)] += 1
             hit = counts == len(want)
-        return hit & ~untagged if tags_match.endswith("strict") else hit | untagged
+        mask: npt.NDArray[np.bool_] = hit & ~untagged if tags_match.endswith("strict") else hit | untagged
+        return mask
 
     def _group_mask(self, group: dict[str, Any]) -> npt.NDArray[np.bool_]:
         if "and" in group:
-            return np.logical_and.reduce([self._group_mask(g) for g in group["and"]])
+            both: npt.NDArray[np.bool_] = np.logical_and.reduce([self._group_mask(g) for g in group["and"]])
+            return both
         if "or" in group:
-            return np.logical_or.reduce([self._group_mask(g) for g in group["or"]])
+            either: npt.NDArray[np.bool_] = np.logical_or.reduce([self._group_mask(g) for g in group["or"]])
+            return either
         if "not" in group:
             return ~self._group_mask(group["not"])
         return self._tag_mask(group["tags"], group["match"])

@@ -1,4 +1,4 @@
--- Refresh governance (issue 14): each model's governance record (consecutive failures, carried-over facts, re-anchor
+-- Refresh governance: each model's governance record (consecutive failures, carried-over facts, re-anchor
 -- and empty-scope marks, the last automatic refusal; domain/governance.py), and the tokens refreshes spent per model
 -- and UTC day, which daily budgets are checked against and the API sums per model and per bank. Spend rows outlive
 -- a deleted model (the tokens were spent: they still count against the bank's budget) and go with the bank.

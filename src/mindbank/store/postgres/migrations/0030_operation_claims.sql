@@ -1,7 +1,7 @@
--- Exactly-once operations (DESIGN.md invariant 8): every claim gets a fresh claim_token; a worker renews its lease and
--- commits its writes, its progress and the operation's end only while the row still carries its token (a fence: a
--- worker that lost its lease cannot commit). progress is the checkpoint a resumed operation continues from (e.g. how
--- far a large retain has come), written in the same transaction as the work it records.
+-- Exactly-once operations (an operation's effects commit once, whoever ran it): every claim gets a fresh claim_token; a
+-- worker renews its lease and commits its writes, its progress and the operation's end only while the row still carries
+-- its token (a fence: a worker that lost its lease cannot commit). progress is the checkpoint a resumed operation
+-- continues from (e.g. how far a large retain has come), written in the same transaction as the work it records.
 -- Mirrors the SQLite migration of the same number.
 
 ALTER TABLE operations ADD COLUMN claim_token text;

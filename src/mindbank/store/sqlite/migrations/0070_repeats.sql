@@ -1,4 +1,4 @@
--- Repeats (issue 13): a fact retained again (same text, speaker, type and tags, from an item without a document_id)
+-- Repeats: a fact retained again (same text, speaker, type and tags, from an item without a document_id)
 -- is one fact with a mention count and the time it was last mentioned, found by its repeat key (a SHA-256 of the
 -- normalised statement: domain/repeats.py). Only facts of items without a document_id carry a key.
 -- Consolidation reads its pending facts through a partial index, and already consolidated facts as neighbours.

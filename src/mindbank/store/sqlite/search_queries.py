@@ -1,0 +1,29 @@
+"""Recall's searches: vector (PostgreSQL), keyword, time window and the scope watermark."""
+
+from __future__ import annotations
+
+SEARCH_Q: dict[str, str] = {
+    # keyword search ranks the FTS index on its own first (FTS5 answers ORDER BY rank LIMIT without touching the
+    # memory table), then keeps the candidates in the bank and filter; keyword_search is the joined fallback
+    "keyword_ranked": "SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rank LIMIT ?",
+    "keyword_candidates": (
+        "SELECT m.seq, m.id FROM memory_units m WHERE m.seq IN ({marks}) AND m.bank_id = ? AND {where}"
+    ),
+    "keyword_search": (
+        "SELECT m.id, bm25(memory_fts) AS score FROM memory_fts JOIN memory_units m ON m.seq = memory_fts.rowid "
+        "WHERE memory_fts MATCH ? AND m.bank_id = ? AND {where} ORDER BY score LIMIT ?"
+    ),
+    # term pruning: the memory count (seq never goes back) and the document count of each candidate stem
+    "max_memory_seq": "SELECT MAX(seq) FROM memory_units",
+    "term_documents": "SELECT term, doc FROM memory_fts_vocab WHERE term IN ({marks})",
+    # recall's temporal arm: memories whose own dates fall inside a window, latest first
+    "memories_in_window": (
+        "SELECT m.id FROM memory_units m WHERE m.bank_id = ? AND {where} AND ("
+        "(m.occurred_start >= ? AND m.occurred_start <= ?) OR (m.occurred_end >= ? AND m.occurred_end <= ?) "
+        "OR (m.mentioned_at >= ? AND m.mentioned_at <= ?)) "
+        "ORDER BY COALESCE(m.occurred_start, m.mentioned_at) DESC, m.id LIMIT ?"
+    ),
+    "scope_watermark": (
+        "SELECT m.updated_at FROM memory_units m WHERE m.bank_id = ? AND {where} ORDER BY m.updated_at DESC LIMIT 1"
+    ),
+}
