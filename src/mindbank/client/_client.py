@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Callable, Coroutine
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 import httpx
 
@@ -64,6 +64,8 @@ def _archive_url(op: Operation) -> str:
 class Client(Families):
     """Synchronous client. ``Client()`` talks to ``MINDBANK_URL`` (default http://127.0.0.1:8888) with
     ``MINDBANK_API_KEY`` if set. Use as a context manager, or call :meth:`close`."""
+
+    _asynchronous: ClassVar[Literal[False]] = False
 
     def __init__(
         self,
@@ -120,6 +122,8 @@ class Client(Families):
 
 class AsyncClient(Families):
     """Asynchronous client, the same methods as :class:`Client` as coroutines. ``async with AsyncClient() as c``."""
+
+    _asynchronous: ClassVar[Literal[True]] = True
 
     def __init__(
         self,

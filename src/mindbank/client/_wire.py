@@ -14,16 +14,13 @@ import inspect
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, ParamSpec, Protocol, TypeAlias, TypeVar, overload
+from typing import Any, ClassVar, Concatenate, Generic, Literal, ParamSpec, Protocol, TypeAlias, TypeVar, overload
 from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel
 
 from mindbank.client.errors import MindBankHTTPError
-
-if TYPE_CHECKING:
-    from mindbank.client._client import AsyncClient, Client
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -60,6 +57,18 @@ class Transport(Protocol):
     def _bind(self, build: Callable[..., Request[Any]]) -> Callable[..., Any]: ...
 
 
+class SyncTransport(Transport, Protocol):
+    """A client whose methods answer at once (``Client``): ``_asynchronous`` is ``False``."""
+
+    _asynchronous: ClassVar[Literal[False]]
+
+
+class AsyncTransport(Transport, Protocol):
+    """A client whose methods are coroutines (``AsyncClient``): ``_asynchronous`` is ``True``."""
+
+    _asynchronous: ClassVar[Literal[True]]
+
+
 class endpoint(Generic[P, T]):  # lower case: it is used as a decorator
     """A client method declared once for both clients: decorate a function ``(self, *args) -> Request[T]``.
 
@@ -79,9 +88,9 @@ class endpoint(Generic[P, T]):  # lower case: it is used as a decorator
     @overload
     def __get__(self, obj: None, owner: type | None = None) -> endpoint[P, T]: ...
     @overload
-    def __get__(self, obj: AsyncClient, owner: type | None = None) -> Callable[P, Coroutine[Any, Any, T]]: ...
+    def __get__(self, obj: AsyncTransport, owner: type | None = None) -> Callable[P, Coroutine[Any, Any, T]]: ...
     @overload
-    def __get__(self, obj: Client, owner: type | None = None) -> Callable[P, T]: ...
+    def __get__(self, obj: SyncTransport, owner: type | None = None) -> Callable[P, T]: ...
     def __get__(self, obj: Transport | None, owner: type | None = None) -> Any:
         return self if obj is None else self._method_of(obj)
 
