@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from mindbank.api.access import READ
-from mindbank.api.deps import Bank
+from mindbank.api.deps import Bank, same_named
 from mindbank.api.openapi import errors
 from mindbank.api.schemas import RecallRequest, Refused, RequestBody, RetainRequest, RetainResponse
 from mindbank.domain.fields import ContentText, FilterTag, Metadata, Offset, QueryParamText, TagList, Text
@@ -32,13 +32,8 @@ def retain(bank_id: str, body: RetainRequest, mb: Bank) -> dict[str, Any]:
     items = [
         retain_item(
             i.content,
-            timestamp=i.timestamp,
-            context=i.context,
-            metadata=i.metadata,
-            document_id=i.document_id,
-            tags=i.tags,
             extra_tags=body.document_tags,
-            update_mode=i.update_mode,
+            **same_named(i, "timestamp", "context", "metadata", "document_id", "tags", "update_mode"),
         )
         for i in body.items
     ]

@@ -13,7 +13,7 @@ from fastapi import APIRouter
 from pydantic import Field, field_validator, model_validator
 
 from mindbank.api.access import READ
-from mindbank.api.deps import Bank
+from mindbank.api.deps import Bank, same_named
 from mindbank.api.openapi import errors
 from mindbank.api.schemas import RequestBody
 from mindbank.domain.fields import IdRef, QueryText, TagGroups, TagList, Text, TokenBudget
@@ -89,18 +89,21 @@ def reflect(bank_id: str, body: ReflectRequest, mb: Bank) -> dict[str, Any]:
     return mb.reflect(
         bank_id,
         query,
-        budget=body.budget,
-        max_tokens=body.max_tokens,
         include_facts=body.include.facts is not None,
         include_tool_calls=tool_calls is not None,
         tool_outputs=tool_calls.output if tool_calls is not None else True,
-        response_schema=body.response_schema,
-        tags=body.tags,
-        tags_match=body.tags_match,
-        tag_groups=body.tag_groups,
-        fact_types=body.fact_types,
-        exclude_mental_models=body.exclude_mental_models,
         exclude_mental_model_ids=body.exclude_mental_model_ids or (),
         observations_max_tokens=body.reflect_search_observations_max_tokens,
-        apply_all_directives=body.apply_all_directives,
+        **same_named(
+            body,
+            "budget",
+            "max_tokens",
+            "response_schema",
+            "tags",
+            "tags_match",
+            "tag_groups",
+            "fact_types",
+            "exclude_mental_models",
+            "apply_all_directives",
+        ),
     )
