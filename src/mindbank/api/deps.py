@@ -1,4 +1,4 @@
-"""FastAPI dependencies shared by the routers."""
+"""FastAPI dependencies, and the small request and response helpers, shared by the routers."""
 
 from __future__ import annotations
 
@@ -26,3 +26,8 @@ def same_named(source: object, *names: str) -> dict[str, Any]:
 def trigger_patch(trigger: BaseModel | None) -> dict[str, Any] | None:
     """The trigger fields a request set (``None`` when it sent no trigger): a patch merged over the stored trigger."""
     return None if trigger is None else trigger.model_dump(exclude_unset=True)
+
+
+def deleted_response(kind: str, item_id: str, count: int = 1) -> dict[str, Any]:
+    """The reference's ``DeleteResponse`` for a deleted ``kind`` (``"Bank"``, ``"Memory"``, ...) named ``item_id``."""
+    return {"success": True, "message": f"{kind} '{item_id}' deleted", "deleted_count": count}
