@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Callable, Coroutine
 from types import TracebackType
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import httpx
 
@@ -61,11 +61,14 @@ def _archive_url(op: Operation) -> str:
     return str(url)
 
 
-class Client(Families):
-    """Synchronous client. ``Client()`` talks to ``MINDBANK_URL`` (default http://127.0.0.1:8888) with
-    ``MINDBANK_API_KEY`` if set. Use as a context manager, or call :meth:`close`."""
+HttpT = TypeVar("HttpT", httpx.Client, httpx.AsyncClient)
+TransportT = TypeVar("TransportT", httpx.BaseTransport, httpx.AsyncBaseTransport)
 
-    _asynchronous: ClassVar[Literal[False]] = False
+
+class _Connected(Families, Generic[HttpT, TransportT]):
+    """What both clients hold: the server's base URL (``base_url``, else ``MINDBANK_URL``, else
+    http://127.0.0.1:8888) and an httpx client for it sending ``api_key`` (else ``MINDBANK_API_KEY``) if any.
+    ``transport`` replaces httpx's (a test's in-process app)."""
 
     def __init__(
         self,
@@ -73,11 +76,24 @@ class Client(Families):
         *,
         api_key: str | None = None,
         timeout: float = 60.0,
-        transport: httpx.BaseTransport | None = None,
+        transport: TransportT | None = None,
     ) -> None:
         config = _config(base_url, api_key, timeout)
         self.base_url: str = config["base_url"]
-        self._http = httpx.Client(**config, transport=transport)
+        self._http: HttpT = self._open(config, transport)
+
+    def _open(self, config: dict[str, Any], transport: TransportT | None) -> HttpT:
+        raise NotImplementedError
+
+
+class Client(_Connected[httpx.Client, httpx.BaseTransport]):
+    """Synchronous client. ``Client()`` talks to ``MINDBANK_URL`` (default http://127.0.0.1:8888) with
+    ``MINDBANK_API_KEY`` if set. Use as a context manager, or call :meth:`close`."""
+
+    _asynchronous: ClassVar[Literal[False]] = False
+
+    def _open(self, config: dict[str, Any], transport: httpx.BaseTransport | None) -> httpx.Client:
+        return httpx.Client(**config, transport=transport)
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -120,22 +136,13 @@ class Client(Families):
         return self.download_archive(_archive_url(op))
 
 
-class AsyncClient(Families):
+class AsyncClient(_Connected[httpx.AsyncClient, httpx.AsyncBaseTransport]):
     """Asynchronous client, the same methods as :class:`Client` as coroutines. ``async with AsyncClient() as c``."""
 
     _asynchronous: ClassVar[Literal[True]] = True
 
-    def __init__(
-        self,
-        base_url: str | None = None,
-        *,
-        api_key: str | None = None,
-        timeout: float = 60.0,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        config = _config(base_url, api_key, timeout)
-        self.base_url: str = config["base_url"]
-        self._http = httpx.AsyncClient(**config, transport=transport)
+    def _open(self, config: dict[str, Any], transport: httpx.AsyncBaseTransport | None) -> httpx.AsyncClient:
+        return httpx.AsyncClient(**config, transport=transport)
 
     async def aclose(self) -> None:
         """Close the connection pool."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar, Concatenate, Generic, Literal, ParamSpec, Protocol, TypeAlias, TypeVar, overload
@@ -178,3 +178,14 @@ def trigger_body(trigger: Trigger | None) -> dict[str, Any] | None:
     if isinstance(trigger, BaseModel):
         return trigger.model_dump(exclude_unset=True)
     return None if trigger is None else dict(trigger)
+
+
+def model_settings_body(
+    *, tags: Sequence[str] | None, max_tokens: int | None, trigger: Trigger | None, **fields: Any
+) -> dict[str, Any]:
+    """The JSON body of a mental model's (or knowledge page's) settings: ``fields`` (name, source_query, ids) as
+    given, ``tags`` as a list (an empty list kept: it clears them), ``max_tokens`` and the ``trigger`` object; unset
+    (None) fields dropped."""
+    return clean(
+        {**fields, "tags": listed(tags, keep_empty=True), "max_tokens": max_tokens, "trigger": trigger_body(trigger)}
+    )

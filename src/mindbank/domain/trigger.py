@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from mindbank.domain.fields import IdRef, Seconds, TagGroups, TokenBudget, nullable_optionals
 from mindbank.domain.limits import MAX_DAILY_TOKEN_BUDGET
@@ -16,6 +16,27 @@ from mindbank.domain.records import FactType
 from mindbank.domain.tags import TagsMatch
 
 Cron = Annotated[str, Field(max_length=256)]
+
+
+def not_empty_list(message: str) -> AfterValidator:
+    """The check of an optional list field where an empty list means nothing and is refused (``ValueError`` with
+    ``message``); ``None`` passes."""
+
+    def check(value: list[Any] | None) -> list[Any] | None:
+        if value is not None and not value:
+            raise ValueError(message)
+        return value
+
+    return AfterValidator(check)
+
+
+def _schema_valid(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    return None if value is None else validate_response_schema(value)
+
+
+# a reflect's (or a refresh's) structured-output JSON schema: checked by validate_response_schema
+ResponseSchema = Annotated[dict[str, Any] | None, AfterValidator(_schema_valid)]
+NO_FACT_TYPES = "must not be an empty list (use null for all types)"
 
 
 class MentalModelTrigger(BaseModel):
@@ -30,7 +51,9 @@ class MentalModelTrigger(BaseModel):
     refresh_cron: Cron | None = None
     full_refresh_cron: Cron | None = None
     min_refresh_interval_seconds: Seconds | None = None
-    fact_types: list[FactType] | None = Field(default=None, json_schema_extra={"minItems": 1})
+    fact_types: Annotated[list[FactType] | None, not_empty_list(f"fact_types {NO_FACT_TYPES}")] = Field(
+        default=None, json_schema_extra={"minItems": 1}
+    )
     exclude_mental_models: bool = False
     exclude_mental_model_ids: list[IdRef] | None = None
     tags_match: TagsMatch | None = None
@@ -40,7 +63,7 @@ class MentalModelTrigger(BaseModel):
     recall_chunks_max_tokens: TokenBudget | None = None
     reflect_search_observations_max_tokens: TokenBudget | None = None
     reflect_search_observations_include_entities: bool | None = None
-    response_schema: dict[str, Any] | None = None
+    response_schema: ResponseSchema = None
     keep_trace: bool = False
     # beyond the reference (automatic spend is bounded): LLM tokens this model's refreshes may spend per UTC day
     # before automatic refreshes are refused (overrides the bank's and the environment's
@@ -58,24 +81,12 @@ class MentalModelTrigger(BaseModel):
             return {k: v for k, v in data.items() if v is not None}
         return data
 
-    @field_validator("fact_types")
-    @classmethod
-    def _fact_types_not_empty(cls, value: list[str] | None) -> list[str] | None:
-        if value is not None and not value:
-            raise ValueError("fact_types must not be an empty list (use null for all types)")
-        return value
-
     @field_validator("refresh_cron", "full_refresh_cron")
     @classmethod
     def _cron_valid(cls, value: str | None) -> str | None:
         if value is None or not value.strip():
             return None
         return validate_cron(value)
-
-    @field_validator("response_schema")
-    @classmethod
-    def _schema_valid(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        return None if value is None else validate_response_schema(value)
 
     @model_validator(mode="after")
     def _exclusive_triggers(self) -> MentalModelTrigger:

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Body, Query
 from pydantic import Field
 
 from mindbank.api.access import SCOPED, Caller
-from mindbank.api.deps import Bank
+from mindbank.api.deps import Bank, deleted_response
 from mindbank.api.openapi import errors
 from mindbank.api.schemas import BankConfigUpdate, BankRequest, DispositionTraits, RequestBody
 from mindbank.domain.fields import Offset, QueryParamText
@@ -95,7 +95,7 @@ def add_background(bank_id: str, body: AddBackgroundRequest, mb: Bank) -> dict[s
 def delete_bank(bank_id: str, mb: Bank) -> dict[str, Any]:
     """Delete the bank and everything in it, atomically."""
     removed = mb.delete_bank(bank_id)
-    return {"success": True, "message": f"Bank '{bank_id}' deleted", "deleted_count": removed}
+    return deleted_response("Bank", bank_id, removed)
 
 
 @router.get("/{bank_id}/config", responses=errors(404))

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Request
 
 from mindbank.api.access import principal_of
-from mindbank.api.deps import Bank
+from mindbank.api.deps import Bank, same_named
 from mindbank.api.openapi import errors
 from mindbank.api.schemas import AddBlockRequest, DraftDecisionRequest, EditBlockRequest, PinSectionRequest
 from mindbank.service.facade import MindBank
@@ -36,11 +36,8 @@ def add_block(bank_id: str, mental_model_id: str, body: AddBlockRequest, request
     return mb.add_mental_model_block(
         bank_id,
         mental_model_id,
-        text=body.text,
-        section_id=body.section_id,
-        after_block_id=body.after_block_id,
-        heading=body.heading,
         editor=editor_of(request, mb),
+        **same_named(body, "text", "section_id", "after_block_id", "heading"),
     )
 
 

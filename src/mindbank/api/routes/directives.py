@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 from pydantic import Field
 
-from mindbank.api.deps import Bank
+from mindbank.api.deps import Bank, deleted_response, same_named
 from mindbank.api.schemas import RequestBody
 from mindbank.domain.fields import FilterTag, Offset, TagList
 from mindbank.domain.resource_checks import INT32_MAX, INT32_MIN, MAX_DIRECTIVE_CHARS, MAX_DIRECTIVE_NAME_CHARS
@@ -75,9 +75,8 @@ def get_directive(bank_id: str, directive_id: str, mb: Bank) -> dict[str, Any]:
 def update_directive(bank_id: str, directive_id: str, body: UpdateDirectiveRequest, mb: Bank) -> dict[str, Any]:
     """Change the given fields of a directive."""
     updated = mb.update_directive(
-        bank_id, directive_id, name=body.name, content=body.content, priority=body.priority,
-        is_active=body.is_active, tags=body.tags,
-    )  # fmt: skip
+        bank_id, directive_id, **same_named(body, "name", "content", "priority", "is_active", "tags")
+    )
     return directive_response(updated)
 
 
@@ -85,4 +84,4 @@ def update_directive(bank_id: str, directive_id: str, body: UpdateDirectiveReque
 def delete_directive(bank_id: str, directive_id: str, mb: Bank) -> dict[str, Any]:
     """Delete a directive."""
     mb.delete_directive(bank_id, directive_id)
-    return {"success": True, "message": f"Directive '{directive_id}' deleted", "deleted_count": 1}
+    return deleted_response("Directive", directive_id)

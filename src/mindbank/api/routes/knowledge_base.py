@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.exceptions import RequestValidationError
 
-from mindbank.api.deps import Bank
+from mindbank.api.deps import Bank, same_named, trigger_patch
 from mindbank.api.knowledge_schemas import CreateFolderRequest, CreatePageRequest, UpdateNodeRequest
 from mindbank.api.openapi import errors
 from mindbank.domain.fields import FilterTag
@@ -86,12 +86,8 @@ def create_knowledge_page(bank_id: str, body: CreatePageRequest, mb: Bank) -> di
     refresh is queued. ``warnings`` says when its scope matches no memories."""
     node, model_id, operation_id = mb.create_knowledge_page(
         bank_id,
-        name=body.name,
-        source_query=body.source_query,
-        parent_id=body.parent_id,
-        tags=body.tags,
-        max_tokens=body.max_tokens,
-        trigger=None if body.trigger is None else body.trigger.model_dump(exclude_unset=True),
+        trigger=trigger_patch(body.trigger),
+        **same_named(body, "name", "source_query", "parent_id", "tags", "max_tokens"),
     )
     warnings = mb.scope_warnings(mb.get_mental_model(bank_id, model_id, with_staleness=False))
     return {"page_id": node.id, "mental_model_id": model_id, "operation_id": operation_id, "warnings": warnings}

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from mindbank.api.access import READ
-from mindbank.api.deps import Bank
+from mindbank.api.deps import Bank, deleted_response, same_named
 from mindbank.api.openapi import errors
 from mindbank.api.schemas import RecallRequest, Refused, RequestBody, RetainRequest, RetainResponse
 from mindbank.domain.fields import ContentText, FilterTag, Metadata, Offset, QueryParamText, TagList, Text
@@ -32,13 +32,8 @@ def retain(bank_id: str, body: RetainRequest, mb: Bank) -> dict[str, Any]:
     items = [
         retain_item(
             i.content,
-            timestamp=i.timestamp,
-            context=i.context,
-            metadata=i.metadata,
-            document_id=i.document_id,
-            tags=i.tags,
             extra_tags=body.document_tags,
-            update_mode=i.update_mode,
+            **same_named(i, "timestamp", "context", "metadata", "document_id", "tags", "update_mode"),
         )
         for i in body.items
     ]
@@ -186,4 +181,4 @@ def update_memory(bank_id: str, memory_id: str, body: UpdateMemoryRequest, mb: B
 def delete_memory(bank_id: str, memory_id: str, mb: Bank) -> dict[str, Any]:
     """Delete one memory from every index (a write: models citing it become stale)."""
     mb.delete_memory(bank_id, memory_id)
-    return {"success": True, "message": f"Memory '{memory_id}' deleted", "deleted_count": 1}
+    return deleted_response("Memory", memory_id)

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Body, Query
 
 from mindbank.api.access import READ
-from mindbank.api.deps import Bank
+from mindbank.api.deps import Bank, same_named, trigger_patch
 from mindbank.api.openapi import errors
 from mindbank.api.schemas import (
     CreateMentalModelRequest,
@@ -27,13 +27,7 @@ def create_mental_model(bank_id: str, body: CreateMentalModelRequest, mb: Bank) 
     """Create a model (bank auto-created); its first refresh runs in the background. ``warnings`` says when the
     scope matches no memories."""
     model_id, operation_id = mb.create_mental_model(
-        bank_id,
-        name=body.name,
-        source_query=body.source_query,
-        id=body.id,
-        tags=body.tags,
-        max_tokens=body.max_tokens,
-        trigger=body.trigger,
+        bank_id, **same_named(body, "name", "source_query", "id", "tags", "max_tokens", "trigger")
     )
     warnings = mb.scope_warnings(mb.get_mental_model(bank_id, model_id, with_staleness=False))
     return {"mental_model_id": model_id, "operation_id": operation_id, "warnings": warnings}
@@ -88,11 +82,8 @@ def update_mental_model(bank_id: str, mental_model_id: str, body: UpdateMentalMo
     model = mb.update_mental_model(
         bank_id,
         mental_model_id,
-        name=body.name,
-        source_query=body.source_query,
-        max_tokens=body.max_tokens,
-        tags=body.tags,
-        trigger=None if body.trigger is None else body.trigger.model_dump(exclude_unset=True),
+        trigger=trigger_patch(body.trigger),
+        **same_named(body, "name", "source_query", "max_tokens", "tags"),
     )
     return {**mental_model_response(model, "full"), "warnings": mb.scope_warnings(model)}
 

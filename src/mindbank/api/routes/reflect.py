@@ -7,19 +7,19 @@ configured the answer is the extractive one (cited quotations, labelled as such)
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from mindbank.api.access import READ
-from mindbank.api.deps import Bank
+from mindbank.api.deps import Bank, same_named
 from mindbank.api.openapi import errors
 from mindbank.api.schemas import RequestBody
 from mindbank.domain.fields import IdRef, QueryText, TagGroups, TagList, Text, TokenBudget
 from mindbank.domain.records import FactType
 from mindbank.domain.tags import TagsMatch
-from mindbank.domain.trigger import validate_response_schema
+from mindbank.domain.trigger import NO_FACT_TYPES, ResponseSchema, not_empty_list
 
 router = APIRouter(prefix="/v1/default/banks/{bank_id}", tags=["reflect"])
 
@@ -50,28 +50,18 @@ class ReflectRequest(RequestBody):
     context: Text | None = None  # deprecated by the reference: appended to the query
     max_tokens: TokenBudget = 4096
     include: ReflectInclude = Field(default_factory=ReflectInclude)
-    response_schema: dict[str, Any] | None = None
+    response_schema: ResponseSchema = None
     tags: TagList | None = None
     tags_match: TagsMatch = "any"
     tag_groups: TagGroups | None = None
     apply_all_directives: bool = False
-    fact_types: list[FactType] | None = Field(default=None, json_schema_extra={"minItems": 1})
+    fact_types: Annotated[list[FactType] | None, not_empty_list(NO_FACT_TYPES)] = Field(
+        default=None, json_schema_extra={"minItems": 1}
+    )
     exclude_mental_models: bool = False
     exclude_mental_model_ids: list[IdRef] | None = None
     reflect_search_observations_max_tokens: TokenBudget | None = None
     reflect_search_observations_include_entities: bool | None = None
-
-    @field_validator("fact_types")
-    @classmethod
-    def _fact_types_not_empty(cls, value: list[FactType] | None) -> list[FactType] | None:
-        if value is not None and not value:
-            raise ValueError("must not be an empty list (use null for all types)")
-        return value
-
-    @field_validator("response_schema")
-    @classmethod
-    def _schema_valid(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        return None if value is None else validate_response_schema(value)
 
     @model_validator(mode="after")
     def _tags_or_groups(self) -> ReflectRequest:
@@ -89,18 +79,21 @@ def reflect(bank_id: str, body: ReflectRequest, mb: Bank) -> dict[str, Any]:
     return mb.reflect(
         bank_id,
         query,
-        budget=body.budget,
-        max_tokens=body.max_tokens,
         include_facts=body.include.facts is not None,
         include_tool_calls=tool_calls is not None,
         tool_outputs=tool_calls.output if tool_calls is not None else True,
-        response_schema=body.response_schema,
-        tags=body.tags,
-        tags_match=body.tags_match,
-        tag_groups=body.tag_groups,
-        fact_types=body.fact_types,
-        exclude_mental_models=body.exclude_mental_models,
         exclude_mental_model_ids=body.exclude_mental_model_ids or (),
         observations_max_tokens=body.reflect_search_observations_max_tokens,
-        apply_all_directives=body.apply_all_directives,
+        **same_named(
+            body,
+            "budget",
+            "max_tokens",
+            "response_schema",
+            "tags",
+            "tags_match",
+            "tag_groups",
+            "fact_types",
+            "exclude_mental_models",
+            "apply_all_directives",
+        ),
     )

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from mindbank.api.deps import Bank
+from mindbank.api.deps import Bank, deleted_response
 from mindbank.api.schemas import RequestBody
 from mindbank.domain.fields import Offset
 from mindbank.domain.timeutil import parse_timestamp, to_iso
@@ -90,7 +90,7 @@ def update_webhook(bank_id: str, webhook_id: str, body: UpdateWebhookRequest, mb
 def delete_webhook(bank_id: str, webhook_id: str, mb: Bank) -> dict[str, Any]:
     """Delete a webhook and its delivery log."""
     mb.delete_webhook(bank_id, webhook_id)
-    return {"success": True, "message": f"Webhook '{webhook_id}' deleted", "deleted_count": 1}
+    return deleted_response("Webhook", webhook_id)
 
 
 @router.get("/{webhook_id}/deliveries")

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mindbank.client._wire import Request, Trigger, bank_path, child_path, clean, endpoint, listed, trigger_body
+from mindbank.client._wire import Request, Trigger, bank_path, child_path, clean, endpoint, listed, model_settings_body
 from mindbank.client.models import (
     CreateKnowledgePageResponse,
     DeleteNodeResponse,
@@ -70,15 +70,8 @@ class KnowledgeBaseMethods:
     ) -> Request[CreateKnowledgePageResponse]:
         """Create a page (a mental model in the tree); ``trigger`` is merged over the page default. Its first
         refresh is queued (``operation_id``; see ``wait``)."""
-        body = clean(
-            {
-                "name": name,
-                "source_query": source_query,
-                "parent_id": parent_id,
-                "tags": listed(tags, keep_empty=True),
-                "max_tokens": max_tokens,
-                "trigger": trigger_body(trigger),
-            }
+        body = model_settings_body(
+            name=name, source_query=source_query, parent_id=parent_id, tags=tags, max_tokens=max_tokens, trigger=trigger
         )
         return Request("POST", f"{_kb(bank_id)}/pages", CreateKnowledgePageResponse.model_validate, json=body)
 
@@ -107,15 +100,8 @@ class KnowledgeBaseMethods:
         ``move_to_root``."""
         if move_to_root and parent_id is not None:
             raise ValueError("give either parent_id or move_to_root, not both")
-        body: dict[str, Any] = clean(
-            {
-                "name": name,
-                "parent_id": parent_id,
-                "source_query": source_query,
-                "tags": listed(tags, keep_empty=True),
-                "max_tokens": max_tokens,
-                "trigger": trigger_body(trigger),
-            }
+        body = model_settings_body(
+            name=name, parent_id=parent_id, source_query=source_query, tags=tags, max_tokens=max_tokens, trigger=trigger
         )
         if move_to_root:
             body["parent_id"] = None  # a present null: "move to the root"

@@ -7,7 +7,17 @@ from typing import Literal
 
 from pydantic import TypeAdapter
 
-from mindbank.client._wire import Detail, Request, Trigger, bank_path, child_path, clean, endpoint, listed, trigger_body
+from mindbank.client._wire import (
+    Detail,
+    Request,
+    Trigger,
+    bank_path,
+    child_path,
+    clean,
+    endpoint,
+    listed,
+    model_settings_body,
+)
 from mindbank.client.models import (
     CreateMentalModelResponse,
     DryRunResult,
@@ -43,15 +53,8 @@ class MentalModelMethods:
         trigger: Trigger | None = None,
     ) -> Request[CreateMentalModelResponse]:
         """Create a model; its first refresh is queued (``operation_id``; see ``wait``)."""
-        body = clean(
-            {
-                "id": id,
-                "name": name,
-                "source_query": source_query,
-                "tags": listed(tags, keep_empty=True),
-                "max_tokens": max_tokens,
-                "trigger": trigger_body(trigger),
-            }
+        body = model_settings_body(
+            id=id, name=name, source_query=source_query, tags=tags, max_tokens=max_tokens, trigger=trigger
         )
         path = f"{bank_path(bank_id)}/mental-models"
         return Request("POST", path, CreateMentalModelResponse.model_validate, json=body)
@@ -95,14 +98,8 @@ class MentalModelMethods:
         trigger: Trigger | None = None,
     ) -> Request[MentalModel]:
         """Change the given fields; ``trigger`` fields are merged over the stored trigger. Queues no refresh."""
-        body = clean(
-            {
-                "name": name,
-                "source_query": source_query,
-                "max_tokens": max_tokens,
-                "tags": listed(tags, keep_empty=True),
-                "trigger": trigger_body(trigger),
-            }
+        body = model_settings_body(
+            name=name, source_query=source_query, max_tokens=max_tokens, tags=tags, trigger=trigger
         )
         return Request("PATCH", _path(bank_id, mental_model_id), MentalModel.model_validate, json=body)
 
