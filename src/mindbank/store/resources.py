@@ -64,21 +64,9 @@ class ResourceQueries(SharedQueries):
 
     # ---------------------------------------------------------------- documents
 
-    def _document_row(self, r: Row, *, with_text: bool = False) -> DocumentSummary:
-        c = self._columns
-        return DocumentSummary(
-            id=r["id"],
-            bank_id=r["bank_id"],
-            content_hash=r["content_hash"],
-            tags=c.load_text_list(r["tags"]),
-            metadata=c.load_json(r["metadata"]),
-            context=r["context"],
-            created_at=c.load_time(r["created_at"]),
-            updated_at=c.load_time(r["updated_at"]),
-            text_length=int(r["text_length"]),
-            memory_count=int(r["memory_count"]),
-            original_text=r["original_text"] if with_text else None,
-        )
+    def _document_row(self, r: Row) -> DocumentSummary:
+        """A document row; its text where the statement selects it (a single read, not a listing)."""
+        return self._columns.record(DocumentSummary, r)
 
     def list_documents(
         self, bank_id: str, *, query: str | None, tags: Sequence[str], tags_match: TagsMatch, time_field: str,
@@ -108,18 +96,11 @@ class ResourceQueries(SharedQueries):
                 return None
             counts = conn.execute(self._q["document_memories_by_type"], (bank_id, document_id)).fetchall()
         by_type = {r["fact_type"]: int(r["n"]) for r in counts}
-        doc = self._document_row(row, with_text=True)
+        doc = self._document_row(row)
         return replace(doc, memory_count=sum(by_type.values()), memories_by_type=by_type)
 
     def _chunk_row(self, r: Row) -> ChunkRecord:
-        return ChunkRecord(
-            id=r["id"],
-            bank_id=r["bank_id"],
-            document_id=r["document_id"],
-            index=int(r["chunk_index"]),
-            text=r["text"],
-            created_at=self._columns.load_time(r["created_at"]),
-        )
+        return self._columns.record(ChunkRecord, r, index=int(r["chunk_index"]))
 
     def list_chunks(self, bank_id: str, document_id: str, *, limit: int, offset: int) -> tuple[list[ChunkRecord], int]:
         """A page of a document's chunks in document order, and the total."""
@@ -141,20 +122,7 @@ class ResourceQueries(SharedQueries):
         with self._read() as conn:
             total = conn.execute(self._q["count_document_events"], (bank_id, document_id)).fetchone()["n"]
             rows = conn.execute(self._q["list_document_events"], (bank_id, document_id, limit, offset)).fetchall()
-        return [
-            DocumentEvent(
-                id=int(r["id"]),
-                bank_id=r["bank_id"],
-                document_id=r["document_id"],
-                kind=r["kind"],
-                created_at=self._columns.load_time(r["created_at"]),
-                operation_id=r["operation_id"],
-                fact_id=r["fact_id"],
-                facts_added=int(r["facts_added"]),
-                facts_removed=int(r["facts_removed"]),
-            )
-            for r in rows
-        ], int(total)
+        return [self._columns.record(DocumentEvent, r) for r in rows], int(total)
 
     def _record_document_event(
         self, conn: Any, bank_id: str, document_id: str, kind: str, at: Any, *, added: int = 0, removed: int = 0,
@@ -174,18 +142,7 @@ class ResourceQueries(SharedQueries):
     # ---------------------------------------------------------------- directives
 
     def _directive_row(self, r: Row) -> Directive:
-        c = self._columns
-        return Directive(
-            id=r["id"],
-            bank_id=r["bank_id"],
-            name=r["name"],
-            content=r["content"],
-            priority=int(r["priority"]),
-            is_active=bool(r["is_active"]),
-            tags=c.load_text_list(r["tags"]),
-            created_at=c.load_time(r["created_at"]),
-            updated_at=c.load_time(r["updated_at"]),
-        )
+        return self._columns.record(Directive, r)
 
     def insert_directive(self, directive: Directive) -> None:
         """Store a new directive (bank auto-created)."""
@@ -228,18 +185,7 @@ class ResourceQueries(SharedQueries):
     # ---------------------------------------------------------------- webhooks
 
     def _webhook_row(self, r: Row) -> Webhook:
-        c = self._columns
-        return Webhook(
-            id=r["id"],
-            bank_id=r["bank_id"],
-            url=r["url"],
-            secret=r["secret"],
-            event_types=c.load_text_list(r["event_types"]),
-            enabled=bool(r["enabled"]),
-            http_config=c.load_json(r["http_config"]),
-            created_at=c.load_time(r["created_at"]),
-            updated_at=c.load_time(r["updated_at"]),
-        )
+        return self._columns.record(Webhook, r)
 
     def _webhook_params(self, w: Webhook) -> tuple[Any, ...]:
         c = self._columns
@@ -282,26 +228,7 @@ class ResourceQueries(SharedQueries):
     # ---------------------------------------------------------------- deliveries
 
     def _delivery_row(self, r: Row) -> WebhookDelivery:
-        c = self._columns
-        return WebhookDelivery(
-            id=r["id"],
-            bank_id=r["bank_id"],
-            webhook_id=r["webhook_id"],
-            event_id=r["event_id"],
-            event_type=r["event_type"],
-            url=r["url"],
-            payload=c.load_json(r["payload"]),
-            status=r["status"],
-            attempts=int(r["attempts"]),
-            created_at=c.load_time(r["created_at"]),
-            updated_at=c.load_time(r["updated_at"]),
-            operation_id=r["operation_id"],
-            next_retry_at=None if r["next_retry_at"] is None else c.load_time(r["next_retry_at"]),
-            last_error=r["last_error"],
-            last_response_status=r["last_response_status"],
-            last_response_body=r["last_response_body"],
-            last_attempt_at=None if r["last_attempt_at"] is None else c.load_time(r["last_attempt_at"]),
-        )
+        return self._columns.record(WebhookDelivery, r)
 
     def enqueue_deliveries(self, deliveries: Sequence[tuple[WebhookDelivery, Operation]]) -> None:
         """Store each delivery with the operation that will send it, all in one transaction: a delivery is never
@@ -414,11 +341,7 @@ class ResourceQueries(SharedQueries):
         """Workers seen at or after ``since``, most recent first."""
         with self._read() as conn:
             rows = conn.execute(self._q["list_heartbeats"], (self._columns.time(since),)).fetchall()
-        t = self._columns.load_time
-        return [
-            WorkerHeartbeat(r["worker_id"], r["host"], int(r["pid"]), t(r["started_at"]), t(r["last_seen_at"]))
-            for r in rows
-        ]
+        return [self._columns.record(WorkerHeartbeat, r) for r in rows]
 
     def drop_heartbeat(self, worker_id: str) -> None:
         """Forget a worker that stopped cleanly."""
