@@ -111,9 +111,7 @@ class ResourceQueries(SharedQueries):
 
     def get_chunk(self, chunk_id: str) -> ChunkRecord | None:
         """One chunk by its (globally unique) id, or None."""
-        with self._read() as conn:
-            row = conn.execute(self._q["get_chunk"], (chunk_id,)).fetchone()
-        return None if row is None else self._chunk_row(row)
+        return self._one(self._q["get_chunk"], (chunk_id,), self._chunk_row)
 
     def list_document_events(
         self, bank_id: str, document_id: str, *, limit: int, offset: int
@@ -157,30 +155,21 @@ class ResourceQueries(SharedQueries):
 
     def get_directive(self, bank_id: str, directive_id: str) -> Directive | None:
         """One directive, or None."""
-        with self._read() as conn:
-            row = conn.execute(self._q["get_directive"], (bank_id, directive_id)).fetchone()
-        return None if row is None else self._directive_row(row)
+        return self._one(self._q["get_directive"], (bank_id, directive_id), self._directive_row)
 
     def list_directives(self, bank_id: str, *, active_only: bool) -> list[Directive]:
         """Every directive of the bank (only the active ones with ``active_only``), unordered."""
-        with self._read() as conn:
-            rows = conn.execute(self._q["list_directives"], (bank_id, active_only)).fetchall()
-        return [self._directive_row(r) for r in rows]
+        return self._all(self._q["list_directives"], (bank_id, active_only), self._directive_row)
 
     def update_directive(self, directive: Directive) -> bool:
         """Write every field of a stored directive; False when it does not exist."""
         d, c = directive, self._columns
-        with self._tx() as conn:
-            cur = conn.execute(
-                self._q["update_directive"],
-                (d.name, d.content, d.priority, d.is_active, c.tags(d.tags), c.time(d.updated_at), d.bank_id, d.id),
-            )
-            return int(cur.rowcount) > 0
+        params = (d.name, d.content, d.priority, d.is_active, c.tags(d.tags), c.time(d.updated_at), d.bank_id, d.id)
+        return self._changed(self._q["update_directive"], params) > 0
 
     def delete_directive(self, bank_id: str, directive_id: str) -> bool:
         """Delete a directive; False when it did not exist."""
-        with self._tx() as conn:
-            return int(conn.execute(self._q["delete_directive"], (bank_id, directive_id)).rowcount) > 0
+        return self._changed(self._q["delete_directive"], (bank_id, directive_id)) > 0
 
     # ---------------------------------------------------------------- webhooks
 
@@ -204,26 +193,21 @@ class ResourceQueries(SharedQueries):
 
     def get_webhook(self, bank_id: str, webhook_id: str) -> Webhook | None:
         """One webhook, or None."""
-        with self._read() as conn:
-            row = conn.execute(self._q["get_webhook"], (bank_id, webhook_id)).fetchone()
-        return None if row is None else self._webhook_row(row)
+        return self._one(self._q["get_webhook"], (bank_id, webhook_id), self._webhook_row)
 
     def list_webhooks(self, bank_id: str) -> list[Webhook]:
         """Every webhook of the bank, oldest first."""
-        with self._read() as conn:
-            rows = conn.execute(self._q["list_webhooks"], (bank_id,)).fetchall()
-        return [self._webhook_row(r) for r in rows]
+        return self._all(self._q["list_webhooks"], (bank_id,), self._webhook_row)
 
     def update_webhook(self, webhook: Webhook) -> bool:
         """Write every field of a stored webhook; False when it does not exist."""
-        with self._tx() as conn:
-            cur = conn.execute(self._q["update_webhook"], (*self._webhook_params(webhook), webhook.bank_id, webhook.id))
-            return int(cur.rowcount) > 0
+        return (
+            self._changed(self._q["update_webhook"], (*self._webhook_params(webhook), webhook.bank_id, webhook.id)) > 0
+        )
 
     def delete_webhook(self, bank_id: str, webhook_id: str) -> bool:
         """Delete a webhook with its delivery log; False when it did not exist."""
-        with self._tx() as conn:
-            return int(conn.execute(self._q["delete_webhook"], (bank_id, webhook_id)).rowcount) > 0
+        return self._changed(self._q["delete_webhook"], (bank_id, webhook_id)) > 0
 
     # ---------------------------------------------------------------- deliveries
 
@@ -247,9 +231,7 @@ class ResourceQueries(SharedQueries):
 
     def get_delivery(self, delivery_id: str) -> WebhookDelivery | None:
         """One delivery, or None (its webhook was deleted)."""
-        with self._read() as conn:
-            row = conn.execute(self._q["get_delivery"], (delivery_id,)).fetchone()
-        return None if row is None else self._delivery_row(row)
+        return self._one(self._q["get_delivery"], (delivery_id,), self._delivery_row)
 
     def save_delivery_attempt(self, delivery: WebhookDelivery) -> None:
         """Record an attempt's outcome: status, attempts, next retry and the last response or error."""
@@ -266,9 +248,7 @@ class ResourceQueries(SharedQueries):
     ) -> list[WebhookDelivery]:
         """A webhook's deliveries, newest first, created before ``before`` (a page cursor) when given."""
         at = self._columns.time(before)
-        with self._read() as conn:
-            rows = conn.execute(self._q["list_deliveries"], (bank_id, webhook_id, at, at, limit)).fetchall()
-        return [self._delivery_row(r) for r in rows]
+        return self._all(self._q["list_deliveries"], (bank_id, webhook_id, at, at, limit), self._delivery_row)
 
     # ---------------------------------------------------------------- operation administration and metrics
 
@@ -276,13 +256,11 @@ class ResourceQueries(SharedQueries):
         """Send a failed operation back to the queue as new (pending, retries and error cleared); False unless it
         exists and has failed."""
         now = self._columns.time(datetime.now(UTC))
-        with self._tx() as conn:
-            return int(conn.execute(self._q["requeue_operation"], (now, bank_id, operation_id)).rowcount) > 0
+        return self._changed(self._q["requeue_operation"], (now, bank_id, operation_id)) > 0
 
     def delete_operation(self, bank_id: str, operation_id: str) -> bool:
         """Delete an operation that no worker is running; False unless it exists and is not processing."""
-        with self._tx() as conn:
-            return int(conn.execute(self._q["delete_operation"], (bank_id, operation_id)).rowcount) > 0
+        return self._changed(self._q["delete_operation"], (bank_id, operation_id)) > 0
 
     def operation_counts(self) -> list[tuple[str, str, int]]:
         """``(operation_type, status, count)`` over every bank."""
