@@ -89,6 +89,13 @@ _DECODE_BY_TYPE: dict[Any, Callable[[Columns, Any], Any]] = {
 }
 
 
+# a parameter's encoding, the inverse of the decoding above (bools and ints bind as they are)
+_ENCODE_BY_DECODE: dict[Callable[[Columns, Any], Any], Callable[[Columns, Any], Any]] = {
+    _DECODE_BY_TYPE[dict]: lambda c, v: c.json(v),
+    _DECODE_BY_TYPE[tuple]: lambda c, v: c.text_list(v),
+    _DECODE_BY_TYPE[datetime]: lambda c, v: c.time(v),
+}
+
 _Plan = tuple[tuple[str, Callable[["Columns", Any], Any], bool, bool], ...]
 _PLANS: dict[type[Any], _Plan] = {}  # per record class: its annotations are read once
 
@@ -159,6 +166,27 @@ class Columns(ABC):
         """A tags parameter: sorted and de-duplicated, so ``exact`` tag matching is plain equality."""
         return self.text_list(sorted(set(values)))
 
+    def params(self, obj: Any, columns: str, /, **given: Any) -> tuple[Any, ...]:
+        """Statement parameters from the dataclass ``obj``, one per name of ``columns`` (space-separated, in column
+        order): ``given[name]`` as is when given, else the field of that name encoded by its annotation — the
+        backend's JSON for a dict, its string list for a tuple of strings (``tags`` sorted and de-duplicated), its
+        time for a datetime, others as they are; a ``T | None`` field's None stays NULL."""
+        hints = {name: (decode, optional) for name, decode, optional, _ in _decoders(type(obj))}
+        out: list[Any] = []
+        for name in columns.split():
+            if name in given:
+                out.append(given[name])
+                continue
+            value, (decode, optional) = getattr(obj, name), hints[name]
+            encode = _ENCODE_BY_DECODE.get(decode)
+            if name == "tags":
+                out.append(self.tags(value))
+            elif encode is None or (value is None and optional):
+                out.append(value)
+            else:
+                out.append(encode(self, value))
+        return tuple(out)
+
     def record(self, cls: type[_Record], r: Row, /, **given: Any) -> _Record:
         """A row as a ``cls`` dataclass: each field not in ``given`` is the column of its name, decoded by its
         annotation (:func:`_decoders`); a field with a default keeps it when the statement does not select the
@@ -188,17 +216,8 @@ class Columns(ABC):
         self, bank_id: str, document_id: str, item: RetainItem, text: str, created: Any, stamp: Any
     ) -> tuple[Any, ...]:
         """The ``upsert_document`` parameters; ``created`` and ``stamp`` are already in stored form."""
-        return (
-            bank_id,
-            document_id,
-            text,
-            content_hash(text),
-            self.tags(item.tags),
-            self.json(item.metadata),
-            item.context,
-            created,
-            stamp,
-        )
+        return (bank_id, document_id, text, content_hash(text), *self.params(item, "tags metadata context"), created,
+                stamp)  # fmt: skip
 
     def memory_params(self, memory_id: str, bank_id: str, m: NewMemory, stamp: Any, embedding: Any) -> tuple[Any, ...]:
         """The ``insert_memory`` parameters of a new memory; ``stamp`` (created and updated) and ``embedding`` are
@@ -209,23 +228,10 @@ class Columns(ABC):
         self, memory_id: str, bank_id: str, m: NewMemory | MemoryUnit, embedding: Any
     ) -> tuple[Any, ...]:
         """The memory columns every memory insert starts with, ``id`` to ``proof_count``."""
-        return (
-            memory_id,
-            bank_id,
-            m.document_id,
-            m.chunk_id,
-            m.text,
-            m.fact_type,
-            self.tags(m.tags),
-            m.context,
-            self.json(m.metadata),
-            self.time(m.occurred_start),
-            self.time(m.occurred_end),
-            self.time(m.mentioned_at),
-            embedding,
-            _maybe(self.text_list, m.source_memory_ids),
-            m.proof_count,
-        )
+        return self.params(
+            m, "id bank_id document_id chunk_id text fact_type tags context metadata occurred_start occurred_end "
+            "mentioned_at embedding source_memory_ids proof_count", id=memory_id, bank_id=bank_id, embedding=embedding,
+        )  # fmt: skip
 
     def memory_row(self, r: Row) -> MemoryUnit:
         """A ``memory_units`` row (the store's memory column list) as a :class:`MemoryUnit`; ``mention_count`` 1
@@ -234,26 +240,12 @@ class Columns(ABC):
 
     def model_params(self, m: MentalModel) -> tuple[Any, ...]:
         """The ``insert_mental_model`` parameters of a model, in column order."""
-        return (
-            m.bank_id,
-            m.id,
-            m.name,
-            m.source_query,
-            m.content,
-            _maybe(self.json, m.structured_document),
-            _maybe(self.json, m.reflect_response),
-            self.tags(m.tags),
-            m.max_tokens,
-            self.json(m.trigger),
-            self.time(m.last_refreshed_at),
-            self.time(m.last_memory_seen_at),
-            m.last_refreshed_source_query,
-            self.time(m.last_refresh_failed_at),
-            self.time(m.last_full_refreshed_at),
-            self.time(m.created_at),
-            self.time(m.cleared_at),
-            self.json(m.refresh_state.to_dict()),
-        )
+        return self.params(
+            m, "bank_id id name source_query content structured_document reflect_response tags max_tokens trigger "
+            "last_refreshed_at last_memory_seen_at last_refreshed_source_query last_refresh_failed_at "
+            "last_full_refreshed_at created_at cleared_at refresh_state",
+            refresh_state=self.json(m.refresh_state.to_dict()),
+        )  # fmt: skip
 
     def model_update_params(self, m: MentalModel) -> tuple[Any, ...]:
         """The ``update_mental_model`` parameters: every insert column but the key and ``created_at``, then the
@@ -277,20 +269,10 @@ class Columns(ABC):
 
     def operation_params(self, op: Operation) -> tuple[Any, ...]:
         """The ``insert_operation`` parameters of an operation, in column order."""
-        return (
-            op.id,
-            op.bank_id,
-            op.operation_type,
-            op.status,
-            self.json(op.payload),
-            _maybe(self.json, op.result),
-            op.error,
-            op.retry_count,
-            self.time(op.next_retry_at),
-            op.mental_model_id,
-            self.time(op.created_at),
-            self.time(op.updated_at),
-            self.time(op.completed_at),
+        return self.params(
+            op,
+            "id bank_id operation_type status payload result error retry_count next_retry_at mental_model_id "
+            "created_at updated_at completed_at",
         )
 
     def operation_row(self, r: Row) -> Operation:
@@ -301,30 +283,12 @@ class Columns(ABC):
 
     def bank_import_params(self, bank: Bank) -> tuple[Any, ...]:
         """The ``import_bank`` parameters: a bank row created by a restore, every column as archived."""
-        return (
-            bank.bank_id,
-            bank.name,
-            self.json(bank.config),
-            self.time(bank.created_at),
-            self.time(bank.updated_at),
-            self.time(bank.last_memory_write_at),
-            bank.mission,
-            _maybe(self.json, bank.disposition),
-        )
+        return self.params(bank, "bank_id name config created_at updated_at last_memory_write_at mission disposition")
 
     def stored_document_params(self, bank_id: str, doc: StoredDocument) -> tuple[Any, ...]:
         """The ``import_document`` parameters of a :class:`~mindbank.store.base.StoredDocument`."""
-        return (
-            bank_id,
-            doc.id,
-            doc.original_text,
-            doc.content_hash,
-            self.tags(doc.tags),
-            self.json(doc.metadata),
-            doc.context,
-            self.time(doc.created_at),
-            self.time(doc.updated_at),
-        )
+        columns = "bank_id id original_text content_hash tags metadata context created_at updated_at"
+        return self.params(doc, columns, bank_id=bank_id)
 
     def stored_document(self, r: Row, chunks: Sequence[Row]) -> StoredDocument:
         """A ``documents`` row and its ``chunks`` rows as a :class:`~mindbank.store.base.StoredDocument`."""
@@ -372,21 +336,10 @@ class Columns(ABC):
 
     def llm_request_params(self, record: LLMRequestRecord) -> tuple[Any, ...]:
         """The ``insert_llm_request`` parameters of a traced attempt, in column order."""
-        return (
-            record.id,
-            record.bank_id,
-            record.operation_id,
-            record.scope,
-            record.provider,
-            record.model,
-            record.attempt,
-            self.json(record.request),
-            _maybe(self.json, record.response),
-            record.error,
-            record.input_tokens,
-            record.output_tokens,
-            record.duration_ms,
-            self.time(record.created_at),
+        return self.params(
+            record,
+            "id bank_id operation_id scope provider model attempt request response error input_tokens "
+            "output_tokens duration_ms created_at",
         )
 
     def llm_request_row(self, r: Row) -> LLMRequestRecord:

@@ -32,6 +32,14 @@ from mindbank.store.dialect import substring_pattern
 from mindbank.store.migration_files import shipped_migrations
 from mindbank.store.shared import SharedQueries
 
+# the column lists of a delivery's insert and of its attempt's update
+_DELIVERY_INSERT = (
+    "id bank_id webhook_id event_id event_type url payload status attempts operation_id created_at updated_at"
+)
+_DELIVERY_ATTEMPT = (
+    "status attempts next_retry_at last_error last_response_status last_response_body last_attempt_at updated_at id"
+)
+
 
 class ResourceQueries(SharedQueries):
     """The backend-neutral resource methods (module docstring), over the backend's statements (``_q``) and SQL
@@ -144,14 +152,12 @@ class ResourceQueries(SharedQueries):
 
     def insert_directive(self, directive: Directive) -> None:
         """Store a new directive (bank auto-created)."""
-        d, c = directive, self._columns
+        params = self._columns.params(
+            directive, "bank_id id name content priority is_active tags created_at updated_at"
+        )
         with self._tx() as conn:
-            self._ensure_bank(conn, d.bank_id)
-            conn.execute(
-                self._q["insert_directive"],
-                (d.bank_id, d.id, d.name, d.content, d.priority, d.is_active, c.tags(d.tags), c.time(d.created_at),
-                 c.time(d.updated_at)),
-            )  # fmt: skip
+            self._ensure_bank(conn, directive.bank_id)
+            conn.execute(self._q["insert_directive"], params)
 
     def get_directive(self, bank_id: str, directive_id: str) -> Directive | None:
         """One directive, or None."""
@@ -163,8 +169,7 @@ class ResourceQueries(SharedQueries):
 
     def update_directive(self, directive: Directive) -> bool:
         """Write every field of a stored directive; False when it does not exist."""
-        d, c = directive, self._columns
-        params = (d.name, d.content, d.priority, d.is_active, c.tags(d.tags), c.time(d.updated_at), d.bank_id, d.id)
+        params = self._columns.params(directive, "name content priority is_active tags updated_at bank_id id")
         return self._changed(self._q["update_directive"], params) > 0
 
     def delete_directive(self, bank_id: str, directive_id: str) -> bool:
@@ -176,20 +181,12 @@ class ResourceQueries(SharedQueries):
     def _webhook_row(self, r: Row) -> Webhook:
         return self._columns.record(Webhook, r)
 
-    def _webhook_params(self, w: Webhook) -> tuple[Any, ...]:
-        c = self._columns
-        return (w.url, w.secret, c.text_list(w.event_types), w.enabled, c.json(w.http_config), c.time(w.updated_at))
-
     def insert_webhook(self, webhook: Webhook) -> None:
         """Store a new webhook (bank auto-created)."""
-        w = webhook
+        columns = "bank_id id url secret event_types enabled http_config created_at updated_at"
         with self._tx() as conn:
-            self._ensure_bank(conn, w.bank_id)
-            url, secret, events, enabled, config, updated = self._webhook_params(w)
-            conn.execute(
-                self._q["insert_webhook"],
-                (w.bank_id, w.id, url, secret, events, enabled, config, self._columns.time(w.created_at), updated),
-            )
+            self._ensure_bank(conn, webhook.bank_id)
+            conn.execute(self._q["insert_webhook"], self._columns.params(webhook, columns))
 
     def get_webhook(self, bank_id: str, webhook_id: str) -> Webhook | None:
         """One webhook, or None."""
@@ -201,9 +198,8 @@ class ResourceQueries(SharedQueries):
 
     def update_webhook(self, webhook: Webhook) -> bool:
         """Write every field of a stored webhook; False when it does not exist."""
-        return (
-            self._changed(self._q["update_webhook"], (*self._webhook_params(webhook), webhook.bank_id, webhook.id)) > 0
-        )
+        columns = "url secret event_types enabled http_config updated_at bank_id id"
+        return self._changed(self._q["update_webhook"], self._columns.params(webhook, columns)) > 0
 
     def delete_webhook(self, bank_id: str, webhook_id: str) -> bool:
         """Delete a webhook with its delivery log; False when it did not exist."""
@@ -222,11 +218,7 @@ class ResourceQueries(SharedQueries):
         c = self._columns
         with self._tx() as conn:
             for d, op in deliveries:
-                conn.execute(
-                    self._q["insert_delivery"],
-                    (d.id, d.bank_id, d.webhook_id, d.event_id, d.event_type, d.url, c.json(d.payload), d.status,
-                     d.attempts, d.operation_id, c.time(d.created_at), c.time(d.updated_at)),
-                )  # fmt: skip
+                conn.execute(self._q["insert_delivery"], c.params(d, _DELIVERY_INSERT))
                 conn.execute(self._q["insert_operation"], c.operation_params(op))
 
     def get_delivery(self, delivery_id: str) -> WebhookDelivery | None:
@@ -235,13 +227,8 @@ class ResourceQueries(SharedQueries):
 
     def save_delivery_attempt(self, delivery: WebhookDelivery) -> None:
         """Record an attempt's outcome: status, attempts, next retry and the last response or error."""
-        d, c = delivery, self._columns
         with self._tx() as conn:
-            conn.execute(
-                self._q["update_delivery"],
-                (d.status, d.attempts, c.time(d.next_retry_at), d.last_error, d.last_response_status,
-                 d.last_response_body, c.time(d.last_attempt_at), c.time(d.updated_at), d.id),
-            )  # fmt: skip
+            conn.execute(self._q["update_delivery"], self._columns.params(delivery, _DELIVERY_ATTEMPT))
 
     def list_deliveries(
         self, bank_id: str, webhook_id: str, *, limit: int, before: datetime | None
@@ -310,10 +297,10 @@ class ResourceQueries(SharedQueries):
 
     def beat(self, heartbeat: WorkerHeartbeat) -> None:
         """Record that a worker is alive (and forget workers silent for a day)."""
-        h, t = heartbeat, self._columns.time
+        h, c = heartbeat, self._columns
         with self._tx() as conn:
-            conn.execute(self._q["beat"], (h.worker_id, h.host, h.pid, t(h.started_at), t(h.last_seen_at)))
-            conn.execute(self._q["purge_heartbeats"], (t(_day_before(h.last_seen_at)),))
+            conn.execute(self._q["beat"], c.params(h, "worker_id host pid started_at last_seen_at"))
+            conn.execute(self._q["purge_heartbeats"], (c.time(_day_before(h.last_seen_at)),))
 
     def list_heartbeats(self, since: datetime) -> list[WorkerHeartbeat]:
         """Workers seen at or after ``since``, most recent first."""
