@@ -109,6 +109,17 @@ def _decoders(cls: type[Any]) -> _Plan:
     return plan
 
 
+_BY_NAME: dict[type[Any], dict[str, tuple[Callable[[Columns, Any], Any], bool]]] = {}
+
+
+def _by_name(cls: type[Any]) -> dict[str, tuple[Callable[[Columns, Any], Any], bool]]:
+    """``{name: (decode, optional)}`` of :func:`_decoders` (read once per class)."""
+    found = _BY_NAME.get(cls)
+    if found is None:
+        found = _BY_NAME[cls] = {name: (decode, optional) for name, decode, optional, _ in _decoders(cls)}
+    return found
+
+
 def _decoder(f: Field[Any], hint: Any) -> tuple[str, Callable[[Columns, Any], Any], bool, bool]:
     """One field's entry of :func:`_decoders`."""
     args, optional = get_args(hint), False
@@ -171,7 +182,7 @@ class Columns(ABC):
         order): ``given[name]`` as is when given, else the field of that name encoded by its annotation — the
         backend's JSON for a dict, its string list for a tuple of strings (``tags`` sorted and de-duplicated), its
         time for a datetime, others as they are; a ``T | None`` field's None stays NULL."""
-        hints = {name: (decode, optional) for name, decode, optional, _ in _decoders(type(obj))}
+        hints = _by_name(type(obj))
         out: list[Any] = []
         for name in columns.split():
             if name in given:
