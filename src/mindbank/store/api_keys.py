@@ -40,9 +40,7 @@ class ApiKeysQueries(SharedQueries):
 
     def get_api_key(self, key_id: str) -> ApiKey | None:
         """One key (revoked ones too), or None."""
-        with self._read() as conn:
-            row = conn.execute(self._q["get_api_key"], (key_id,)).fetchone()
-        return None if row is None else self._api_key_row(row)
+        return self._one(self._q["get_api_key"], (key_id,), self._api_key_row)
 
     def list_api_keys(self) -> list[ApiKey]:
         """Every key, oldest first."""
@@ -52,5 +50,4 @@ class ApiKeysQueries(SharedQueries):
 
     def revoke_api_key(self, key_id: str, at: datetime) -> bool:
         """Mark a key revoked at ``at``; False when there is no such key or it was already revoked."""
-        with self._tx() as conn:
-            return int(conn.execute(self._q["revoke_api_key"], (self._columns.time(at), key_id)).rowcount) > 0
+        return self._changed(self._q["revoke_api_key"], (self._columns.time(at), key_id)) > 0

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import MISSING, Field, fields, replace
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from types import UnionType
+from typing import Any, Protocol, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from mindbank.domain.governance import RefreshState
 from mindbank.domain.knowledge import KnowledgeNode
@@ -35,6 +36,7 @@ from mindbank.store.base import StoredDocument, StoredMemory, StoredOperation
 
 _In = TypeVar("_In")
 _Out = TypeVar("_Out")
+_Record = TypeVar("_Record")
 
 
 def mental_model_columns(detail: str) -> str:
@@ -66,18 +68,69 @@ def _maybe(convert: Callable[[_In], _Out], value: _In | None) -> _Out | None:
     return None if value is None else convert(value)
 
 
-def _flag(r: Row, key: str) -> bool:
-    """A boolean column a statement may not select (False when absent: ``sqlite3.Row`` raises IndexError, a
-    psycopg dict row KeyError)."""
-    return bool(_column(r, key))
-
-
 def _column(r: Row, key: str) -> Any:
     """A column a statement may not select (None when absent)."""
     try:
         return r[key]
     except (IndexError, KeyError):
         return None
+
+
+# A column's decoding by the field's annotation (``T | None`` is decoded as ``T`` and keeps NULL): JSON for a
+# dict, the backend's list for a tuple of strings, its time for a datetime; SQLite's 0/1 as a bool; counts and
+# indexes as int (NULL kept; a no-op on either backend, so a driver's wider integer type never leaks); others as
+# read.
+_DECODE_BY_TYPE: dict[Any, Callable[[Columns, Any], Any]] = {
+    dict: lambda c, v: c.load_json(v),
+    tuple: lambda c, v: c.load_text_list(v),
+    datetime: lambda c, v: c.load_time(v),
+    bool: lambda c, v: bool(v),
+    int: lambda c, v: _maybe(int, v),
+}
+
+
+# a parameter's encoding, the inverse of the decoding above (bools and ints bind as they are)
+_ENCODE_BY_DECODE: dict[Callable[[Columns, Any], Any], Callable[[Columns, Any], Any]] = {
+    _DECODE_BY_TYPE[dict]: lambda c, v: c.json(v),
+    _DECODE_BY_TYPE[tuple]: lambda c, v: c.text_list(v),
+    _DECODE_BY_TYPE[datetime]: lambda c, v: c.time(v),
+}
+
+_Plan = tuple[tuple[str, Callable[["Columns", Any], Any], bool, bool], ...]
+_PLANS: dict[type[Any], _Plan] = {}  # per record class: its annotations are read once
+
+
+def _decoders(cls: type[Any]) -> _Plan:
+    """``(name, decode, optional, has default)`` for each init field of the dataclass ``cls``, in field order."""
+    plan = _PLANS.get(cls)
+    if plan is None:
+        hints = get_type_hints(cls)
+        plan = _PLANS[cls] = tuple(_decoder(f, hints[f.name]) for f in fields(cls) if f.init)
+    return plan
+
+
+_BY_NAME: dict[type[Any], dict[str, tuple[Callable[[Columns, Any], Any], bool]]] = {}
+
+
+def _by_name(cls: type[Any]) -> dict[str, tuple[Callable[[Columns, Any], Any], bool]]:
+    """``{name: (decode, optional)}`` of :func:`_decoders` (read once per class)."""
+    found = _BY_NAME.get(cls)
+    if found is None:
+        found = _BY_NAME[cls] = {name: (decode, optional) for name, decode, optional, _ in _decoders(cls)}
+    return found
+
+
+def _decoder(f: Field[Any], hint: Any) -> tuple[str, Callable[[Columns, Any], Any], bool, bool]:
+    """One field's entry of :func:`_decoders`."""
+    args, optional = get_args(hint), False
+    if get_origin(hint) in (Union, UnionType) and type(None) in args:
+        hint, optional = next(a for a in args if a is not type(None)), True
+    decode = _DECODE_BY_TYPE.get(get_origin(hint) or hint, _as_read)
+    return f.name, decode, optional, f.default is not MISSING or f.default_factory is not MISSING
+
+
+def _as_read(_: Columns, value: Any) -> Any:
+    return value
 
 
 def memory_source(r: Row) -> MemorySource:
@@ -124,34 +177,58 @@ class Columns(ABC):
         """A tags parameter: sorted and de-duplicated, so ``exact`` tag matching is plain equality."""
         return self.text_list(sorted(set(values)))
 
+    def params(self, obj: Any, columns: str, /, **given: Any) -> tuple[Any, ...]:
+        """Statement parameters from the dataclass ``obj``, one per name of ``columns`` (space-separated, in column
+        order): ``given[name]`` as is when given, else the field of that name encoded by its annotation — the
+        backend's JSON for a dict, its string list for a tuple of strings (``tags`` sorted and de-duplicated), its
+        time for a datetime, others as they are; a ``T | None`` field's None stays NULL."""
+        hints = _by_name(type(obj))
+        out: list[Any] = []
+        for name in columns.split():
+            if name in given:
+                out.append(given[name])
+                continue
+            value, (decode, optional) = getattr(obj, name), hints[name]
+            encode = _ENCODE_BY_DECODE.get(decode)
+            if name == "tags":
+                out.append(self.tags(value))
+            elif encode is None or (value is None and optional):
+                out.append(value)
+            else:
+                out.append(encode(self, value))
+        return tuple(out)
+
+    def record(self, cls: type[_Record], r: Row, /, **given: Any) -> _Record:
+        """A row as a ``cls`` dataclass: each field not in ``given`` is the column of its name, decoded by its
+        annotation (:func:`_decoders`); a field with a default keeps it when the statement does not select the
+        column. Raises ``KeyError`` / ``IndexError`` for a missing column of a field without a default."""
+        values = dict(given)
+        for name, decode, optional, has_default in _decoders(cls):
+            if name in values:
+                continue
+            if has_default:
+                try:
+                    value = r[name]
+                except (IndexError, KeyError):
+                    continue
+            else:
+                value = r[name]
+            if value is None and optional:
+                values[name] = None
+            else:
+                values[name] = decode(self, value)
+        return cls(**values)
+
     def bank_row(self, r: Row) -> Bank:
         """A ``banks`` row as a :class:`Bank`."""
-        return Bank(
-            bank_id=r["bank_id"],
-            name=r["name"],
-            mission=r["mission"],
-            disposition=_maybe(self.load_json, r["disposition"]),
-            config=self.load_json(r["config"]),
-            created_at=self.load_time(r["created_at"]),
-            updated_at=self.load_time(r["updated_at"]),
-            last_memory_write_at=_maybe(self.load_time, r["last_memory_write_at"]),
-        )
+        return self.record(Bank, r)
 
     def document_params(
         self, bank_id: str, document_id: str, item: RetainItem, text: str, created: Any, stamp: Any
     ) -> tuple[Any, ...]:
         """The ``upsert_document`` parameters; ``created`` and ``stamp`` are already in stored form."""
-        return (
-            bank_id,
-            document_id,
-            text,
-            content_hash(text),
-            self.tags(item.tags),
-            self.json(item.metadata),
-            item.context,
-            created,
-            stamp,
-        )
+        return (bank_id, document_id, text, content_hash(text), *self.params(item, "tags metadata context"), created,
+                stamp)  # fmt: skip
 
     def memory_params(self, memory_id: str, bank_id: str, m: NewMemory, stamp: Any, embedding: Any) -> tuple[Any, ...]:
         """The ``insert_memory`` parameters of a new memory; ``stamp`` (created and updated) and ``embedding`` are
@@ -162,69 +239,24 @@ class Columns(ABC):
         self, memory_id: str, bank_id: str, m: NewMemory | MemoryUnit, embedding: Any
     ) -> tuple[Any, ...]:
         """The memory columns every memory insert starts with, ``id`` to ``proof_count``."""
-        return (
-            memory_id,
-            bank_id,
-            m.document_id,
-            m.chunk_id,
-            m.text,
-            m.fact_type,
-            self.tags(m.tags),
-            m.context,
-            self.json(m.metadata),
-            self.time(m.occurred_start),
-            self.time(m.occurred_end),
-            self.time(m.mentioned_at),
-            embedding,
-            _maybe(self.text_list, m.source_memory_ids),
-            m.proof_count,
-        )
+        return self.params(
+            m, "id bank_id document_id chunk_id text fact_type tags context metadata occurred_start occurred_end "
+            "mentioned_at embedding source_memory_ids proof_count", id=memory_id, bank_id=bank_id, embedding=embedding,
+        )  # fmt: skip
 
     def memory_row(self, r: Row) -> MemoryUnit:
-        """A ``memory_units`` row (the store's memory column list) as a :class:`MemoryUnit`."""
-        return MemoryUnit(
-            id=r["id"],
-            bank_id=r["bank_id"],
-            text=r["text"],
-            fact_type=r["fact_type"],
-            tags=self.load_text_list(r["tags"]),
-            context=r["context"],
-            metadata=self.load_json(r["metadata"]),
-            document_id=r["document_id"],
-            chunk_id=r["chunk_id"],
-            occurred_start=_maybe(self.load_time, r["occurred_start"]),
-            occurred_end=_maybe(self.load_time, r["occurred_end"]),
-            mentioned_at=_maybe(self.load_time, r["mentioned_at"]),
-            created_at=self.load_time(r["created_at"]),
-            updated_at=self.load_time(r["updated_at"]),
-            source_memory_ids=_maybe(self.load_text_list, r["source_memory_ids"]),
-            proof_count=r["proof_count"],
-            mention_count=int(_column(r, "mention_count") or 1),
-            last_mentioned_at=_maybe(self.load_time, _column(r, "last_mentioned_at")),
-        )
+        """A ``memory_units`` row (the store's memory column list) as a :class:`MemoryUnit`; ``mention_count`` 1
+        where the statement does not read it."""
+        return self.record(MemoryUnit, r, mention_count=int(_column(r, "mention_count") or 1))
 
     def model_params(self, m: MentalModel) -> tuple[Any, ...]:
         """The ``insert_mental_model`` parameters of a model, in column order."""
-        return (
-            m.bank_id,
-            m.id,
-            m.name,
-            m.source_query,
-            m.content,
-            _maybe(self.json, m.structured_document),
-            _maybe(self.json, m.reflect_response),
-            self.tags(m.tags),
-            m.max_tokens,
-            self.json(m.trigger),
-            self.time(m.last_refreshed_at),
-            self.time(m.last_memory_seen_at),
-            m.last_refreshed_source_query,
-            self.time(m.last_refresh_failed_at),
-            self.time(m.last_full_refreshed_at),
-            self.time(m.created_at),
-            self.time(m.cleared_at),
-            self.json(m.refresh_state.to_dict()),
-        )
+        return self.params(
+            m, "bank_id id name source_query content structured_document reflect_response tags max_tokens trigger "
+            "last_refreshed_at last_memory_seen_at last_refreshed_source_query last_refresh_failed_at "
+            "last_full_refreshed_at created_at cleared_at refresh_state",
+            refresh_state=self.json(m.refresh_state.to_dict()),
+        )  # fmt: skip
 
     def model_update_params(self, m: MentalModel) -> tuple[Any, ...]:
         """The ``update_mental_model`` parameters: every insert column but the key and ``created_at``, then the
@@ -235,127 +267,44 @@ class Columns(ABC):
     def model_row(self, r: Row) -> MentalModel:
         """A ``mental_models`` row (any ``mental_model_columns`` detail) as a :class:`MentalModel`;
         ``is_knowledge_page`` where the statement reads it (``get_mental_model``, ``list_mental_models``)."""
-        return MentalModel(
-            id=r["id"],
-            bank_id=r["bank_id"],
-            name=r["name"],
-            source_query=r["source_query"],
-            content=r["content"],
-            tags=self.load_text_list(r["tags"]),
-            max_tokens=r["max_tokens"],
-            trigger=self.load_json(r["trigger"]),
-            structured_document=_maybe(self.load_json, r["structured_document"]),
-            reflect_response=_maybe(self.load_json, r["reflect_response"]),
-            last_refreshed_at=self.load_time(r["last_refreshed_at"]),
-            last_memory_seen_at=_maybe(self.load_time, r["last_memory_seen_at"]),
-            last_refreshed_source_query=r["last_refreshed_source_query"],
-            last_refresh_failed_at=_maybe(self.load_time, r["last_refresh_failed_at"]),
-            last_full_refreshed_at=_maybe(self.load_time, r["last_full_refreshed_at"]),
-            created_at=self.load_time(r["created_at"]),
-            cleared_at=_maybe(self.load_time, r["cleared_at"]),
-            refresh_state=RefreshState.from_dict(_maybe(self.load_json, r["refresh_state"])),
-            is_knowledge_page=_flag(r, "is_knowledge_page"),
-        )
+        refresh_state = RefreshState.from_dict(_maybe(self.load_json, r["refresh_state"]))
+        return self.record(MentalModel, r, refresh_state=refresh_state)
 
     def knowledge_node_row(self, r: Row) -> KnowledgeNode:
         """A ``knowledge_nodes`` row as a :class:`KnowledgeNode`."""
-        return KnowledgeNode(
-            id=r["id"],
-            bank_id=r["bank_id"],
-            kind=r["kind"],
-            name=r["name"],
-            parent_id=r["parent_id"],
-            mental_model_id=r["mental_model_id"],
-            created_at=self.load_time(r["created_at"]),
-            updated_at=self.load_time(r["updated_at"]),
-        )
+        return self.record(KnowledgeNode, r)
 
     def history_row(self, r: Row) -> HistoryEntry:
         """A ``list_history`` row as a :class:`HistoryEntry`."""
-        return HistoryEntry(
-            int(r["id"]), r["mental_model_id"], self.load_json(r["content"]), self.load_time(r["changed_at"])
-        )
+        return self.record(HistoryEntry, r)
 
     def operation_params(self, op: Operation) -> tuple[Any, ...]:
         """The ``insert_operation`` parameters of an operation, in column order."""
-        return (
-            op.id,
-            op.bank_id,
-            op.operation_type,
-            op.status,
-            self.json(op.payload),
-            _maybe(self.json, op.result),
-            op.error,
-            op.retry_count,
-            self.time(op.next_retry_at),
-            op.mental_model_id,
-            self.time(op.created_at),
-            self.time(op.updated_at),
-            self.time(op.completed_at),
+        return self.params(
+            op,
+            "id bank_id operation_type status payload result error retry_count next_retry_at mental_model_id "
+            "created_at updated_at completed_at",
         )
 
     def operation_row(self, r: Row) -> Operation:
         """An ``operations`` row as an :class:`Operation`."""
-        return Operation(
-            id=r["id"],
-            bank_id=r["bank_id"],
-            operation_type=r["operation_type"],
-            status=r["status"],
-            payload=self.load_json(r["payload"]),
-            result=_maybe(self.load_json, r["result"]),
-            error=r["error"],
-            retry_count=r["retry_count"],
-            next_retry_at=_maybe(self.load_time, r["next_retry_at"]),
-            mental_model_id=r["mental_model_id"],
-            created_at=self.load_time(r["created_at"]),
-            updated_at=self.load_time(r["updated_at"]),
-            completed_at=_maybe(self.load_time, r["completed_at"]),
-            claim_token=r["claim_token"],
-            progress=_maybe(self.load_json, r["progress"]),
-        )
+        return self.record(Operation, r)
 
     # ---------------------------------------------------------------- bank transfer (rows as stored)
 
     def bank_import_params(self, bank: Bank) -> tuple[Any, ...]:
         """The ``import_bank`` parameters: a bank row created by a restore, every column as archived."""
-        return (
-            bank.bank_id,
-            bank.name,
-            self.json(bank.config),
-            self.time(bank.created_at),
-            self.time(bank.updated_at),
-            self.time(bank.last_memory_write_at),
-            bank.mission,
-            _maybe(self.json, bank.disposition),
-        )
+        return self.params(bank, "bank_id name config created_at updated_at last_memory_write_at mission disposition")
 
     def stored_document_params(self, bank_id: str, doc: StoredDocument) -> tuple[Any, ...]:
         """The ``import_document`` parameters of a :class:`~mindbank.store.base.StoredDocument`."""
-        return (
-            bank_id,
-            doc.id,
-            doc.original_text,
-            doc.content_hash,
-            self.tags(doc.tags),
-            self.json(doc.metadata),
-            doc.context,
-            self.time(doc.created_at),
-            self.time(doc.updated_at),
-        )
+        columns = "bank_id id original_text content_hash tags metadata context created_at updated_at"
+        return self.params(doc, columns, bank_id=bank_id)
 
     def stored_document(self, r: Row, chunks: Sequence[Row]) -> StoredDocument:
         """A ``documents`` row and its ``chunks`` rows as a :class:`~mindbank.store.base.StoredDocument`."""
-        return StoredDocument(
-            id=r["id"],
-            original_text=r["original_text"],
-            content_hash=r["content_hash"],
-            tags=self.load_text_list(r["tags"]),
-            metadata=self.load_json(r["metadata"]),
-            context=r["context"],
-            created_at=self.load_time(r["created_at"]),
-            updated_at=self.load_time(r["updated_at"]),
-            chunks=tuple(Chunk(c["id"], c["document_id"], int(c["chunk_index"]), c["text"]) for c in chunks),
-        )
+        parts = tuple(self.record(Chunk, c, index=int(c["chunk_index"])) for c in chunks)
+        return self.record(StoredDocument, r, chunks=parts)
 
     def stored_memory_params(
         self, bank_id: str, stored: StoredMemory, embedding: Any, stamp: Any | None
@@ -398,38 +347,12 @@ class Columns(ABC):
 
     def llm_request_params(self, record: LLMRequestRecord) -> tuple[Any, ...]:
         """The ``insert_llm_request`` parameters of a traced attempt, in column order."""
-        return (
-            record.id,
-            record.bank_id,
-            record.operation_id,
-            record.scope,
-            record.provider,
-            record.model,
-            record.attempt,
-            self.json(record.request),
-            _maybe(self.json, record.response),
-            record.error,
-            record.input_tokens,
-            record.output_tokens,
-            record.duration_ms,
-            self.time(record.created_at),
+        return self.params(
+            record,
+            "id bank_id operation_id scope provider model attempt request response error input_tokens "
+            "output_tokens duration_ms created_at",
         )
 
     def llm_request_row(self, r: Row) -> LLMRequestRecord:
         """An ``llm_requests`` row as an :class:`LLMRequestRecord`."""
-        return LLMRequestRecord(
-            id=r["id"],
-            bank_id=r["bank_id"],
-            operation_id=r["operation_id"],
-            scope=r["scope"],
-            provider=r["provider"],
-            model=r["model"],
-            attempt=r["attempt"],
-            request=self.load_json(r["request"]),
-            response=_maybe(self.load_json, r["response"]),
-            error=r["error"],
-            input_tokens=r["input_tokens"],
-            output_tokens=r["output_tokens"],
-            duration_ms=r["duration_ms"],
-            created_at=self.load_time(r["created_at"]),
-        )
+        return self.record(LLMRequestRecord, r)

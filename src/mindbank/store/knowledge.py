@@ -58,15 +58,11 @@ class KnowledgeQueries(SharedQueries):
 
     def list_knowledge_nodes(self, bank_id: str) -> list[KnowledgeNode]:
         """Every node of the bank's knowledge base, in no particular order (``domain.knowledge.ordered`` sorts)."""
-        with self._read() as conn:
-            rows = conn.execute(self._q["list_knowledge_nodes"], (bank_id,)).fetchall()
-        return [self._columns.knowledge_node_row(r) for r in rows]
+        return self._all(self._q["list_knowledge_nodes"], (bank_id,), self._columns.knowledge_node_row)
 
     def get_knowledge_node(self, bank_id: str, node_id: str) -> KnowledgeNode | None:
         """One node, or None."""
-        with self._read() as conn:
-            row = conn.execute(self._q["get_knowledge_node"], (bank_id, node_id)).fetchone()
-        return None if row is None else self._columns.knowledge_node_row(row)
+        return self._one(self._q["get_knowledge_node"], (bank_id, node_id), self._columns.knowledge_node_row)
 
     def knowledge_page_models(self, bank_id: str, *, detail: str) -> list[MentalModel]:
         """The mental models of every page of the bank, read at ``detail`` (``mental_model_columns``)."""

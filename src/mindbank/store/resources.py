@@ -32,6 +32,14 @@ from mindbank.store.dialect import substring_pattern
 from mindbank.store.migration_files import shipped_migrations
 from mindbank.store.shared import SharedQueries
 
+# the column lists of a delivery's insert and of its attempt's update
+_DELIVERY_INSERT = (
+    "id bank_id webhook_id event_id event_type url payload status attempts operation_id created_at updated_at"
+)
+_DELIVERY_ATTEMPT = (
+    "status attempts next_retry_at last_error last_response_status last_response_body last_attempt_at updated_at id"
+)
+
 
 class ResourceQueries(SharedQueries):
     """The backend-neutral resource methods (module docstring), over the backend's statements (``_q``) and SQL
@@ -64,21 +72,9 @@ class ResourceQueries(SharedQueries):
 
     # ---------------------------------------------------------------- documents
 
-    def _document_row(self, r: Row, *, with_text: bool = False) -> DocumentSummary:
-        c = self._columns
-        return DocumentSummary(
-            id=r["id"],
-            bank_id=r["bank_id"],
-            content_hash=r["content_hash"],
-            tags=c.load_text_list(r["tags"]),
-            metadata=c.load_json(r["metadata"]),
-            context=r["context"],
-            created_at=c.load_time(r["created_at"]),
-            updated_at=c.load_time(r["updated_at"]),
-            text_length=int(r["text_length"]),
-            memory_count=int(r["memory_count"]),
-            original_text=r["original_text"] if with_text else None,
-        )
+    def _document_row(self, r: Row) -> DocumentSummary:
+        """A document row; its text where the statement selects it (a single read, not a listing)."""
+        return self._columns.record(DocumentSummary, r)
 
     def list_documents(
         self, bank_id: str, *, query: str | None, tags: Sequence[str], tags_match: TagsMatch, time_field: str,
@@ -108,18 +104,11 @@ class ResourceQueries(SharedQueries):
                 return None
             counts = conn.execute(self._q["document_memories_by_type"], (bank_id, document_id)).fetchall()
         by_type = {r["fact_type"]: int(r["n"]) for r in counts}
-        doc = self._document_row(row, with_text=True)
+        doc = self._document_row(row)
         return replace(doc, memory_count=sum(by_type.values()), memories_by_type=by_type)
 
     def _chunk_row(self, r: Row) -> ChunkRecord:
-        return ChunkRecord(
-            id=r["id"],
-            bank_id=r["bank_id"],
-            document_id=r["document_id"],
-            index=int(r["chunk_index"]),
-            text=r["text"],
-            created_at=self._columns.load_time(r["created_at"]),
-        )
+        return self._columns.record(ChunkRecord, r, index=int(r["chunk_index"]))
 
     def list_chunks(self, bank_id: str, document_id: str, *, limit: int, offset: int) -> tuple[list[ChunkRecord], int]:
         """A page of a document's chunks in document order, and the total."""
@@ -130,9 +119,7 @@ class ResourceQueries(SharedQueries):
 
     def get_chunk(self, chunk_id: str) -> ChunkRecord | None:
         """One chunk by its (globally unique) id, or None."""
-        with self._read() as conn:
-            row = conn.execute(self._q["get_chunk"], (chunk_id,)).fetchone()
-        return None if row is None else self._chunk_row(row)
+        return self._one(self._q["get_chunk"], (chunk_id,), self._chunk_row)
 
     def list_document_events(
         self, bank_id: str, document_id: str, *, limit: int, offset: int
@@ -141,20 +128,7 @@ class ResourceQueries(SharedQueries):
         with self._read() as conn:
             total = conn.execute(self._q["count_document_events"], (bank_id, document_id)).fetchone()["n"]
             rows = conn.execute(self._q["list_document_events"], (bank_id, document_id, limit, offset)).fetchall()
-        return [
-            DocumentEvent(
-                id=int(r["id"]),
-                bank_id=r["bank_id"],
-                document_id=r["document_id"],
-                kind=r["kind"],
-                created_at=self._columns.load_time(r["created_at"]),
-                operation_id=r["operation_id"],
-                fact_id=r["fact_id"],
-                facts_added=int(r["facts_added"]),
-                facts_removed=int(r["facts_removed"]),
-            )
-            for r in rows
-        ], int(total)
+        return [self._columns.record(DocumentEvent, r) for r in rows], int(total)
 
     def _record_document_event(
         self, conn: Any, bank_id: str, document_id: str, kind: str, at: Any, *, added: int = 0, removed: int = 0,
@@ -174,134 +148,67 @@ class ResourceQueries(SharedQueries):
     # ---------------------------------------------------------------- directives
 
     def _directive_row(self, r: Row) -> Directive:
-        c = self._columns
-        return Directive(
-            id=r["id"],
-            bank_id=r["bank_id"],
-            name=r["name"],
-            content=r["content"],
-            priority=int(r["priority"]),
-            is_active=bool(r["is_active"]),
-            tags=c.load_text_list(r["tags"]),
-            created_at=c.load_time(r["created_at"]),
-            updated_at=c.load_time(r["updated_at"]),
-        )
+        return self._columns.record(Directive, r)
 
     def insert_directive(self, directive: Directive) -> None:
         """Store a new directive (bank auto-created)."""
-        d, c = directive, self._columns
+        params = self._columns.params(
+            directive, "bank_id id name content priority is_active tags created_at updated_at"
+        )
         with self._tx() as conn:
-            self._ensure_bank(conn, d.bank_id)
-            conn.execute(
-                self._q["insert_directive"],
-                (d.bank_id, d.id, d.name, d.content, d.priority, d.is_active, c.tags(d.tags), c.time(d.created_at),
-                 c.time(d.updated_at)),
-            )  # fmt: skip
+            self._ensure_bank(conn, directive.bank_id)
+            conn.execute(self._q["insert_directive"], params)
 
     def get_directive(self, bank_id: str, directive_id: str) -> Directive | None:
         """One directive, or None."""
-        with self._read() as conn:
-            row = conn.execute(self._q["get_directive"], (bank_id, directive_id)).fetchone()
-        return None if row is None else self._directive_row(row)
+        return self._one(self._q["get_directive"], (bank_id, directive_id), self._directive_row)
 
     def list_directives(self, bank_id: str, *, active_only: bool) -> list[Directive]:
         """Every directive of the bank (only the active ones with ``active_only``), unordered."""
-        with self._read() as conn:
-            rows = conn.execute(self._q["list_directives"], (bank_id, active_only)).fetchall()
-        return [self._directive_row(r) for r in rows]
+        return self._all(self._q["list_directives"], (bank_id, active_only), self._directive_row)
 
     def update_directive(self, directive: Directive) -> bool:
         """Write every field of a stored directive; False when it does not exist."""
-        d, c = directive, self._columns
-        with self._tx() as conn:
-            cur = conn.execute(
-                self._q["update_directive"],
-                (d.name, d.content, d.priority, d.is_active, c.tags(d.tags), c.time(d.updated_at), d.bank_id, d.id),
-            )
-            return int(cur.rowcount) > 0
+        params = self._columns.params(directive, "name content priority is_active tags updated_at bank_id id")
+        return self._changed(self._q["update_directive"], params) > 0
 
     def delete_directive(self, bank_id: str, directive_id: str) -> bool:
         """Delete a directive; False when it did not exist."""
-        with self._tx() as conn:
-            return int(conn.execute(self._q["delete_directive"], (bank_id, directive_id)).rowcount) > 0
+        return self._changed(self._q["delete_directive"], (bank_id, directive_id)) > 0
 
     # ---------------------------------------------------------------- webhooks
 
     def _webhook_row(self, r: Row) -> Webhook:
-        c = self._columns
-        return Webhook(
-            id=r["id"],
-            bank_id=r["bank_id"],
-            url=r["url"],
-            secret=r["secret"],
-            event_types=c.load_text_list(r["event_types"]),
-            enabled=bool(r["enabled"]),
-            http_config=c.load_json(r["http_config"]),
-            created_at=c.load_time(r["created_at"]),
-            updated_at=c.load_time(r["updated_at"]),
-        )
-
-    def _webhook_params(self, w: Webhook) -> tuple[Any, ...]:
-        c = self._columns
-        return (w.url, w.secret, c.text_list(w.event_types), w.enabled, c.json(w.http_config), c.time(w.updated_at))
+        return self._columns.record(Webhook, r)
 
     def insert_webhook(self, webhook: Webhook) -> None:
         """Store a new webhook (bank auto-created)."""
-        w = webhook
+        columns = "bank_id id url secret event_types enabled http_config created_at updated_at"
         with self._tx() as conn:
-            self._ensure_bank(conn, w.bank_id)
-            url, secret, events, enabled, config, updated = self._webhook_params(w)
-            conn.execute(
-                self._q["insert_webhook"],
-                (w.bank_id, w.id, url, secret, events, enabled, config, self._columns.time(w.created_at), updated),
-            )
+            self._ensure_bank(conn, webhook.bank_id)
+            conn.execute(self._q["insert_webhook"], self._columns.params(webhook, columns))
 
     def get_webhook(self, bank_id: str, webhook_id: str) -> Webhook | None:
         """One webhook, or None."""
-        with self._read() as conn:
-            row = conn.execute(self._q["get_webhook"], (bank_id, webhook_id)).fetchone()
-        return None if row is None else self._webhook_row(row)
+        return self._one(self._q["get_webhook"], (bank_id, webhook_id), self._webhook_row)
 
     def list_webhooks(self, bank_id: str) -> list[Webhook]:
         """Every webhook of the bank, oldest first."""
-        with self._read() as conn:
-            rows = conn.execute(self._q["list_webhooks"], (bank_id,)).fetchall()
-        return [self._webhook_row(r) for r in rows]
+        return self._all(self._q["list_webhooks"], (bank_id,), self._webhook_row)
 
     def update_webhook(self, webhook: Webhook) -> bool:
         """Write every field of a stored webhook; False when it does not exist."""
-        with self._tx() as conn:
-            cur = conn.execute(self._q["update_webhook"], (*self._webhook_params(webhook), webhook.bank_id, webhook.id))
-            return int(cur.rowcount) > 0
+        columns = "url secret event_types enabled http_config updated_at bank_id id"
+        return self._changed(self._q["update_webhook"], self._columns.params(webhook, columns)) > 0
 
     def delete_webhook(self, bank_id: str, webhook_id: str) -> bool:
         """Delete a webhook with its delivery log; False when it did not exist."""
-        with self._tx() as conn:
-            return int(conn.execute(self._q["delete_webhook"], (bank_id, webhook_id)).rowcount) > 0
+        return self._changed(self._q["delete_webhook"], (bank_id, webhook_id)) > 0
 
     # ---------------------------------------------------------------- deliveries
 
     def _delivery_row(self, r: Row) -> WebhookDelivery:
-        c = self._columns
-        return WebhookDelivery(
-            id=r["id"],
-            bank_id=r["bank_id"],
-            webhook_id=r["webhook_id"],
-            event_id=r["event_id"],
-            event_type=r["event_type"],
-            url=r["url"],
-            payload=c.load_json(r["payload"]),
-            status=r["status"],
-            attempts=int(r["attempts"]),
-            created_at=c.load_time(r["created_at"]),
-            updated_at=c.load_time(r["updated_at"]),
-            operation_id=r["operation_id"],
-            next_retry_at=None if r["next_retry_at"] is None else c.load_time(r["next_retry_at"]),
-            last_error=r["last_error"],
-            last_response_status=r["last_response_status"],
-            last_response_body=r["last_response_body"],
-            last_attempt_at=None if r["last_attempt_at"] is None else c.load_time(r["last_attempt_at"]),
-        )
+        return self._columns.record(WebhookDelivery, r)
 
     def enqueue_deliveries(self, deliveries: Sequence[tuple[WebhookDelivery, Operation]]) -> None:
         """Store each delivery with the operation that will send it, all in one transaction: a delivery is never
@@ -311,37 +218,24 @@ class ResourceQueries(SharedQueries):
         c = self._columns
         with self._tx() as conn:
             for d, op in deliveries:
-                conn.execute(
-                    self._q["insert_delivery"],
-                    (d.id, d.bank_id, d.webhook_id, d.event_id, d.event_type, d.url, c.json(d.payload), d.status,
-                     d.attempts, d.operation_id, c.time(d.created_at), c.time(d.updated_at)),
-                )  # fmt: skip
+                conn.execute(self._q["insert_delivery"], c.params(d, _DELIVERY_INSERT))
                 conn.execute(self._q["insert_operation"], c.operation_params(op))
 
     def get_delivery(self, delivery_id: str) -> WebhookDelivery | None:
         """One delivery, or None (its webhook was deleted)."""
-        with self._read() as conn:
-            row = conn.execute(self._q["get_delivery"], (delivery_id,)).fetchone()
-        return None if row is None else self._delivery_row(row)
+        return self._one(self._q["get_delivery"], (delivery_id,), self._delivery_row)
 
     def save_delivery_attempt(self, delivery: WebhookDelivery) -> None:
         """Record an attempt's outcome: status, attempts, next retry and the last response or error."""
-        d, c = delivery, self._columns
         with self._tx() as conn:
-            conn.execute(
-                self._q["update_delivery"],
-                (d.status, d.attempts, c.time(d.next_retry_at), d.last_error, d.last_response_status,
-                 d.last_response_body, c.time(d.last_attempt_at), c.time(d.updated_at), d.id),
-            )  # fmt: skip
+            conn.execute(self._q["update_delivery"], self._columns.params(delivery, _DELIVERY_ATTEMPT))
 
     def list_deliveries(
         self, bank_id: str, webhook_id: str, *, limit: int, before: datetime | None
     ) -> list[WebhookDelivery]:
         """A webhook's deliveries, newest first, created before ``before`` (a page cursor) when given."""
         at = self._columns.time(before)
-        with self._read() as conn:
-            rows = conn.execute(self._q["list_deliveries"], (bank_id, webhook_id, at, at, limit)).fetchall()
-        return [self._delivery_row(r) for r in rows]
+        return self._all(self._q["list_deliveries"], (bank_id, webhook_id, at, at, limit), self._delivery_row)
 
     # ---------------------------------------------------------------- operation administration and metrics
 
@@ -349,13 +243,11 @@ class ResourceQueries(SharedQueries):
         """Send a failed operation back to the queue as new (pending, retries and error cleared); False unless it
         exists and has failed."""
         now = self._columns.time(datetime.now(UTC))
-        with self._tx() as conn:
-            return int(conn.execute(self._q["requeue_operation"], (now, bank_id, operation_id)).rowcount) > 0
+        return self._changed(self._q["requeue_operation"], (now, bank_id, operation_id)) > 0
 
     def delete_operation(self, bank_id: str, operation_id: str) -> bool:
         """Delete an operation that no worker is running; False unless it exists and is not processing."""
-        with self._tx() as conn:
-            return int(conn.execute(self._q["delete_operation"], (bank_id, operation_id)).rowcount) > 0
+        return self._changed(self._q["delete_operation"], (bank_id, operation_id)) > 0
 
     def operation_counts(self) -> list[tuple[str, str, int]]:
         """``(operation_type, status, count)`` over every bank."""
@@ -405,20 +297,16 @@ class ResourceQueries(SharedQueries):
 
     def beat(self, heartbeat: WorkerHeartbeat) -> None:
         """Record that a worker is alive (and forget workers silent for a day)."""
-        h, t = heartbeat, self._columns.time
+        h, c = heartbeat, self._columns
         with self._tx() as conn:
-            conn.execute(self._q["beat"], (h.worker_id, h.host, h.pid, t(h.started_at), t(h.last_seen_at)))
-            conn.execute(self._q["purge_heartbeats"], (t(_day_before(h.last_seen_at)),))
+            conn.execute(self._q["beat"], c.params(h, "worker_id host pid started_at last_seen_at"))
+            conn.execute(self._q["purge_heartbeats"], (c.time(_day_before(h.last_seen_at)),))
 
     def list_heartbeats(self, since: datetime) -> list[WorkerHeartbeat]:
         """Workers seen at or after ``since``, most recent first."""
         with self._read() as conn:
             rows = conn.execute(self._q["list_heartbeats"], (self._columns.time(since),)).fetchall()
-        t = self._columns.load_time
-        return [
-            WorkerHeartbeat(r["worker_id"], r["host"], int(r["pid"]), t(r["started_at"]), t(r["last_seen_at"]))
-            for r in rows
-        ]
+        return [self._columns.record(WorkerHeartbeat, r) for r in rows]
 
     def drop_heartbeat(self, worker_id: str) -> None:
         """Forget a worker that stopped cleanly."""

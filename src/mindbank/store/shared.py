@@ -10,22 +10,24 @@ A method whose SQL, locking or clock differs between the backends stays in the b
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, closing
 from datetime import datetime, timedelta
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from mindbank.domain.records import Bank, HistoryEntry, LLMRequestRecord, MemoryUnit, MentalModel, NewMemory, Operation
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TagsMatch
 from mindbank.domain.timeutil import utcnow
-from mindbank.store.base import AlreadyExists, Spend, SpendRecord, SpendTotals, StalenessProbe
-from mindbank.store.columns import Columns, mental_model_columns
+from mindbank.store.base import AlreadyExists, Spend, SpendRecord, SpendTotals, StalenessProbe, cited_ids
+from mindbank.store.columns import Columns, Row, mental_model_columns
 from mindbank.store.dialect import Dialect
 from mindbank.store.fence import LeaseLost, current_fence
 from mindbank.store.filter_sql import compile_filter
 
 IDS_PER_STATEMENT = 500  # ids bound per statement where a list is looked up (SQLite binds one parameter each)
+
+_T = TypeVar("_T")
 
 
 def oldest_since(probes: Sequence[StalenessProbe]) -> dict[MemoryFilter, datetime]:
@@ -61,6 +63,7 @@ class SharedQueries:
     _q: ClassVar[Mapping[str, str]]
     _columns: ClassVar[Columns]
     _dialect: ClassVar[Dialect]
+    _history_kind: ClassVar[Mapping[bool, str]]  # trim_history's {kind}: a failed refresh's rows (True) or not
 
     # ---------------------------------------------------------------- supplied by the backend
 
@@ -90,6 +93,25 @@ class SharedQueries:
         """A statement taking a list of ids, ready to run, and the parameters standing for the list (the backend's:
         one placeholder per id in SQLite, one array parameter in PostgreSQL)."""
         raise NotImplementedError
+
+    # ---------------------------------------------------------------- one named statement
+
+    def _one(self, statement: str, params: tuple[Any, ...], to: Callable[[Row], _T]) -> _T | None:
+        """The first row of the read ``statement`` (one of ``_q``) mapped by ``to``, or None when it has none."""
+        with self._read() as conn:
+            row = conn.execute(statement, params).fetchone()
+        return None if row is None else to(row)
+
+    def _all(self, statement: str, params: tuple[Any, ...], to: Callable[[Row], _T]) -> list[_T]:
+        """Every row of the read ``statement`` (one of ``_q``) mapped by ``to``, in the statement's order."""
+        with self._read() as conn:
+            rows = conn.execute(statement, params).fetchall()
+        return [to(r) for r in rows]
+
+    def _changed(self, statement: str, params: tuple[Any, ...]) -> int:
+        """How many rows the write ``statement`` (one of ``_q``) changed, run in a transaction of its own."""
+        with self._tx() as conn:
+            return int(conn.execute(statement, params).rowcount)
 
     # ---------------------------------------------------------------- memory reads
 
@@ -125,9 +147,7 @@ class SharedQueries:
 
     def get_bank(self, bank_id: str) -> Bank | None:
         """The bank's profile and bookkeeping, or None."""
-        with self._read() as conn:
-            row = conn.execute(self._q["get_bank"], (bank_id,)).fetchone()
-        return None if row is None else self._columns.bank_row(row)
+        return self._one(self._q["get_bank"], (bank_id,), self._columns.bank_row)
 
     def list_banks(self) -> list[tuple[Bank, int]]:
         """Every bank with its memory count, ordered by id."""
@@ -183,15 +203,11 @@ class SharedQueries:
 
     def unconsolidated_facts(self, bank_id: str, limit: int) -> list[MemoryUnit]:
         """Facts (world/experience) not yet consolidated, oldest first."""
-        with self._read() as conn:
-            rows = conn.execute(self._q["unconsolidated_facts"], (bank_id, limit)).fetchall()
-        return [self._columns.memory_row(r) for r in rows]
+        return self._all(self._q["unconsolidated_facts"], (bank_id, limit), self._columns.memory_row)
 
     def list_observations(self, bank_id: str) -> list[MemoryUnit]:
         """Every observation of the bank, oldest first."""
-        with self._read() as conn:
-            rows = conn.execute(self._q["list_observations"], (bank_id,)).fetchall()
-        return [self._columns.memory_row(r) for r in rows]
+        return self._all(self._q["list_observations"], (bank_id,), self._columns.memory_row)
 
     def observations_losing_sources(self, bank_id: str, requeued: Sequence[str]) -> list[MemoryUnit]:
         """Observations citing a source fact that no longer exists, or one of ``requeued`` (facts an edit sent back
@@ -247,20 +263,15 @@ class SharedQueries:
 
     def get_mental_model(self, bank_id: str, model_id: str) -> MentalModel | None:
         """One model, or None."""
-        with self._read() as conn:
-            row = conn.execute(self._q["get_mental_model"], (bank_id, model_id)).fetchone()
-        return None if row is None else self._columns.model_row(row)
+        return self._one(self._q["get_mental_model"], (bank_id, model_id), self._columns.model_row)
 
     def delete_mental_model(self, bank_id: str, model_id: str) -> bool:
         """Delete a model with its history and citations; False if it did not exist."""
-        with self._tx() as conn:
-            return int(conn.execute(self._q["delete_mental_model"], (bank_id, model_id)).rowcount) > 0
+        return self._changed(self._q["delete_mental_model"], (bank_id, model_id)) > 0
 
     def list_history(self, bank_id: str, model_id: str) -> list[HistoryEntry]:
         """History rows of a model, most recent first."""
-        with self._read() as conn:
-            rows = conn.execute(self._q["list_history"], (bank_id, model_id)).fetchall()
-        return [self._columns.history_row(r) for r in rows]
+        return self._all(self._q["list_history"], (bank_id, model_id), self._columns.history_row)
 
     def citing_models(self, bank_id: str, memory_id: str) -> list[str]:
         """Ids of the mental models whose current document cites ``memory_id`` (the citation index), sorted."""
@@ -270,9 +281,39 @@ class SharedQueries:
 
     def list_models_with_trigger(self, key: str, *, bank_id: str | None = None) -> list[MentalModel]:
         """Every mental model (of ``bank_id``, or of all banks) whose trigger has a truthy ``key``."""
-        with self._read() as conn:
-            rows = conn.execute(self._q["list_models_with_trigger"], (key, key, bank_id, bank_id)).fetchall()
-        return [self._columns.model_row(r) for r in rows]
+        return self._all(self._q["list_models_with_trigger"], (key, key, bank_id, bank_id), self._columns.model_row)
+
+    def save_refresh(
+        self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int, spend: SpendRecord | None = None
+    ) -> None:
+        """Persist a model's refresh state, its citations, (optionally) one history row and the refresh's spend in
+        one transaction.
+
+        ``history_cap`` > 0 keeps only that many rows of the same kind per model (oldest trimmed).
+        Raises ``LookupError`` if the model was deleted meanwhile.
+        """
+        with self._tx() as conn, closing(conn.cursor()) as cur:
+            cur.execute(self._q["update_mental_model"], self._columns.model_update_params(model))
+            if cur.rowcount == 0:
+                raise LookupError(f"mental model {model.id!r} no longer exists")
+            if spend is not None:
+                cur.execute(self._q["add_refresh_spend"], spend.params())
+            cur.execute(self._q["delete_citations"], (model.bank_id, model.id))
+            cited = cited_ids(model.structured_document)
+            if cited:
+                cur.executemany(self._q["insert_citation"], [(model.bank_id, model.id, mid) for mid in cited])
+            if history is not None:
+                cur.execute(self._q["insert_history"], self._history_params(model, history))
+                if history_cap > 0:
+                    kind = self._history_kind[history.get("kind") == "refresh_failed"]
+                    cur.execute(
+                        self._q["trim_history"].format(kind=kind),
+                        (model.bank_id, model.id, model.bank_id, model.id, history_cap),
+                    )
+
+    def _history_params(self, model: MentalModel, history: dict[str, Any]) -> tuple[Any, ...]:
+        """The ``insert_history`` parameters of a model's new history row, stamped now."""
+        return (model.bank_id, model.id, self._columns.json(history), self._columns.time(utcnow()))
 
     # ---------------------------------------------------------------- refresh spend and governance
 
@@ -385,15 +426,11 @@ class SharedQueries:
 
     def find_pending_refresh(self, bank_id: str, model_id: str) -> Operation | None:
         """The model's queued (not yet running) refresh, if any."""
-        with self._read() as conn:
-            row = conn.execute(self._q["find_pending_refresh"], (bank_id, model_id)).fetchone()
-        return None if row is None else self._columns.operation_row(row)
+        return self._one(self._q["find_pending_refresh"], (bank_id, model_id), self._columns.operation_row)
 
     def get_operation(self, bank_id: str, operation_id: str) -> Operation | None:
         """One operation of the bank, or None."""
-        with self._read() as conn:
-            row = conn.execute(self._q["get_operation"], (bank_id, operation_id)).fetchone()
-        return None if row is None else self._columns.operation_row(row)
+        return self._one(self._q["get_operation"], (bank_id, operation_id), self._columns.operation_row)
 
     def record_llm_request(self, record: LLMRequestRecord) -> None:
         """Store one traced LLM attempt."""
@@ -402,14 +439,11 @@ class SharedQueries:
 
     def list_llm_requests(self, bank_id: str, operation_id: str, *, limit: int) -> list[LLMRequestRecord]:
         """The traced attempts of one operation, oldest first (at most ``limit``)."""
-        with self._read() as conn:
-            rows = conn.execute(self._q["list_llm_requests"], (bank_id, operation_id, limit)).fetchall()
-        return [self._columns.llm_request_row(r) for r in rows]
+        return self._all(self._q["list_llm_requests"], (bank_id, operation_id, limit), self._columns.llm_request_row)
 
     def purge_llm_requests(self, before: datetime) -> int:
         """Delete traced attempts created before ``before``; returns how many went."""
-        with self._tx() as conn:
-            return int(conn.execute(self._q["purge_llm_requests"], (self._columns.time(before),)).rowcount)
+        return self._changed(self._q["purge_llm_requests"], (self._columns.time(before),))
 
 
 def observation_mentions(

@@ -319,14 +319,12 @@ class TransferQueries(SharedQueries):
 
     def delete_file(self, key: str) -> bool:
         """Delete a stored file; False when there was none."""
-        with self._tx() as conn:
-            return int(conn.execute(self._q["delete_file"], (key,)).rowcount) > 0
+        return self._changed(self._q["delete_file"], (key,)) > 0
 
     def purge_files(self, before: datetime, *, prefix: str) -> int:
         """Delete the files whose key starts with ``prefix`` stored before ``before``; returns how many went."""
         pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        with self._tx() as conn:
-            return int(conn.execute(self._q["purge_files"], (self._columns.time(before), pattern)).rowcount)
+        return self._changed(self._q["purge_files"], (self._columns.time(before), pattern))
 
 
 class BankSnapshotReader:
@@ -359,9 +357,14 @@ class BankSnapshotReader:
                     self._rows(self._q["snap_documents_in"], (self._bank_id, *params), **slots)
                 )
             return
-        after = ""
-        while rows := self._rows(self._q["snap_documents"], (self._bank_id, after, PAGE)):
+        for rows in self._pages(self._q["snap_documents"]):
             yield from self._with_chunks(rows)
+
+    def _pages(self, statement: str, after: Any = "") -> Iterator[list[Row]]:
+        """The pages of a snapshot statement taking ``(bank_id, after, PAGE)`` and ordered by ``id`` (keyset
+        pagination: each page starts after the previous page's last id; ``after`` is the first, below every id)."""
+        while rows := self._rows(statement, (self._bank_id, after, PAGE)):
+            yield rows
             after = rows[-1]["id"]
 
     def _with_chunks(self, rows: list[Row]) -> Iterator[StoredDocument]:
@@ -403,28 +406,16 @@ class BankSnapshotReader:
 
     def operations(self) -> Iterator[StoredOperation]:
         """Every operation of the bank with its claim, ordered by id."""
-        after = ""
-        while rows := self._rows(self._q["snap_operations"], (self._bank_id, after, PAGE)):
-            yield from (self._cols.stored_operation(r) for r in rows)
-            after = rows[-1]["id"]
+        return (self._cols.stored_operation(r) for rows in self._pages(self._q["snap_operations"]) for r in rows)
 
     def llm_requests(self) -> Iterator[LLMRequestRecord]:
         """Every traced LLM request of the bank, ordered by id."""
-        after = ""
-        while rows := self._rows(self._q["snap_llm_requests"], (self._bank_id, after, PAGE)):
-            yield from (self._cols.llm_request_row(r) for r in rows)
-            after = rows[-1]["id"]
+        return (self._cols.llm_request_row(r) for rows in self._pages(self._q["snap_llm_requests"]) for r in rows)
 
     def document_events(self) -> Iterator[StoredDocumentEvent]:
         """The change history of every document of the bank, oldest first."""
-        after = 0
-        while rows := self._rows(self._q["snap_document_events"], (self._bank_id, after, PAGE)):
-            for r in rows:
-                yield StoredDocumentEvent(
-                    r["document_id"], r["kind"], self._cols.load_time(r["created_at"]), r["operation_id"],
-                    r["fact_id"], int(r["facts_added"]), int(r["facts_removed"]), int(r["id"]),
-                )  # fmt: skip
-            after = int(rows[-1]["id"])
+        rows = (r for page in self._pages(self._q["snap_document_events"], after=0) for r in page)
+        return (self._cols.record(StoredDocumentEvent, r) for r in rows)
 
     def directives(self) -> list[Directive]:
         """Every directive of the bank, ordered by id."""
@@ -436,10 +427,7 @@ class BankSnapshotReader:
 
     def deliveries(self) -> Iterator[WebhookDelivery]:
         """Every webhook delivery of the bank (the delivery log), ordered by id."""
-        after = ""
-        while rows := self._rows(self._q["snap_deliveries"], (self._bank_id, after, PAGE)):
-            yield from (self._store._delivery_row(r) for r in rows)
-            after = rows[-1]["id"]
+        return (self._store._delivery_row(r) for rows in self._pages(self._q["snap_deliveries"]) for r in rows)
 
     def knowledge_nodes(self) -> list[KnowledgeNode]:
         """Every node of the bank's knowledge base, ordered by id (a bank's tree is small: read whole)."""
@@ -450,11 +438,7 @@ class BankSnapshotReader:
         deleted models included: their tokens still count against the bank's budget)."""
         day, model = "", ""
         while rows := self._rows(self._q["snap_refresh_spend"], (self._bank_id, day, day, model, PAGE)):
-            for r in rows:
-                yield SpendRecord(
-                    self._bank_id, r["mental_model_id"], r["day"], int(r["refreshes"]), int(r["llm_calls"]),
-                    int(r["input_tokens"]), int(r["output_tokens"]),
-                )  # fmt: skip
+            yield from (self._cols.record(SpendRecord, r, bank_id=self._bank_id) for r in rows)
             day, model = rows[-1]["day"], rows[-1]["mental_model_id"]
 
 

@@ -12,14 +12,11 @@ from psycopg.types.json import Jsonb
 
 from mindbank.domain.records import MentalModel
 from mindbank.store.base import (
-    SpendRecord,
     StalenessProbe,
     StalenessReads,
-    cited_ids,
 )
 from mindbank.store.postgres.model_queries import HISTORY_KIND
 from mindbank.store.postgres.queries import Q
-from mindbank.store.postgres.rows import COLUMNS
 from mindbank.store.postgres.search import SearchMixin
 from mindbank.store.shared import oldest_since
 
@@ -30,33 +27,11 @@ class MentalModelsMixin(SearchMixin):
     """The ``mental_models``, ``mental_model_history`` and ``mental_model_citations`` tables. Built on
     :class:`SearchMixin` because staleness reads cited memories back (``get_memories``)."""
 
-    def save_refresh(
-        self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int, spend: SpendRecord | None = None
-    ) -> None:
-        """Persist a model's refresh state, its citations, (optionally) one history row and the refresh's spend in
-        one transaction.
+    _history_kind = HISTORY_KIND
 
-        ``history_cap`` > 0 keeps only that many rows of the same kind per model (oldest trimmed).
-        Raises ``LookupError`` if the model was deleted meanwhile.
-        """
-        with self._tx() as conn, conn.cursor() as cur:
-            cur.execute(Q["update_mental_model"], COLUMNS.model_update_params(model))
-            if cur.rowcount == 0:
-                raise LookupError(f"mental model {model.id!r} no longer exists")
-            if spend is not None:
-                cur.execute(Q["add_refresh_spend"], spend.params())
-            cur.execute(Q["delete_citations"], (model.bank_id, model.id))
-            cited = cited_ids(model.structured_document)
-            if cited:
-                cur.executemany(Q["insert_citation"], [(model.bank_id, model.id, mid) for mid in cited])
-            if history is not None:
-                cur.execute(Q["insert_history"], (model.bank_id, model.id, Jsonb(history)))
-                if history_cap > 0:
-                    kind = HISTORY_KIND[history.get("kind") == "refresh_failed"]
-                    cur.execute(
-                        Q["trim_history"].format(kind=kind),
-                        (model.bank_id, model.id, model.bank_id, model.id, history_cap),
-                    )
+    def _history_params(self, model: MentalModel, history: dict[str, Any]) -> tuple[Any, ...]:
+        """The ``insert_history`` parameters: ``changed_at`` is the statement's own ``clock_timestamp()``."""
+        return (model.bank_id, model.id, Jsonb(history))
 
     def staleness_reads(self, bank_id: str, probes: Sequence[StalenessProbe]) -> StalenessReads:
         """Read what the staleness rule needs for a page of probes in ONE statement (up to 4000 distinct scopes per

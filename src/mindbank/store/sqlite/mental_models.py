@@ -7,13 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mindbank.domain.records import MentalModel
-from mindbank.domain.timeutil import to_iso, utcnow
+from mindbank.domain.timeutil import to_iso
 from mindbank.store.base import (
-    SpendRecord,
     StalenessProbe,
     StalenessReads,
-    cited_ids,
 )
 from mindbank.store.shared import oldest_since
 from mindbank.store.sqlite.model_queries import HISTORY_KIND
@@ -23,7 +20,7 @@ from mindbank.store.sqlite.queries import (
     marks,
     stale_compound,
 )
-from mindbank.store.sqlite.rows import COLUMNS, to_json, ts
+from mindbank.store.sqlite.rows import ts
 from mindbank.store.sqlite.search import SearchMixin
 
 
@@ -31,33 +28,7 @@ class MentalModelsMixin(SearchMixin):
     """The ``mental_models``, ``mental_model_history`` and ``mental_model_citations`` tables. Built on
     :class:`SearchMixin` because staleness reads cited memories back (``get_memories``)."""
 
-    def save_refresh(
-        self, model: MentalModel, *, history: dict[str, Any] | None, history_cap: int, spend: SpendRecord | None = None
-    ) -> None:
-        """Persist a model's refresh state, (optionally) one history row and the refresh's spend in one
-        transaction.
-
-        ``history_cap`` > 0 keeps only that many rows of the same kind per model (oldest trimmed).
-        Raises ``LookupError`` if the model was deleted meanwhile.
-        """
-        with self._tx() as conn:
-            cur = conn.execute(Q["update_mental_model"], COLUMNS.model_update_params(model))
-            if cur.rowcount == 0:
-                raise LookupError(f"mental model {model.id!r} no longer exists")
-            if spend is not None:
-                conn.execute(Q["add_refresh_spend"], spend.params())
-            conn.execute(Q["delete_citations"], (model.bank_id, model.id))
-            conn.executemany(
-                Q["insert_citation"], [(model.bank_id, model.id, mid) for mid in cited_ids(model.structured_document)]
-            )
-            if history is not None:
-                conn.execute(Q["insert_history"], (model.bank_id, model.id, to_json(history), to_iso(utcnow())))
-                if history_cap > 0:
-                    kind = HISTORY_KIND[history.get("kind") == "refresh_failed"]
-                    conn.execute(
-                        Q["trim_history"].format(kind=kind),
-                        (model.bank_id, model.id, model.bank_id, model.id, history_cap),
-                    )
+    _history_kind = HISTORY_KIND
 
     def staleness_reads(self, bank_id: str, probes: Sequence[StalenessProbe]) -> StalenessReads:
         """Read what the staleness rule needs for a page of probes in ONE statement, whatever the page size.
