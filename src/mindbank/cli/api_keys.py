@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from mindbank.cli.common import Subparsers, client_command
+from mindbank.cli.common import Subparsers, client_command, command_group
 from mindbank.cli.output import Output, when
 
 if TYPE_CHECKING:
@@ -15,8 +15,7 @@ if TYPE_CHECKING:
 
 def register(sub: Subparsers) -> None:
     """Add the ``keys`` command group to the ``mindbank`` command."""
-    keys = sub.add_parser("keys", help="scoped API keys: create, list, revoke (admin key)")
-    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
+    keys_sub = command_group(sub, "keys", help="scoped API keys: create, list, revoke (admin key)")
     p = client_command(keys_sub, "create", _create, help="create a key limited to some banks; prints its secret once")
     p.add_argument(
         "banks", nargs="+", metavar="BANK",

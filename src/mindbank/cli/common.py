@@ -40,6 +40,12 @@ def client_options() -> argparse.ArgumentParser:
     return parent
 
 
+def command_group(sub: Subparsers, name: str, *, help: str) -> Subparsers:
+    """Add the command group ``name`` (``mindbank <name> ...``) to ``sub``; returns the group's subcommand parsers,
+    whose chosen command lands in ``<name>_command``."""
+    return sub.add_parser(name, help=help).add_subparsers(dest=f"{name}_command", required=True)
+
+
 def client_command(
     sub: Subparsers, name: str, handler: Handler, *, help: str | None = None, names: dict[str, str] | None = None
 ) -> argparse.ArgumentParser:

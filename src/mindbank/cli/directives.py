@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from mindbank.cli.common import Subparsers, bank, client_command
+from mindbank.cli.common import Subparsers, bank, client_command, command_group
 from mindbank.cli.output import Output
 
 if TYPE_CHECKING:
@@ -14,8 +14,7 @@ if TYPE_CHECKING:
 
 def register(sub: Subparsers) -> None:
     """Add the ``directives`` command group to the ``mindbank`` command."""
-    group = sub.add_parser("directives", help="directives the LLM engine follows: list, get, add, update, delete")
-    dsub = group.add_subparsers(dest="directives_command", required=True)
+    dsub = command_group(sub, "directives", help="directives the LLM engine follows: list, get, add, update, delete")
     p = client_command(dsub, "list", _list, help="list directives, highest priority first")
     p.add_argument("--tag", action="append", default=None, help="scope filter (repeatable)")
     p.add_argument("--all", action="store_true", help="include inactive directives")

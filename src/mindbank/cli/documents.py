@@ -8,7 +8,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mindbank.cli.common import Subparsers, UsageError, add_wait_flags, bank, client_command, wait_and_report
+from mindbank.cli.common import (
+    Subparsers,
+    UsageError,
+    add_wait_flags,
+    bank,
+    client_command,
+    command_group,
+    wait_and_report,
+)
 from mindbank.cli.names import accept_names
 from mindbank.cli.output import Output, when
 
@@ -19,8 +27,7 @@ if TYPE_CHECKING:
 
 def register(sub: Subparsers) -> None:
     """Add the ``docs`` command group to the ``mindbank`` command."""
-    docs = sub.add_parser("docs", help="documents: list, get, chunks, history, tag, delete, reprocess, upload")
-    docs_sub = docs.add_subparsers(dest="docs_command", required=True)
+    docs_sub = command_group(sub, "docs", help="documents: list, get, chunks, history, tag, delete, reprocess, upload")
     p = client_command(docs_sub, "list", _list, help="list documents, most recently written first")
     p.add_argument("--q", default=None, help="text found in the id or the document (case-insensitive)")
     p.add_argument("--tag", action="append", default=None, help="tag filter (repeatable)")

@@ -7,7 +7,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mindbank.cli.common import Subparsers, UsageError, add_wait_flags, bank, client_command, json_arg, wait_and_report
+from mindbank.cli.common import (
+    Subparsers,
+    UsageError,
+    add_wait_flags,
+    bank,
+    client_command,
+    command_group,
+    json_arg,
+    wait_and_report,
+)
 from mindbank.cli.names import accept_names
 from mindbank.cli.output import Output, when
 
@@ -19,8 +28,7 @@ _MATCH = ["any", "all", "any_strict", "all_strict", "exact"]
 
 def register(sub: Subparsers) -> None:
     """Add the ``kb`` command group to the ``mindbank`` command."""
-    kb = sub.add_parser("kb", help="knowledge base: folders and pages (pages are mental models)")
-    kb_sub = kb.add_subparsers(dest="kb_command", required=True)
+    kb_sub = command_group(sub, "kb", help="knowledge base: folders and pages (pages are mental models)")
 
     p = client_command(kb_sub, "tree", _tree, help="show the tree of folders and pages, stale pages marked")
     p.add_argument("--tag", action="append", default=None, help="only pages with this tag (repeatable)")

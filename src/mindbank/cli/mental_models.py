@@ -14,6 +14,7 @@ from mindbank.cli.common import (
     add_wait_flags,
     bank,
     client_command,
+    command_group,
     json_arg,
     wait_and_report,
 )
@@ -28,8 +29,9 @@ _DETAIL = ["metadata", "content", "full"]
 
 def register(sub: Subparsers) -> None:
     """Add the ``mm`` command group to the ``mindbank`` command."""
-    mm = sub.add_parser("mm", help="mental models: list, get, create, update, refresh, dry-run, history, diff, ...")
-    mm_sub = mm.add_subparsers(dest="mm_command", required=True)
+    mm_sub = command_group(
+        sub, "mm", help="mental models: list, get, create, update, refresh, dry-run, history, diff, ..."
+    )
 
     p = client_command(mm_sub, "list", _list, help="list mental models")
     p.add_argument("--tag", action="append", default=None, help="tag filter (repeatable)")

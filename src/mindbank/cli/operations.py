@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from mindbank.cli.common import Subparsers, add_timeout_flag, bank, client_command, wait_and_report
+from mindbank.cli.common import Subparsers, add_timeout_flag, bank, client_command, command_group, wait_and_report
 from mindbank.cli.output import Output, spend_line, when
 
 if TYPE_CHECKING:
@@ -15,8 +15,7 @@ if TYPE_CHECKING:
 
 def register(sub: Subparsers) -> None:
     """Add the ``ops`` command group to the ``mindbank`` command."""
-    ops = sub.add_parser("ops", help="background operations: list, get, cancel, retry, delete, wait")
-    ops_sub = ops.add_subparsers(dest="ops_command", required=True)
+    ops_sub = command_group(sub, "ops", help="background operations: list, get, cancel, retry, delete, wait")
     p = client_command(ops_sub, "list", _list, help="list operations, newest first")
     p.add_argument("--status", default=None, choices=["pending", "processing", "completed", "failed", "cancelled"])
     p.add_argument("--type", default=None, help="operation type, e.g. refresh_mental_model")

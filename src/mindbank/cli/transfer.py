@@ -23,6 +23,7 @@ from mindbank.cli.common import (
     add_wait_flags,
     bank,
     client_command,
+    command_group,
     wait_and_report,
 )
 from mindbank.cli.output import Output, when
@@ -33,8 +34,7 @@ if TYPE_CHECKING:
 
 def register(sub: Subparsers) -> None:
     """Add the ``bank`` command group to the ``mindbank`` command."""
-    group = sub.add_parser("bank", help="banks: list; backup and migration: export, import, clone, templates")
-    bank_sub = group.add_subparsers(dest="bank_command", required=True)
+    bank_sub = command_group(sub, "bank", help="banks: list; backup and migration: export, import, clone, templates")
 
     client_command(bank_sub, "list", _list, help="list the banks with their names, memories and last write")
 

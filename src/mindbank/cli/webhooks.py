@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from mindbank.cli.common import Subparsers, bank, client_command
+from mindbank.cli.common import Subparsers, bank, client_command, command_group
 from mindbank.cli.output import Output, when
 
 if TYPE_CHECKING:
@@ -14,8 +14,7 @@ if TYPE_CHECKING:
 
 def register(sub: Subparsers) -> None:
     """Add the ``webhooks`` command group to the ``mindbank`` command."""
-    group = sub.add_parser("webhooks", help="webhooks: list, add, update, delete, deliveries")
-    wsub = group.add_subparsers(dest="webhooks_command", required=True)
+    wsub = command_group(sub, "webhooks", help="webhooks: list, add, update, delete, deliveries")
     client_command(wsub, "list", _list, help="list the bank's webhooks")
     p = client_command(wsub, "add", _add, help="register a webhook")
     p.add_argument("target", metavar="URL", help="where events are POSTed (--url is the server's)")
