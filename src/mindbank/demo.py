@@ -25,7 +25,7 @@ from mindbank.domain.document import StructuredDocument
 from mindbank.domain.records import MentalModel, RetainItem
 from mindbank.domain.scope import model_scope
 from mindbank.domain.tags import groups_match, matches
-from mindbank.importers import load_locomo, locomo_items, sample_conversation_path, split_halves
+from mindbank.importers import LocomoConversation, load_locomo, locomo_items, sample_conversation_path, split_halves
 from mindbank.service.facade import MindBank
 
 BANK = "demo"
@@ -134,7 +134,7 @@ def run_demo(path: str | None = None, *, console: Console | None = None, databas
             mb.close()
 
 
-def _run(console: Console, mb: MindBank, conv, first: list[int], second: list[int]) -> int:  # type: ignore[no-untyped-def]
+def _run(console: Console, mb: MindBank, conv: LocomoConversation, first: list[int], second: list[int]) -> int:
     ok = True
     first_items = locomo_items(conv, first)
     second_items = locomo_items(conv, second)

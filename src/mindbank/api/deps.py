@@ -11,7 +11,8 @@ from mindbank.service.facade import MindBank
 
 
 def _mindbank(request: Request) -> MindBank:
-    return request.app.state.mindbank  # type: ignore[no-any-return]
+    mindbank: MindBank = request.app.state.mindbank  # set once by create_api; Starlette's state is untyped
+    return mindbank
 
 
 Bank = Annotated[MindBank, Depends(_mindbank)]
