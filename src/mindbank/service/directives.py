@@ -17,7 +17,7 @@ from mindbank.domain.resources import Directive, directive_applies, order_direct
 from mindbank.domain.tags import matches, normalize_tags
 from mindbank.domain.timeutil import utcnow
 from mindbank.errors import InvalidInputError
-from mindbank.service.core import ServiceCore, found_in_bank
+from mindbank.service.core import ServiceCore, changed_in_bank, found_in_bank
 
 
 class DirectivesService(ServiceCore):
@@ -76,12 +76,12 @@ class DirectivesService(ServiceCore):
             current, name=name, content=content, priority=current.priority if priority is None else priority,
             is_active=current.is_active if is_active is None else is_active, tags=new_tags, updated_at=utcnow(),
         )  # fmt: skip
-        found_in_bank(self.store.update_directive(updated), "Directive", directive_id, bank_id)
+        changed_in_bank(self.store.update_directive(updated), "Directive", directive_id, bank_id)
         return updated
 
     def delete_directive(self, bank_id: str, directive_id: str) -> None:
         """Delete a directive. Raises :class:`NotFoundError`."""
-        found_in_bank(self.store.delete_directive(bank_id, directive_id), "Directive", directive_id, bank_id)
+        changed_in_bank(self.store.delete_directive(bank_id, directive_id), "Directive", directive_id, bank_id)
 
     def applicable_directives(self, bank_id: str, tags: Sequence[str], *, apply_all: bool = False) -> list[Directive]:
         """The active directives a request scoped to ``tags`` follows, in prompt order (``apply_all``: every active

@@ -26,7 +26,7 @@ from mindbank.domain.resources import DeliveryStatus, Webhook, WebhookDelivery
 from mindbank.domain.timeutil import utcnow
 from mindbank.errors import InvalidInputError
 from mindbank.providers.webhooks import DeliveryError, UnsafeTarget, deliver, resolve_target, signature_headers
-from mindbank.service.core import ServiceCore, found_in_bank
+from mindbank.service.core import ServiceCore, changed_in_bank, found_in_bank
 from mindbank.service.events import DEFAULT_WEBHOOK_EVENTS, WEBHOOK_EVENTS, ServiceEvent
 from mindbank.version import __version__
 from mindbank.worker.runner import Deferred, PermanentFailure
@@ -117,12 +117,12 @@ class WebhooksService(ServiceCore):
             http_config=current.http_config if http_config is None else check_http_config(http_config),
             updated_at=utcnow(),
         )
-        found_in_bank(self.store.update_webhook(updated), "Webhook", webhook_id, bank_id)
+        changed_in_bank(self.store.update_webhook(updated), "Webhook", webhook_id, bank_id)
         return updated
 
     def delete_webhook(self, bank_id: str, webhook_id: str) -> None:
         """Delete a webhook and its delivery log (queued deliveries are dropped). Raises :class:`NotFoundError`."""
-        found_in_bank(self.store.delete_webhook(bank_id, webhook_id), "Webhook", webhook_id, bank_id)
+        changed_in_bank(self.store.delete_webhook(bank_id, webhook_id), "Webhook", webhook_id, bank_id)
 
     def list_webhook_deliveries(
         self, bank_id: str, webhook_id: str, *, limit: int = 50, before: datetime | None = None
