@@ -40,11 +40,10 @@ def mention_fields(m: MemoryUnit) -> dict[str, Any]:
     return {"mention_count": m.mention_count, "last_mentioned_at": to_iso(m.last_mentioned_at or m.mentioned_at)}
 
 
-_METADATA_KEYS = (
-    "id",
-    "bank_id",
-    "name",
-    "tags",
+# a model's fields in wire order: its identity, then (content level) its question and settings with its tags
+# between them, then its times; metadata level is identity, tags and times
+_IDENTITY_KEYS = ("id", "bank_id", "name")
+_TIME_KEYS = (
     "last_refreshed_at",
     "last_memory_seen_at",
     "last_refresh_failed_at",
@@ -52,23 +51,15 @@ _METADATA_KEYS = (
     "created_at",
     "is_knowledge_page",
 )
+_METADATA_KEYS = (*_IDENTITY_KEYS, "tags", *_TIME_KEYS)
 _CONTENT_KEYS = ("source_query", "content", "max_tokens", "trigger")
 # every key of a full ``MentalModelResponse`` that is a model field of the same name, in wire order
 _MODEL_KEYS = (
-    "id",
-    "bank_id",
-    "name",
-    "source_query",
-    "content",
+    *_IDENTITY_KEYS,
+    *_CONTENT_KEYS[:2],
     "tags",
-    "max_tokens",
-    "trigger",
-    "last_refreshed_at",
-    "last_memory_seen_at",
-    "last_refresh_failed_at",
-    "last_full_refreshed_at",
-    "created_at",
-    "is_knowledge_page",
+    *_CONTENT_KEYS[2:],
+    *_TIME_KEYS,
     "reflect_response",
     "is_stale",
 )
