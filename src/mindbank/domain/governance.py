@@ -35,6 +35,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from mindbank.domain.projection import project
+
 
 @dataclass(frozen=True, slots=True)
 class RefreshState:
@@ -52,14 +54,9 @@ class RefreshState:
 
     def to_dict(self) -> dict[str, Any]:
         """The stored (and wire) form: every field, lists for tuples."""
+        keys = ("failures", "last_failure_reason", "carried_over", "carried_attempts", "reanchor", "empty_scope")
         return {
-            "failures": self.failures,
-            "last_failure_reason": self.last_failure_reason,
-            "carried_over": list(self.carried_over),
-            "carried_attempts": self.carried_attempts,
-            "reanchor": self.reanchor,
-            "empty_scope": self.empty_scope,
-            "refused": self.refused,
+            **project(self, (*keys, "refused")),
             **({"hold": self.hold} if self.hold else {}),
             **({"draft": self.draft} if self.draft else {}),
         }

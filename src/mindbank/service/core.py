@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from mindbank.config import TRIGGER_KEYS, Settings
 from mindbank.domain.limits import Limits, check_bank_id
@@ -207,3 +207,26 @@ class ServiceCore:
             history_cap=self.settings.mental_model_history_max_entries,
             relevance_threshold=setting("refresh_relevance_threshold"),
         )
+
+
+_T = TypeVar("_T")
+
+
+def found_in_bank(value: _T | None, kind: str, key: str, bank_id: str) -> _T:
+    """``value``, or :class:`NotFoundError` ``"<kind> '<key>' not found in bank '<bank_id>'"`` when it is None (a
+    store's getter answers None for a record the bank lacks)."""
+    if value is None:
+        raise not_found_in_bank(kind, key, bank_id)
+    return value
+
+
+def changed_in_bank(changed: bool, kind: str, key: str, bank_id: str) -> None:
+    """Raise :class:`NotFoundError` (as :func:`found_in_bank`) when a store's update or delete answered that it
+    changed nothing: the bank lacks the record."""
+    if not changed:
+        raise not_found_in_bank(kind, key, bank_id)
+
+
+def not_found_in_bank(kind: str, key: str, bank_id: str) -> NotFoundError:
+    """The :class:`NotFoundError` for a ``kind`` record ``key`` the bank lacks."""
+    return NotFoundError(f"{kind} '{key}' not found in bank '{bank_id}'")

@@ -25,7 +25,7 @@ from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.engine.refresh.plan import load_document
 from mindbank.engine.refresh.review import draft_view, drop_draft, publish_draft
 from mindbank.errors import ConflictError, InvalidInputError, NotFoundError
-from mindbank.service.core import ServiceCore
+from mindbank.service.core import ServiceCore, found_in_bank
 
 ADMIN_EDITOR = "admin"
 
@@ -65,10 +65,7 @@ class CurationService(ServiceCore):
         return (key.name if key is not None and key.name else None) or str(principal.key_id)
 
     def _curated_model(self, bank_id: str, model_id: str) -> MentalModel:
-        model = self.store.get_mental_model(bank_id, model_id)
-        if model is None:
-            raise NotFoundError(f"Mental model '{model_id}' not found in bank '{bank_id}'")
-        return model
+        return found_in_bank(self.store.get_mental_model(bank_id, model_id), "Mental model", model_id, bank_id)
 
     def mental_model_blocks(self, bank_id: str, model_id: str) -> dict[str, Any]:
         """The model's document by block (see :func:`document_view`). Raises :class:`NotFoundError`."""

@@ -16,8 +16,8 @@ from mindbank.domain.resource_checks import MAX_DIRECTIVES, check_directive
 from mindbank.domain.resources import Directive, directive_applies, order_directives
 from mindbank.domain.tags import matches, normalize_tags
 from mindbank.domain.timeutil import utcnow
-from mindbank.errors import InvalidInputError, NotFoundError
-from mindbank.service.core import ServiceCore
+from mindbank.errors import InvalidInputError
+from mindbank.service.core import ServiceCore, changed_in_bank, found_in_bank
 
 
 class DirectivesService(ServiceCore):
@@ -45,10 +45,7 @@ class DirectivesService(ServiceCore):
 
     def get_directive(self, bank_id: str, directive_id: str) -> Directive:
         """One directive. Raises :class:`NotFoundError`."""
-        found = self.store.get_directive(bank_id, directive_id)
-        if found is None:
-            raise NotFoundError(f"Directive '{directive_id}' not found in bank '{bank_id}'")
-        return found
+        return found_in_bank(self.store.get_directive(bank_id, directive_id), "Directive", directive_id, bank_id)
 
     def list_directives(
         self, bank_id: str, *, tags: Sequence[str] = (), tags_match: Literal["any", "all", "exact"] = "any",
@@ -79,14 +76,12 @@ class DirectivesService(ServiceCore):
             current, name=name, content=content, priority=current.priority if priority is None else priority,
             is_active=current.is_active if is_active is None else is_active, tags=new_tags, updated_at=utcnow(),
         )  # fmt: skip
-        if not self.store.update_directive(updated):
-            raise NotFoundError(f"Directive '{directive_id}' not found in bank '{bank_id}'")
+        changed_in_bank(self.store.update_directive(updated), "Directive", directive_id, bank_id)
         return updated
 
     def delete_directive(self, bank_id: str, directive_id: str) -> None:
         """Delete a directive. Raises :class:`NotFoundError`."""
-        if not self.store.delete_directive(bank_id, directive_id):
-            raise NotFoundError(f"Directive '{directive_id}' not found in bank '{bank_id}'")
+        changed_in_bank(self.store.delete_directive(bank_id, directive_id), "Directive", directive_id, bank_id)
 
     def applicable_directives(self, bank_id: str, tags: Sequence[str], *, apply_all: bool = False) -> list[Directive]:
         """The active directives a request scoped to ``tags`` follows, in prompt order (``apply_all``: every active

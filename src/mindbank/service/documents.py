@@ -21,7 +21,7 @@ from mindbank.domain.tags import TagsMatch, normalize_tags
 from mindbank.domain.timeutil import utcnow
 from mindbank.engine.retain.extractive import prepare_documents
 from mindbank.errors import InvalidInputError, NotFoundError
-from mindbank.service.core import ServiceCore
+from mindbank.service.core import ServiceCore, changed_in_bank, found_in_bank
 from mindbank.worker.runner import PermanentFailure
 
 
@@ -49,10 +49,7 @@ class DocumentsService(ServiceCore):
 
     def get_document(self, bank_id: str, document_id: str) -> DocumentSummary:
         """One document with its text and its memory counts by fact type. Raises :class:`NotFoundError`."""
-        found = self.store.get_document(bank_id, document_id)
-        if found is None:
-            raise NotFoundError(f"Document '{document_id}' not found in bank '{bank_id}'")
-        return found
+        return found_in_bank(self.store.get_document(bank_id, document_id), "Document", document_id, bank_id)
 
     def list_document_chunks(
         self, bank_id: str, document_id: str, *, limit: int = 100, offset: int = 0
@@ -101,8 +98,7 @@ class DocumentsService(ServiceCore):
         wanted = normalize_tags(tags)
         if set(wanted) == set(current.tags):
             return  # the same set in another order: no write, no stale models, no history row, no consolidation
-        if not self.store.retag_document(bank_id, document_id, wanted):
-            raise NotFoundError(f"Document '{document_id}' not found in bank '{bank_id}'")
+        changed_in_bank(self.store.retag_document(bank_id, document_id, wanted), "Document", document_id, bank_id)
         if self.settings.enable_auto_consolidation:
             self.queue_consolidation(bank_id)
 
@@ -110,9 +106,7 @@ class DocumentsService(ServiceCore):
         """Delete a document, its chunks, its history and every memory drawn from it; returns how many memories
         went. Models citing them go stale; with auto-consolidation a consolidation is queued that detaches them from
         the observations they supported. Raises :class:`NotFoundError`."""
-        removed = self.store.delete_document(bank_id, document_id)
-        if removed is None:
-            raise NotFoundError(f"Document '{document_id}' not found in bank '{bank_id}'")
+        removed = found_in_bank(self.store.delete_document(bank_id, document_id), "Document", document_id, bank_id)
         if removed and self.settings.enable_auto_consolidation:
             self.queue_consolidation(bank_id)
         return removed

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, cast
 
+from mindbank.domain.projection import project
 from mindbank.domain.records import MentalModel, Operation
 from mindbank.domain.timeutil import to_iso
 from mindbank.engine.consolidate.plan import Consolidator, ObservationScopes
@@ -203,9 +204,7 @@ class Jobs:
         result = {
             "mental_model_id": model_id,
             "name": model.name,
-            "outcome": plan.outcome,
-            "effective_mode": plan.effective_mode,
-            "mode_fallback_reason": plan.mode_fallback_reason,
+            **project(plan, ("outcome", "effective_mode", "mode_fallback_reason")),
             "content_len": len(plan.content),
             "facts_retrieved": len(plan.retrieved),
             "facts_used": len(plan.used_ids),
@@ -244,10 +243,8 @@ class Jobs:
         plan.fail("refresh_failed_error", "provider_unavailable", f"transient failures outlasted the retries: {exc}")
         self.refresher.persist(plan, self.refresh_settings(op.bank_id))
         return {
-            "mental_model_id": model.id,
-            "name": model.name,
-            "outcome": plan.outcome,
-            "failure_reason": plan.failure_reason,
+            **project(model, ("mental_model_id", "name"), {"mental_model_id": "id"}),
+            **project(plan, ("outcome", "failure_reason")),
             "retries": op.retry_count,
         }
 

@@ -40,7 +40,7 @@ from mindbank.domain.trigger import merge_trigger
 from mindbank.engine.knowledge_search import rank_pages
 from mindbank.engine.refresh.staleness import mark_stale
 from mindbank.errors import ConflictError, InvalidInputError, NotFoundError
-from mindbank.service.core import ServiceCore, ServiceState
+from mindbank.service.core import ServiceCore, ServiceState, found_in_bank
 from mindbank.service.mental_models import MentalModelsService, patched_model
 from mindbank.store.base import AlreadyExists
 
@@ -99,9 +99,7 @@ class KnowledgeService(ServiceCore):
 
     def get_knowledge_node(self, bank_id: str, node_id: str) -> tuple[KnowledgeNode, MentalModel | None]:
         """A node and, for a page, its mental model (with ``is_stale``). Raises :class:`NotFoundError`."""
-        node = self.store.get_knowledge_node(bank_id, node_id)
-        if node is None:
-            raise NotFoundError(f"Knowledge node '{node_id}' not found in bank '{bank_id}'")
+        node = found_in_bank(self.store.get_knowledge_node(bank_id, node_id), "Knowledge node", node_id, bank_id)
         model = (
             None if node.mental_model_id is None else self.mental_models.get_mental_model(bank_id, node.mental_model_id)
         )
@@ -213,9 +211,7 @@ class KnowledgeService(ServiceCore):
         ``source_query`` queues a refresh (the page is rebuilt for the new question). Returns the node and, for a
         page, its model. Raises :class:`NotFoundError` (node or parent), :class:`InvalidInputError` (blank name, a
         page setting on a folder, a page as parent, a cycle, bad settings), :class:`ConflictError` (name taken)."""
-        node = self.store.get_knowledge_node(bank_id, node_id)
-        if node is None:
-            raise NotFoundError(f"Knowledge node '{node_id}' not found in bank '{bank_id}'")
+        node = found_in_bank(self.store.get_knowledge_node(bank_id, node_id), "Knowledge node", node_id, bank_id)
         given = {"source_query": source_query, "tags": tags, "max_tokens": max_tokens, "trigger": trigger}
         settings = {k: v for k, v in given.items() if v is not None}
         new_name = node.name if name is None else check_name(name)
@@ -245,10 +241,7 @@ class KnowledgeService(ServiceCore):
     def delete_knowledge_node(self, bank_id: str, node_id: str) -> Removed:
         """Delete a node and its whole subtree, the pages' mental models (and their history) included. Returns how
         many folders and pages went. Raises :class:`NotFoundError`."""
-        removed = self.store.delete_knowledge_node(bank_id, node_id)
-        if removed is None:
-            raise NotFoundError(f"Knowledge node '{node_id}' not found in bank '{bank_id}'")
-        return removed
+        return found_in_bank(self.store.delete_knowledge_node(bank_id, node_id), "Knowledge node", node_id, bank_id)
 
     # ---------------------------------------------------------------- helpers
 

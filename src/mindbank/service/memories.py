@@ -29,7 +29,7 @@ from mindbank.engine.recall import RecallRequest, Retriever, recall
 from mindbank.engine.retain.extractive import prepare_documents
 from mindbank.engine.retain.parts import RetainCursor, retain_parts
 from mindbank.errors import ConflictError, InvalidInputError, NotFoundError, PayloadTooLargeError
-from mindbank.service.core import ServiceCore
+from mindbank.service.core import ServiceCore, changed_in_bank
 from mindbank.service.events import emit_retain
 from mindbank.service.tracing import current_operation_id
 from mindbank.store.base import DocumentChanged
@@ -435,8 +435,7 @@ class MemoriesService(ServiceCore):
         """Delete one memory from every index. A deletion is a write: models citing it become stale, and (with
         auto-consolidation) a consolidation is queued, which detaches it from the observations it supported.
         Raises :class:`NotFoundError`."""
-        if not self.store.delete_memory(bank_id, memory_id):
-            raise NotFoundError(f"Memory '{memory_id}' not found in bank '{bank_id}'")
+        changed_in_bank(self.store.delete_memory(bank_id, memory_id), "Memory", memory_id, bank_id)
         if self.settings.enable_auto_consolidation:
             self.consolidate(bank_id)
 

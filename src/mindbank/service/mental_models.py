@@ -36,7 +36,7 @@ from mindbank.engine.refresh.plan import DRY_RUN_OUTCOMES, reference_outcome
 from mindbank.engine.refresh.runner import RefreshRunner
 from mindbank.engine.refresh.staleness import explain_staleness, mark_stale
 from mindbank.errors import ConflictError, InvalidInputError, NotFoundError, RefreshPreviewError
-from mindbank.service.core import ServiceCore, ServiceState
+from mindbank.service.core import ServiceCore, ServiceState, changed_in_bank, found_in_bank
 from mindbank.service.governance import Governance
 from mindbank.store.base import AlreadyExists
 
@@ -178,9 +178,7 @@ class MentalModelsService(ServiceCore):
     def get_mental_model(self, bank_id: str, model_id: str, *, with_staleness: bool = True) -> MentalModel:
         """One model, with ``is_stale`` and ``staleness_reason`` (kind, since, count, memory_ids) computed when
         asked. Raises :class:`NotFoundError`."""
-        model = self.store.get_mental_model(bank_id, model_id)
-        if model is None:
-            raise NotFoundError(f"Mental model '{model_id}' not found in bank '{bank_id}'")
+        model = found_in_bank(self.store.get_mental_model(bank_id, model_id), "Mental model", model_id, bank_id)
         if with_staleness:
             mark_stale(self.store, bank_id, [model])
             explain_staleness(self.store, bank_id, model)
@@ -259,8 +257,7 @@ class MentalModelsService(ServiceCore):
 
     def delete_mental_model(self, bank_id: str, model_id: str) -> None:
         """Delete a model and its history. Raises :class:`NotFoundError`."""
-        if not self.store.delete_mental_model(bank_id, model_id):
-            raise NotFoundError(f"Mental model '{model_id}' not found in bank '{bank_id}'")
+        changed_in_bank(self.store.delete_mental_model(bank_id, model_id), "Mental model", model_id, bank_id)
 
     def clear_mental_model(self, bank_id: str, model_id: str) -> MentalModel:
         """Spec "Clear a Mental Model": content "" and structure reset synchronously (previous version kept in

@@ -7,7 +7,7 @@ import time
 from mindbank.domain.limits import check_offset
 from mindbank.domain.records import LLMRequestRecord, Operation
 from mindbank.errors import ConflictError, NotFoundError
-from mindbank.service.core import ServiceCore
+from mindbank.service.core import ServiceCore, found_in_bank
 
 
 class OperationsService(ServiceCore):
@@ -15,10 +15,7 @@ class OperationsService(ServiceCore):
 
     def get_operation(self, bank_id: str, operation_id: str) -> Operation:
         """One operation. Raises :class:`NotFoundError`."""
-        op = self.store.get_operation(bank_id, operation_id)
-        if op is None:
-            raise NotFoundError(f"Operation '{operation_id}' not found in bank '{bank_id}'")
-        return op
+        return found_in_bank(self.store.get_operation(bank_id, operation_id), "Operation", operation_id, bank_id)
 
     def list_operations(
         self, bank_id: str, *, status: str | None = None, operation_type: str | None = None, limit: int = 20,

@@ -19,13 +19,14 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Final
 
+from mindbank.domain.projection import project
 from mindbank.domain.records import Operation
 from mindbank.domain.resource_checks import DEFAULT_TIMEOUT_SECONDS, check_http_config, split_webhook_url
 from mindbank.domain.resources import DeliveryStatus, Webhook, WebhookDelivery
-from mindbank.domain.timeutil import to_iso, utcnow
-from mindbank.errors import InvalidInputError, NotFoundError
+from mindbank.domain.timeutil import utcnow
+from mindbank.errors import InvalidInputError
 from mindbank.providers.webhooks import DeliveryError, UnsafeTarget, deliver, resolve_target, signature_headers
-from mindbank.service.core import ServiceCore
+from mindbank.service.core import ServiceCore, changed_in_bank, found_in_bank
 from mindbank.service.events import DEFAULT_WEBHOOK_EVENTS, WEBHOOK_EVENTS, ServiceEvent
 from mindbank.version import __version__
 from mindbank.worker.runner import Deferred, PermanentFailure
@@ -53,15 +54,8 @@ def _event_types(values: Sequence[str] | None) -> tuple[str, ...]:
 
 def envelope(event: ServiceEvent) -> dict[str, Any]:
     """The JSON body a receiver gets: ``{event, event_id, bank_id, operation_id, status, timestamp, data}``."""
-    return {
-        "event": event.type,
-        "event_id": event.id,
-        "bank_id": event.bank_id,
-        "operation_id": event.operation_id,
-        "status": event.status,
-        "timestamp": to_iso(event.at),
-        "data": event.data,
-    }
+    keys = ("event", "event_id", "bank_id", "operation_id", "status", "timestamp")
+    return {**project(event, keys, {"event": "type", "event_id": "id", "timestamp": "at"}), "data": event.data}
 
 
 class WebhooksService(ServiceCore):
@@ -99,10 +93,7 @@ class WebhooksService(ServiceCore):
 
     def get_webhook(self, bank_id: str, webhook_id: str) -> Webhook:
         """One webhook. Raises :class:`NotFoundError`."""
-        found = self.store.get_webhook(bank_id, webhook_id)
-        if found is None:
-            raise NotFoundError(f"Webhook '{webhook_id}' not found in bank '{bank_id}'")
-        return found
+        return found_in_bank(self.store.get_webhook(bank_id, webhook_id), "Webhook", webhook_id, bank_id)
 
     def list_webhooks(self, bank_id: str, *, limit: int = 100, offset: int = 0) -> tuple[list[Webhook], int]:
         """A page of the bank's webhooks, oldest first, and the total."""
@@ -126,14 +117,12 @@ class WebhooksService(ServiceCore):
             http_config=current.http_config if http_config is None else check_http_config(http_config),
             updated_at=utcnow(),
         )
-        if not self.store.update_webhook(updated):
-            raise NotFoundError(f"Webhook '{webhook_id}' not found in bank '{bank_id}'")
+        changed_in_bank(self.store.update_webhook(updated), "Webhook", webhook_id, bank_id)
         return updated
 
     def delete_webhook(self, bank_id: str, webhook_id: str) -> None:
         """Delete a webhook and its delivery log (queued deliveries are dropped). Raises :class:`NotFoundError`."""
-        if not self.store.delete_webhook(bank_id, webhook_id):
-            raise NotFoundError(f"Webhook '{webhook_id}' not found in bank '{bank_id}'")
+        changed_in_bank(self.store.delete_webhook(bank_id, webhook_id), "Webhook", webhook_id, bank_id)
 
     def list_webhook_deliveries(
         self, bank_id: str, webhook_id: str, *, limit: int = 50, before: datetime | None = None

@@ -16,6 +16,7 @@ from mindbank.domain.knowledge import (
     page_meta,
     snippet,
 )
+from mindbank.domain.projection import project
 from mindbank.domain.records import MentalModel
 from mindbank.domain.timeutil import to_iso
 
@@ -27,11 +28,7 @@ def knowledge_node(
     (``timestamp``), ``is_stale`` (as computed by the staleness rule, None when not computed), last failure and
     stored (effective) trigger; a folder has none of these (``timestamp`` is its last update)."""
     return {
-        "id": node.id,
-        "kind": node.kind,
-        "name": node.name,
-        "parent_id": node.parent_id,
-        "mental_model_id": node.mental_model_id,
+        **project(node, ("id", "kind", "name", "parent_id", "mental_model_id")),
         "managed": False,
         "description": model.source_query if model is not None else None,
         "tags": list(model.tags) if model is not None else [],

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from mindbank.domain.entities import entity_id, extract_entities
+from mindbank.domain.projection import MEMORY_RENAMES, OPERATION_RENAMES, plain, project
 from mindbank.domain.records import Bank, MemoryUnit, MentalModel, Operation, ScoredMemory
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.engine.refresh.plan import reference_failure_reason, reference_outcome
@@ -21,20 +22,12 @@ def recall_result(hit: ScoredMemory, *, entities: bool = False) -> dict[str, Any
     """One ``RecallResponse.results`` entry; ``entities``: its ``entities`` lists the names its text mentions
     (:func:`mindbank.domain.entities.extract_entities`), else it is null (``include.entities`` null)."""
     m = hit.memory
+    keys = ("context", "occurred_start", "occurred_end", "mentioned_at", "document_id", "metadata", "chunk_id", "tags")
     return {
-        "id": m.id,
-        "text": m.text,
-        "type": m.fact_type,
+        **project(m, ("id", "text", "type"), MEMORY_RENAMES),
         "entities": list(extract_entities(m.text)) if entities else None,
-        "context": m.context,
-        "occurred_start": to_iso(m.occurred_start),
-        "occurred_end": to_iso(m.occurred_end),
-        "mentioned_at": to_iso(m.mentioned_at),
-        "document_id": m.document_id,
-        "metadata": m.metadata,
-        "chunk_id": m.chunk_id,
-        "tags": list(m.tags),
-        "source_fact_ids": None if m.source_memory_ids is None else list(m.source_memory_ids),
+        **project(m, keys),
+        "source_fact_ids": plain(m.source_memory_ids),
         "scores": {"final": hit.final, "reranker": None, "semantic": hit.semantic, "keyword": hit.keyword},
         "attachments": None,
         **mention_fields(m),
@@ -47,11 +40,10 @@ def mention_fields(m: MemoryUnit) -> dict[str, Any]:
     return {"mention_count": m.mention_count, "last_mentioned_at": to_iso(m.last_mentioned_at or m.mentioned_at)}
 
 
-_METADATA_KEYS = (
-    "id",
-    "bank_id",
-    "name",
-    "tags",
+# a model's fields in wire order: its identity, then (content level) its question and settings with its tags
+# between them, then its times; metadata level is identity, tags and times
+_IDENTITY_KEYS = ("id", "bank_id", "name")
+_TIME_KEYS = (
     "last_refreshed_at",
     "last_memory_seen_at",
     "last_refresh_failed_at",
@@ -59,31 +51,26 @@ _METADATA_KEYS = (
     "created_at",
     "is_knowledge_page",
 )
+_METADATA_KEYS = (*_IDENTITY_KEYS, "tags", *_TIME_KEYS)
 _CONTENT_KEYS = ("source_query", "content", "max_tokens", "trigger")
+# every key of a full ``MentalModelResponse`` that is a model field of the same name, in wire order
+_MODEL_KEYS = (
+    *_IDENTITY_KEYS,
+    *_CONTENT_KEYS[:2],
+    "tags",
+    *_CONTENT_KEYS[2:],
+    *_TIME_KEYS,
+    "reflect_response",
+    "is_stale",
+)
 
 
 def mental_model_response(model: MentalModel, detail: Detail) -> dict[str, Any]:
     """``MentalModelResponse`` projected to a detail level; keys outside the level are present and null."""
     full = {
-        "id": model.id,
-        "bank_id": model.bank_id,
-        "name": model.name,
-        "source_query": model.source_query,
-        "content": model.content,
-        "tags": list(model.tags),
-        "max_tokens": model.max_tokens,
-        "trigger": model.trigger,
-        "last_refreshed_at": to_iso(model.last_refreshed_at),
-        "last_memory_seen_at": to_iso(model.last_memory_seen_at),
-        "last_refresh_failed_at": to_iso(model.last_refresh_failed_at),
-        "last_full_refreshed_at": to_iso(model.last_full_refreshed_at),
-        "created_at": to_iso(model.created_at),
-        "is_knowledge_page": model.is_knowledge_page,
-        "reflect_response": model.reflect_response,
-        "is_stale": model.is_stale,
-        # beyond the reference: why it is stale (None when fresh); the kind only in a list
-        "staleness_reason": model.staleness_reason,
-        "refresh_status": model.refresh_status,
+        **project(model, _MODEL_KEYS),
+        # beyond the reference: why it is stale (None when fresh), the kind only in a list; and refresh_status
+        **project(model, ("staleness_reason", "refresh_status")),
         # beyond the reference, with the trigger: when its cron schedules fire next (the control plane shows them)
         "next_refresh_at": to_iso(next_fire(model.trigger.get("refresh_cron"), utcnow())),
         "next_full_refresh_at": to_iso(next_fire(model.trigger.get("full_refresh_cron"), utcnow())),
@@ -98,19 +85,10 @@ def mental_model_response(model: MentalModel, detail: Detail) -> dict[str, Any]:
 
 def operation_response(op: Operation) -> dict[str, Any]:
     """``OperationStatusResponse`` (wire sample 03)."""
+    keys = ("mental_model_id", "created_at", "updated_at", "completed_at", "error_message", "retry_count")
     return {
-        "operation_id": op.id,
-        "status": op.status,
-        "operation_type": op.operation_type,
-        "id": op.id,
-        "task_type": op.operation_type,
-        "mental_model_id": op.mental_model_id,
-        "created_at": to_iso(op.created_at),
-        "updated_at": to_iso(op.updated_at),
-        "completed_at": to_iso(op.completed_at),
-        "error_message": op.error,
-        "retry_count": op.retry_count,
-        "next_retry_at": to_iso(op.next_retry_at),
+        **project(op, ("operation_id", "status", "operation_type", "id", "task_type"), OPERATION_RENAMES),
+        **project(op, (*keys, "next_retry_at"), OPERATION_RENAMES),
         "progress": operation_progress(op),
         "result_metadata": op.result,
         "details": operation_details(op),
@@ -175,27 +153,29 @@ def bank_list_item(bank: Bank, fact_count: int) -> dict[str, Any]:
     }
 
 
+_MEMORY_ITEM_KEYS = (
+    "id",
+    "bank_id",
+    "text",
+    "type",
+    "fact_type",
+    "context",
+    "tags",
+    "metadata",
+    "document_id",
+    "chunk_id",
+    "occurred_start",
+    "occurred_end",
+    "mentioned_at",
+)
+
+
 def memory_item(m: MemoryUnit) -> dict[str, Any]:
     """One memory as ``GET /memories/list`` and ``GET /memories/{id}`` return it."""
     return {
-        "id": m.id,
-        "bank_id": m.bank_id,
-        "text": m.text,
-        "type": m.fact_type,
-        "fact_type": m.fact_type,
-        "context": m.context,
-        "tags": list(m.tags),
-        "metadata": m.metadata,
-        "document_id": m.document_id,
-        "chunk_id": m.chunk_id,
-        "occurred_start": to_iso(m.occurred_start),
-        "occurred_end": to_iso(m.occurred_end),
-        "mentioned_at": to_iso(m.mentioned_at),
+        **project(m, _MEMORY_ITEM_KEYS, MEMORY_RENAMES),
         "date": to_iso(m.occurred_start or m.mentioned_at),
-        "created_at": to_iso(m.created_at),
-        "updated_at": to_iso(m.updated_at),
-        "source_memory_ids": None if m.source_memory_ids is None else list(m.source_memory_ids),
-        "proof_count": m.proof_count,
+        **project(m, ("created_at", "updated_at", "source_memory_ids", "proof_count")),
         "entities": None,
         **mention_fields(m),
     }
@@ -212,20 +192,13 @@ def recall_entities(bank_id: str, results: list[dict[str, Any]]) -> dict[str, di
 def operation_summary(op: Operation) -> dict[str, Any]:
     """One ``OperationsListResponse.operations`` entry (wire sample 22)."""
     return {
-        "id": op.id,
-        "task_type": op.operation_type,
-        "operation_id": op.id,
-        "operation_type": op.operation_type,
+        **project(op, ("id", "task_type", "operation_id", "operation_type"), OPERATION_RENAMES),
         "items_count": len(op.payload.get("items", [])),
         "document_id": None,
         "filename": None,
         "mental_model_id": op.mental_model_id,
         "details": operation_details(op),
-        "created_at": to_iso(op.created_at),
-        "updated_at": to_iso(op.updated_at),
-        "status": op.status,
-        "error_message": op.error,
-        "retry_count": op.retry_count,
+        **project(op, ("created_at", "updated_at", "status", "error_message", "retry_count"), OPERATION_RENAMES),
         "next_retry_at": to_iso(op.next_retry_at),
         "progress": operation_progress(op),
     }

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mindbank.domain.projection import MEMORY_RENAMES, project
 from mindbank.domain.records import FACT_TYPES, ScoredMemory
 from mindbank.domain.resources import Directive, guidance_prompt
-from mindbank.domain.timeutil import to_iso
 from mindbank.engine.reflect.agent import AgentOutcome, run_agent
 from mindbank.engine.reflect.extractive import extractive_reflect
 from mindbank.engine.reflect.tools import Budget, ReflectScope, ReflectTools
@@ -91,19 +91,21 @@ def reflect(
 
 def _fact(hit: ScoredMemory) -> dict[str, Any]:
     m = hit.memory
-    return {
-        "id": m.id,
-        "text": m.text,
-        "type": m.fact_type,
-        "context": m.context,
-        "occurred_start": to_iso(m.occurred_start),
-        "occurred_end": to_iso(m.occurred_end),
-        "mentioned_at": to_iso(m.mentioned_at),
-        "document_id": m.document_id,
-        "chunk_id": m.chunk_id,
-        "tags": list(m.tags),
-        "metadata": m.metadata or None,
-    }
+    return {**project(m, _FACT_KEYS, MEMORY_RENAMES), "metadata": m.metadata or None}
+
+
+_FACT_KEYS = (
+    "id",
+    "text",
+    "type",
+    "context",
+    "occurred_start",
+    "occurred_end",
+    "mentioned_at",
+    "document_id",
+    "chunk_id",
+    "tags",
+)
 
 
 def based_on(outcome: AgentOutcome, directives: Sequence[Directive] = ()) -> dict[str, Any]:

@@ -5,7 +5,7 @@ pipeline (``runner.py``), the writer (``persist.py``) and the dry run (``dry_run
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -58,20 +58,25 @@ def reference_outcome(outcome: str, *, executor: bool = False) -> str:
     return "refresh_failed_empty_candidate" if executor else "refresh_failed_error"
 
 
-def reference_failure_reason(reason: str | None) -> str | None:
-    """A failure reason in the reference's vocabulary (unknown ones read ``unexpected_error``)."""
+def _in_reference_terms(
+    reason: str | None, extended: Mapping[str, str], known: Collection[str], unknown: str
+) -> str | None:
+    """``reason`` (None stays None) mapped through ``extended`` to its nearest reference value; a value still
+    outside the reference's ``known`` set reads ``unknown``."""
     if reason is None:
         return None
-    mapped = EXTENDED_FAILURE_REASONS.get(reason, reason)
-    return mapped if mapped in REFERENCE_FAILURE_REASONS else "unexpected_error"
+    mapped = extended.get(reason, reason)
+    return mapped if mapped in known else unknown
+
+
+def reference_failure_reason(reason: str | None) -> str | None:
+    """A failure reason in the reference's vocabulary (unknown ones read ``unexpected_error``)."""
+    return _in_reference_terms(reason, EXTENDED_FAILURE_REASONS, REFERENCE_FAILURE_REASONS, "unexpected_error")
 
 
 def reference_fallback_reason(reason: str | None) -> str | None:
-    """A ``mode_fallback_reason`` in the reference's vocabulary."""
-    if reason is None:
-        return None
-    mapped = EXTENDED_FALLBACK_REASONS.get(reason, reason)
-    return mapped if mapped in REFERENCE_FALLBACK_REASONS else "delta_ops_failed"
+    """A ``mode_fallback_reason`` in the reference's vocabulary (unknown ones read ``delta_ops_failed``)."""
+    return _in_reference_terms(reason, EXTENDED_FALLBACK_REASONS, REFERENCE_FALLBACK_REASONS, "delta_ops_failed")
 
 
 @dataclass(frozen=True, slots=True)
