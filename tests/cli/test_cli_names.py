@@ -67,6 +67,15 @@ def test_pages_folders_and_documents_by_name(cli: Cli, model: str, tmp_path: Pat
     assert code == 0, err
     assert cli("kb", "update", "Runner", "--name", "Runners")[0] == 0
     assert [c["name"] for c in cli.json("kb", "tree")["roots"][0]["children"]] == ["Runners"]
+    # --parent takes a folder's name too: a new folder, a new page and a move, all by name
+    assert cli.json("kb", "mkdir", "Friends", "--parent", "People")["parent_id"] == folder["id"]
+    assert cli("kb", "page", "--name", "Walker", "--query", "Who walks?", "--parent", "Friends")[0] == 0
+    assert cli("kb", "update", "Runners", "--parent", "Friends")[0] == 0
+    people = cli.json("kb", "tree")["roots"][0]
+    assert [c["name"] for c in people["children"]] == ["Friends"]
+    assert sorted(c["name"] for c in people["children"][0]["children"]) == ["Runners", "Walker"]
+    code, _, err = cli("kb", "mkdir", "Lost", "--parent", "Runners")  # a page is not a folder
+    assert code == 1 and "no folder with the id or name 'Runners'" in err
     note = tmp_path / "plan.md"
     note.write_text("Alice: my plan is to run the Tokyo marathon.\n")
     assert cli("docs", "upload", str(note), "--wait")[0] == 0

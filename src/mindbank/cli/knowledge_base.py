@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from mindbank.client import Client, KnowledgeNode, KnowledgeSearchResponse
 
 _MATCH = ["any", "all", "any_strict", "all_strict", "exact"]
+PARENT = {"parent": "folder"}  # --parent takes a folder's id or its unique name
 
 
 def register(sub: Subparsers) -> None:
@@ -34,14 +35,14 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--tag", action="append", default=None, help="only pages with this tag (repeatable)")
     p.add_argument("--tags-match", default=None, choices=_MATCH)
 
-    p = client_command(kb_sub, "mkdir", _mkdir, help="create a folder")
+    p = client_command(kb_sub, "mkdir", _mkdir, help="create a folder", names=PARENT)
     p.add_argument("name")
-    p.add_argument("--parent", default=None, help="parent folder id (default: the root)")
+    p.add_argument("--parent", default=None, help="parent folder, id or name (default: the root)")
 
-    p = client_command(kb_sub, "page", _page, help="create a page (its first refresh is queued)")
+    p = client_command(kb_sub, "page", _page, help="create a page (its first refresh is queued)", names=PARENT)
     p.add_argument("--name", required=True)
     p.add_argument("--query", required=True, help="the question the page answers (source_query)")
-    p.add_argument("--parent", default=None, help="parent folder id (default: the root)")
+    p.add_argument("--parent", default=None, help="parent folder, id or name (default: the root)")
     p.add_argument("--tag", action="append", default=None, help="tag scoping its memories (repeatable)")
     p.add_argument("--max-tokens", type=int, default=None, help="document size target, 256-8192 (default 4096)")
     p.add_argument("--trigger", default=None, help="trigger fields as JSON, merged over the page default")
@@ -49,11 +50,13 @@ def register(sub: Subparsers) -> None:
 
     client_command(kb_sub, "show", _show, help="print a page as markdown").add_argument("page_id")
 
-    p = client_command(kb_sub, "update", _update, help="rename or move a node, or change a page's settings")
+    p = client_command(
+        kb_sub, "update", _update, help="rename or move a node, or change a page's settings", names=PARENT
+    )
     p.add_argument("node_id")
     p.add_argument("--name", default=None)
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--parent", default=None, help="move into this folder")
+    where.add_argument("--parent", default=None, help="move into this folder (id or name)")
     where.add_argument("--root", action="store_true", help="move to the root")
     p.add_argument("--query", default=None, help="pages: a new question (queues a rebuild)")
     p.add_argument("--tag", action="append", default=None, help="pages: replace the tags (repeatable)")

@@ -84,7 +84,8 @@ def _documents(client: Client, bank_id: str) -> Iterator[tuple[str, str | None]]
 
 
 def resolve(client: Client, kind: str, bank_id: str, ref: str) -> str:
-    """The id of the ``kind`` (``model``, ``page``, ``node`` or ``document``) that ``ref`` names in ``bank_id``.
+    """The id of the ``kind`` (``model``, ``page``, ``folder``, ``node`` or ``document``) that ``ref`` names in
+    ``bank_id``.
     Raises :class:`AmbiguousName` and :class:`UnknownName`."""
     from mindbank.client import MindBankHTTPError
 
@@ -100,9 +101,9 @@ def resolve(client: Client, kind: str, bank_id: str, ref: str) -> str:
                 raise
     if kind == "model":
         found = pick("mental model", ref, _models(client, bank_id))
-    elif kind in ("page", "node"):
+    elif kind in ("page", "folder", "node"):
         nodes = _nodes(client.get_knowledge_base_tree(bank_id).roots)
-        found = pick(kind, ref, ((n.id, n.name) for n in nodes if kind == "node" or n.kind == "page"))
+        found = pick(kind, ref, ((n.id, n.name) for n in nodes if kind in ("node", n.kind)))
     elif kind == "document":
         found = pick("document", ref, _documents(client, bank_id))
     else:  # pragma: no cover - a programming error in a command's declaration
