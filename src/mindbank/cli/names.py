@@ -102,7 +102,9 @@ def resolve(client: Client, kind: str, bank_id: str, ref: str) -> str:
     if kind == "model":
         found = pick("mental model", ref, _models(client, bank_id))
     elif kind in ("page", "folder", "node"):
-        nodes = _nodes(client.get_knowledge_base_tree(bank_id).roots)
+        nodes = list(_nodes(client.get_knowledge_base_tree(bank_id).roots))
+        if any(n.id == ref for n in nodes):  # an exact id wins whatever its kind: the server says what is wrong
+            return ref
         found = pick(kind, ref, ((n.id, n.name) for n in nodes if kind in ("node", n.kind)))
     elif kind == "document":
         found = pick("document", ref, _documents(client, bank_id))
