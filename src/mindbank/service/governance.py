@@ -31,7 +31,6 @@ from datetime import datetime
 from typing import Any
 
 from mindbank.domain.governance import next_utc_midnight, scope_signature, token_cost, utc_day
-from mindbank.domain.projection import project
 from mindbank.domain.records import MentalModel
 from mindbank.domain.scope import model_scope
 from mindbank.domain.timeutil import parse_timestamp, to_iso
@@ -98,8 +97,15 @@ RUN = Verdict("run")
 def totals_view(totals: SpendTotals, prices: tuple[float | None, float | None]) -> dict[str, Any]:
     """A spend figure as the API shows it: counts, tokens and ``cost`` (null while a price is unset)."""
     cost = token_cost(totals.input_tokens, totals.output_tokens, prices)
-    keys = ("refreshes", "llm_calls", "input_tokens", "output_tokens", "total_tokens")
-    return {**project(totals, keys), "cost": cost}
+    # spelled out rather than projected: a model list shapes four of these per model
+    return {
+        "refreshes": totals.refreshes,
+        "llm_calls": totals.llm_calls,
+        "input_tokens": totals.input_tokens,
+        "output_tokens": totals.output_tokens,
+        "total_tokens": totals.total_tokens,
+        "cost": cost,
+    }
 
 
 def _draft_summary(draft: dict[str, Any]) -> dict[str, Any]:
