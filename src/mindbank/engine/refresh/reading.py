@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from mindbank.domain.document import DocumentError, StructuredDocument
 from mindbank.domain.records import MemoryUnit, MentalModel, ScoredMemory
 from mindbank.domain.scope import MemoryFilter, admits
+from mindbank.domain.text import speaker_prefix
 from mindbank.domain.timeutil import to_iso
 from mindbank.engine.recall import RecallRequest, recall
 from mindbank.engine.refresh.plan import TRANSIENT, RefreshPlan, RefreshSettings, fact_entry, load_document, newer
 from mindbank.engine.refresh.source_chunks import select_chunks
+from mindbank.engine.synthesis.exchange import TURN_WINDOW_S, previous_turns
 from mindbank.engine.synthesis.port import ScopeRead
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.store.base import Store
@@ -192,6 +194,22 @@ class ScopeReader:
             vectors.update(zip(unstored, self.embedder.embed([texts[i] for i in unstored]), strict=True))
         query_vector = self.embedder.embed([model.source_query])[0]
         relevance = {h.memory.id: h.final for h in scores}
+        facts = [*(h.memory for h in hits), *cited]
         return ScopeRead(
-            vectors=vectors, query_vector=query_vector, embed=self.embedder.embed, cited=cited, relevance=relevance
-        )
+            vectors=vectors, query_vector=query_vector, embed=self.embedder.embed, cited=cited, relevance=relevance,
+            previous=previous_turns(facts, [*facts, *(h.memory for h in scores), *self._turns_around(model, facts)]),
+        )  # fmt: skip
+
+    def _turns_around(self, model: MentalModel, facts: list[MemoryUnit]) -> list[MemoryUnit]:
+        """The memories of the bank said within ``exchange.TURN_WINDOW_S`` before the earliest of ``facts`` and up to
+        the latest, whatever the model's scope (a per-speaker model's facts reply to turns outside it): where the
+        turn before each fact is looked for. Nothing when the model reads the whole bank (its scope holds them
+        already) or no fact is a conversation turn."""
+        if not (model.tags or model.trigger.get("fact_types") or model.trigger.get("tag_groups")):
+            return []
+        times = [t for m in facts if m.context and speaker_prefix(m.text) and (t := m.occurred_start or m.mentioned_at)]
+        if not times:
+            return []
+        start = min(times) - timedelta(seconds=TURN_WINDOW_S)
+        ids = self.store.memories_in_window(model.bank_id, start, max(times), SCOPE_MAX_FACTS, MemoryFilter())
+        return self.store.get_memories(model.bank_id, ids)

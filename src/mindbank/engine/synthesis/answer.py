@@ -63,22 +63,26 @@ GENERIC = frozenset(
 _QUESTION_WORDS = frozenset("what which who whom whose when where why how is are was were does do did".split())
 
 
-def is_broad(question: str) -> bool:
-    """Whether ``question`` names no topic of its own (module docstring): every keyword term of it, names (words
-    capitalised inside the question) and question words aside, is in :data:`GENERIC`. A question with no such
-    term at all ("What about Caroline?") is broad too."""
+def is_broad(question: str, speakers: set[str] | frozenset[str] = frozenset()) -> bool:
+    """Whether ``question`` names no topic of its own (module docstring): every keyword term of it, names and
+    question words aside, is in :data:`GENERIC`. A question with no such term at all ("What about Caroline?") is
+    broad too. ``speakers`` (lowercased: ``topics.speaker_names`` of the scope) are the names set aside: any other
+    name is the question's topic ("Why does John like Aragorn from Lord of the Rings?" asks about Aragorn). Without
+    speakers (facts with no ``Name:`` prefix) every name is set aside, as a name may be the scope's person."""
     words = re.findall(r"[A-Za-z][A-Za-z'’-]*", question)
     names = {w.lower().removesuffix("'s").removesuffix("’s") for w in words[1:] if w[:1].isupper() and w != "I"}
+    if speakers:
+        names &= set(speakers)
     terms = [t for t in keyword_terms(question) if t not in names and t not in _QUESTION_WORDS]
     return all(t in GENERIC or stem(t) in GENERIC for t in terms)
 
 
-def floor(cands: Sequence[Candidate], question: str) -> float:
+def floor(cands: Sequence[Candidate], question: str, speakers: set[str] | frozenset[str] = frozenset()) -> float:
     """The relevance a fact needs to be quoted in a full refresh: :data:`FLOOR` × the best quotable fact's
     relevance and at least :data:`MIN_FLOOR` (relevance is relative to the scope's best score: when the facts that
     match best are questions or small talk, the best quotable fact may be a weak match, and half of it would let
-    most of the scope in), or 0 for a broad question."""
-    if not cands or is_broad(question):
+    most of the scope in), or 0 for a broad question (``speakers``: as :func:`is_broad` reads them)."""
+    if not cands or is_broad(question, speakers):
         return 0.0
     return max(FLOOR * max(c.relevance for c in cands), MIN_FLOOR)
 

@@ -311,17 +311,17 @@ def compose_briefing(
     scores (without them a lexical stand-in is used, headings are not re-ranked by embedding, and without scores
     there is no answer section or relevance floor). Empty markdown when nothing is worth quoting."""
     read = read or ScopeRead()
-    cands = candidates(hits, read.vectors, read.query_vector, read.relevance)
+    cands = candidates(hits, read.vectors, read.query_vector, read.relevance, read.previous)
     quotable = {c.id for c in cands}
     # a question about one speaker is not answered by what another says about their own life (attribution.py)
     cands, others = about_others(cands, source_query)
     below: dict[str, tuple[float, float]] = {}
     # a broad question is answered by the whole scope: no answer section, no floor, today's topic breadth
-    answering = bool(read.relevance) and not ranked and not is_broad(source_query)
+    speakers = speaker_names([c.hit.memory.text for c in cands])
+    answering = bool(read.relevance) and not ranked and not is_broad(source_query, speakers)
     if answering:
-        speakers = speaker_names([c.hit.memory.text for c in cands])
         cands = linked(cands, [cands[i] for i in answer_order(cands, ANSWER_BAR)], speakers)
-        bar = relevance_floor(cands, source_query)
+        bar = relevance_floor(cands, source_query, speakers)
         # the answer is the most relevant quotable facts, as /recall's first results are, when they share a word
         # with the question or the best answer (a weak match in a small scope that still answers); the floor
         # decides how far the document reaches beyond them

@@ -117,7 +117,8 @@ def requote_edited(
     text or time; ``(operations, memory ids requoted)``. The block's repeat note and other citations stay."""
     operations: list[Operation] = []
     used: list[str] = []
-    found = {c.id: c for c in candidates(cited, (read or ScopeRead()).vectors)}
+    read = read or ScopeRead()
+    found = {c.id: c for c in candidates(cited, read.vectors, previous=read.previous)}
     for hit in cited:
         unplaced = np.zeros(1, dtype=np.float32)  # no stored vector: a zero vector is near nothing
         cand = found.get(hit.memory.id) or Candidate(hit, _fallback_quote(hit.memory.text), unplaced, 0.0)
@@ -223,14 +224,16 @@ def plan_delta_operations(
     lexical = not read.vectors  # no stored vectors at all: every comparison runs on bags of words
     old_hits = [ScoredMemory(m, 0.0) for m in read.cited]
     new_hits = [h for h in facts if h.memory.id not in cited]
-    every = candidates([*old_hits, *new_hits], None if lexical else read.vectors, read.query_vector, read.relevance)
+    every = candidates(
+        [*old_hits, *new_hits], None if lexical else read.vectors, read.query_vector, read.relevance, read.previous
+    )
     known = {c.id: c for c in every if c.id in cited}
     fresh = [c for c in every if c.id not in cited]
     # a question about one speaker is not answered by what another says about their own life (attribution.py)
     fresh, reasons = about_others(fresh, source_query, list(known.values())) if source_query else (fresh, {})
-    narrow = bool(read.relevance) and bool(source_query) and not is_broad(source_query)
+    speakers = speaker_names([c.hit.memory.text for c in every])
+    narrow = bool(read.relevance) and bool(source_query) and not is_broad(source_query, speakers)
     if narrow:
-        speakers = speaker_names([c.hit.memory.text for c in every])
         fresh = linked(fresh, list(known.values()), speakers)
         for c in fresh:
             if c.relevance < DELTA_FLOOR:

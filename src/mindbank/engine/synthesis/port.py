@@ -85,13 +85,16 @@ class ScopeRead:
     ``cited`` (delta only): the memories the current document cites that are still in scope.
     ``relevance``: memory id -> the fact's hybrid recall score for the source query (``engine/recall.py``: the
     score ``/recall`` ranks by) over the whole scope, so full and delta refreshes compare facts on one scale; empty
-    when the caller has none (the briefing then falls back to the cosine to ``query_vector``)."""
+    when the caller has none (the briefing then falls back to the cosine to ``query_vector``). ``previous``: memory
+    id -> the text of the other speaker's turn just before that fact (``synthesis/exchange.py``), read whether or
+    not that turn is in the scope, for every fact and cited memory that has one."""
 
     vectors: Mapping[str, npt.NDArray[np.float32]] = field(default_factory=dict)
     query_vector: npt.NDArray[np.float32] | None = None
     embed: Callable[[Sequence[str]], npt.NDArray[np.float32]] | None = None
     cited: Sequence[MemoryUnit] = ()
     relevance: Mapping[str, float] = field(default_factory=dict)
+    previous: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

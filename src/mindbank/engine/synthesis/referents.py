@@ -8,8 +8,9 @@ alone:
   a noun ("That was the best day of the year."), a possessive with no owner ("His vet says …"), or that refers back
   with "that one" / "this one" ("Beatriz taught me that one early.") says nothing a reader can place. Such a sentence
   is quoted with the sentence before it in the same turn when that sentence is a statement (its antecedent: "My
-  physio found the problem. She's cutting my mileage …"), with a photo the turn shares (what "he" is shows in it),
-  or not at all (:func:`resolve`). Leading conjunctions and fillers ("And she …", "So they …") are skipped when
+  physio found the problem. She's cutting my mileage …"), else behind the question the turn answers when the other
+  speaker's turn before it asked one (``exchange.py``), else with a photo the turn shares (what "he" is shows in
+  it), or not at all (:func:`resolve`). Leading conjunctions and fillers ("And she …", "So they …") are skipped when
   finding the subject. A dummy or anticipatory "it" is not a lost referent: "It's six weeks to race day", "It took
   me a year to finish", "It's hard to train on nights" (followed by a number or time word, or by an infinitive
   "to" / "how" / "since" / "ago" clause).
@@ -98,21 +99,33 @@ def is_request(sentence: str) -> bool:
     return not (subject == "let" and position + 1 < len(words) and words[position + 1].lower() in ("us", "'s"))
 
 
-def resolve(kept: Sequence[int], referring: Sequence[bool], antecedent: Sequence[bool], photo: int) -> list[int]:
+def has_antecedent(i: int, referring: Sequence[bool], antecedent: Sequence[bool]) -> int:
+    """The index of the sentence of the same turn that names what referring sentence ``i`` refers to — the nearest
+    statement before it, back through a chain of referring statements ("He … He …") — or -1 when none does."""
+    j = i - 1
+    while j >= 0 and referring[j] and antecedent[j]:
+        j -= 1  # "He … He …": the chain goes back to the sentence that names him
+    return j if j >= 0 and antecedent[j] and not referring[j] else -1
+
+
+def resolve(
+    kept: Sequence[int], referring: Sequence[bool], antecedent: Sequence[bool], photo: int, *, asked: bool = False
+) -> list[int]:
     """The sentence indices a quote keeps once lost referents are dealt with (module docstring): each kept sentence
     that ``referring`` marks brings the sentences before it back to the nearest ``antecedent`` (a statement that may
-    name what it refers to) when there is one in the turn; else it stays only beside the turn's shared ``photo``
-    (its index, -1 when none), which is then kept too; else it is dropped. Sorted, without repeats."""
+    name what it refers to) when there is one in the turn; else it stays when the turn answers a question
+    (``asked``: the question, quoted in front, names it — ``exchange.py``), else only beside the turn's shared
+    ``photo`` (its index, -1 when none), which is then kept too; else it is dropped. Sorted, without repeats."""
     out: set[int] = set()
     for i in kept:
         if not referring[i]:
             out.add(i)
             continue
-        j = i - 1
-        while j >= 0 and referring[j] and antecedent[j]:
-            j -= 1  # "He … He …": the chain goes back to the sentence that names him
-        if j >= 0 and antecedent[j] and not referring[j]:
+        j = has_antecedent(i, referring, antecedent)
+        if j >= 0:
             out.update(range(j, i + 1))
+        elif asked:
+            out.add(i)
         elif photo >= 0:
             out.update((i, photo))
     return sorted(out)

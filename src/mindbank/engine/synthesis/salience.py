@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from mindbank.domain.text import STOPWORDS, strip_speaker
-from mindbank.engine.synthesis.referents import is_request, needs_referent, resolve
+from mindbank.engine.synthesis.exchange import asked_note, question_words, reacts_to
+from mindbank.engine.synthesis.referents import has_antecedent, is_request, needs_referent, resolve
 
 SENTENCE_BAR = 1.0
 MIN_SENTENCE_WORDS = 3
@@ -236,12 +237,26 @@ def score_sentence(sentence: str) -> SentenceScore:
 
 
 @lru_cache(maxsize=65536)
-def quote(fact_text: str) -> Quote | None:
+def quote(fact_text: str, previous: str = "") -> Quote | None:
     """The quotable part of a fact (module docstring), or None when it has nothing worth quoting. A pure function
-    of the text, cached: every refresh of a scope quotes the same facts again."""
+    of the text, cached: every refresh of a scope quotes the same facts again.
+
+    ``previous``: the other speaker's turn just before this one (``exchange.previous_turns``; "" when unknown). A
+    sentence reacting to the news it told is not quoted (``exchange.reacts_to``); when it ended with a question,
+    a sentence answering it may lean on it — a pronoun subject with nothing to stand for in its own turn, or fewer
+    than :data:`MIN_SENTENCE_WORDS` content words of its own that the question's make up — and the quote then
+    opens with the question as an editorial note (``exchange.asked_note``)."""
     sentences = split_sentences(strip_speaker(fact_text))
     scored = [score_sentence(s) for s in sentences]
-    kept = [i for i, s in enumerate(scored) if s.quotable]
+    borrowed = question_words(previous)
+    # what the other speaker just said decides what a reply's sentences are: reactions to it, or answers to it
+    reaction = [bool(previous) and not _ANNOTATION.match(t) and reacts_to(t, previous) for t in sentences]
+    short = [
+        bool(borrowed) and not s.quotable and s.content_words >= 1 and s.content_words + borrowed >= MIN_SENTENCE_WORDS
+        and not s.question and not s.request and s.score >= SENTENCE_BAR
+        for s in scored
+    ]  # fmt: skip
+    kept = [i for i, s in enumerate(scored) if (s.quotable or short[i]) and not reaction[i]]
     # an attachment's description ("[shares a photo: …]") is quoted beside what the speaker said, never alone
     spoken = [i for i in kept if not _ANNOTATION.match(sentences[i])]
     if not spoken:
@@ -250,14 +265,18 @@ def quote(fact_text: str) -> Quote | None:
     kept = [i for i in kept if scored[i].score >= RELATIVE_BAR * best]
     if not any(i in spoken for i in kept):  # the description outscored every sentence: the best one stands beside it
         kept = sorted([max(spoken, key=lambda i: scored[i].score), *kept])
-    # a pronoun subject comes with the sentence that names what it stands for, or beside the photo, or not at all
+    # a pronoun subject comes with the sentence that names what it stands for, or behind the question it answers,
+    # or beside the photo, or not at all
     photo = max((i for i, s in enumerate(sentences) if _ANNOTATION.match(s)), default=-1)
-    kept = resolve(kept, [s.referring for s in scored], [s.antecedent for s in scored], photo)
+    referring = [s.referring for s in scored]
+    antecedent = [s.antecedent for s in scored]
+    kept = resolve(kept, referring, antecedent, photo, asked=bool(borrowed))
     spoken = [i for i in kept if not _ANNOTATION.match(sentences[i])]
     if not spoken:
         return None
+    leans = any(short[i] or (referring[i] and has_antecedent(i, referring, antecedent) < 0) for i in kept)
     best = max(scored[i].score for i in kept)
-    parts: list[str] = []
+    parts: list[str] = [asked_note(previous).strip()] if borrowed and leans else []
     for position, i in enumerate(kept):
         if position and i != kept[position - 1] + 1:
             parts.append(ELLIPSIS.strip())

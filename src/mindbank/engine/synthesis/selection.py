@@ -129,6 +129,7 @@ def candidates(
     vectors: Mapping[str, Vector] | None = None,
     query_vector: Vector | None = None,
     scores: Mapping[str, float] | None = None,
+    previous: Mapping[str, str] | None = None,
 ) -> list[Candidate]:
     """The quotable facts among ``hits`` (an observation whose sources are all there is left out, any other speaks
     for those of its sources that are there), each with its vector and relevance. The same text retained twice is
@@ -138,7 +139,8 @@ def candidates(
     ``ScopeRead.relevance``), the fact's score divided by the best score of the scope, floored at 0 — the ranking
     ``/recall`` returns, on a 0…1 scale; else the cosine to ``query_vector`` (both centred on the candidates' mean,
     floored at 0), else the hit's dense score, else 0. When a hit has no stored vector every candidate gets a
-    lexical one, so all cosines share one space."""
+    lexical one, so all cosines share one space. ``previous`` (memory id -> the other speaker's turn just before
+    it: ``ScopeRead.previous``) is what a fact's quote is read against (``salience.quote``: reactions, answers)."""
     present = {h.memory.id for h in hits}
     # a fact speaks for itself: an observation whose sources are all among the hits is left out (it would cite the
     # same statement twice); any other observation speaks for those of its sources that are there
@@ -151,10 +153,11 @@ def candidates(
         for s in (h.memory.source_memory_ids or ())
     }  # fmt: skip
     kept: list[tuple[ScoredMemory, Quote]] = []
+    turns_before = previous or {}
     for hit in hits:
         if hit.memory.id in covered or hit.memory.id in stated:
             continue
-        found = quote(hit.memory.text)
+        found = quote(hit.memory.text, turns_before.get(hit.memory.id, ""))
         if found is not None:
             kept.append((hit, found))
     if not kept:

@@ -1,0 +1,138 @@
+"""The turn before: a conversation turn is read with the turn it answers or reacts to.
+
+A fact retained from a conversation is one speaker's turn. Two kinds of its sentences only make sense against the
+other speaker's turn just before it (:func:`previous_turns` finds it), and both the briefing (``salience.quote``)
+and offline consolidation read them by these rules:
+
+* **Reactions.** When the turn before is the other speaker's news (a statement, not a question), a sentence of the
+  reply that does not speak in the first person and picks up that news — it names something the news named
+  ("Biscuit in a bandana is the real winner here." after "Biscuit and Anjali were waiting at the finish"), or at
+  least :data:`REACTION_SHARE` of its own content words (at least two) come from the news ("Fifteen minutes of
+  verbs on a nursing break is serious commitment." after "I do fifteen minutes on a language app during my
+  break") — is a comment on the other speaker's life, not a fact about the speaker: never quoted as the speaker's
+  own fact (:func:`reacts_to`).
+* **Answers.** When the turn before ends with a question to the speaker, the reply's sentences are answers to it:
+  a sentence whose subject is a pronoun with nothing to stand for in its own turn ("They signed it to show our
+  friendship." after "Did they sign it for a special reason?") or that is too short to stand alone ("It's Shia
+  Labeouf!" after "Who do those words belong to?") is quoted with the question it answers in front, as an
+  editorial note (:func:`asked_note`): ``[Tim asked: "Did they sign it for a special reason?"] They signed it …``.
+
+The turn before a fact is the memory of the same ``context`` (one conversation session) at the nearest earlier
+moment (``occurred_start``, else ``mentioned_at``; LoCoMo turns are a second apart) within
+:data:`TURN_WINDOW_S`, said by another speaker (both texts carry a ``Name:`` prefix); a fact without a context,
+a time or a prefix has none. Everything here is a pure function of texts and records.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable
+from datetime import datetime
+
+from mindbank.domain.records import MemoryUnit
+from mindbank.domain.text import STOPWORDS, speaker_prefix, strip_speaker
+
+TURN_WINDOW_S = 3600.0  # a memory further back than this (seconds) is not the turn a fact replies to
+REACTION_SHARE = 1 / 3  # a reply sentence with this share of its content words from the news comments on it
+MAX_QUESTION_WORDS = 30  # a question longer than this is cut (with "…") in the note
+
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’_-]*")
+_FIRST_PERSON = frozenset("i i'm i've i'd i'll me my mine myself we we're we've we'd we'll our ours us".split())
+_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
+
+
+def _word(token: str) -> str:
+    word = token.lower().replace("’", "'").removesuffix("'s")
+    return word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _content(text: str) -> set[str]:
+    """Lowercased words that are not stopwords (plural ``s`` and possessive dropped): what two turns share."""
+    return {w for t in _TOKEN.findall(text) if len(w := _word(t)) > 2 and w not in STOPWORDS}
+
+
+def _capitalised(text: str) -> set[str]:
+    """Capitalised words of ``text`` that are not stopwords nor "I" (a name, or a sentence's first word)."""
+    return {_word(t) for t in _TOKEN.findall(text) if t[:1].isupper() and t != "I" and _word(t) not in STOPWORDS}
+
+
+def _first_person(sentence: str) -> bool:
+    return any(t.lower().replace("’", "'") in _FIRST_PERSON for t in _TOKEN.findall(sentence))
+
+
+def question_of(previous: str) -> str:
+    """The question ``previous`` (a turn, its speaker prefix allowed) ends with — its last sentence when that ends
+    with "?", a bracketed photo annotation aside — or "" when it ends with a statement."""
+    body = re.sub(r"\s*\[[^\]]*\]\s*$", "", strip_speaker(previous)).strip()
+    sentences = [s.strip() for s in _SENTENCE.split(body) if s.strip()]
+    if not sentences or not sentences[-1].rstrip(" \"')”’").endswith("?"):
+        return ""
+    return sentences[-1]
+
+
+def reacts_to(sentence: str, previous: str) -> bool:
+    """Whether ``sentence`` (of a reply) is a reaction to the other speaker's news in ``previous`` (module
+    docstring): ``previous`` ends with a statement, the sentence has no first-person word, and it names something
+    the news names with a capital ("Biscuit") or takes at least :data:`REACTION_SHARE` (and two) of its content
+    words from the news."""
+    if not previous or question_of(previous) or _first_person(sentence):
+        return False
+    own = _content(sentence)
+    if not own:
+        return False
+    news = strip_speaker(previous)
+    if _capitalised(sentence) & _capitalised(news) & own:
+        return True
+    shared = own & _content(news)
+    return len(shared) >= 2 and len(shared) >= REACTION_SHARE * len(own)
+
+
+def question_words(previous: str) -> int:
+    """How many content words the question ``previous`` ends with holds (0 when it ends with a statement): what
+    an answer borrows from it to stand on its own."""
+    return len(_content(question_of(previous)))
+
+
+def asked_note(previous: str) -> str:
+    """The editorial note an answer is quoted behind: ``[Tim asked: "Did they sign it for a special reason?"] ``
+    (the question cut to :data:`MAX_QUESTION_WORDS` words); "" when ``previous`` ends with no question."""
+    question = question_of(previous)
+    if not question:
+        return ""
+    words = question.split()
+    if len(words) > MAX_QUESTION_WORDS:
+        question = " ".join(words[:MAX_QUESTION_WORDS]) + " …"
+    who = speaker_prefix(previous)
+    return f'[{who} asked: "{question}"] ' if who else f'[asked: "{question}"] '
+
+
+def _when(memory: MemoryUnit) -> datetime | None:
+    return memory.occurred_start or memory.mentioned_at
+
+
+def previous_turns(facts: Iterable[MemoryUnit], pool: Iterable[MemoryUnit]) -> dict[str, str]:
+    """Memory id -> the text of the turn before it (module docstring), for each of ``facts`` that has one among
+    ``pool`` (the memories it may be found in: the facts themselves count). A turn stored as several facts (one
+    moment) is read whole: its pieces joined in the order they were written, under one speaker prefix."""
+    moments: dict[str, dict[datetime, dict[str, MemoryUnit]]] = {}
+    for memory in pool:
+        when = _when(memory)
+        if memory.context and when is not None and speaker_prefix(memory.text):
+            moments.setdefault(memory.context, {}).setdefault(when, {})[memory.id] = memory
+    timelines = {context: sorted(slots) for context, slots in moments.items()}
+    out: dict[str, str] = {}
+    for fact in facts:
+        when = _when(fact)
+        speaker = speaker_prefix(fact.text)
+        times = timelines.get(fact.context or "")
+        if when is None or not speaker or not times:
+            continue
+        at = bisect.bisect_left(times, when)  # the fact's own moment, or where it would be
+        if at == 0 or (when - times[at - 1]).total_seconds() > TURN_WINDOW_S:
+            continue
+        pieces = sorted(moments[fact.context or ""][times[at - 1]].values(), key=lambda m: (m.created_at, m.id))
+        who = {speaker_prefix(m.text) for m in pieces}
+        if len(who) == 1 and speaker not in who:
+            out[fact.id] = f"{pieces[0].text.split(':', 1)[0]}: " + " ".join(strip_speaker(m.text) for m in pieces)
+    return out
