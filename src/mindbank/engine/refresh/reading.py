@@ -182,11 +182,17 @@ class ScopeReader:
         return recall(self.store, self.embedder, model.bank_id, request, candidates=SCOPE_MAX_FACTS)
 
     def scope_read(
-        self, model: MentalModel, hits: list[ScoredMemory], cited: list[MemoryUnit], scores: list[ScoredMemory]
+        self,
+        model: MentalModel,
+        hits: list[ScoredMemory],
+        cited: list[MemoryUnit],
+        scores: list[ScoredMemory],
+        current: StructuredDocument | None = None,
     ) -> ScopeRead:
         """What a whole-scope synthesizer gets beside the facts: stored vectors (facts and cited memories, one
-        read), the source query's vector, the embedder, (delta) the cited memories still in scope, and each fact's
-        hybrid recall score (``scores``: the whole scope ranked for the source query)."""
+        read), the source query's vector, the embedder, (delta) the cited memories still in scope, each fact's
+        hybrid recall score (``scores``: the whole scope ranked for the source query), the turn before each
+        conversation turn, and (full mode) the ``current`` document whose layout the new one keeps."""
         texts = {h.memory.id: h.memory.text for h in hits} | {m.id: m.text for m in cited}
         vectors = dict(self.store.memory_vectors(model.bank_id, list(texts))) if texts else {}
         unstored = [i for i in texts if i not in vectors]  # none in practice: keep every fact in one vector space
@@ -198,6 +204,7 @@ class ScopeReader:
         return ScopeRead(
             vectors=vectors, query_vector=query_vector, embed=self.embedder.embed, cited=cited, relevance=relevance,
             previous=previous_turns(facts, [*facts, *(h.memory for h in scores), *self._turns_around(model, facts)]),
+            current=current,
         )  # fmt: skip
 
     def _turns_around(self, model: MentalModel, facts: list[MemoryUnit]) -> list[MemoryUnit]:

@@ -252,7 +252,8 @@ class RefreshRunner:
             return hits, None
         cited_now = [m for m in snapshot.present if m.id not in snapshot.missing] if delta else []
         scores = self.reader.scope_scores(model, replace(snapshot.window, updated_after=None)) if delta else hits
-        return hits, self.reader.scope_read(model, hits, cited_now, scores)
+        current = None if delta else snapshot.current
+        return hits, self.reader.scope_read(model, hits, cited_now, scores, current)
 
     def _extract_structured(self, plan: RefreshPlan) -> None:
         """The trigger's ``response_schema`` filled from the final content (spec "Structured Output"); a failure

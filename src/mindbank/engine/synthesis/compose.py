@@ -13,7 +13,8 @@ steps below then lay out the rest):
    same thing again (cited in the block, "mentioned N times", ``updates.repeats``). Blocks are taken until
    ``max_tokens`` or :data:`MAX_BLOCKS` is reached.
 3. **Topics** (``topics.py``): blocks are clustered into sections titled by a key phrase of their own facts;
-   sections by weight, blocks within a section by date.
+   sections by weight, blocks within a section by date. A full refresh over a document answering the same
+   question keeps its layout (``layout.py``): facts still quoted stay under their sections, in their order.
 4. Rendering: an intro line, the answer section (when there is one), then ``## heading`` and one block per list
    item. :func:`compose_briefing` also says why each fact it read is not quoted (``Briefing.left_out``).
 
@@ -41,6 +42,7 @@ from mindbank.engine.synthesis.answer import (
 from mindbank.engine.synthesis.answer import floor as relevance_floor
 from mindbank.engine.synthesis.attribution import about_others
 from mindbank.engine.synthesis.blocks import Unit, render_unit
+from mindbank.engine.synthesis.layout import follow_layout, layout_of
 from mindbank.engine.synthesis.port import ScopeRead
 from mindbank.engine.synthesis.salience import quote
 from mindbank.engine.synthesis.selection import Candidate, Vector, candidates, matrix_of, mmr_order, stems
@@ -358,11 +360,17 @@ def compose_briefing(
 def _layout(
     source_query: str, intro: str, first: list[Unit], rest: list[Unit], read: ScopeRead, banned: set[str]
 ) -> tuple[str, list[Section]]:
-    """The answer section (when there is one) then the topic sections, rendered."""
+    """The answer section (when there is one) then the topic sections, laid out as the current document is when
+    it answers the same question (``layout.py``), rendered."""
     sections: list[Section] = []
     if first:
         heading = answer_heading(source_query, [q for u in first for q in shown_quotes(u)], banned)
         sections.append(Section(heading, list(first)))
         banned = banned | {w.lower() for w in heading.split()}
     sections.extend(group_sections(rest, read, banned))
+    current = read.current
+    preamble = current.sections[0] if current is not None and current.sections else None
+    if preamble is not None and not preamble.heading and [b.text for b in preamble.blocks] == [intro]:
+        arranged = follow_layout([(s.heading, s.units) for s in sections], layout_of(current), answering=bool(first))
+        sections = [Section(heading, units) for heading, units in arranged]
     return render_sections(intro, sections), sections

@@ -87,7 +87,9 @@ class ScopeRead:
     score ``/recall`` ranks by) over the whole scope, so full and delta refreshes compare facts on one scale; empty
     when the caller has none (the briefing then falls back to the cosine to ``query_vector``). ``previous``: memory
     id -> the text of the other speaker's turn just before that fact (``synthesis/exchange.py``), read whether or
-    not that turn is in the scope, for every fact and cited memory that has one."""
+    not that turn is in the scope, for every fact and cited memory that has one. ``current`` (full mode): the
+    model's document now, whose section layout a full refresh keeps (``synthesis/layout.py``); None when it has
+    none."""
 
     vectors: Mapping[str, npt.NDArray[np.float32]] = field(default_factory=dict)
     query_vector: npt.NDArray[np.float32] | None = None
@@ -95,6 +97,7 @@ class ScopeRead:
     cited: Sequence[MemoryUnit] = ()
     relevance: Mapping[str, float] = field(default_factory=dict)
     previous: Mapping[str, str] = field(default_factory=dict)
+    current: StructuredDocument | None = None
 
 
 @dataclass(frozen=True, slots=True)

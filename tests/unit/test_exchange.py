@@ -1,0 +1,115 @@
+"""A turn read with the other speaker's turn before it (``engine/synthesis/exchange.py``): which turn that is, which
+sentences react to its news (never quoted as the speaker's fact), and which answer its question (quoted behind it);
+and a question naming someone who is not a speaker is narrow (``answer.is_broad``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from mindbank.domain.records import MemoryUnit
+from mindbank.engine.synthesis.answer import is_broad
+from mindbank.engine.synthesis.exchange import asked_note, previous_turns, question_of, reacts_to
+from mindbank.engine.synthesis.salience import quote
+
+T0 = datetime(2024, 5, 4, 18, 0, tzinfo=UTC)
+BISCUIT = "Priya: Like I was hit by a bus, in a good way. Biscuit and Anjali were waiting at the finish with a sign."
+VERBS = "Priya: I have a tutor now, and I do fifteen minutes on a language app during my break at the hospital."
+
+
+def unit(memory_id: str, text: str, seconds: float, context: str | None = "s1", created: int = 0) -> MemoryUnit:
+    when = T0 + timedelta(seconds=seconds)
+    return MemoryUnit(
+        id=memory_id, bank_id="b", text=text, fact_type="world", tags=(), context=context, metadata={},
+        document_id=None, chunk_id=None, occurred_start=when, occurred_end=when, mentioned_at=when,
+        created_at=T0 + timedelta(milliseconds=created), updated_at=T0,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("sentence", "previous"),
+    [
+        ("Biscuit in a bandana is the real winner here.", BISCUIT),  # names what the news named
+        ("Fifteen minutes of verbs on a nursing break is serious commitment.", VERBS),  # a third of its words
+    ],
+)
+def test_a_comment_on_the_other_speakers_news_is_a_reaction(sentence: str, previous: str) -> None:
+    assert reacts_to(sentence, previous)
+    assert quote(f"Tomas: {sentence}") is not None  # alone it reads as a statement ...
+    assert quote(f"Tomas: {sentence}", previous) is None  # ... after the news it is a comment on it
+
+
+@pytest.mark.parametrize(
+    ("sentence", "previous"),
+    [
+        ("I ran fifteen minutes on my break too, around the hospital car park.", VERBS),  # first person: his own
+        ("Biscuit in a bandana is the real winner here.", "Priya: Did Biscuit wear the bandana at the finish?"),
+        ("The new kitchen tiles arrive on Thursday from the shop in Leeds.", BISCUIT),  # shares nothing
+    ],
+)
+def test_own_statements_and_answers_are_not_reactions(sentence: str, previous: str) -> None:
+    assert not reacts_to(sentence, previous)
+
+
+def test_an_answer_with_only_a_pronoun_subject_is_quoted_behind_the_question() -> None:
+    previous = "Tim: That's so cool of your teammates. Did they sign it for a special reason?"
+    answer = "John: Thanks! They signed it to show our friendship and appreciation."
+    assert quote(answer) is None  # "They signed it": nothing in the turn says who or what
+    found = quote(answer, previous)
+    assert found is not None
+    assert found.text == (
+        '[Tim asked: "Did they sign it for a special reason?"] They signed it to show our friendship and appreciation.'
+    )
+
+
+def test_a_short_answer_borrows_the_questions_words() -> None:
+    previous = "Tim: Mmm, that sounds delicious, John! Can I get the recipe for it?"
+    answer = "John: Sure thing! I can write it down for you and mail it to you."
+    assert quote(answer) is None
+    found = quote(answer, previous)
+    assert found is not None and found.text.startswith('[Tim asked: "Can I get the recipe for it?"] I can write')
+
+
+def test_an_answer_that_stands_alone_carries_no_note() -> None:
+    previous = "Tim: What is it about him that makes him so inspiring for you?"
+    answer = "John: Aragorn's brave, selfless, down-to-earth attitude is what inspired me."
+    found = quote(answer, previous)
+    assert found is not None and found.text == quote(answer).text  # type: ignore[union-attr]
+
+
+def test_the_question_a_turn_ends_with() -> None:
+    assert question_of("Tim: Great game! Did they sign it? [shares a photo: a ball]") == "Did they sign it?"
+    assert question_of("Tim: Did they sign it? Great game!") == ""
+    assert asked_note("Did they sign it?") == '[asked: "Did they sign it?"] '
+    assert asked_note("Tim: Great game!") == ""
+
+
+def test_the_turn_before_is_the_other_speakers_last_moment_in_the_same_context() -> None:
+    turns = [
+        unit("a1", "Priya: I ran the Riverside Half in 1:58.", 0, created=1),
+        unit("a2", "Priya: Biscuit was waiting at the finish.", 0, created=2),  # the same turn, a second piece
+        unit("b", "Tomas: Biscuit in a bandana is the real winner here.", 1),
+        unit("c", "Tomas: I painted the hallway green.", 2),  # his own turn before: no reply
+        unit("d", "Priya: Did you pick the colour?", 3, context="s2"),  # another session
+        unit("e", "Tomas: I did, last week.", 4, context="s1"),
+        unit("f", "Tomas: Later that evening I cooked.", 2 + 7200),  # too long after
+        unit("g", "A note without a speaker.", 5),
+    ]
+    found = previous_turns(turns, turns)
+    assert found == {
+        "b": "Priya: I ran the Riverside Half in 1:58. Biscuit was waiting at the finish.",
+    }
+
+
+@pytest.mark.parametrize(
+    ("question", "speakers", "broad"),
+    [
+        ("Why does John like Aragorn from Lord of the Rings?", {"john", "tim"}, False),  # Aragorn is the topic
+        ("Why does John like Aragorn from Lord of the Rings?", set(), True),  # no speakers known: names set aside
+        ("What matters most to Caroline?", {"caroline", "melanie"}, True),
+        ("What do Caroline and Melanie share?", {"caroline", "melanie"}, True),
+    ],
+)
+def test_a_name_that_is_not_a_speaker_is_the_questions_topic(question: str, speakers: set[str], broad: bool) -> None:
+    assert is_broad(question, speakers) is broad
