@@ -113,3 +113,11 @@ def test_the_turn_before_is_the_other_speakers_last_moment_in_the_same_context()
 )
 def test_a_name_that_is_not_a_speaker_is_the_questions_topic(question: str, speakers: set[str], broad: bool) -> None:
     assert is_broad(question, speakers) is broad
+
+
+def test_a_named_answer_to_a_who_question_is_quoted_behind_it() -> None:
+    previous = "Jon: Ha, ha! Thanks, Gina. Sounds familiar, who do those words belong to?"
+    assert quote("Gina: It's Shia Labeouf!") is None  # two names and a pronoun: nothing a reader can place
+    found = quote("Gina: It's Shia Labeouf!", previous)
+    assert found is not None and found.text.endswith("belong to?\"] It's Shia Labeouf!")
+    assert quote("Gina: Thanks, Jon.", previous) is None  # a bare address stays glue

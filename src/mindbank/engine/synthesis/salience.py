@@ -105,6 +105,8 @@ _IDIOM = re.compile(
     r"(?:soon|later)|take care|good luck|no worries|my pleasure|you'?re welcome|catch you|have a (?:good|great|nice))",
     re.IGNORECASE,
 )
+# a pronoun and verb that open a statement naming someone or something ("It's Shia Labeouf!"), not an address
+_NAMING = frozenset("it's that's he's she's they're this's".split())
 # words that, capitalised mid-sentence, are still not names
 _NOT_NAMES = FIRST_PERSON | SECOND_PERSON | frozenset({"I", "OK", "Ok", "LOL", "OMG"})
 
@@ -219,7 +221,10 @@ def score_sentence(sentence: str) -> SentenceScore:
     score += 0.5 * min(specifics, 3)
     score += 0.75 if any(w in EVENT_VERBS for w in lower) else 0.0
     glue = 0.0
-    vocative_only = all(t[:1].isupper() or t.lower() in STOPWORDS for t in tokens)  # "Thanks, Gina."
+    # "Thanks, Gina." is only an address; "It's Shia Labeouf!" names someone as a statement (a subject and verb)
+    vocative_only = all(t[:1].isupper() or t.lower() in STOPWORDS for t in tokens) and not (
+        len(tokens) > 1 and lower[0].replace("’", "'") in _NAMING
+    )
     if vocative_only or opener in GREETINGS or opener in THANKS or (opener == "good" and lower[1:2] == ["night"]):
         glue = 2.0
     elif (opener in REACTIONS and not (first and len(words) >= MIN_SENTENCE_WORDS)) or (second and not first):
