@@ -1,17 +1,22 @@
 """A turn read with the other speaker's turn before it (``engine/synthesis/exchange.py``): which turn that is, which
 sentences react to its news (never quoted as the speaker's fact), and which answer its question (quoted behind it);
-and a question naming someone who is not a speaker is narrow (``answer.is_broad``)."""
+a question naming someone who is not a speaker is narrow (``answer.is_broad``); and a full refresh keeps the current
+document's layout (``layout.py``)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 
-from mindbank.domain.records import MemoryUnit
+from mindbank.domain.records import MemoryUnit, ScoredMemory
 from mindbank.engine.synthesis.answer import is_broad
+from mindbank.engine.synthesis.blocks import Unit
 from mindbank.engine.synthesis.exchange import asked_note, previous_turns, question_of, reacts_to
-from mindbank.engine.synthesis.salience import quote
+from mindbank.engine.synthesis.layout import follow_layout
+from mindbank.engine.synthesis.salience import Quote, quote
+from mindbank.engine.synthesis.selection import Candidate
 
 T0 = datetime(2024, 5, 4, 18, 0, tzinfo=UTC)
 BISCUIT = "Priya: Like I was hit by a bus, in a good way. Biscuit and Anjali were waiting at the finish with a sign."
@@ -121,3 +126,27 @@ def test_a_named_answer_to_a_who_question_is_quoted_behind_it() -> None:
     found = quote("Gina: It's Shia Labeouf!", previous)
     assert found is not None and found.text.endswith("belong to?\"] It's Shia Labeouf!")
     assert quote("Gina: Thanks, Jon.", previous) is None  # a bare address stays glue
+
+
+# ---------------------------------------------------------------- stable layout (layout.py)
+def _unit_of(memory_id: str, relevance: float, day: int) -> Unit:
+    memory = unit(memory_id, f"Jolene: fact {memory_id}.", day * 86400.0)
+    quoted = Quote(f"fact {memory_id}.", 1.0, 2)
+    return Unit(Candidate(ScoredMemory(memory, 0.0), quoted, np.zeros(2, dtype=np.float32), relevance))
+
+
+def test_a_full_refresh_puts_quoted_facts_back_where_they_were() -> None:
+    a, b, c, d, e, n = (_unit_of(i, r, k) for k, (i, r) in enumerate(
+        [("a", 0.9), ("b", 0.8), ("c", 0.3), ("d", 0.3), ("e", 0.2), ("n", 0.85)]))  # fmt: skip
+    layout = (("Pets", ("a", "b")), ("Garden", ("c",)), ("Work", ("d", "e")))
+    # the composer now puts the new fact n in the answer and pushes b out, and clusters c, d, e differently
+    composed = [("Pets", [n, a]), ("Work", [c, b]), ("Yoga", [d, e])]
+    assert [(h, [u.current.id for u in us]) for h, us in follow_layout(composed, layout, answering=True)] == [
+        ("Pets", ["a", "n", "b"]),  # the answer keeps a and b in their order; n enters before the less relevant b
+        ("Garden", ["c"]),
+        ("Work", ["d", "e"]),
+    ]
+    # a fact new to the document under a new heading: a section of its own after the old ones
+    composed = [("Pets", [a, b]), ("Garden", [c]), ("Work", [d, e]), ("Pottery", [_unit_of("p", 0.1, 9)])]
+    assert [h for h, _ in follow_layout(composed, layout, answering=True)] == ["Pets", "Garden", "Work", "Pottery"]
+    assert follow_layout(composed, (), answering=True) == composed  # no current document: as composed
