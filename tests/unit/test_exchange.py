@@ -37,6 +37,7 @@ def unit(memory_id: str, text: str, seconds: float, context: str | None = "s1", 
     [
         ("Biscuit in a bandana is the real winner here.", BISCUIT),  # names what the news named
         ("Fifteen minutes of verbs on a nursing break is serious commitment.", VERBS),  # a third of its words
+        ("Biscuit the beagle at the finish, that I would like to see.", BISCUIT),  # opens on it, "I" comes after
     ],
 )
 def test_a_comment_on_the_other_speakers_news_is_a_reaction(sentence: str, previous: str) -> None:
@@ -49,6 +50,7 @@ def test_a_comment_on_the_other_speakers_news_is_a_reaction(sentence: str, previ
     ("sentence", "previous"),
     [
         ("I ran fifteen minutes on my break too, around the hospital car park.", VERBS),  # first person: his own
+        ("Biscuit and I ran to the finish with Anjali yesterday.", BISCUIT),  # he is in the opening clause
         ("Biscuit in a bandana is the real winner here.", "Priya: Did Biscuit wear the bandana at the finish?"),
         ("The new kitchen tiles arrive on Thursday from the shop in Leeds.", BISCUIT),  # shares nothing
     ],

@@ -10,7 +10,8 @@ and offline consolidation read them by these rules:
   least :data:`REACTION_SHARE` of its own content words (at least two) come from the news ("Fifteen minutes of
   verbs on a nursing break is serious commitment." after "I do fifteen minutes on a language app during my
   break") — is a comment on the other speaker's life, not a fact about the speaker: never quoted as the speaker's
-  own fact (:func:`reacts_to`).
+  own fact (:func:`reacts_to`). So is a sentence that opens on a name the news used and brings the speaker in only
+  after that clause ("Biscuit the beagle as a running partner, that I would like to see.").
 * **Answers.** When the turn before ends with a question to the speaker, the reply's sentences are answers to it:
   a sentence whose subject is a pronoun with nothing to stand for in its own turn ("They signed it to show our
   friendship." after "Did they sign it for a special reason?") or that is too short to stand alone ("It's Shia
@@ -40,6 +41,7 @@ MAX_QUESTION_WORDS = 30  # a question longer than this is cut (with "…") in th
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’_-]*")
 _FIRST_PERSON = frozenset("i i'm i've i'd i'll me my mine myself we we're we've we'd we'll our ours us".split())
 _SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
+_CLAUSE = re.compile(r"[,;:—–]")
 
 
 def _word(token: str) -> str:
@@ -73,16 +75,21 @@ def question_of(previous: str) -> str:
 
 def reacts_to(sentence: str, previous: str) -> bool:
     """Whether ``sentence`` (of a reply) is a reaction to the other speaker's news in ``previous`` (module
-    docstring): ``previous`` ends with a statement, the sentence has no first-person word, and it names something
-    the news names with a capital ("Biscuit") or takes at least :data:`REACTION_SHARE` (and two) of its content
-    words from the news."""
-    if not previous or question_of(previous) or _first_person(sentence):
+    docstring): ``previous`` ends with a statement, and the sentence either has no first-person word and names
+    something the news names with a capital ("Biscuit") or takes at least :data:`REACTION_SHARE` (and two) of its
+    content words from the news, or opens on such a name with no first-person word before its first comma."""
+    if not previous or question_of(previous):
         return False
     own = _content(sentence)
-    if not own:
-        return False
     news = strip_speaker(previous)
-    if _capitalised(sentence) & _capitalised(news) & own:
+    named = _capitalised(sentence) & _capitalised(news) & own
+    if _first_person(sentence):
+        # "Biscuit the beagle as a running partner, that I would like to see.": it opens on what the news named,
+        # and the speaker comes in only after that clause, to say what they think of it
+        tokens = _TOKEN.findall(sentence)
+        opener = _word(tokens[0]) if tokens else ""
+        return opener in named and not _first_person(_CLAUSE.split(sentence, maxsplit=1)[0])
+    if named:
         return True
     shared = own & _content(news)
     return len(shared) >= 2 and len(shared) >= REACTION_SHARE * len(own)
