@@ -78,16 +78,24 @@ def _ok(response: Any) -> dict[str, Any]:
     return response.json()  # type: ignore[no-any-return]
 
 
-@pytest.mark.parametrize("mode", ["full", "delta"])
-def test_a_narrow_model_opens_with_the_pets_and_takes_in_later_pet_news(served: Callable[..., Any], mode: str) -> None:
-    s = served()
+def conversation_model(s: Any, query: str, mode: str) -> dict[str, Any]:
+    """The conversation of :data:`SESSIONS` retained over ``s.http``, then a model for ``query`` created (trigger
+    ``mode``) and refreshed: its create response."""
     http, path = s.http, f"/v1/default/banks/{BANK}"
     for number, turns in enumerate(SESSIONS):
         _ok(http.post(f"{path}/memories", json={"items": _items(turns, number)}))
     s.mb.run_pending()
-    created = _ok(http.post(f"{path}/mental-models", json={"name": "pets", "source_query": QUESTION,
+    created = _ok(http.post(f"{path}/mental-models", json={"name": "pets", "source_query": query,
                                                            "trigger": {"mode": mode}}))  # fmt: skip
     s.mb.run_pending()
+    return created
+
+
+@pytest.mark.parametrize("mode", ["full", "delta"])
+def test_a_narrow_model_opens_with_the_pets_and_takes_in_later_pet_news(served: Callable[..., Any], mode: str) -> None:
+    s = served()
+    http, path = s.http, f"/v1/default/banks/{BANK}"
+    created = conversation_model(s, QUESTION, mode)
     model = _ok(http.get(f"{path}/mental-models/{created['mental_model_id']}"))
     document = parse_markdown(model["content"])
     first = next(section for section in document.sections if section.heading)

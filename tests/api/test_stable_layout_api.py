@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from test_answer_first_api import BANK, SESSIONS, _items, _ok
+from test_answer_first_api import BANK, SESSIONS, _items, _ok, conversation_model
 
 from mindbank.domain.document import parse_markdown, render_markdown
 
@@ -19,12 +19,7 @@ LATER = [("Deborah", "I signed up for a pottery course at the art school, my fir
 def test_a_full_refresh_adding_one_fact_changes_one_block(served: Callable[..., Any], query: str) -> None:
     s = served()
     http, path = s.http, f"/v1/default/banks/{BANK}"
-    for number, turns in enumerate(SESSIONS):
-        _ok(http.post(f"{path}/memories", json={"items": _items(turns, number)}))
-    s.mb.run_pending()
-    created = _ok(http.post(f"{path}/mental-models", json={"name": "m", "source_query": query,
-                                                           "trigger": {"mode": "full"}}))  # fmt: skip
-    s.mb.run_pending()
+    created = conversation_model(s, query, "full")
     model_path = f"{path}/mental-models/{created['mental_model_id']}"
     before = parse_markdown(_ok(http.get(model_path))["content"])
     extra = LATER if "lives" in query else [("Jolene", "Luna finally came out from under the bed and sat on my lap.")]
