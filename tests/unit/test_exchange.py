@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mindbank.domain.records import MemoryUnit, ScoredMemory
-from mindbank.engine.synthesis.answer import is_broad
+from mindbank.engine.synthesis.answer import is_broad, scope_names
 from mindbank.engine.synthesis.blocks import Unit
 from mindbank.engine.synthesis.exchange import asked_note, previous_turns, question_of, reacts_to
 from mindbank.engine.synthesis.layout import follow_layout
@@ -110,16 +110,24 @@ def test_the_turn_before_is_the_other_speakers_last_moment_in_the_same_context()
 
 
 @pytest.mark.parametrize(
-    ("question", "speakers", "broad"),
+    ("question", "named", "broad"),
     [
-        ("Why does John like Aragorn from Lord of the Rings?", {"john", "tim"}, False),  # Aragorn is the topic
-        ("Why does John like Aragorn from Lord of the Rings?", set(), True),  # no speakers known: names set aside
-        ("What matters most to Caroline?", {"caroline", "melanie"}, True),
-        ("What do Caroline and Melanie share?", {"caroline", "melanie"}, True),
+        ("Why does John like Aragorn from Lord of the Rings?", {"aragorn", "lord", "rings"}, False),  # its topic
+        ("Why does John like Aragorn from Lord of the Rings?", set(), True),  # names no fact uses: set aside
+        ("What matters most to Caroline?", {"aragorn"}, True),  # a speaker is never in ``named``
+        ("What about Running?", {"berlin"}, True),  # a title's capital, no name of the scope
     ],
 )
-def test_a_name_that_is_not_a_speaker_is_the_questions_topic(question: str, speakers: set[str], broad: bool) -> None:
-    assert is_broad(question, speakers) is broad
+def test_a_name_the_scope_uses_is_the_questions_topic(question: str, named: set[str], broad: bool) -> None:
+    assert is_broad(question, named) is broad
+
+
+def test_the_names_a_scope_uses_leave_its_speakers_aside() -> None:
+    hits = [ScoredMemory(unit(str(i), t, 0), 0.0) for i, t in enumerate(
+        ["John: My favorite character is Aragorn, he grows so much.", "Tim: Thanks, John! I loved Lord of the Rings."]
+    )]  # fmt: skip
+    cands = [Candidate(h, Quote(h.memory.text, 1.0, 3), np.zeros(2, dtype=np.float32), 0.5) for h in hits]
+    assert scope_names(cands, {"john", "tim"}) == {"aragorn", "lord", "rings"}
 
 
 def test_a_named_answer_to_a_who_question_is_quoted_behind_it() -> None:

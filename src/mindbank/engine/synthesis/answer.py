@@ -63,26 +63,32 @@ GENERIC = frozenset(
 _QUESTION_WORDS = frozenset("what which who whom whose when where why how is are was were does do did".split())
 
 
-def is_broad(question: str, speakers: set[str] | frozenset[str] = frozenset()) -> bool:
+def is_broad(question: str, named: set[str] | frozenset[str] = frozenset()) -> bool:
     """Whether ``question`` names no topic of its own (module docstring): every keyword term of it, names and
     question words aside, is in :data:`GENERIC`. A question with no such term at all ("What about Caroline?") is
-    broad too. ``speakers`` (lowercased: ``topics.speaker_names`` of the scope) are the names set aside: any other
-    name is the question's topic ("Why does John like Aragorn from Lord of the Rings?" asks about Aragorn). Without
-    speakers (facts with no ``Name:`` prefix) every name is set aside, as a name may be the scope's person."""
+    broad too. A word capitalised inside the question is set aside as a name (the scope's person, or a title's
+    capital: "What about Running?") unless it is in ``named`` — lowercased names the scope's facts use as names
+    that are not its speakers (:func:`scope_names`) — when it is the question's topic ("Why does John like
+    Aragorn from Lord of the Rings?" asks about Aragorn)."""
     words = re.findall(r"[A-Za-z][A-Za-z'’-]*", question)
     names = {w.lower().removesuffix("'s").removesuffix("’s") for w in words[1:] if w[:1].isupper() and w != "I"}
-    if speakers:
-        names &= set(speakers)
+    names -= set(named)
     terms = [t for t in keyword_terms(question) if t not in names and t not in _QUESTION_WORDS]
     return all(t in GENERIC or stem(t) in GENERIC for t in terms)
 
 
-def floor(cands: Sequence[Candidate], question: str, speakers: set[str] | frozenset[str] = frozenset()) -> float:
+def scope_names(cands: Sequence[Candidate], speakers: set[str]) -> frozenset[str]:
+    """The names ``cands`` use (capitalised inside a sentence: :func:`capitalised`), lowercased, ``speakers``
+    aside: what makes a question naming one of them narrow (:func:`is_broad`)."""
+    return frozenset(n for c in cands for n in capitalised(c.hit.memory.text)[0]) - speakers
+
+
+def floor(cands: Sequence[Candidate], question: str, named: set[str] | frozenset[str] = frozenset()) -> float:
     """The relevance a fact needs to be quoted in a full refresh: :data:`FLOOR` × the best quotable fact's
     relevance and at least :data:`MIN_FLOOR` (relevance is relative to the scope's best score: when the facts that
     match best are questions or small talk, the best quotable fact may be a weak match, and half of it would let
-    most of the scope in), or 0 for a broad question (``speakers``: as :func:`is_broad` reads them)."""
-    if not cands or is_broad(question, speakers):
+    most of the scope in), or 0 for a broad question (``named``: as :func:`is_broad` reads it)."""
+    if not cands or is_broad(question, named):
         return 0.0
     return max(FLOOR * max(c.relevance for c in cands), MIN_FLOOR)
 

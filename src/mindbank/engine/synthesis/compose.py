@@ -38,6 +38,7 @@ from mindbank.engine.synthesis.answer import (
     answer_order,
     is_broad,
     linked,
+    scope_names,
 )
 from mindbank.engine.synthesis.answer import floor as relevance_floor
 from mindbank.engine.synthesis.attribution import about_others
@@ -320,10 +321,11 @@ def compose_briefing(
     below: dict[str, tuple[float, float]] = {}
     # a broad question is answered by the whole scope: no answer section, no floor, today's topic breadth
     speakers = speaker_names([c.hit.memory.text for c in cands])
-    answering = bool(read.relevance) and not ranked and not is_broad(source_query, speakers)
+    named = scope_names(cands, speakers)
+    answering = bool(read.relevance) and not ranked and not is_broad(source_query, named)
     if answering:
         cands = linked(cands, [cands[i] for i in answer_order(cands, ANSWER_BAR)], speakers)
-        bar = relevance_floor(cands, source_query, speakers)
+        bar = relevance_floor(cands, source_query, named)
         # the answer is the most relevant quotable facts, as /recall's first results are, when they share a word
         # with the question or the best answer (a weak match in a small scope that still answers); the floor
         # decides how far the document reaches beyond them

@@ -46,7 +46,7 @@ from mindbank.domain.document import (
 )
 from mindbank.domain.records import ScoredMemory
 from mindbank.domain.text import strip_speaker
-from mindbank.engine.synthesis.answer import DELTA_FLOOR, is_broad, linked
+from mindbank.engine.synthesis.answer import DELTA_FLOOR, is_broad, linked, scope_names
 from mindbank.engine.synthesis.attribution import about_others
 from mindbank.engine.synthesis.blocks import MENTION_WEIGHT, Unit, add_repeats, day, read_block, render_unit
 from mindbank.engine.synthesis.compose import (
@@ -232,7 +232,8 @@ def plan_delta_operations(
     # a question about one speaker is not answered by what another says about their own life (attribution.py)
     fresh, reasons = about_others(fresh, source_query, list(known.values())) if source_query else (fresh, {})
     speakers = speaker_names([c.hit.memory.text for c in every])
-    narrow = bool(read.relevance) and bool(source_query) and not is_broad(source_query, speakers)
+    named = scope_names(every, speakers)
+    narrow = bool(read.relevance) and bool(source_query) and not is_broad(source_query, named)
     if narrow:
         fresh = linked(fresh, list(known.values()), speakers)
         for c in fresh:
