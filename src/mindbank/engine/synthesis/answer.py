@@ -67,8 +67,8 @@ def is_broad(question: str, named: set[str] | frozenset[str] = frozenset()) -> b
     """Whether ``question`` names no topic of its own (module docstring): every keyword term of it, names and
     question words aside, is in :data:`GENERIC`. A question with no such term at all ("What about Caroline?") is
     broad too. A word capitalised inside the question is set aside as a name (the scope's person, or a title's
-    capital: "What about Running?") unless it is in ``named`` — lowercased names the scope's facts use as names
-    that are not its speakers (:func:`scope_names`) — when it is the question's topic ("Why does John like
+    capital: "What about Running?") unless it is in ``named`` — lowercased words the scope's facts write
+    capitalised that are not its speakers (:func:`scope_names`) — when it is the question's topic ("Why does John like
     Aragorn from Lord of the Rings?" asks about Aragorn)."""
     words = re.findall(r"[A-Za-z][A-Za-z'’-]*", question)
     names = {w.lower().removesuffix("'s").removesuffix("’s") for w in words[1:] if w[:1].isupper() and w != "I"}
@@ -78,9 +78,10 @@ def is_broad(question: str, named: set[str] | frozenset[str] = frozenset()) -> b
 
 
 def scope_names(cands: Sequence[Candidate], speakers: set[str]) -> frozenset[str]:
-    """The names ``cands`` use (capitalised inside a sentence: :func:`capitalised`), lowercased, ``speakers``
-    aside: what makes a question naming one of them narrow (:func:`is_broad`)."""
-    return frozenset(n for c in cands for n in capitalised(c.hit.memory.text)[0]) - speakers
+    """The words ``cands`` write capitalised (a sentence's first word included: "Anthony and I went …";
+    :func:`capitalised`), lowercased, ``speakers`` aside: a question naming one of them is narrow
+    (:func:`is_broad`)."""
+    return frozenset(n for c in cands for n in capitalised(c.hit.memory.text)[1]) - speakers
 
 
 def floor(cands: Sequence[Candidate], question: str, named: set[str] | frozenset[str] = frozenset()) -> float:
