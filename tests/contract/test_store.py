@@ -218,8 +218,49 @@ def test_mental_model_insert_conflict_get_list_and_history_cap(store: Store) -> 
     assert len(history) == 4
     versions = [h.content["previous_content"] for h in history if "previous_content" in h.content]
     assert versions == ["v3", "v2", "v1"]
+    # numbers are stored when written: trimming the two oldest rows renumbers none of those kept
+    assert [h.version for h in history] == [None, 5, 4, 3]
     with pytest.raises(LookupError):
         store.save_refresh(model(model_id="gone"), history=None, history_cap=3)
+
+
+def test_history_versions_start_at_the_empty_state_and_survive_trimming(store: Store) -> None:
+    store.insert_mental_model(model(model_id="m1"))
+    m1 = store.get_mental_model("b", "m1")
+    assert m1 is not None
+    previous = ""
+    for i in range(4):
+        store.save_refresh(replace(m1, content=f"v{i}"), history={"previous_content": previous}, history_cap=2)
+        if i == 1:
+            store.save_refresh(m1, history={"kind": "refresh_failed", "outcome": "x"}, history_cap=2)
+        previous = f"v{i}"
+    history = store.list_history("b", "m1")
+    # the empty starting state is version 0; the failure record has no number and is trimmed on its own
+    assert [(h.content.get("previous_content"), h.version) for h in history] == [
+        ("v2", 3), ("v1", 2), (None, None),
+    ]  # fmt: skip
+
+
+def test_history_version_backfill_gives_the_numbers_shown_before(store: Store) -> None:
+    """Migration 0091 numbers the history rows written before numbers were stored: each version row its position
+    among the model's version rows kept, oldest first, from 0 when the oldest replaced the empty state."""
+    for model_id, first in (("fresh", ""), ("trimmed", "v-1")):
+        store.insert_mental_model(model(model_id=model_id))
+        m = store.get_mental_model("b", model_id)
+        assert m is not None
+        previous = first
+        for i in range(3):
+            store.save_refresh(replace(m, content=f"v{i}"), history={"previous_content": previous}, history_cap=0)
+            previous = f"v{i}"
+        store.save_refresh(m, history={"kind": "refresh_failed", "outcome": "x"}, history_cap=0)
+    backend = postgres_migrate if type(store).__name__ == "PostgresStore" else sqlite_migrate
+    sql = next(text for number, _, text in backend.migrations() if number == 91)
+    backfill = next(s for s in sql.split(";") if "UPDATE mental_model_history" in s)
+    with store._tx() as conn:  # type: ignore[attr-defined]
+        conn.execute("UPDATE mental_model_history SET version = NULL")
+        conn.execute(backfill)
+    numbers = {mid: [h.version for h in store.list_history("b", mid)] for mid in ("fresh", "trimmed")}
+    assert numbers == {"fresh": [None, 2, 1, 0], "trimmed": [None, 3, 2, 1]}
 
 
 def test_operations_claim_once_lease_expiry_and_per_model_serialization(store: Store) -> None:

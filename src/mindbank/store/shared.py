@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager, closing
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, TypeVar
 
+from mindbank.domain.history import history_numbering
 from mindbank.domain.records import Bank, HistoryEntry, LLMRequestRecord, MemoryUnit, MentalModel, NewMemory, Operation
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TagsMatch
@@ -270,7 +271,8 @@ class SharedQueries:
         return self._changed(self._q["delete_mental_model"], (bank_id, model_id)) > 0
 
     def list_history(self, bank_id: str, model_id: str) -> list[HistoryEntry]:
-        """History rows of a model, most recent first."""
+        """History rows of a model, most recent first, each with the ``version`` number it was written with (None
+        for a failure record)."""
         return self._all(self._q["list_history"], (bank_id, model_id), self._columns.history_row)
 
     def citing_models(self, bank_id: str, memory_id: str) -> list[str]:
@@ -313,7 +315,8 @@ class SharedQueries:
 
     def _history_params(self, model: MentalModel, history: dict[str, Any]) -> tuple[Any, ...]:
         """The ``insert_history`` parameters of a model's new history row, stamped now."""
-        return (model.bank_id, model.id, self._columns.json(history), self._columns.time(utcnow()))
+        return (model.bank_id, model.id, self._columns.json(history), self._columns.time(utcnow()),
+                *history_numbering(model, history))  # fmt: skip
 
     # ---------------------------------------------------------------- refresh spend and governance
 

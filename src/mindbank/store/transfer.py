@@ -157,6 +157,8 @@ class TransferQueries(SharedQueries):
                         }
                 if StoredHistory in explicit:
                     conn.execute(self._q["sync_history_ids"])
+                if counts.get("history"):
+                    conn.execute(self._q["number_history"], (target.bank_id,))
                 if StoredDocumentEvent in explicit:
                     conn.execute(self._q["sync_document_event_ids"])
                 self._import_end(conn, target, newest)

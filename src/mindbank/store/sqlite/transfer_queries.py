@@ -74,6 +74,15 @@ TRANSFER_Q: dict[str, str] = {
     "import_history": (
         "INSERT INTO mental_model_history (id, bank_id, mental_model_id, content, changed_at) VALUES (?, ?, ?, ?, ?)"
     ),
+    # imported version rows are numbered as they stand (the model's version rows oldest first, from 0 when the oldest
+    # replaced the empty starting state), as the migration that introduced stored numbers backfilled them
+    "number_history": (
+        "UPDATE mental_model_history SET version = n.v FROM (SELECT id, (ROW_NUMBER() OVER w - 1 + CASE WHEN "
+        "COALESCE(FIRST_VALUE(json_extract(content, '$.previous_content')) OVER w, '') = '' THEN 0 ELSE 1 END) AS v "
+        "FROM mental_model_history WHERE bank_id = ? AND json_type(content, '$.previous_content') IS NOT NULL AND json_extract(content, '$.kind') IS NOT 'refresh_failed' "
+        "WINDOW w AS (PARTITION BY bank_id, mental_model_id ORDER BY changed_at, id)) AS n "
+        "WHERE n.id = mental_model_history.id AND mental_model_history.version IS NULL"
+    ),
     "import_history_new": (
         "INSERT INTO mental_model_history (bank_id, mental_model_id, content, changed_at) VALUES (?, ?, ?, ?)"
     ),
