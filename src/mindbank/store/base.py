@@ -24,6 +24,7 @@ from mindbank.store.ports.knowledge import KnowledgeStore
 from mindbank.store.ports.llm_requests import LLMRequestStore
 from mindbank.store.ports.memories import DocumentWrite, MemoryStore
 from mindbank.store.ports.mental_models import MentalModelStore, StalenessProbe, StalenessReads, cited_ids
+from mindbank.store.ports.observations import ObservationChange, ObservationScope, ObservationStore
 from mindbank.store.ports.operations import Lane, OperationStore, fold_into_pending
 from mindbank.store.ports.recall import RecallStore
 from mindbank.store.ports.transfer import (
@@ -66,6 +67,9 @@ __all__ = [
     "MemoryFilter",
     "MemoryStore",
     "MentalModelStore",
+    "ObservationChange",
+    "ObservationScope",
+    "ObservationStore",
     "OperationStore",
     "RecallStore",
     "RefreshSpendStore",
@@ -98,6 +102,7 @@ class Store(
     KnowledgeStore,
     OperationStore,
     ConsolidationStore,
+    ObservationStore,
     LLMRequestStore,
     DocumentStore,
     DirectiveStore,

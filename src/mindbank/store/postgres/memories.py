@@ -19,6 +19,7 @@ from psycopg.types.json import Jsonb
 from mindbank.domain.records import NewMemory
 from mindbank.domain.timeutil import utcnow
 from mindbank.store.base import DocumentWrite, MemoryFilter
+from mindbank.store.observations import changed_observations, snapshot_observations
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.migrate import nearest_sql
 from mindbank.store.postgres.queries import Q, tag_list
@@ -165,13 +166,15 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
         """Apply one consolidation round atomically: new observations, observation updates ``(id, source ids,
         proof count)``, observation rewrites ``(id, text, embedding)``, observation deletes, and
         ``consolidated_at`` on the source facts. Observation writes are memory writes (stamped under the bank lock);
-        marking sources is bookkeeping and stamps nothing. Returns the new observation ids."""
+        marking sources is bookkeeping and stamps nothing. Each observation updated or rewritten keeps its earlier
+        state as a history row. Returns the new observation ids."""
         with self._tx() as conn, conn.cursor() as cur:
             ids: list[str] = []
             if creates or updates or rewrites or deletes:
                 self._lock_bank(cur.connection, bank_id)
                 stamp, _ = self._stamp_memory_write(cur.connection, bank_id)
                 ids = [str(uuid.uuid4()) for _ in creates]
+                snapshot_observations(cur, Q, bank_id, stamp, changed_observations(ids, updates, rewrites, deletes))
                 self._insert_memories(cur, bank_id, list(zip(ids, creates, strict=True)), stamp)
                 grown = observation_mentions(ids, creates, updates)
                 if grown:

@@ -35,6 +35,7 @@ from mindbank.store.postgres.documents import DocumentsMixin
 from mindbank.store.postgres.knowledge import KnowledgeMixin
 from mindbank.store.postgres.memories import MemoriesMixin
 from mindbank.store.postgres.mental_models import MentalModelsMixin
+from mindbank.store.postgres.observations import ObservationsMixin
 from mindbank.store.postgres.operations import OperationsMixin
 from mindbank.store.postgres.search import SearchMixin
 from mindbank.store.postgres.transfer import TransferMixin
@@ -46,6 +47,7 @@ class PostgresStore(
     BanksMixin,
     MemoriesMixin,
     MentalModelsMixin,
+    ObservationsMixin,
     SearchMixin,
     OperationsMixin,
     DocumentsMixin,

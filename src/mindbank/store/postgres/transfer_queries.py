@@ -80,7 +80,8 @@ TRANSFER_Q: dict[str, str] = {
     "number_history": (
         "UPDATE mental_model_history SET version = n.v FROM (SELECT id, (ROW_NUMBER() OVER w - 1 + CASE WHEN "
         "COALESCE(FIRST_VALUE(content ->> 'previous_content') OVER w, '') = '' THEN 0 ELSE 1 END)::integer AS v "
-        "FROM mental_model_history WHERE bank_id = %s AND content -> 'previous_content' IS NOT NULL AND (content ->> 'kind') IS DISTINCT FROM 'refresh_failed' "
+        "FROM mental_model_history WHERE bank_id = %s AND content -> 'previous_content' IS NOT NULL "
+        "AND (content ->> 'kind') IS DISTINCT FROM 'refresh_failed' "
         "WINDOW w AS (PARTITION BY bank_id, mental_model_id ORDER BY changed_at, id)) AS n "
         "WHERE n.id = mental_model_history.id AND mental_model_history.version IS NULL"
     ),

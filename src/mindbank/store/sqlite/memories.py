@@ -19,6 +19,7 @@ import numpy.typing as npt
 from mindbank.domain.records import NewMemory
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.base import DocumentWrite, MemoryFilter
+from mindbank.store.observations import changed_observations, snapshot_observations
 from mindbank.store.retention import LazyStamp, RetentionQueries
 from mindbank.store.shared import observation_mentions
 from mindbank.store.sqlite.queries import MAX_IDS, Q, marks
@@ -171,12 +172,14 @@ class MemoriesMixin(SearchMixin, RetentionQueries):
         """Apply one consolidation round atomically: new observations, observation updates ``(id, source ids,
         proof count)``, observation rewrites ``(id, text, embedding)``, observation deletes, and ``consolidated_at``
         on the source facts. Observation writes are memory writes (stamped); marking sources is bookkeeping and
-        stamps nothing. Returns the new observation ids."""
+        stamps nothing. Each observation updated or rewritten keeps its earlier state as a history row. Returns the
+        new observation ids."""
         with self._tx() as conn:
             stamp, version = (None, None)
             if creates or updates or rewrites or deletes:
                 stamp, version = self._stamp_memory_write(conn, bank_id)
             ids = [str(uuid.uuid4()) for _ in creates]
+            snapshot_observations(conn, Q, bank_id, stamp, changed_observations(ids, updates, rewrites, deletes))
             self._insert_memories(conn, bank_id, list(zip(ids, creates, strict=True)), stamp)
             for memory_id, sources, proof in observation_mentions(ids, creates, updates):
                 listed = COLUMNS.text_list(sources)

@@ -24,6 +24,7 @@ from mindbank.store.sqlite.documents import DocumentsMixin
 from mindbank.store.sqlite.knowledge import KnowledgeMixin
 from mindbank.store.sqlite.memories import MemoriesMixin
 from mindbank.store.sqlite.mental_models import MentalModelsMixin
+from mindbank.store.sqlite.observations import ObservationsMixin
 from mindbank.store.sqlite.operations import OperationsMixin
 from mindbank.store.sqlite.search import SearchMixin
 from mindbank.store.sqlite.transfer import TransferMixin
@@ -35,6 +36,7 @@ class SQLiteStore(
     BanksMixin,
     MemoriesMixin,
     MentalModelsMixin,
+    ObservationsMixin,
     SearchMixin,
     OperationsMixin,
     DocumentsMixin,

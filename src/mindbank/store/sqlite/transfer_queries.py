@@ -79,7 +79,8 @@ TRANSFER_Q: dict[str, str] = {
     "number_history": (
         "UPDATE mental_model_history SET version = n.v FROM (SELECT id, (ROW_NUMBER() OVER w - 1 + CASE WHEN "
         "COALESCE(FIRST_VALUE(json_extract(content, '$.previous_content')) OVER w, '') = '' THEN 0 ELSE 1 END) AS v "
-        "FROM mental_model_history WHERE bank_id = ? AND json_type(content, '$.previous_content') IS NOT NULL AND json_extract(content, '$.kind') IS NOT 'refresh_failed' "
+        "FROM mental_model_history WHERE bank_id = ? AND json_type(content, '$.previous_content') IS NOT NULL "
+        "AND json_extract(content, '$.kind') IS NOT 'refresh_failed' "
         "WINDOW w AS (PARTITION BY bank_id, mental_model_id ORDER BY changed_at, id)) AS n "
         "WHERE n.id = mental_model_history.id AND mental_model_history.version IS NULL"
     ),
