@@ -1,13 +1,13 @@
-"""Observation reads both backends run alike (an observation's history, the bank's observation scopes) and the
-history snapshot a consolidation write takes of each observation it changes. The deletes differ per backend (bank
-lock, SQLite's in-process vector index): each backend's ``observations.py``."""
+"""Observation reads both backends run alike (an observation's history, the bank's observation scopes) and which
+observations a consolidation write changes (each keeps its earlier state: ``SharedQueries._snapshot_observations``).
+The deletes differ per backend (bank lock, SQLite's in-process vector index): each backend's ``observations.py``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from mindbank.store.ports.observations import OBSERVATION_HISTORY_CAP, ObservationChange, ObservationScope
+from mindbank.store.ports.observations import ObservationChange, ObservationScope
 from mindbank.store.shared import SharedQueries
 
 
@@ -42,11 +42,3 @@ def changed_observations(
     order: those it creates or deletes have no earlier state to keep."""
     skip = {*created, *deletes}
     return list(dict.fromkeys(i for i in (*(u[0] for u in updates), *(r[0] for r in rewrites)) if i not in skip))
-
-
-def snapshot_observations(conn: Any, q: Mapping[str, str], bank_id: str, stamp: Any, ids: Sequence[str]) -> None:
-    """Inside a consolidation write, before it changes them: record each observation's current text and sources as
-    a history row stamped ``stamp`` (the write's), keeping the newest ``OBSERVATION_HISTORY_CAP`` per observation."""
-    for observation_id in ids:
-        conn.execute(q["snapshot_observation"], (stamp, bank_id, observation_id))
-        conn.execute(q["trim_observation_history"], (observation_id, observation_id, OBSERVATION_HISTORY_CAP))

@@ -25,6 +25,7 @@ from mindbank.store.columns import Columns, Row, mental_model_columns
 from mindbank.store.dialect import Dialect
 from mindbank.store.fence import LeaseLost, current_fence
 from mindbank.store.filter_sql import compile_filter
+from mindbank.store.ports.observations import OBSERVATION_HISTORY_CAP
 
 IDS_PER_STATEMENT = 500  # ids bound per statement where a list is looked up (SQLite binds one parameter each)
 
@@ -312,6 +313,13 @@ class SharedQueries:
                         self._q["trim_history"].format(kind=kind),
                         (model.bank_id, model.id, model.bank_id, model.id, history_cap),
                     )
+
+    def _snapshot_observations(self, conn: Any, bank_id: str, stamp: Any, ids: Sequence[str]) -> None:
+        """Inside a consolidation write, before it changes them: record each observation's current text and sources
+        as a history row stamped ``stamp`` (the write's), keeping the newest ``OBSERVATION_HISTORY_CAP`` of each."""
+        for observation_id in ids:
+            conn.execute(self._q["snapshot_observation"], (stamp, bank_id, observation_id))
+            conn.execute(self._q["trim_observation_history"], (observation_id, observation_id, OBSERVATION_HISTORY_CAP))
 
     def _history_params(self, model: MentalModel, history: dict[str, Any]) -> tuple[Any, ...]:
         """The ``insert_history`` parameters of a model's new history row, stamped now."""

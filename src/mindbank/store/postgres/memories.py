@@ -19,7 +19,7 @@ from psycopg.types.json import Jsonb
 from mindbank.domain.records import NewMemory
 from mindbank.domain.timeutil import utcnow
 from mindbank.store.base import DocumentWrite, MemoryFilter
-from mindbank.store.observations import changed_observations, snapshot_observations
+from mindbank.store.observations import changed_observations
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.migrate import nearest_sql
 from mindbank.store.postgres.queries import Q, tag_list
@@ -174,7 +174,7 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
                 self._lock_bank(cur.connection, bank_id)
                 stamp, _ = self._stamp_memory_write(cur.connection, bank_id)
                 ids = [str(uuid.uuid4()) for _ in creates]
-                snapshot_observations(cur, Q, bank_id, stamp, changed_observations(ids, updates, rewrites, deletes))
+                self._snapshot_observations(cur, bank_id, stamp, changed_observations(ids, updates, rewrites, deletes))
                 self._insert_memories(cur, bank_id, list(zip(ids, creates, strict=True)), stamp)
                 grown = observation_mentions(ids, creates, updates)
                 if grown:

@@ -19,7 +19,7 @@ import numpy.typing as npt
 from mindbank.domain.records import NewMemory
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.base import DocumentWrite, MemoryFilter
-from mindbank.store.observations import changed_observations, snapshot_observations
+from mindbank.store.observations import changed_observations
 from mindbank.store.retention import LazyStamp, RetentionQueries
 from mindbank.store.shared import observation_mentions
 from mindbank.store.sqlite.queries import MAX_IDS, Q, marks
@@ -179,7 +179,7 @@ class MemoriesMixin(SearchMixin, RetentionQueries):
             if creates or updates or rewrites or deletes:
                 stamp, version = self._stamp_memory_write(conn, bank_id)
             ids = [str(uuid.uuid4()) for _ in creates]
-            snapshot_observations(conn, Q, bank_id, stamp, changed_observations(ids, updates, rewrites, deletes))
+            self._snapshot_observations(conn, bank_id, stamp, changed_observations(ids, updates, rewrites, deletes))
             self._insert_memories(conn, bank_id, list(zip(ids, creates, strict=True)), stamp)
             for memory_id, sources, proof in observation_mentions(ids, creates, updates):
                 listed = COLUMNS.text_list(sources)
