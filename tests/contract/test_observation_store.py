@@ -43,7 +43,9 @@ def test_consolidation_changes_leave_history_newest_first_and_capped(store: Stor
     assert history[0].changed_at == store.bank_last_memory_write_at("b")
     assert history[0].changed_at > history[1].changed_at
     for i in range(OBSERVATION_HISTORY_CAP + 2):
-        store.write_consolidation("b", creates=[], updates=[], consolidated_ids=[], rewrites=[(a, f"A{i + 3}", vec(0, 1, 0, 0))])  # type: ignore[attr-defined]
+        store.write_consolidation(
+            "b", creates=[], updates=[], consolidated_ids=[], rewrites=[(a, f"A{i + 3}", vec(0, 1, 0, 0))]
+        )  # type: ignore[attr-defined]
     history = store.observation_history("b", a)
     assert len(history) == OBSERVATION_HISTORY_CAP and history[0].previous_text == f"A{OBSERVATION_HISTORY_CAP + 3}"
     assert store.observation_history("other", a) == [] and store.observation_history("b", facts[0]) == []
@@ -98,11 +100,37 @@ def test_clear_memories_by_type_or_all(store: Store) -> None:
     stamp = store.bank_last_memory_write_at("b")
     assert store.clear_memories("b") == 6
     assert store.get_memories("b", [*facts, *obs]) == []
-    assert store.list_documents(
-        "b", query=None, tags=(), tags_match="any", time_field="created_at", start=None, end=None, limit=10, offset=0
-    )[1] == 0
+    assert (
+        store.list_documents(
+            "b",
+            query=None,
+            tags=(),
+            tags_match="any",
+            time_field="created_at",
+            start=None,
+            end=None,
+            limit=10,
+            offset=0,
+        )[1]
+        == 0
+    )
     assert store.bank_last_memory_write_at("b") > stamp  # type: ignore[operator]
     assert store.vector_search("b", vec(1, 0, 0, 0), 5, MemoryFilter()) == []
     assert store.clear_memories("nobody") == 0
     # the bank itself stays, and takes new memories
     assert store.write_documents("b", [replace(doc("again"))])
+
+
+def test_a_restated_observation_carries_its_history_on(store: Store) -> None:
+    facts, (a, _, _) = bank_with_observations(store)
+    store.write_consolidation("b", creates=[], updates=[], consolidated_ids=[], rewrites=[(a, "A1", vec(0, 1, 0, 0))])  # type: ignore[attr-defined]
+    (successor,) = store.write_consolidation(  # type: ignore[attr-defined]
+        "b", creates=[observation("A2", (facts[0],), ("x",))], updates=[], consolidated_ids=[], deletes=[a],
+        successors=[(a, 0)],
+    )  # fmt: skip
+    assert store.get_memories("b", [a]) == []
+    history = store.observation_history("b", successor)
+    assert [(h.previous_text, h.previous_source_memory_ids) for h in history] == [
+        ("A1", (facts[0], facts[1])), ("A", (facts[0], facts[1])),
+    ]  # fmt: skip
+    assert store.observation_history("b", a) == []

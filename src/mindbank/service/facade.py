@@ -45,6 +45,7 @@ from mindbank.service.knowledge import KnowledgeService
 from mindbank.service.memories import MemoriesService
 from mindbank.service.mental_models import MentalModelsService
 from mindbank.service.metrics import Metrics
+from mindbank.service.observations import ObservationsService
 from mindbank.service.operations import OperationsService
 from mindbank.service.operations_admin import OperationsAdminService
 from mindbank.service.reflect import ReflectService
@@ -169,6 +170,7 @@ class MindBank:
         """The resource services, each with the shared state and the services it works through."""
         self.banks = BanksService(state, governance=self.governance)
         self.memories = MemoriesService(state)
+        self.observations = ObservationsService(state)
         self.documents = DocumentsService(state)
         self.files = FilesService(state, memories=self.memories)
         self.mental_models = MentalModelsService(state, governance=self.governance, refresher=self.refresher)
@@ -276,6 +278,11 @@ class MindBank:
     delete_memory = delegate("memories", MemoriesService.delete_memory)
     list_tags = delegate("memories", MemoriesService.list_tags)
     consolidate = delegate("memories", MemoriesService.consolidate)
+    observation_history = delegate("observations", ObservationsService.observation_history)
+    observation_scopes = delegate("observations", ObservationsService.observation_scopes)
+    clear_memory_observations = delegate("observations", ObservationsService.clear_memory_observations)
+    clear_observations = delegate("observations", ObservationsService.clear_observations)
+    clear_memories = delegate("observations", ObservationsService.clear_memories)
     retain_files = delegate("files", FilesService.retain_files)
 
     # documents

@@ -321,6 +321,17 @@ class SharedQueries:
             conn.execute(self._q["snapshot_observation"], (stamp, bank_id, observation_id))
             conn.execute(self._q["trim_observation_history"], (observation_id, observation_id, OBSERVATION_HISTORY_CAP))
 
+    def _carry_observation_history(
+        self, conn: Any, bank_id: str, stamp: Any, successors: Sequence[tuple[str, str]]
+    ) -> None:
+        """Inside a consolidation write, after the new observations are inserted and before the replaced ones are
+        deleted: each successor ``(replaced id, new id)`` takes over the replaced observation's history, and the
+        replaced observation's last state becomes the newest row of it."""
+        for replaced, successor in successors:
+            conn.execute(self._q["carry_observation_history"], (successor, bank_id, replaced))
+            conn.execute(self._q["snapshot_observation_as"], (successor, stamp, bank_id, replaced))
+            conn.execute(self._q["trim_observation_history"], (successor, successor, OBSERVATION_HISTORY_CAP))
+
     def _history_params(self, model: MentalModel, history: dict[str, Any]) -> tuple[Any, ...]:
         """The ``insert_history`` parameters of a model's new history row, stamped now."""
         return (model.bank_id, model.id, self._columns.json(history), self._columns.time(utcnow()),

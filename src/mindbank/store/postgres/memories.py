@@ -162,12 +162,14 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
         consolidated_ids: Sequence[str],
         rewrites: Sequence[tuple[str, str, npt.NDArray[np.float32]]] = (),
         deletes: Sequence[str] = (),
+        successors: Sequence[tuple[str, int]] = (),
     ) -> list[str]:
         """Apply one consolidation round atomically: new observations, observation updates ``(id, source ids,
         proof count)``, observation rewrites ``(id, text, embedding)``, observation deletes, and
         ``consolidated_at`` on the source facts. Observation writes are memory writes (stamped under the bank lock);
         marking sources is bookkeeping and stamps nothing. Each observation updated or rewritten keeps its earlier
-        state as a history row. Returns the new observation ids."""
+        state as a history row; a new observation succeeding a deleted one ``(deleted id, index in creates)``
+        carries its history on. Returns the new observation ids."""
         with self._tx() as conn, conn.cursor() as cur:
             ids: list[str] = []
             if creates or updates or rewrites or deletes:
@@ -176,6 +178,7 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
                 ids = [str(uuid.uuid4()) for _ in creates]
                 self._snapshot_observations(cur, bank_id, stamp, changed_observations(ids, updates, rewrites, deletes))
                 self._insert_memories(cur, bank_id, list(zip(ids, creates, strict=True)), stamp)
+                self._carry_observation_history(cur, bank_id, stamp, [(old, ids[i]) for old, i in successors])
                 grown = observation_mentions(ids, creates, updates)
                 if grown:
                     cur.executemany(

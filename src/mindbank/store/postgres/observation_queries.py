@@ -15,6 +15,15 @@ OBSERVATION_Q: dict[str, str] = {
         "changed_at) SELECT bank_id, id, text, COALESCE(source_memory_ids, '{}'), %s FROM memory_units "
         "WHERE bank_id = %s AND id = %s AND fact_type = 'observation'"
     ),
+    # a restated observation's successor (a new row) takes over its history and records its last state
+    "carry_observation_history": (
+        "UPDATE observation_history SET observation_id = %s WHERE bank_id = %s AND observation_id = %s"
+    ),
+    "snapshot_observation_as": (
+        "INSERT INTO observation_history (observation_id, bank_id, previous_text, previous_source_memory_ids, "
+        "changed_at) SELECT %s, bank_id, text, COALESCE(source_memory_ids, '{}'), %s FROM memory_units "
+        "WHERE bank_id = %s AND id = %s AND fact_type = 'observation'"
+    ),
     "trim_observation_history": (
         "DELETE FROM observation_history WHERE observation_id = %s AND id NOT IN (SELECT id FROM observation_history "
         "WHERE observation_id = %s ORDER BY changed_at DESC, id DESC LIMIT %s)"

@@ -168,11 +168,13 @@ class MemoriesMixin(SearchMixin, RetentionQueries):
         consolidated_ids: Sequence[str],
         rewrites: Sequence[tuple[str, str, npt.NDArray[np.float32]]] = (),
         deletes: Sequence[str] = (),
+        successors: Sequence[tuple[str, int]] = (),
     ) -> list[str]:
         """Apply one consolidation round atomically: new observations, observation updates ``(id, source ids,
         proof count)``, observation rewrites ``(id, text, embedding)``, observation deletes, and ``consolidated_at``
         on the source facts. Observation writes are memory writes (stamped); marking sources is bookkeeping and
-        stamps nothing. Each observation updated or rewritten keeps its earlier state as a history row. Returns the
+        stamps nothing. Each observation updated or rewritten keeps its earlier state as a history row; a new
+        observation succeeding a deleted one ``(deleted id, index in creates)`` carries its history on. Returns the
         new observation ids."""
         with self._tx() as conn:
             stamp, version = (None, None)
@@ -181,6 +183,7 @@ class MemoriesMixin(SearchMixin, RetentionQueries):
             ids = [str(uuid.uuid4()) for _ in creates]
             self._snapshot_observations(conn, bank_id, stamp, changed_observations(ids, updates, rewrites, deletes))
             self._insert_memories(conn, bank_id, list(zip(ids, creates, strict=True)), stamp)
+            self._carry_observation_history(conn, bank_id, stamp, [(old, ids[i]) for old, i in successors])
             for memory_id, sources, proof in observation_mentions(ids, creates, updates):
                 listed = COLUMNS.text_list(sources)
                 params = (listed, proof, stamp, proof, bank_id, listed, bank_id, memory_id)

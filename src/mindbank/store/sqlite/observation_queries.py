@@ -15,6 +15,15 @@ OBSERVATION_Q: dict[str, str] = {
         "changed_at) SELECT bank_id, id, text, COALESCE(source_memory_ids, '[]'), ? FROM memory_units "
         "WHERE bank_id = ? AND id = ? AND fact_type = 'observation'"
     ),
+    # a restated observation's successor (a new row) takes over its history and records its last state
+    "carry_observation_history": (
+        "UPDATE observation_history SET observation_id = ? WHERE bank_id = ? AND observation_id = ?"
+    ),
+    "snapshot_observation_as": (
+        "INSERT INTO observation_history (observation_id, bank_id, previous_text, previous_source_memory_ids, "
+        "changed_at) SELECT ?, bank_id, text, COALESCE(source_memory_ids, '[]'), ? FROM memory_units "
+        "WHERE bank_id = ? AND id = ? AND fact_type = 'observation'"
+    ),
     "trim_observation_history": (
         "DELETE FROM observation_history WHERE observation_id = ? AND id NOT IN (SELECT id FROM observation_history "
         "WHERE observation_id = ? ORDER BY changed_at DESC, id DESC LIMIT ?)"
