@@ -239,3 +239,54 @@ class LLMCallStats(_Response):
     trunc: str
     start: datetime
     buckets: list[dict[str, Any]]
+
+
+# ---------------------------------------------------------------- observations
+class SourceFact(_Response):
+    """A fact an observation change added or dropped; ``text`` is None for a fact since deleted."""
+
+    id: str
+    text: str | None = None
+
+
+class ObservationChange(_Response):
+    """``GET /memories/{id}/history``: one change consolidation made to an observation, the state before and after
+    it (newest change first)."""
+
+    changed_at: str
+    previous_text: str
+    text: str
+    previous_source_memory_ids: list[str]
+    source_memory_ids: list[str]
+    source_facts_added: list[SourceFact]
+    source_facts_removed: list[SourceFact]
+
+
+class ObservationScope(_Response):
+    """One distinct observation scope: its exact tag set (``[]``: untagged) and how many observations it holds."""
+
+    tags: list[str]
+    count: int
+
+
+class ObservationScopes(_Response):
+    """``GET /observations/scopes``: most populous first; ``total`` counts every distinct scope."""
+
+    scopes: list[ObservationScope]
+    total: int
+    limit: int
+    offset: int
+
+
+class ClearMemoryObservationsResponse(_Response):
+    """``DELETE /memories/{id}/observations``: how many observations built from the memory went."""
+
+    deleted_count: int
+
+
+class DeleteResponse(_Response):
+    """The reference's ``DeleteResponse`` (``DELETE /memories``, ``DELETE /observations``)."""
+
+    success: bool
+    message: str | None = None
+    deleted_count: int | None = None
