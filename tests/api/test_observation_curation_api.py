@@ -73,6 +73,7 @@ def test_clearing_a_memory_observations_stales_citing_models_and_reconsolidates(
     assert get(s, f"/mental-models/{model_id}")["is_stale"] is False
     kept = sorted(o["text"] for o in observations(s))
     paris_obs = next(o for o in observations(s) if "Paris" in o["text"])
+    assert get(s, f"/memories/{paris}/observations") == {"memory_id": paris, "items": [paris_obs], "total": 1}
 
     r = s.http.delete(f"{BANK}/memories/{paris}/observations")
     assert r.status_code == 200 and r.json() == {"deleted_count": 1}
@@ -86,6 +87,7 @@ def test_clearing_a_memory_observations_stales_citing_models_and_reconsolidates(
 
     before = s.mb.store.dump()  # type: ignore[attr-defined]
     assert s.http.delete(f"{BANK}/memories/nope/observations").status_code == 404
+    assert s.http.get(f"{BANK}/memories/nope/observations").status_code == 404
     assert s.http.delete("/v1/default/banks/nobody/memories/x/observations").status_code == 404
     assert s.mb.store.dump() == before  # type: ignore[attr-defined]
 

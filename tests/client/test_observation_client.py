@@ -39,6 +39,7 @@ def test_observations_through_the_client(server: str, mindbank: MindBank) -> Non
         assert [f.text for f in change.source_facts_added] == ["Xavier: I moved to Berlin with my partner."]
         paris = change.previous_source_memory_ids[0]
         assert c.get_observation_history("b", paris) == []
+        assert [o["id"] for o in c.list_memory_observations("b", paris).items] == [observation["id"]]
         assert c.clear_memory_observations("b", paris).deleted_count == 1
         until(lambda: c.list_observation_scopes("b").total == 1)  # consolidation builds it again
         cleared = c.clear_observations("b")

@@ -65,6 +65,8 @@ def test_observation_scopes_most_populous_first_with_total(store: Store) -> None
 
 def test_delete_observations_derived_from_a_memory(store: Store) -> None:
     facts, (a, b, c) = bank_with_observations(store)
+    assert [o.id for o in store.derived_observations("b", facts[1])] == [a, b]
+    assert store.derived_observations("b", a) == [] and store.derived_observations("other", facts[1]) == []
     before = store.bank_last_memory_write_at("b")
     assert store.delete_observations("b", derived_from=facts[1]) == 2
     assert [o.id for o in store.list_observations("b")] == [c]  # type: ignore[attr-defined]

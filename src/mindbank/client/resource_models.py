@@ -278,6 +278,14 @@ class ObservationScopes(_Response):
     offset: int
 
 
+class DerivedObservations(_Response):
+    """``GET /memories/{id}/observations``: the observations built from the memory (memory items), oldest first."""
+
+    memory_id: str
+    items: list[dict[str, Any]]
+    total: int
+
+
 class ClearMemoryObservationsResponse(_Response):
     """``DELETE /memories/{id}/observations``: how many observations built from the memory went."""
 

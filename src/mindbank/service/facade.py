@@ -280,6 +280,7 @@ class MindBank:
     consolidate = delegate("memories", MemoriesService.consolidate)
     observation_history = delegate("observations", ObservationsService.observation_history)
     observation_scopes = delegate("observations", ObservationsService.observation_scopes)
+    derived_observations = delegate("observations", ObservationsService.derived_observations)
     clear_memory_observations = delegate("observations", ObservationsService.clear_memory_observations)
     clear_observations = delegate("observations", ObservationsService.clear_observations)
     clear_memories = delegate("observations", ObservationsService.clear_memories)

@@ -53,6 +53,12 @@ class ObservationsService(ServiceCore):
         ])  # fmt: skip
         return [_change(c, text, sources, texts) for c, (text, sources) in zip(changes, after, strict=True)]
 
+    def derived_observations(self, bank_id: str, memory_id: str) -> list[MemoryUnit]:
+        """``GET /memories/{id}/observations`` (beyond the reference): the observations built from the memory, oldest
+        first (``[]`` for an observation). Raises :class:`NotFoundError` for an unknown bank or memory."""
+        self._memory(bank_id, memory_id)
+        return self.store.derived_observations(bank_id, memory_id)
+
     def _fact_texts(self, bank_id: str, ids: Sequence[str]) -> dict[str, str]:
         unique = list(dict.fromkeys(ids))
         return {m.id: m.text for m in self.store.get_memories(bank_id, unique)} if unique else {}

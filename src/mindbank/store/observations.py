@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from mindbank.domain.records import MemoryUnit
 from mindbank.store.ports.observations import ObservationChange, ObservationScope
 from mindbank.store.shared import SharedQueries
 
@@ -21,6 +22,10 @@ class ObservationReads(SharedQueries):
             self._q["observation_history"], (bank_id, observation_id),
             lambda r: self._columns.record(ObservationChange, r),
         )  # fmt: skip
+
+    def derived_observations(self, bank_id: str, memory_id: str) -> list[MemoryUnit]:
+        """The observations built from ``memory_id`` (those listing it among their sources), oldest first."""
+        return self._all(self._q["derived_observations"], (bank_id, memory_id), self._columns.memory_row)
 
     def observation_scopes(self, bank_id: str, limit: int, offset: int) -> tuple[list[ObservationScope], int]:
         """One page of the bank's distinct observation scopes, most populous first (ties by tags), and how many

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Query
 from mindbank.api.deps import Bank
 from mindbank.api.openapi import errors
 from mindbank.domain.records import FactType
+from mindbank.wire.shapes import memory_item
 
 router = APIRouter(prefix="/v1/default/banks/{bank_id}", tags=["memories"])
 
@@ -21,6 +22,14 @@ def observation_history(bank_id: str, memory_id: str, mb: Bank) -> list[dict[str
     each with the text and source facts before and after (the facts it added or dropped resolved to their text);
     ``[]`` for a fact or an observation never changed."""
     return mb.observation_history(bank_id, memory_id)
+
+
+@router.get("/memories/{memory_id}/observations", responses=errors(404))
+def derived_observations(bank_id: str, memory_id: str, mb: Bank) -> dict[str, Any]:
+    """Beyond the reference: the observations built from this memory (those listing it among their sources),
+    oldest first, as ``{memory_id, items: [memory], total}`` — what ``DELETE`` on this path would delete."""
+    items = [memory_item(m) for m in mb.derived_observations(bank_id, memory_id)]
+    return {"memory_id": memory_id, "items": items, "total": len(items)}
 
 
 @router.delete("/memories/{memory_id}/observations", responses=errors(404))

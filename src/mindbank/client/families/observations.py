@@ -12,6 +12,7 @@ from mindbank.client._wire import Request, bank_path, child_path, clean, endpoin
 from mindbank.client.resource_models import (
     ClearMemoryObservationsResponse,
     DeleteResponse,
+    DerivedObservations,
     ObservationChange,
     ObservationScopes,
 )
@@ -28,6 +29,12 @@ class ObservationMethods:
         before and after (``[]`` for a fact, or an observation never changed)."""
         path = f"{child_path(bank_id, 'memories', memory_id)}/history"
         return Request("GET", path, _CHANGES.validate_python)
+
+    @endpoint
+    def list_memory_observations(self, bank_id: str, memory_id: str) -> Request[DerivedObservations]:
+        """The observations built from ``memory_id`` (those listing it among their sources), oldest first."""
+        path = f"{child_path(bank_id, 'memories', memory_id)}/observations"
+        return Request("GET", path, DerivedObservations.model_validate)
 
     @endpoint
     def clear_memory_observations(self, bank_id: str, memory_id: str) -> Request[ClearMemoryObservationsResponse]:

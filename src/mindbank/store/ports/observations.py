@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from mindbank.domain.records import MemoryUnit
+
 # the reference's cap on an observation's history (HINDSIGHT_API_OBSERVATION_HISTORY_MAX_ENTRIES): newest kept
 OBSERVATION_HISTORY_CAP = 50
 
@@ -37,6 +39,7 @@ class ObservationStore(Protocol):
     whose observations were deleted are sent back to consolidation (``consolidated_at`` cleared)."""
 
     def observation_history(self, bank_id: str, observation_id: str) -> list[ObservationChange]: ...
+    def derived_observations(self, bank_id: str, memory_id: str) -> list[MemoryUnit]: ...
     def observation_scopes(self, bank_id: str, limit: int, offset: int) -> tuple[list[ObservationScope], int]: ...
     def delete_observations(self, bank_id: str, *, derived_from: str | None = None) -> int: ...
     def clear_memories(self, bank_id: str, fact_type: str | None = None) -> int: ...

@@ -4,6 +4,8 @@ bank's memories). :mod:`.queries` merges them into ``Q``; the PostgreSQL store h
 
 from __future__ import annotations
 
+from mindbank.store.sqlite.consolidation_queries import MEMORY_COLUMNS
+
 OBSERVATION_Q: dict[str, str] = {
     "observation_history": (
         "SELECT id, observation_id, previous_text, previous_source_memory_ids, changed_at FROM observation_history "
@@ -29,6 +31,11 @@ OBSERVATION_Q: dict[str, str] = {
         "WHERE observation_id = ? ORDER BY changed_at DESC, id DESC LIMIT ?)"
     ),
     # tags are stored sorted and de-duplicated, so equal tag sets group together; most populous first
+    # the observations built from a memory (those listing it among their sources), oldest first
+    "derived_observations": (
+        f"SELECT {MEMORY_COLUMNS} FROM memory_units WHERE bank_id = ? AND fact_type = 'observation' "
+        "AND EXISTS (SELECT 1 FROM json_each(memory_units.source_memory_ids) j WHERE j.value = ?) ORDER BY seq"
+    ),
     "observation_scopes": (
         "SELECT tags, COUNT(*) AS count FROM memory_units WHERE bank_id = ? AND fact_type = 'observation' "
         "GROUP BY tags ORDER BY count DESC, tags LIMIT ? OFFSET ?"
