@@ -33,6 +33,10 @@ def test_edit_pin_and_approve_in_the_control_plane(curation_ui: Page, server: st
     settle(client)
     page.goto(f"{server}/ui#/b/{BANK}/m/alice")
     page.get_by_role("heading", name="Curate").wait_for()
+    # the Curate panel is collapsed until opened: the content shows the blocks once
+    assert page.locator("details.curate").get_attribute("open") is None and page.locator(".cblock").count() == 0
+    page.locator("details.curate > summary").click()
+    page.locator(".cblock").first.wait_for()
     ui.shot("blocks")
 
     # edit a block in place
@@ -58,7 +62,7 @@ def test_edit_pin_and_approve_in_the_control_plane(curation_ui: Page, server: st
     section_id = section.get_attribute("data-section")
     section.get_by_role("button", name="Pin section").click()
     unpin = page.locator(f'.csection[data-section="{section_id}"]').get_by_role("button", name="Unpin section")
-    unpin.wait_for()  # the curation section loads after the view re-renders
+    unpin.wait_for()  # the curation section loads after the view re-renders, and stays open
     ui.shot("pinned")
 
     # a refresh keeps both
