@@ -23,6 +23,15 @@ class ObservationReads(SharedQueries):
             lambda r: self._columns.record(ObservationChange, r),
         )  # fmt: skip
 
+    def _delete_memories(self, conn: Any, bank_id: str, fact_type: str | None) -> int:
+        """Inside a write transaction: delete the bank's memories of ``fact_type`` (None: every memory, and the
+        documents they came from); how many memories went."""
+        if fact_type is None:
+            count = int(conn.execute(self._q["clear_memories"], (bank_id,)).rowcount)
+            conn.execute(self._q["clear_documents"], (bank_id,))
+            return count
+        return int(conn.execute(self._q["clear_memories_of_type"], (bank_id, fact_type)).rowcount)
+
     def derived_observations(self, bank_id: str, memory_id: str) -> list[MemoryUnit]:
         """The observations built from ``memory_id`` (those listing it among their sources), oldest first."""
         return self._all(self._q["derived_observations"], (bank_id, memory_id), self._columns.memory_row)

@@ -38,11 +38,7 @@ class ObservationsMixin(PostgresBase, ObservationReads):
         with self._tx() as conn:
             if conn.execute(Q["lock_bank"], (bank_id,)).fetchone() is None:
                 return 0
-            if fact_type is None:
-                count = int(conn.execute(Q["clear_memories"], (bank_id,)).rowcount)
-                conn.execute(Q["clear_documents"], (bank_id,))
-            else:
-                count = int(conn.execute(Q["clear_memories_of_type"], (bank_id, fact_type)).rowcount)
+            count = self._delete_memories(conn, bank_id, fact_type)
             if count:
                 self._stamp_memory_write(conn, bank_id)
         return count

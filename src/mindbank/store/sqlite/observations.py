@@ -36,11 +36,7 @@ class ObservationsMixin(SQLiteBase, ObservationReads):
         their chunks and history). Observations built from deleted facts keep them as sources until consolidation
         detaches them. A memory write when anything went. Returns how many memories were deleted."""
         with self._tx() as conn:
-            if fact_type is None:
-                count = int(conn.execute(Q["clear_memories"], (bank_id,)).rowcount)
-                conn.execute(Q["clear_documents"], (bank_id,))
-            else:
-                count = int(conn.execute(Q["clear_memories_of_type"], (bank_id, fact_type)).rowcount)
+            count = self._delete_memories(conn, bank_id, fact_type)
             if count:
                 self._stamp_memory_write(conn, bank_id)
                 with self._index_lock:  # rebuilt on the next search
