@@ -105,8 +105,10 @@ class ObservationsService(ServiceCore):
             return self.clear_observations(bank_id)
         self._require_bank(bank_id)
         deleted = self.store.clear_memories(bank_id, fact_type)
-        if deleted and fact_type is not None:
-            self._reconsolidate(bank_id)  # detaches the deleted facts from the observations they supported
+        if deleted:
+            # as after DELETE /memories/{id}: it detaches deleted facts from the observations they supported, and
+            # its completion refreshes the stale models that refresh after consolidation
+            self._reconsolidate(bank_id)
         return deleted
 
     def _reconsolidate(self, bank_id: str) -> None:
