@@ -280,6 +280,9 @@ def test_history_numbers_travel_with_the_rows_and_older_archives_are_numbered(
     assert [h.version for h in another_store.list_history("b", "m1")] == [3, 2]  # kept, not renumbered
     # an archive written before numbers were stored: the rows are numbered as they stand
     (model_row, history), *_ = source["models"]
-    unnumbered = [replace(model_row, bank_id="c"), *(StoredHistory(h.mental_model_id, h.content, h.changed_at, None) for h in history)]
+    unnumbered = [
+        replace(model_row, bank_id="c"),
+        *(StoredHistory(h.mental_model_id, h.content, h.changed_at, None) for h in history),
+    ]
     another_store.import_rows(ImportTarget("c", replace(source["bank"][0], bank_id="c"), False), unnumbered)
     assert [h.version for h in another_store.list_history("c", "m1")] == [2, 1]

@@ -118,7 +118,7 @@ def test_rewrites_and_deletes_observations_and_stales_citing_models(open_bank: C
     assert hits[0].memory.text == "Dana sails on Saturday mornings now."  # re-embedded and re-indexed
     assert mb.get_mental_model("b", model_id).is_stale is True  # it cites the deleted observation
     # the rewrite is in the observation's history: the text before and after, the fact it added
-    (change,) = mb.observation_history("b", sailing.id)
+    (change,) = mb.get_observation_history("b", sailing.id)
     assert (
         change["previous_text"] == "Dana sails every Sunday morning." and change["text"] == remaining[sailing.id].text
     )

@@ -278,12 +278,12 @@ class MindBank:
     delete_memory = delegate("memories", MemoriesService.delete_memory)
     list_tags = delegate("memories", MemoriesService.list_tags)
     consolidate = delegate("memories", MemoriesService.consolidate)
-    observation_history = delegate("observations", ObservationsService.observation_history)
-    observation_scopes = delegate("observations", ObservationsService.observation_scopes)
-    derived_observations = delegate("observations", ObservationsService.derived_observations)
+    get_observation_history = delegate("observations", ObservationsService.get_observation_history)
+    list_observation_scopes = delegate("observations", ObservationsService.list_observation_scopes)
+    list_memory_observations = delegate("observations", ObservationsService.list_memory_observations)
     clear_memory_observations = delegate("observations", ObservationsService.clear_memory_observations)
     clear_observations = delegate("observations", ObservationsService.clear_observations)
-    clear_memories = delegate("observations", ObservationsService.clear_memories)
+    clear_bank_memories = delegate("observations", ObservationsService.clear_bank_memories)
     retain_files = delegate("files", FilesService.retain_files)
 
     # documents

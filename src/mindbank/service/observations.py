@@ -32,7 +32,7 @@ class ObservationsService(ServiceCore):
             raise NotFoundError(f"Memory '{memory_id}' not found in bank '{bank_id}'")
         return found[0]
 
-    def observation_history(self, bank_id: str, memory_id: str) -> list[dict[str, Any]]:
+    def get_observation_history(self, bank_id: str, memory_id: str) -> list[dict[str, Any]]:
         """``GET /memories/{id}/history``: the changes consolidation made to an observation, newest first (at most
         50 kept), each ``{changed_at, previous_text, text, previous_source_memory_ids, source_memory_ids,
         source_facts_added: [{id, text}], source_facts_removed: [{id, text}]}`` — the state before and after the
@@ -53,7 +53,7 @@ class ObservationsService(ServiceCore):
         ])  # fmt: skip
         return [_change(c, text, sources, texts) for c, (text, sources) in zip(changes, after, strict=True)]
 
-    def derived_observations(self, bank_id: str, memory_id: str) -> list[MemoryUnit]:
+    def list_memory_observations(self, bank_id: str, memory_id: str) -> list[MemoryUnit]:
         """``GET /memories/{id}/observations`` (beyond the reference): the observations built from the memory, oldest
         first (``[]`` for an observation). Raises :class:`NotFoundError` for an unknown bank or memory."""
         self._memory(bank_id, memory_id)
@@ -63,7 +63,7 @@ class ObservationsService(ServiceCore):
         unique = list(dict.fromkeys(ids))
         return {m.id: m.text for m in self.store.get_memories(bank_id, unique)} if unique else {}
 
-    def observation_scopes(self, bank_id: str, *, limit: int = 100, offset: int = 0) -> dict[str, Any]:
+    def list_observation_scopes(self, bank_id: str, *, limit: int = 100, offset: int = 0) -> dict[str, Any]:
         """``GET /observations/scopes``: ``{scopes: [{tags, count}], total, limit, offset}`` — the bank's distinct
         observation scopes (the exact tag set each observation was consolidated under, sorted; ``[]`` the untagged
         scope), most populous first; ``total`` counts every distinct scope. Raises :class:`NotFoundError` for an
@@ -96,7 +96,7 @@ class ObservationsService(ServiceCore):
             self._reconsolidate(bank_id)
         return deleted
 
-    def clear_memories(self, bank_id: str, fact_type: FactType | None = None) -> int:
+    def clear_bank_memories(self, bank_id: str, fact_type: FactType | None = None) -> int:
         """``DELETE /memories``: delete the bank's memories of ``fact_type`` (``observation`` as
         :meth:`clear_observations`), or every memory with the documents they came from (None). The bank, its
         profile, configuration and mental models stay. Returns how many memories went. Raises

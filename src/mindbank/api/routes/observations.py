@@ -21,14 +21,14 @@ def observation_history(bank_id: str, memory_id: str, mb: Bank) -> list[dict[str
     """The reference's ``get_observation_history``: the changes consolidation made to an observation, newest first,
     each with the text and source facts before and after (the facts it added or dropped resolved to their text);
     ``[]`` for a fact or an observation never changed."""
-    return mb.observation_history(bank_id, memory_id)
+    return mb.get_observation_history(bank_id, memory_id)
 
 
 @router.get("/memories/{memory_id}/observations", responses=errors(404))
 def derived_observations(bank_id: str, memory_id: str, mb: Bank) -> dict[str, Any]:
     """Beyond the reference: the observations built from this memory (those listing it among their sources),
     oldest first, as ``{memory_id, items: [memory], total}`` — what ``DELETE`` on this path would delete."""
-    items = [memory_item(m) for m in mb.derived_observations(bank_id, memory_id)]
+    items = [memory_item(m) for m in mb.list_memory_observations(bank_id, memory_id)]
     return {"memory_id": memory_id, "items": items, "total": len(items)}
 
 
@@ -44,7 +44,7 @@ def clear_bank_memories(bank_id: str, mb: Bank, type: FactType | None = None) ->
     """The reference's ``clear_bank_memories``: delete the bank's memories of ``type`` (world, experience,
     observation), or all of them with their documents; the bank, its profile and its mental models stay (models
     citing what went turn stale)."""
-    count = mb.clear_memories(bank_id, type)
+    count = mb.clear_bank_memories(bank_id, type)
     kind = f"{type} memories" if type else "memories"
     return {"success": True, "message": f"Deleted {count} {kind} from bank '{bank_id}'", "deleted_count": count}
 
@@ -66,4 +66,4 @@ def list_observation_scopes(
 ) -> dict[str, Any]:
     """The reference's ``list_observation_scopes``: the distinct tag sets the bank's observations live under, with
     their counts, most populous first (``[]`` is the untagged scope); ``total`` counts every distinct scope."""
-    return mb.observation_scopes(bank_id, limit=limit, offset=offset)
+    return mb.list_observation_scopes(bank_id, limit=limit, offset=offset)

@@ -106,7 +106,7 @@ class MemoryTools(ToolFamily):
         Returns {memory_id, items: [{changed_at, previous_text, text, previous_source_memory_ids, source_memory_ids,
         source_facts_added: [{id, text}], source_facts_removed: [{id, text}]}]}.
         """
-        return {"memory_id": memory_id, "items": self.mb.observation_history(bank_id, memory_id)}
+        return {"memory_id": memory_id, "items": self.mb.get_observation_history(bank_id, memory_id)}
 
     def list_observation_scopes(
         self, limit: Annotated[int, Field(ge=0, le=1000)] = 100, offset: Offset = 0, *, bank_id: BankId
@@ -115,7 +115,7 @@ class MemoryTools(ToolFamily):
 
         Returns {scopes: [{tags, count}], total, limit, offset}.
         """
-        return self.mb.observation_scopes(bank_id, limit=limit, offset=offset)
+        return self.mb.list_observation_scopes(bank_id, limit=limit, offset=offset)
 
     def clear_memory_observations(self, memory_id: str, *, bank_id: BankId) -> dict[str, Any]:
         """Delete the observations built from a memory and send it back to consolidation (the memory stays;
@@ -136,4 +136,4 @@ class MemoryTools(ToolFamily):
 
         Returns {success, deleted_count}.
         """
-        return {"success": True, "deleted_count": self.mb.clear_memories(bank_id, type)}
+        return {"success": True, "deleted_count": self.mb.clear_bank_memories(bank_id, type)}
