@@ -18,9 +18,7 @@ How it runs and why:
 * check ``use_after_free`` off for ``/banks/{bank_id}/config`` only: ``DELETE /config`` resets the bank's overrides
   (the reference's semantics), so the config is still there afterwards and a ``GET`` answers 200, which that check
   reads as a deleted resource coming back (it failed about one run in five, as the stateful phase's order varies);
-  likewise for ``/memories/{id}/observations``: ``DELETE`` clears the observations built from the memory (the
-  reference's ``clear_memory_observations``), and the ``GET`` of that path lists them, so it still answers 200 (an
-  empty list, or the ones consolidation built again); every other ``DELETE`` keeps the check;
+  every other ``DELETE`` keeps the check;
 * excluded phase ``coverage``: it enumerates every boundary combination of every field whatever ``--max-examples``
   says (21,853 requests, 6.5 minutes, for 37 operations); the limits it probes are tested one by one in
   tests/api/test_limits.py. ``make fuzz`` runs it (``MINDBANK_SCHEMATHESIS_PHASES=examples,coverage,fuzzing,stateful``,
@@ -53,10 +51,6 @@ EXCLUDED_CHECKS = "positive_data_acceptance"  # why: see the module docstring
 CONFIG = """
 [[operations]]
 include-path-regex = "/config$"
-checks.use_after_free.enabled = false
-
-[[operations]]
-include-path-regex = "/memories/[^/]+/observations$"
 checks.use_after_free.enabled = false
 """
 SMALL_LIMITS: dict[str, Any] = {
