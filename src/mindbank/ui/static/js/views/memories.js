@@ -155,7 +155,8 @@ export async function memoryView(main, [bank, id], _query, ctx) {
     h("div.page-head", {}, h("h1", {}, "Memory"), badge(memory.fact_type, "neutral"), h("span.spacer"), bankTabs(bank, "mem")),
     h("blockquote.memory-text", {}, memory.text),
     h("div.actions", {},
-      h("button", { type: "button", on: { click: editTags } }, "Edit tags"),
+      // an observation takes its tags from its scope: the API refuses to edit one
+      memory.fact_type === "observation" ? null : h("button", { type: "button", on: { click: editTags } }, "Edit tags"),
       h("button.danger", { type: "button", on: { click: remove } }, "Delete")),
     status,
     h("dl.facts", {},
