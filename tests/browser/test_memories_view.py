@@ -213,6 +213,7 @@ def test_memories_view_scenario(browser: Any, server: str, mindbank: MindBank, a
         change.locator("ul.change-facts.added").get_by_role(
             "link", name="Xavier: I moved to Berlin with my partner."
         ).wait_for()
+        assert page.get_by_role("button", name="Edit tags").count() == 0  # an observation's tags are its scope's
         ui.shot("observation-history")
         # clearing the fact's observations, from its page: confirmed, then consolidation builds them again
         page.goto(f"{server}/ui/#/b/{BANK}/mem/{paris['id']}")
