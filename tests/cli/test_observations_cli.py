@@ -13,7 +13,7 @@ def cli(idle_server: str, capsys: pytest.CaptureFixture[str]) -> Cli:
     return Cli(idle_server, capsys)
 
 
-def test_observation_commands(cli: Cli, mindbank: MindBank) -> None:
+def test_observations(cli: Cli, mindbank: MindBank) -> None:
     assert cli("retain", "Xavier: I live in Paris with my partner.", "--tag", "user:xavier")[0] == 0
     mindbank.run_pending()
     assert cli("retain", "Xavier: I moved to Berlin with my partner.", "--tag", "user:xavier")[0] == 0
@@ -32,10 +32,18 @@ def test_observation_commands(cli: Cli, mindbank: MindBank) -> None:
     assert code == 0 and "deleted 1 observation(s)" in out
     mindbank.run_pending()
     assert cli.json("observations", "clear")["deleted_count"] == 1
+
+
+def test_memories(cli: Cli, mindbank: MindBank) -> None:
+    for text in ("Xavier: I live in Paris with my partner.", "Xavier: I moved to Berlin with my partner."):
+        assert cli("retain", text)[0] == 0
+        mindbank.run_pending()
     with pytest.raises(SystemExit) as refused:
         cli("memories", "clear", "--type", "opinion")
     assert refused.value.code == 2
     code, out, _ = cli("memories", "clear", "--type", "world")
     assert code == 0 and "Deleted 2 world memories" in out
+    code, out, _ = cli("memories", "clear")  # the observation its facts left, until consolidation detached them
+    assert code == 0 and "Deleted 1 memory from bank 'b'" in out
     code, out, _ = cli("memories", "clear")
     assert code == 0 and "Deleted 0 memories" in out

@@ -45,7 +45,7 @@ def clear_bank_memories(bank_id: str, mb: Bank, type: FactType | None = None) ->
     observation), or all of them with their documents; the bank, its profile and its mental models stay (models
     citing what went turn stale)."""
     count = mb.clear_bank_memories(bank_id, type)
-    kind = f"{type} memories" if type else "memories"
+    kind = ("memory" if count == 1 else "memories") if type is None else f"{type} memor{'y' if count == 1 else 'ies'}"
     return {"success": True, "message": f"Deleted {count} {kind} from bank '{bank_id}'", "deleted_count": count}
 
 
@@ -54,7 +54,8 @@ def clear_observations(bank_id: str, mb: Bank) -> dict[str, Any]:
     """The reference's ``clear_observations``: delete every observation of the bank; its facts go back to
     consolidation (queued with auto-consolidation), which rebuilds them."""
     count = mb.clear_observations(bank_id)
-    return {"success": True, "message": f"Deleted {count} observations from bank '{bank_id}'", "deleted_count": count}
+    kind = "observation" if count == 1 else "observations"
+    return {"success": True, "message": f"Deleted {count} {kind} from bank '{bank_id}'", "deleted_count": count}
 
 
 @router.get("/observations/scopes", responses=errors(404))
