@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query
 
 from mindbank.api.deps import Bank
 from mindbank.api.openapi import errors
+from mindbank.domain.fields import Offset
 from mindbank.domain.records import FactType
 from mindbank.wire.shapes import memory_item
 
@@ -63,7 +64,7 @@ def list_observation_scopes(
     bank_id: str,
     mb: Bank,
     limit: Annotated[int, Query(ge=0, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[Offset, Query()] = 0,
 ) -> dict[str, Any]:
     """The reference's ``list_observation_scopes``: the distinct tag sets the bank's observations live under, with
     their counts, most populous first (``[]`` is the untagged scope); ``total`` counts every distinct scope."""
