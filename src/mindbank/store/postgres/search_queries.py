@@ -1,4 +1,4 @@
-"""Recall's searches: vector (PostgreSQL), keyword, time window and the scope watermark."""
+"""Recall's searches: vector (PostgreSQL), keyword, time window, neighbours and the scope watermark."""
 
 from __future__ import annotations
 
@@ -21,6 +21,21 @@ SEARCH_Q: dict[str, str] = {
         "(m.occurred_start >= %s AND m.occurred_start <= %s) OR (m.occurred_end >= %s AND m.occurred_end <= %s) "
         "OR (m.mentioned_at >= %s AND m.mentioned_at <= %s)) "
         "ORDER BY COALESCE(m.occurred_start, m.mentioned_at) DESC, m.id LIMIT %s"
+    ),
+    # recall's neighbour expansion: per anchor (context, moment), the memories of that context at the nearest
+    # moments before / after it within a window (a few rows: the pieces of one long turn share a moment); the
+    # parts are joined with UNION ALL, one pair per anchor ({n}: the part's number: even before, odd after)
+    "neighbours_before": (
+        "SELECT * FROM (SELECT {n} AS part, m.id, COALESCE(m.occurred_start, m.mentioned_at) AS moment "
+        "FROM memory_units m "
+        "WHERE m.bank_id = %s AND m.context = %s AND COALESCE(m.occurred_start, m.mentioned_at) < %s "
+        "AND COALESCE(m.occurred_start, m.mentioned_at) >= %s AND {where} ORDER BY moment DESC LIMIT %s) AS p{n}"
+    ),
+    "neighbours_after": (
+        "SELECT * FROM (SELECT {n} AS part, m.id, COALESCE(m.occurred_start, m.mentioned_at) AS moment "
+        "FROM memory_units m "
+        "WHERE m.bank_id = %s AND m.context = %s AND COALESCE(m.occurred_start, m.mentioned_at) > %s "
+        "AND COALESCE(m.occurred_start, m.mentioned_at) <= %s AND {where} ORDER BY moment ASC LIMIT %s) AS p{n}"
     ),
     "scope_watermark": (
         "SELECT m.updated_at FROM memory_units m WHERE m.bank_id = %s AND {where} ORDER BY m.updated_at DESC LIMIT 1"
