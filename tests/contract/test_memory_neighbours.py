@@ -24,16 +24,20 @@ def turn(
     """One document whose ``pieces`` facts share the moment ``at`` (a long turn split in parts)."""
     document_id = uuid.uuid4().hex
     chunk = Chunk(id=uuid.uuid4().hex, document_id=document_id, index=0, text=text)
-    memories = [
-        NewMemory(
-            text=f"{text} ({n})" if pieces > 1 else text, fact_type="world", embedding=vector, tags=tags,
-            context=context, metadata={}, document_id=document_id, chunk_id=chunk.id, occurred_start=None,
-            occurred_end=None, mentioned_at=at,
-        )  # fmt: skip
-        for n in range(pieces)
-    ]
+    memories = [_memory(f"{text} ({n})" if pieces > 1 else text, at, context, vector, tags, document_id, chunk.id)
+                for n in range(pieces)]  # fmt: skip
     item = RetainItem(content=text, tags=tags, document_id=document_id, context=context)
     return DocumentWrite(item=item, document_id=document_id, chunks=[chunk], memories=memories)
+
+
+def _memory(
+    text: str, at: datetime | None, context: str | None, vector: npt.NDArray[np.float32], tags: tuple[str, ...],
+    document_id: str, chunk_id: str,
+) -> NewMemory:  # fmt: skip
+    return NewMemory(
+        text=text, fact_type="world", embedding=vector, tags=tags, context=context, metadata={},
+        document_id=document_id, chunk_id=chunk_id, occurred_start=None, occurred_end=None, mentioned_at=at,
+    )  # fmt: skip
 
 
 def test_memory_neighbours_returns_the_nearest_moment_on_each_side(store: Store) -> None:
@@ -51,13 +55,15 @@ def test_memory_neighbours_returns_the_nearest_moment_on_each_side(store: Store)
         ],
     )
     before, after, two_after = ids[1], ids[3][0], ids[4][0]
-    found = store.memory_neighbours("b", [("chat 1", T0)], 3600.0, MemoryFilter())
+    found = [m.id for m in store.memory_neighbours("b", [("chat 1", T0)], 3600.0, MemoryFilter())]
     assert sorted(found) == sorted([*before, after])  # both pieces of the turn before, one turn after
     assert store.memory_neighbours("b", [("chat 1", T0)], 0.5, MemoryFilter()) == []  # beyond the window
     # the filter applies: the private turn is skipped and the next one after it is the nearest visible
-    hidden = store.memory_neighbours("b", [("chat 1", T0)], 3600.0, MemoryFilter(tags_match="exact"))
+    hidden = [m.id for m in store.memory_neighbours("b", [("chat 1", T0)], 3600.0, MemoryFilter(tags_match="exact"))]
     assert sorted(hidden) == sorted([*before, two_after])
-    assert store.memory_neighbours("b", [("chat 1", T0)], 3600.0, MemoryFilter(), per_side=1) != []
+    one = store.memory_neighbours("b", [("chat 1", T0)], 3600.0, MemoryFilter(), per_side=1)
+    assert len(one) == 2 and one[1].id == after  # one piece of the turn before, then the turn after
+    assert one[0].text.startswith("just before") and one[0].mentioned_at == T0 - s  # whole rows
     assert store.memory_neighbours("other", [("chat 1", T0)], 3600.0, MemoryFilter()) == []
     assert store.memory_neighbours("b", [], 3600.0, MemoryFilter()) == []
     last = store.memory_neighbours("b", [("chat 1", T0 + timedelta(hours=3))], 3600.0, MemoryFilter())

@@ -258,9 +258,9 @@ class _FixedStore:
 
     def memory_neighbours(
         self, bank_id: str, anchors: Sequence[tuple[str, object]], window_s: float, flt: MemoryFilter
-    ) -> list[str]:
+    ) -> list[MemoryUnit]:
         self.anchors = list(anchors)
-        return list(self.neighbours)
+        return [self.memories[i] for i in self.neighbours]
 
 
 def _store() -> _FixedStore:

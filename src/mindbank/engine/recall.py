@@ -15,7 +15,9 @@ Hybrid recall runs in these steps (the fourth runs between fusion and the neighb
    turn after the turn that matches the question ("Anything you're excited about in the adoption process?" ->
    "I'm thrilled to make a family ..."). Taking the larger of the memory's own score and the share means a top hit
    with a positive score never moves, and a memory is never pushed past the neighbour it borrowed from. Only
-   candidates already retrieved can lend a score.
+   candidates can lend a score, but before the pass the turns said just before and after the ``expand_top`` (10)
+   best fused candidates join the candidates (:func:`expand_neighbours`, one store lookup), entering at the lowest
+   fused score, so an answer turn that neither retriever returned can still be lifted by the turn it answers.
 
 4. **Who and when** (each adds to the fused score of candidates already retrieved, before the neighbour pass, so
    an answer turn after a lifted turn is lifted with it; each measured by ablation in docs/benchmarks.md):
@@ -279,7 +281,7 @@ def expand_neighbours(
     matched neither retriever, so only the neighbour pass can lift it, by borrowing a share of the hit beside it.
     Without this, a turn that answers the matching turn ("What did you paint?" -> "A sunset over the lake") can be
     lifted only when a retriever happened to return it too. Candidates without a context or a moment anchor
-    nothing. Makes at most two store reads (the neighbours' ids, then those not yet in ``memories``).
+    nothing. One store read (``Store.memory_neighbours``, whole rows).
     """
     if top <= 0 or not ranked:
         return list(ranked)
@@ -290,11 +292,11 @@ def expand_neighbours(
         if memory is not None and memory.context is not None and when is not None:
             anchors.append((memory.context, when))
     scores = dict(ranked)
-    new = [i for i in store.memory_neighbours(bank_id, anchors, window_s, flt) if i not in scores]
+    new = [m for m in store.memory_neighbours(bank_id, anchors, window_s, flt) if m.id not in scores]
     if not new:
         return list(ranked)
     floor = min(scores.values())
-    for memory in store.get_memories(bank_id, new):
+    for memory in new:
         memories[memory.id] = memory
         scores[memory.id] = floor
     return _ranked(scores)

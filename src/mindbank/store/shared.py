@@ -127,46 +127,13 @@ class SharedQueries:
             ).fetchall()
         return [r["id"] for r in rows]
 
-    def memory_neighbours(
-        self,
-        bank_id: str,
-        anchors: Sequence[tuple[str, datetime]],
-        window_s: float,
-        flt: MemoryFilter,
-        *,
-        per_side: int = NEIGHBOURS_PER_SIDE,
-    ) -> list[str]:
-        """Ids of the memories passing ``flt`` said at the nearest moment before and the nearest moment after each
-        anchor ``(context, moment)``, in the same context and at most ``window_s`` seconds away; each id once, in
-        anchor order (before, then after).
-
-        A memory's moment is ``occurred_start``, else ``mentioned_at`` (memories with neither have none). The
-        pieces of one long turn share a moment, so a side returns every memory at its nearest moment, up to
-        ``per_side``. One statement for all anchors (recall's neighbour expansion; an empty list asks nothing).
-        """
-        if not anchors or per_side <= 0:
-            return []
-        where, params = self._filter_sql(flt, "m")
-        parts: list[str] = []
-        bound: list[Any] = []
-        for context, moment in anchors:
-            at = self._columns.time(moment)
-            for side, edge in (("neighbours_before", moment - timedelta(seconds=window_s)),
-                               ("neighbours_after", moment + timedelta(seconds=window_s))):  # fmt: skip
-                parts.append(self._q[side].format(where=where, n=len(parts)))
-                bound.extend((bank_id, context, at, self._columns.time(edge), *params, per_side))
-        with self._read() as conn:
-            rows = conn.execute(" UNION ALL ".join(parts), tuple(bound)).fetchall()
-        # a part keeps only its rows at the nearest moment: the latest before the anchor, the earliest after it
-        by_part: dict[int, list[tuple[datetime, str]]] = {}
+    def _memories_once(self, rows: Sequence[Row]) -> list[MemoryUnit]:
+        """Memory rows mapped, each id once, in row order (a memory reached from two anchors comes back twice)."""
+        found: dict[str, MemoryUnit] = {}
         for row in rows:
-            by_part.setdefault(int(row["part"]), []).append((self._columns.load_time(row["moment"]), row["id"]))
-        found: dict[str, None] = {}
-        for n in sorted(by_part):
-            hits = by_part[n]
-            nearest = (max if n % 2 == 0 else min)(moment for moment, _ in hits)
-            found.update((memory_id, None) for moment, memory_id in hits if moment == nearest)
-        return list(found)
+            if row["id"] not in found:
+                found[row["id"]] = self._columns.memory_row(row)
+        return list(found.values())
 
     def scope_watermark(self, bank_id: str, flt: MemoryFilter) -> datetime | None:
         """Newest ``updated_at`` among memories passing ``flt`` (None when none do)."""

@@ -10,6 +10,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from mindbank.domain.records import MemoryUnit
 from mindbank.domain.scope import MemoryFilter
 
 
@@ -33,6 +34,6 @@ class RecallStore(Protocol):
         flt: MemoryFilter,
         *,
         per_side: int = ...,
-    ) -> list[str]: ...
+    ) -> list[MemoryUnit]: ...
     def scope_watermark(self, bank_id: str, flt: MemoryFilter) -> datetime | None: ...
     def db_now(self) -> datetime: ...

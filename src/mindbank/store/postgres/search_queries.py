@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from mindbank.store.postgres.consolidation_queries import MEMORY_COLUMNS
+
 SEARCH_Q: dict[str, str] = {
     # search knobs are transaction-local (set_config(..., true) == SET LOCAL) so pooled connections stay clean
     "set_ef_search": "SELECT set_config('hnsw.ef_search', %s, true)",
@@ -22,20 +24,25 @@ SEARCH_Q: dict[str, str] = {
         "OR (m.mentioned_at >= %s AND m.mentioned_at <= %s)) "
         "ORDER BY COALESCE(m.occurred_start, m.mentioned_at) DESC, m.id LIMIT %s"
     ),
-    # recall's neighbour expansion: per anchor (context, moment), the memories of that context at the nearest
-    # moments before / after it within a window (a few rows: the pieces of one long turn share a moment); the
-    # parts are joined with UNION ALL, one pair per anchor ({n}: the part's number: even before, odd after)
-    "neighbours_before": (
-        "SELECT * FROM (SELECT {n} AS part, m.id, COALESCE(m.occurred_start, m.mentioned_at) AS moment "
-        "FROM memory_units m "
-        "WHERE m.bank_id = %s AND m.context = %s AND COALESCE(m.occurred_start, m.mentioned_at) < %s "
-        "AND COALESCE(m.occurred_start, m.mentioned_at) >= %s AND {where} ORDER BY moment DESC LIMIT %s) AS p{n}"
-    ),
-    "neighbours_after": (
-        "SELECT * FROM (SELECT {n} AS part, m.id, COALESCE(m.occurred_start, m.mentioned_at) AS moment "
-        "FROM memory_units m "
-        "WHERE m.bank_id = %s AND m.context = %s AND COALESCE(m.occurred_start, m.mentioned_at) > %s "
-        "AND COALESCE(m.occurred_start, m.mentioned_at) <= %s AND {where} ORDER BY moment ASC LIMIT %s) AS p{n}"
+    # recall's neighbour expansion: per anchor (context, moment, moment - window, moment + window), the memories
+    # (whole rows) of that context at the nearest visible moment before and after it (the inner query finds that
+    # moment on the index; the pieces of one long turn share it). One statement whatever the number of anchors, so
+    # it is planned once ({where} / {inner}: the filter over the outer / inner alias)
+    "memory_neighbours": (
+        "SELECT n.* FROM unnest(%s::text[], %s::timestamptz[], %s::timestamptz[], %s::timestamptz[]) "
+        "WITH ORDINALITY AS a(context, at, lo, hi, part) CROSS JOIN LATERAL ("
+        f"(SELECT {MEMORY_COLUMNS}, 2 * a.part + 0 AS side FROM memory_units m WHERE m.bank_id = %s "
+        "AND m.context = a.context AND COALESCE(m.occurred_start, m.mentioned_at) = (SELECT MAX(COALESCE("
+        "x.occurred_start, x.mentioned_at)) FROM memory_units x WHERE x.bank_id = %s AND x.context = a.context "
+        "AND COALESCE(x.occurred_start, x.mentioned_at) < a.at AND COALESCE(x.occurred_start, x.mentioned_at) "
+        ">= a.lo AND {inner}) AND {where} LIMIT %s)"
+        " UNION ALL "
+        f"(SELECT {MEMORY_COLUMNS}, 2 * a.part + 1 AS side FROM memory_units m WHERE m.bank_id = %s "
+        "AND m.context = a.context AND COALESCE(m.occurred_start, m.mentioned_at) = (SELECT MIN(COALESCE("
+        "x.occurred_start, x.mentioned_at)) FROM memory_units x WHERE x.bank_id = %s AND x.context = a.context "
+        "AND COALESCE(x.occurred_start, x.mentioned_at) > a.at AND COALESCE(x.occurred_start, x.mentioned_at) "
+        "<= a.hi AND {inner}) AND {where} LIMIT %s)"
+        ") n ORDER BY n.side"
     ),
     "scope_watermark": (
         "SELECT m.updated_at FROM memory_units m WHERE m.bank_id = %s AND {where} ORDER BY m.updated_at DESC LIMIT 1"

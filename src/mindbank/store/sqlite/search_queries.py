@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from mindbank.store.sqlite.memory_queries import MEMORY_COLUMNS_M
+
 SEARCH_Q: dict[str, str] = {
     # keyword search ranks the FTS index on its own first (FTS5 answers ORDER BY rank LIMIT without touching the
     # memory table), then keeps the candidates in the bank and filter; keyword_search is the joined fallback
@@ -23,20 +25,23 @@ SEARCH_Q: dict[str, str] = {
         "OR (m.mentioned_at >= ? AND m.mentioned_at <= ?)) "
         "ORDER BY COALESCE(m.occurred_start, m.mentioned_at) DESC, m.id LIMIT ?"
     ),
-    # recall's neighbour expansion: per anchor (context, moment), the memories of that context at the nearest
-    # moments before / after it within a window (a few rows: the pieces of one long turn share a moment); the
-    # parts are joined with UNION ALL, one pair per anchor ({n}: the part's number: even before, odd after)
+    # recall's neighbour expansion: per anchor (context, moment), the memories (whole rows) of that context at the
+    # nearest visible moment before / after it within a window (the inner query finds that moment on the index; the
+    # pieces of one long turn share it). Parts are joined with UNION ALL; {where} / {inner}: the filter over the
+    # outer / inner alias; {n}: the part's number
     "neighbours_before": (
-        "SELECT * FROM (SELECT {n} AS part, m.id, COALESCE(m.occurred_start, m.mentioned_at) AS moment "
-        "FROM memory_units m "
-        "WHERE m.bank_id = ? AND m.context = ? AND COALESCE(m.occurred_start, m.mentioned_at) < ? "
-        "AND COALESCE(m.occurred_start, m.mentioned_at) >= ? AND {where} ORDER BY moment DESC LIMIT ?) AS p{n}"
+        f"SELECT * FROM (SELECT {MEMORY_COLUMNS_M} FROM memory_units m WHERE m.bank_id = ? AND m.context = ? "
+        "AND COALESCE(m.occurred_start, m.mentioned_at) = (SELECT MAX(COALESCE(x.occurred_start, x.mentioned_at)) "
+        "FROM memory_units x WHERE x.bank_id = ? AND x.context = ? "
+        "AND COALESCE(x.occurred_start, x.mentioned_at) < ? "
+        "AND COALESCE(x.occurred_start, x.mentioned_at) >= ? AND {inner}) AND {where} LIMIT ?) AS p{n}"
     ),
     "neighbours_after": (
-        "SELECT * FROM (SELECT {n} AS part, m.id, COALESCE(m.occurred_start, m.mentioned_at) AS moment "
-        "FROM memory_units m "
-        "WHERE m.bank_id = ? AND m.context = ? AND COALESCE(m.occurred_start, m.mentioned_at) > ? "
-        "AND COALESCE(m.occurred_start, m.mentioned_at) <= ? AND {where} ORDER BY moment ASC LIMIT ?) AS p{n}"
+        f"SELECT * FROM (SELECT {MEMORY_COLUMNS_M} FROM memory_units m WHERE m.bank_id = ? AND m.context = ? "
+        "AND COALESCE(m.occurred_start, m.mentioned_at) = (SELECT MIN(COALESCE(x.occurred_start, x.mentioned_at)) "
+        "FROM memory_units x WHERE x.bank_id = ? AND x.context = ? "
+        "AND COALESCE(x.occurred_start, x.mentioned_at) > ? "
+        "AND COALESCE(x.occurred_start, x.mentioned_at) <= ? AND {inner}) AND {where} LIMIT ?) AS p{n}"
     ),
     "scope_watermark": (
         "SELECT m.updated_at FROM memory_units m WHERE m.bank_id = ? AND {where} ORDER BY m.updated_at DESC LIMIT 1"
