@@ -61,9 +61,9 @@ def test_memory_neighbours_returns_the_nearest_moment_on_each_side(store: Store)
     # the filter applies: the private turn is skipped and the next one after it is the nearest visible
     hidden = [m.id for m in store.memory_neighbours("b", [("chat 1", T0)], 3600.0, MemoryFilter(tags_match="exact"))]
     assert sorted(hidden) == sorted([*before, two_after])
-    one = store.memory_neighbours("b", [("chat 1", T0)], 3600.0, MemoryFilter(), per_side=1)
-    assert len(one) == 2 and one[1].id == after  # one piece of the turn before, then the turn after
-    assert one[0].text.startswith("just before") and one[0].mentioned_at == T0 - s  # whole rows
+    rows = store.memory_neighbours("b", [("chat 1", T0)], 3600.0, MemoryFilter())
+    assert [m.id for m in rows][-1] == after  # before, then after
+    assert rows[0].text.startswith("just before") and rows[0].mentioned_at == T0 - s  # whole rows
     assert store.memory_neighbours("other", [("chat 1", T0)], 3600.0, MemoryFilter()) == []
     assert store.memory_neighbours("b", [], 3600.0, MemoryFilter()) == []
     last = store.memory_neighbours("b", [("chat 1", T0 + timedelta(hours=3))], 3600.0, MemoryFilter())

@@ -27,13 +27,7 @@ class RecallStore(Protocol):
         self, bank_id: str, start: datetime, end: datetime, k: int, flt: MemoryFilter
     ) -> list[str]: ...
     def memory_neighbours(
-        self,
-        bank_id: str,
-        anchors: Sequence[tuple[str, datetime]],
-        window_s: float,
-        flt: MemoryFilter,
-        *,
-        per_side: int = ...,
+        self, bank_id: str, anchors: Sequence[tuple[str, datetime]], window_s: float, flt: MemoryFilter
     ) -> list[MemoryUnit]: ...
     def scope_watermark(self, bank_id: str, flt: MemoryFilter) -> datetime | None: ...
     def db_now(self) -> datetime: ...

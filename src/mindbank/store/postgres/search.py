@@ -4,18 +4,18 @@ scope counts and watermarks, tags in use, and the chunk/document sources reflect
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 import numpy as np
 import numpy.typing as npt
 
-from mindbank.domain.records import MemoryUnit
 from mindbank.store.base import MemoryFilter
+from mindbank.store.columns import Row
 from mindbank.store.memory_reads import MemoryReads
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.migrate import nearest_sql
 from mindbank.store.postgres.queries import Q, tsquery
-from mindbank.store.shared import NEIGHBOURS_PER_SIDE
+from mindbank.store.shared import NEIGHBOURS_PER_SIDE, Anchors, FilterSQL
 
 _EF_SEARCH_MAX = 1000  # pgvector's upper bound for hnsw.ef_search
 
@@ -61,37 +61,15 @@ class SearchMixin(PostgresBase, MemoryReads):
             rows = conn.execute(Q["keyword_search"].format(where=where), (query, bank_id, *params, k)).fetchall()
         return [(r["id"], float(r["score"])) for r in rows]
 
-    def memory_neighbours(
-        self,
-        bank_id: str,
-        anchors: Sequence[tuple[str, datetime]],
-        window_s: float,
-        flt: MemoryFilter,
-        *,
-        per_side: int = NEIGHBOURS_PER_SIDE,
-    ) -> list[MemoryUnit]:
-        """The memories passing ``flt`` said at the nearest moment before and the nearest moment after each
-        anchor ``(context, moment)``, in the same context and at most ``window_s`` seconds away; each memory once,
-        in anchor order (before, then after).
-
-        A memory's moment is ``occurred_start``, else ``mentioned_at`` (memories with neither have none). The
-        pieces of one long turn share a moment, so a side returns every memory at its nearest moment, up to
-        ``per_side``. One statement for all anchors, returning whole rows, so recall's neighbour expansion costs one
-        round trip (an empty list asks nothing). On PostgreSQL the anchors are bound as arrays and joined
-        ``LATERAL``, so the statement is planned once whatever their number.
-        """
-        if not anchors or per_side <= 0:
-            return []
-        where, params = self._filter_sql(flt, "m")
-        inner, inner_params = self._filter_sql(flt, "x")
-        window = timedelta(seconds=window_s)
+    def _neighbour_rows(
+        self, bank_id: str, anchors: Anchors, window: timedelta, outer: FilterSQL, inner: FilterSQL
+    ) -> list[Row]:
+        """The anchors bound as arrays and joined ``LATERAL``: one statement, planned once whatever their number."""
         arrays = (
             [context for context, _ in anchors], [moment for _, moment in anchors],
             [moment - window for _, moment in anchors], [moment + window for _, moment in anchors],
         )  # fmt: skip
-        side = (bank_id, bank_id, *inner_params, *params, per_side)
+        side = (bank_id, bank_id, *inner[1], *outer[1], NEIGHBOURS_PER_SIDE)
         with self._read() as conn:
-            rows = conn.execute(
-                Q["memory_neighbours"].format(where=where, inner=inner), (*arrays, *side, *side)
-            ).fetchall()
-        return self._memories_once(rows)
+            statement = Q["memory_neighbours"].format(where=outer[0], inner=inner[0])
+            return list(conn.execute(statement, (*arrays, *side, *side)).fetchall())

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from mindbank.domain.records import MemoryUnit
 from mindbank.store.base import MemoryFilter
+from mindbank.store.columns import Row
 from mindbank.store.memory_reads import MemoryReads
-from mindbank.store.shared import NEIGHBOURS_PER_SIDE
+from mindbank.store.shared import NEIGHBOURS_PER_SIDE, Anchors, FilterSQL
 from mindbank.store.sqlite.connection import SQLiteBase
 from mindbank.store.sqlite.queries import (
     Q,
@@ -87,38 +87,17 @@ class SearchMixin(SQLiteBase, MemoryReads):
                 kept = [(r[0], -float(r[1])) for r in rows]
         return kept
 
-    def memory_neighbours(
-        self,
-        bank_id: str,
-        anchors: Sequence[tuple[str, datetime]],
-        window_s: float,
-        flt: MemoryFilter,
-        *,
-        per_side: int = NEIGHBOURS_PER_SIDE,
-    ) -> list[MemoryUnit]:
-        """The memories passing ``flt`` said at the nearest moment before and the nearest moment after each
-        anchor ``(context, moment)``, in the same context and at most ``window_s`` seconds away; each memory once,
-        in anchor order (before, then after).
-
-        A memory's moment is ``occurred_start``, else ``mentioned_at`` (memories with neither have none). The
-        pieces of one long turn share a moment, so a side returns every memory at its nearest moment, up to
-        ``per_side``. One statement for all anchors, returning whole rows, so recall's neighbour expansion costs one
-        round trip (an empty list asks nothing). On SQLite the statement is a ``UNION ALL`` of one part per anchor
-        and side (planning is cheap in process).
-        """
-        if not anchors or per_side <= 0:
-            return []
-        where, params = self._filter_sql(flt, "m")
-        inner, inner_params = self._filter_sql(flt, "x")
+    def _neighbour_rows(
+        self, bank_id: str, anchors: Anchors, window: timedelta, outer: FilterSQL, inner: FilterSQL
+    ) -> list[Row]:
+        """One ``UNION ALL`` part per anchor and side (planning is cheap in process)."""
         parts: list[str] = []
         bound: list[Any] = []
         for context, moment in anchors:
             at = self._columns.time(moment)
-            for side, edge in ((Q["neighbours_before"], moment - timedelta(seconds=window_s)),
-                               (Q["neighbours_after"], moment + timedelta(seconds=window_s))):  # fmt: skip
-                parts.append(side.format(where=where, inner=inner, n=len(parts)))
-                bound.extend((bank_id, context, bank_id, context, at, self._columns.time(edge), *inner_params))
-                bound.extend((*params, per_side))
+            for side, edge in ((Q["neighbours_before"], moment - window), (Q["neighbours_after"], moment + window)):
+                parts.append(side.format(where=outer[0], inner=inner[0], n=len(parts)))
+                bound.extend((bank_id, context, bank_id, context, at, self._columns.time(edge), *inner[1]))
+                bound.extend((*outer[1], NEIGHBOURS_PER_SIDE))
         with self._read() as conn:
-            rows = conn.execute(" UNION ALL ".join(parts), tuple(bound)).fetchall()
-        return self._memories_once(rows)
+            return list(conn.execute(" UNION ALL ".join(parts), tuple(bound)).fetchall())
