@@ -43,6 +43,7 @@ once an observation consolidated from it is among the results, and fills the fre
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -277,8 +278,9 @@ def expand_neighbours(
     """Add to the candidates the memories said just before and just after each of the ``top`` best of ``ranked``
     (same context, nearest moment on each side, at most ``window_s`` seconds away, passing ``flt``); best first.
 
-    A newcomer enters with the lowest score in ``ranked`` and is added to ``memories`` (read from ``store``): it
-    matched neither retriever, so only the neighbour pass can lift it, by borrowing a share of the hit beside it.
+    A newcomer enters just below the lowest score in ``ranked`` and is added to ``memories`` (read from ``store``):
+    it matched neither retriever, so only the neighbour pass can lift it, by borrowing a share of the hit beside it,
+    and it never ties with a candidate that did match.
     Without this, a turn that answers the matching turn ("What did you paint?" -> "A sunset over the lake") can be
     lifted only when a retriever happened to return it too. Candidates without a context or a moment anchor
     nothing. One store read (``Store.memory_neighbours``, whole rows).
@@ -295,7 +297,7 @@ def expand_neighbours(
     new = [m for m in store.memory_neighbours(bank_id, anchors, window_s, flt) if m.id not in scores]
     if not new:
         return list(ranked)
-    floor = min(scores.values())
+    floor = math.nextafter(min(scores.values()), -math.inf)  # below every candidate, even when there is one
     for memory in new:
         memories[memory.id] = memory
         scores[memory.id] = floor
