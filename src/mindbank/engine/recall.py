@@ -16,8 +16,9 @@ Hybrid recall runs in these steps (the fourth runs between fusion and the neighb
    "I'm thrilled to make a family ..."). Taking the larger of the memory's own score and the share means a top hit
    with a positive score never moves, and a memory is never pushed past the neighbour it borrowed from. Only
    candidates can lend a score, but before the pass the turns said just before and after the ``expand_top`` (10)
-   best fused candidates join the candidates (:func:`expand_neighbours`, one store lookup), entering at the lowest
-   fused score, so an answer turn that neither retriever returned can still be lifted by the turn it answers.
+   best fused candidates join the candidates (:func:`expand_neighbours`, one store lookup), entering just below
+   the lowest fused score, so an answer turn that neither retriever returned can still be lifted by the turn it
+   answers.
 
 4. **Who and when** (each adds to the fused score of candidates already retrieved, before the neighbour pass, so
    an answer turn after a lifted turn is lifted with it; each measured by ablation in docs/benchmarks.md):
