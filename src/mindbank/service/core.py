@@ -137,10 +137,16 @@ class ServiceCore:
         self.wake()
         return op.id
 
-    def queue_consolidation(self, bank_id: str, observation_scopes: Any = None) -> tuple[str, bool]:
+    def queue_consolidation(
+        self, bank_id: str, observation_scopes: Any = None, *, continues: str | None = None
+    ) -> tuple[str, bool]:
         """Queue a consolidation of the bank's pending facts (at most one pending per bank: a second request
-        returns the queued one). Returns ``(operation_id, deduplicated)``."""
+        returns the queued one). ``continues``: the id of the consolidation whose backlog this one carries on; a
+        refresh queued before that one waits for its continuation too (the claim rule). Returns
+        ``(operation_id, deduplicated)``."""
         payload: dict[str, Any] = {"observation_scopes": observation_scopes or self.settings.observation_scopes}
+        if continues is not None:
+            payload["continues"] = continues
         op, deduplicated = self.store.submit_coalesced(self._new_operation(bank_id, "consolidation", payload))
         self.wake()
         return op.id, deduplicated

@@ -117,8 +117,9 @@ class Jobs:
             if not done.more:
                 break
         else:
-            # a long backlog: hand the rest to a fresh operation instead of holding the worker
-            self.core.queue_consolidation(op.bank_id, scopes)
+            # a long backlog: hand the rest to a fresh operation instead of holding the worker; a refresh waiting for
+            # this consolidation waits for its continuation too
+            self.core.queue_consolidation(op.bank_id, scopes, continues=op.id)
             return {**totals, "continued": True}
         totals["refreshes_submitted"] = len(self.refresh_after_consolidation(op.bank_id))
         return totals
