@@ -114,16 +114,10 @@ def test_the_continuation_of_a_long_backlog_holds_the_refresh_too(store: Store) 
 
 
 def test_a_stuck_consolidation_holds_a_refresh_no_longer_than_the_wait_bound(store: Store) -> None:
-    stuck = consolidation(store, offset=-2)
-    waiting = refresh(store, offset=-1)
+    stuck = consolidation(store, offset=-3)
+    first, second = refresh(store, offset=-2), refresh(store, model="m2", offset=-1)
     assert claimed_id(store, lease=3600) == stuck.id  # running, its lease renewed, never ending
     assert claimed_id(store) is None
     assert claimed_id(store, now=utcnow() + timedelta(seconds=200)) is None  # within the default 300 s
-    assert claimed_id(store, consolidation_wait_seconds=0) == waiting.id  # 0: refreshes never wait
-
-
-def test_past_the_wait_bound_the_refresh_runs(store: Store) -> None:
-    stuck = consolidation(store, offset=-2)
-    waiting = refresh(store, offset=-1)
-    assert claimed_id(store, lease=3600) == stuck.id
-    assert claimed_id(store, now=utcnow() + timedelta(seconds=301)) == waiting.id
+    assert claimed_id(store, consolidation_wait_seconds=0) == first.id  # 0: refreshes never wait
+    assert claimed_id(store, now=utcnow() + timedelta(seconds=301)) == second.id  # past the bound: it runs
