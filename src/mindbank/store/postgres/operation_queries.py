@@ -69,7 +69,7 @@ OPERATION_Q: dict[str, str] = {
         f"AND (o.operation_type <> 'refresh_mental_model' OR o.status <> 'pending' OR {_ASKED} "
         "< clock.at - make_interval(secs => %(wait)s) OR NOT EXISTS (SELECT 1 FROM operations c "
         "WHERE c.bank_id = o.bank_id AND c.operation_type = 'consolidation' AND (c.status = 'processing' "
-        f"OR (c.status = 'pending' AND (c.created_at <= {_ASKED} OR c.payload ? 'continues'))))) "
+        f"OR (c.status = 'pending' AND (c.created_at <= {_ASKED} OR c.payload->>'continues' IS NOT NULL))))) "
         "AND (%(lane)s::text IS NULL OR (o.operation_type = 'webhook_delivery') = (%(lane)s::text = 'deliveries')) "
         "ORDER BY (SELECT COUNT(*) FROM operations r WHERE r.status = 'processing' AND r.bank_id = o.bank_id "
         "AND r.lease_expires_at >= clock.at), "
