@@ -169,8 +169,9 @@ OPTIONS: tuple[Option, ...] = (
         "worker_consolidation_wait_seconds",
         float,
         300.0,
-        "How long a queued mental-model refresh waits for its bank's consolidation queued before it, counted from "
-        "when it was asked for (seconds; 0: it never waits). Bounds the wait behind a failing or stuck consolidation.",
+        "How long a queued mental-model refresh waits for its bank's consolidation (and queued retain) queued before "
+        "it, counted from when it was asked for (seconds; 0: it never waits). Bounds the wait behind a failing or "
+        "stuck consolidation.",
     ),
     Option("enable_mental_model_history", bool, True, "Keep a history row each time a mental model's content changes."),
     Option("mental_model_history_max_entries", int, 50, "History rows kept per model and kind (<= 0: unbounded)."),

@@ -93,3 +93,19 @@ def test_a_refresh_after_consolidation_model_created_right_after_a_retain_is_ref
     assert total == 1 and [op.id for op in refreshes] == [created["operation_id"]]
     got = model(s, "ana")
     assert got["is_stale"] is False and "Lisbon half marathon" in got["content"]
+
+
+def test_a_model_created_right_after_a_queued_retain_reads_its_facts_observations(
+    served: Callable[..., Served],
+) -> None:
+    s = running(served)
+    items = [{"content": "Ana: My sister and I are restoring an old fishing boat in Porto.", "tags": ["user:ana"]}]
+    queued = s.http.post(f"{BASE}/memories", json={"items": items, "async": True})
+    assert queued.status_code == 200 and queued.json()["operation_id"], queued.text
+    body = {"name": "Ana", "id": "ana", "source_query": "What is Ana doing?", "tags": ["user:ana"],
+            "trigger": OBSERVATIONS_ONLY}  # fmt: skip
+    created = s.http.post(f"{BASE}/mental-models", json=body)  # the retain may not even have started
+    finished(s, created.json()["operation_id"])
+    assert finished(s, queued.json()["operation_id"]) is not None
+    got = model(s, "ana")
+    assert got["is_stale"] is False and "fishing boat" in got["content"], got

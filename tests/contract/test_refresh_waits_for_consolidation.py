@@ -11,7 +11,7 @@ from typing import Any
 from test_store import op
 
 from mindbank.domain.records import Operation
-from mindbank.domain.timeutil import utcnow
+from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.base import Store
 
 
@@ -101,15 +101,42 @@ def test_the_continuation_of_a_long_backlog_holds_the_refresh_too(store: Store) 
     waiting = refresh(store, offset=-2)
     running = store.claim_operation("w", 60)
     assert running is not None and running.id == first.id
-    # a retain during the consolidation queued another one, after the refresh; the first one's backlog folds into it
+    # a retain during the consolidation queued another one, after the refresh; the first one's backlog folds into it,
+    # keeping the moment that backlog was queued
     queued_after = consolidation(store, offset=-1)
-    continued = replace(op(created_offset=0), operation_type="consolidation", payload={"continues": first.id})
+    rest = {"queued_at": to_iso(first.created_at)}
+    continued = replace(op(created_offset=0), operation_type="consolidation", payload=rest)
     folded, deduplicated = store.submit_coalesced(continued)  # type: ignore[attr-defined]
-    assert deduplicated and folded.id == queued_after.id and folded.payload["continues"] == first.id
+    assert deduplicated and folded.id == queued_after.id and folded.payload == rest
+    assert store.get_operation("b", queued_after.id).payload == rest  # type: ignore[union-attr]
     finish(store, first)
     assert claimed_id(store) == queued_after.id
     assert claimed_id(store) is None
     finish(store, queued_after)
+    assert claimed_id(store) == waiting.id
+
+
+def test_a_queued_retain_asked_for_before_the_refresh_holds_it_with_its_consolidation(store: Store) -> None:
+    retain = op(created_offset=-3)  # a queued (async) retain: its facts, then the consolidation it queues at its end
+    store.submit_operation(retain)
+    waiting = refresh(store, offset=-2)
+    later_retain = op(created_offset=-1)  # asked for after the refresh: not waited for
+    store.submit_operation(later_retain)
+    assert claimed_id(store) == retain.id
+    assert claimed_id(store) == later_retain.id
+    assert claimed_id(store) is None
+    finish(store, retain)
+    # its consolidation, queued now but for facts asked for before the refresh
+    follow_up = consolidation(store, offset=0, queued_at=to_iso(retain.created_at))
+    assert claimed_id(store) == follow_up.id
+    assert claimed_id(store) is None
+    finish(store, follow_up)
+    assert claimed_id(store) == waiting.id
+
+
+def test_a_later_retains_consolidation_does_not_hold_an_earlier_refresh(store: Store) -> None:
+    waiting = refresh(store, offset=-2)
+    consolidation(store, offset=0, queued_at=to_iso(utcnow() - timedelta(seconds=1)))  # queued after the refresh
     assert claimed_id(store) == waiting.id
 
 

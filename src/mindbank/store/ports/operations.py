@@ -25,8 +25,9 @@ def fold_into_pending(pending: Operation, incoming: Operation, *, full: bool) ->
     non-automatic (manual) request releases a park — no ``next_retry_at``, no ``automatic`` flag — because "refresh
     now" means now. A manual refresh folding in also records when it was asked for (``requested_at``): the refresh
     waits for the consolidations of its bank queued before that moment, like a fresh request would. A consolidation
-    continuing an earlier one's backlog (``continues``) marks the pending one it folds into as a continuation.
-    Returns the pending operation as it should be stored."""
+    doing an earlier operation's work (``queued_at``: when that work was queued — the rest of a long backlog, the
+    facts of a queued retain) moves the pending one it folds into back to that moment if it is earlier. Returns the
+    pending operation as it should be stored."""
     payload = dict(pending.payload)
     if full:
         payload["mode"] = "full"
@@ -36,8 +37,10 @@ def fold_into_pending(pending: Operation, incoming: Operation, *, full: bool) ->
         next_retry = None
         if incoming.operation_type == "refresh_mental_model":
             payload["requested_at"] = to_iso(incoming.created_at)
-    if incoming.payload.get("continues"):
-        payload["continues"] = incoming.payload["continues"]
+    if incoming.payload.get("queued_at"):
+        # fixed-width ISO strings: the smaller is the earlier
+        payload["queued_at"] = min(str(payload.get("queued_at") or to_iso(pending.created_at)),
+                                   str(incoming.payload["queued_at"]))  # fmt: skip
     return replace(pending, payload=dict(sorted(payload.items())), next_retry_at=next_retry)
 
 

@@ -49,9 +49,10 @@ OPERATION_Q: dict[str, str] = {
     # A pending refresh waits for its bank's consolidation (the observations it writes are in the model's scope: a
     # refresh running first would leave the model stale at once): it is skipped while a consolidation of its bank is
     # processing, or pending and queued at or before the refresh was asked for (its latest manual request,
-    # ``requested_at``, else its creation; a parked or retried refresh: the moment it became due), or pending as the
-    # continuation of a longer backlog — unless it was asked for longer ago than the wait bound (%(wait)s seconds),
-    # so a failing or stuck consolidation never holds it for longer than that.
+    # ``requested_at``, else its creation; a parked or retried refresh: the moment it became due) — a consolidation
+    # finishing earlier work counts from when that work was queued (``queued_at``) — or while a queued retain of its
+    # bank asked for before it is pending or running (its facts, then their consolidation); unless it was asked for
+    # longer ago than the wait bound (%(wait)s seconds), so a failing or stuck operation never holds it longer.
     # Fair order: banks with fewer live claims first, then operation types with fewer live claims, then the time
     # the row became runnable (a parked, retried or yielding row queues behind rows that were ready before it; a
     # crashed worker's row became runnable when its lease expired).
@@ -68,8 +69,10 @@ OPERATION_Q: dict[str, str] = {
         "AND p.id <> o.id)) "
         f"AND (o.operation_type <> 'refresh_mental_model' OR o.status <> 'pending' OR {_ASKED} "
         "< clock.at - make_interval(secs => %(wait)s) OR NOT EXISTS (SELECT 1 FROM operations c "
-        "WHERE c.bank_id = o.bank_id AND c.operation_type = 'consolidation' AND (c.status = 'processing' "
-        f"OR (c.status = 'pending' AND (c.created_at <= {_ASKED} OR c.payload->>'continues' IS NOT NULL))))) "
+        "WHERE c.bank_id = o.bank_id AND ((c.operation_type = 'consolidation' AND (c.status = 'processing' "
+        f"OR (c.status = 'pending' AND COALESCE((c.payload->>'queued_at')::timestamptz, c.created_at) <= {_ASKED}))) "
+        "OR (c.operation_type = 'batch_retain' AND c.status IN ('pending', 'processing') "
+        f"AND c.created_at <= {_ASKED})))) "
         "AND (%(lane)s::text IS NULL OR (o.operation_type = 'webhook_delivery') = (%(lane)s::text = 'deliveries')) "
         "ORDER BY (SELECT COUNT(*) FROM operations r WHERE r.status = 'processing' AND r.bank_id = o.bank_id "
         "AND r.lease_expires_at >= clock.at), "

@@ -74,8 +74,9 @@ class OperationsMixin(PostgresBase):
         One statement with ``FOR UPDATE SKIP LOCKED``, so concurrent workers never claim the same row and never wait
         on each other's candidates. At most one operation per mental model runs at a time: a model with a row in
         ``processing`` is skipped unless that row is the expired one being reclaimed, and so is a consolidation of a
-        bank with one in ``processing``. A pending refresh waits for its bank's consolidation queued before it was
-        asked for, at most ``consolidation_wait_seconds`` past that moment (the rule: ``operation_queries.py``).
+        bank with one in ``processing``. A pending refresh waits for its bank's consolidation (and queued retain)
+        queued before it was asked for, at most ``consolidation_wait_seconds`` past that moment (the rule:
+        ``operation_queries.py``).
         Raises ``RuntimeError`` only if that race is lost repeatedly (not expected in practice).
         """
         for _ in range(_CLAIM_ATTEMPTS):

@@ -64,11 +64,11 @@ class OperationsMixin(SQLiteBase):
         """Claim a runnable operation under a fresh claim token: pending and due (``next_retry_at`` at or before
         ``now``), or processing with an expired lease. At most one refresh per mental model and one consolidation per
         bank run at a time: a model with a live claimed refresh, or a bank with a live claimed consolidation, is
-        skipped. A pending refresh waits for its bank's consolidation queued before it was asked for, at most
-        ``consolidation_wait_seconds`` past that moment (the rule: ``operation_queries.py``). Fair order: banks with
-        fewer live claims first, then operation types with fewer live claims, then the time the row became runnable.
-        ``now`` defaults to the clock (tests inject one); ``lane``: ``deliveries`` (webhook deliveries only),
-        ``work`` (all but them), None (any)."""
+        skipped. A pending refresh waits for its bank's consolidation (and queued retain) queued before it was asked
+        for, at most ``consolidation_wait_seconds`` past that moment (the rule: ``operation_queries.py``). Fair
+        order: banks with fewer live claims first, then operation types with fewer live claims, then the time the
+        row became runnable. ``now`` defaults to the clock (tests inject one); ``lane``: ``deliveries`` (webhook
+        deliveries only), ``work`` (all but them), None (any)."""
         now = now or utcnow()
         wait_from = to_iso(now - timedelta(seconds=consolidation_wait_seconds))
         with self._tx() as conn:
