@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from mindbank.domain.records import MemoryUnit
+from mindbank.engine.consolidate.addressed import without_vocatives
 from mindbank.engine.consolidate.extractive import ExtractiveConsolidator
 from mindbank.engine.consolidate.statements import names, numbers, split_history, stated, with_history
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
@@ -84,6 +85,15 @@ def test_reactions_exhortations_and_talk_to_the_listener_state_nothing(text: str
 )
 def test_what_an_observation_keeps_beside_talk_to_the_listener(text: str, expected: tuple[str, bool]) -> None:
     assert stated(text) == expected
+
+
+def test_vocatives_are_removed_but_phrases_and_photo_descriptions_are_kept() -> None:
+    assert without_vocatives("Alright Sam, have fun with it!") == "Have fun with it!"
+    assert without_vocatives("I 100% agree, Mel.") == "I 100% agree."
+    assert without_vocatives("Oof, Sam, so embarrassing!") == "So embarrassing!"  # a capitalised opener too
+    for unchanged in ("In Paris, I met Tom.", "Last March, I joined the team.", "[shares a photo: a dog, Max]",
+                      "Thanks, Gina!"):  # fmt: skip
+        assert without_vocatives(unchanged) == unchanged
 
 
 def test_a_short_statement_to_the_listener_is_not_witnessed(embedder: MiniLMEmbedder) -> None:

@@ -64,7 +64,9 @@ def _vocative(piece: str) -> bool:
 
 def without_vocatives(sentence: str) -> str:
     """``sentence`` without the names it addresses the listener by (module docstring), its end punctuation kept;
-    unchanged when it has none or is nothing but one."""
+    unchanged when it has none or is nothing but one, and a photo description ("[shares a photo: …]") always."""
+    if sentence.startswith("["):
+        return sentence
     end = _END.search(sentence)
     tail = end.group(0) if end else ""
     body = sentence[: len(sentence) - len(tail)] if tail else sentence
