@@ -9,7 +9,8 @@ sentence is said to and whom it is about:
   at most :data:`MAX_VOCATIVE_WORDS` words ending in a capitalised word, at the start or the end of a sentence, or a
   single name set off on both sides ("Sam, …", "Alright Sam, …", "Got it Nate, …", "…, Mel.", "Oof, Sam, so
   embarrassing!") — is removed before the sentence is weighed: it names whom the sentence is said to, not anyone it
-  is about. A piece with a preposition ("In Paris, …") or a time word ("Last March, …") is a phrase of the sentence.
+  is about. A piece with a preposition ("In Paris, …"), a time word ("Last March, …") or a person ("I met Tom,
+  …") is a phrase or a clause of the sentence.
 * **An exclamation about no one is a reaction or an exhortation.** A sentence ending in "!" that speaks neither in
   the first person, nor of a third person by a subject pronoun ("They are so sweet!" and "It has great characters!"
   describe what the pronoun stands for), nor names anyone or anything (a capitalised word after its first), nor
@@ -44,6 +45,8 @@ _PREPOSITIONS = frozenset(
     "in at on to from with for of by near about after before during since until into onto over under like as".split()
 )
 _NOT_NAMES = frozenset({"I", "I'm", "I've", "I'd", "I'll", "OK", "Ok"})
+# a piece with a person in it has a subject or an object: a clause ("I met Tom"), not a name said to someone
+_PHRASE_WORDS = _PREPOSITIONS | TIME_WORDS | FIRST_PERSON | SECOND_PERSON | (THIRD_PERSON - {"it"})
 _SUBJECT_REACH = 2  # a subject pronoun comes first, or second after a conjunction ("And they …")
 
 
@@ -59,7 +62,7 @@ def _vocative(piece: str) -> bool:
     last = words[-1]
     if not last[:1].isupper() or last in _NOT_NAMES or last.lower().rstrip("s") in TIME_WORDS:
         return False
-    return not any(w.lower() in _PREPOSITIONS or w.lower() in TIME_WORDS for w in words)
+    return not any(w.lower() in _PHRASE_WORDS for w in words)
 
 
 def without_vocatives(sentence: str) -> str:
