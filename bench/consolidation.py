@@ -295,7 +295,10 @@ def run(
         report["retain_throughput"] = compared = compare(longest, before_src)
         console.print(f"retain throughput ({longest.name}, alternating, median of {compared['repeat']}): before "
                       f"{compared['before_memories_per_s_median']}, after {compared['after_memories_per_s_median']} "
-                      f"memories/s (after/before {compared['after_over_before']})")  # fmt: skip
+                      f"memories/s (after/before {compared['after_over_before_memories_per_s']}, paired "
+                      f"{compared['after_over_before_memories_per_s_paired_median']}); per CPU second "
+                      f"{compared['before_memories_per_cpu_s_median']} / {compared['after_memories_per_cpu_s_median']} "
+                      f"(paired {compared['after_over_before_memories_per_cpu_s_paired_median']})")  # fmt: skip
     elif "throughput" not in skip:
         report["retain_throughput"] = rate = {"file": str(longest), **retain_throughput(embedder, longest)}
         console.print(f"retain throughput ({longest.name}): {rate['memories_per_s_median']} memories/s (median)")

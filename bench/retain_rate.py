@@ -4,12 +4,15 @@ On a shared machine two throughput runs minutes apart differ by the load, not by
 both trees in the same run, alternating: each repetition retains the conversation (one call, a fresh SQLite bank)
 once with the ``before`` tree's ``src`` and once with this tree's, each in its own Python process (so each imports
 its own ``mindbank``), the order swapped every repetition so a load drift falls on both sides alike. Reported: each
-side's memories/s (median of ``repeat``) and the ratio after / before; the 1-minute load average at the start and
-the end of the comparison says how busy the machine was.
+side's memories/s of wall time and of CPU time (``time.process_time``: what the retain itself took, whatever the
+machine's load), each the median of ``repeat``, the ratio of the medians after / before and the median of the
+per-repetition ratios (paired: the two runs of a repetition saw nearly the same load); the 1-minute load average at
+the start and the end of the comparison says how busy the machine was.
 
 ``python -m bench consolidation PATH... --before-src DIR`` runs it (``DIR`` is the ``src`` folder of the other tree,
 e.g. from ``git archive <commit> src | tar -x -C /tmp/before``); ``python -m bench.retain_rate PATH`` is one
-measurement (the child process), printing ``{"memories_per_s": …, "memories": …, "mindbank": <package path>}``.
+measurement (the child process), printing ``{"memories_per_s": …, "memories_per_cpu_s": …, "memories": …,
+"mindbank": <package path>}``.
 """
 
 from __future__ import annotations
@@ -40,10 +43,13 @@ def measure(path: Path) -> dict[str, Any]:
     embedder.embed(["warm-up"])
     items = locomo_items(load_locomo(path))
     with temp_bank(embedder) as bank:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         n = len(bank.retain(BANK, items).memory_ids)
-        seconds = time.perf_counter() - start
-    return {"memories_per_s": round(n / seconds, 2), "memories": n, "mindbank": str(Path(mindbank.__file__).parent)}
+        seconds, cpu_s = time.perf_counter() - start, time.process_time() - cpu
+    return {
+        "memories_per_s": round(n / seconds, 2), "memories_per_cpu_s": round(n / cpu_s, 2), "memories": n,
+        "mindbank": str(Path(mindbank.__file__).parent),
+    }  # fmt: skip
 
 
 def _child(path: Path, src: Path) -> dict[str, Any]:
@@ -62,20 +68,24 @@ def compare(path: Path, before_src: Path, repeat: int = 5) -> dict[str, Any]:
     """Retain throughput of ``before_src`` and of this tree, alternating, ``repeat`` times each (module
     docstring). Raises ``subprocess.CalledProcessError`` when a child fails and ``RuntimeError`` when a child
     imported another ``mindbank`` than the tree it was given."""
-    rates: dict[str, list[float]] = {"before": [], "after": []}
+    runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
     load_start = os.getloadavg()[0]
     for i in range(repeat):
         sides = [("before", before_src), ("after", SRC)]
         for side, src in sides if i % 2 == 0 else sides[::-1]:
-            rates[side].append(_child(path, src)["memories_per_s"])
-    before, after = statistics.median(rates["before"]), statistics.median(rates["after"])
-    return {
-        "file": str(path), "repeat": repeat, "before_src": str(before_src),
-        "before_memories_per_s_median": before, "after_memories_per_s_median": after,
-        "after_over_before": round(after / before, 3), "before_memories_per_s": rates["before"],
-        "after_memories_per_s": rates["after"],
-        "load_avg_1m": [round(load_start, 2), round(os.getloadavg()[0], 2)],
-    }  # fmt: skip
+            runs[side].append(_child(path, src))
+    out: dict[str, Any] = {"file": str(path), "repeat": repeat, "before_src": str(before_src)}
+    for key in ("memories_per_s", "memories_per_cpu_s"):
+        before, after = ([r[key] for r in runs[side]] for side in ("before", "after"))
+        out[f"before_{key}"], out[f"after_{key}"] = before, after
+        out[f"before_{key}_median"], out[f"after_{key}_median"] = statistics.median(before), statistics.median(after)
+        out[f"after_over_before_{key}"] = round(statistics.median(after) / statistics.median(before), 3)
+        # each repetition's two runs are minutes apart at most: their ratio cancels most of a load drift
+        out[f"after_over_before_{key}_paired_median"] = round(
+            statistics.median(a / b for a, b in zip(after, before, strict=True)), 3
+        )
+    out["load_avg_1m"] = [round(load_start, 2), round(os.getloadavg()[0], 2)]
+    return out
 
 
 if __name__ == "__main__":
