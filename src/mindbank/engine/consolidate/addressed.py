@@ -16,10 +16,12 @@ sentence is said to and whom it is about:
   describe what the pronoun stands for), nor names anyone or anything (a capitalised word after its first), nor
   gives a number in digits, reacts to what the other person said ("That's so cool!", "Weddings are definitely full
   of joy!") or urges them ("Cherish those family time moments!", "Have fun with it!"). It is left out.
-* **The listener as the subject is the speaker's view of the listener.** A sentence whose subject is the listener
-  (you, your … first, or second after a conjunction) and that says nothing in the first person is a compliment,
-  encouragement or advice ("You never shy away from a challenge …", "Your hard work will definitely start
-  conversations …", "You got this …"): it states nothing about the speaker and is left out.
+* **The listener as the subject is the speaker's view of the listener.** A sentence that opens on the listener —
+  a second-person word (you, your …) among its first two words — and says nothing in the first person is a
+  compliment, encouragement or advice ("You never shy away from a challenge …", "Your hard work will definitely
+  start conversations …", "Glad you found a spot that calms you down …", "Maybe you want to …"): it states nothing
+  about the speaker and is left out. An impersonal "you" that opens a sentence ("Everywhere you go …") is left out
+  with it; text alone does not tell the two apart.
 * **A short statement to the listener is conversation, not knowledge.** A statement that mentions the listener and
   says too little to stand alone ("I'll make sure to keep you updated.", "Your support means the world to me.") is a
   promise, a thanks or a compliment; said twice it is a habit of the conversation, not a fact about the speaker. A
@@ -47,7 +49,7 @@ _PREPOSITIONS = frozenset(
 _NOT_NAMES = frozenset({"I", "I'm", "I've", "I'd", "I'll", "OK", "Ok"})
 # a piece with a person in it has a subject or an object: a clause ("I met Tom"), not a name said to someone
 _PHRASE_WORDS = _PREPOSITIONS | TIME_WORDS | FIRST_PERSON | SECOND_PERSON | (THIRD_PERSON - {"it"})
-_SUBJECT_REACH = 2  # a subject pronoun comes first, or second after a conjunction ("And they …")
+_SUBJECT_REACH = 2  # a subject comes first, or second after a conjunction or an opener ("And they …", "Glad you …")
 
 
 def _tokens(text: str) -> list[str]:
