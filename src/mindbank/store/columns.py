@@ -62,6 +62,9 @@ class Row(Protocol):
 
     def __getitem__(self, key: str, /) -> Any: ...
 
+    def keys(self) -> Any:
+        """The row's column names, in statement order."""
+
 
 def _maybe(convert: Callable[[_In], _Out], value: _In | None) -> _Out | None:
     """``convert(value)``, except that SQL NULL (None) stays None."""
@@ -133,6 +136,46 @@ def _as_read(_: Columns, value: Any) -> Any:
     return value
 
 
+# the decoders above as expressions of ``_v{i}`` (the column's value) and ``c`` (the backend's Columns)
+_INLINE: dict[Callable[[Columns, Any], Any], str] = {
+    _as_read: "_v{i}",
+    _DECODE_BY_TYPE[dict]: "c.load_json(_v{i})",
+    _DECODE_BY_TYPE[tuple]: "c.load_text_list(_v{i})",
+    _DECODE_BY_TYPE[datetime]: "c.load_time(_v{i})",
+    _DECODE_BY_TYPE[bool]: "bool(_v{i})",
+    _DECODE_BY_TYPE[int]: "None if _v{i} is None else int(_v{i})",
+}
+
+_BUILDERS: dict[tuple[Any, ...], Callable[[Columns, Row, dict[str, Any]], Any]] = {}
+
+
+def _builder(
+    cls: type[Any], given: frozenset[str], selected: frozenset[str]
+) -> Callable[[Columns, Row, dict[str, Any]], Any]:
+    """``build(columns, row, given) -> cls``: :meth:`Columns.record` for one record class, one set of given names
+    and one statement's ``selected`` columns, written out as straight-line code once, as ``dataclasses`` writes
+    ``__init__``: a model listing builds a thousand records per call, and a per-field loop (or a caught KeyError per
+    unselected column) costs more than the query behind it. A field with a default that the statement does not
+    select is left to its default; one without a default is read anyway, so the row raises its own error."""
+    namespace: dict[str, Any] = {"_cls": cls}
+    body, kwargs = [], []
+    for i, (name, decode, optional, has_default) in enumerate(_decoders(cls)):
+        if name in given:
+            kwargs.append(f"{name}=g[{name!r}]")
+            continue
+        if has_default and name not in selected:
+            continue
+        value = _INLINE.get(decode, "_d{i}(c, _v{i})").format(i=i)
+        namespace[f"_d{i}"] = decode
+        if optional:
+            value = f"None if _v{i} is None else {value}"
+        body.append(f" _v{i} = r[{name!r}]")
+        kwargs.append(f"{name}={value}")
+    source = "def build(c, r, g):\n" + "".join(f"{line}\n" for line in body) + f" return _cls({', '.join(kwargs)})\n"
+    exec(source, namespace)  # the source is built above from the dataclass's own field names
+    return namespace["build"]  # type: ignore[no-any-return]
+
+
 def memory_source(r: Row) -> MemorySource:
     """A ``memory_sources`` / ``memory_chunk_sources`` row as a :class:`MemorySource` (plain text columns only)."""
     return MemorySource(r["id"], r["document_id"], r["chunk_id"], r["chunk_text"], r["original_text"], r["chunk_index"])
@@ -202,22 +245,12 @@ class Columns(ABC):
         """A row as a ``cls`` dataclass: each field not in ``given`` is the column of its name, decoded by its
         annotation (:func:`_decoders`); a field with a default keeps it when the statement does not select the
         column. Raises ``KeyError`` / ``IndexError`` for a missing column of a field without a default."""
-        values = dict(given)
-        for name, decode, optional, has_default in _decoders(cls):
-            if name in values:
-                continue
-            if has_default:
-                try:
-                    value = r[name]
-                except (IndexError, KeyError):
-                    continue
-            else:
-                value = r[name]
-            if value is None and optional:
-                values[name] = None
-            else:
-                values[name] = decode(self, value)
-        return cls(**values)
+        selected = tuple(r.keys())
+        key = (cls, selected, *given)
+        build = _BUILDERS.get(key)
+        if build is None:
+            build = _BUILDERS[key] = _builder(cls, frozenset(given), frozenset(selected))
+        return build(self, r, given)  # type: ignore[no-any-return]  # generated per class, returns a ``cls``
 
     def bank_row(self, r: Row) -> Bank:
         """A ``banks`` row as a :class:`Bank`."""
