@@ -1,6 +1,7 @@
-"""Observation reads both backends run alike (an observation's history, the bank's observation scopes) and which
-observations a consolidation write changes (each keeps its earlier state: ``SharedQueries._snapshot_observations``).
-The deletes differ per backend (bank lock, SQLite's in-process vector index): each backend's ``observations.py``."""
+"""The observation statements both backends run alike: the state a consolidation write keeps of each observation it
+changes (``ObservationQueries._snapshot_observations``, mixed into each backend's consolidation write), an
+observation's history, the bank's observation scopes and the bulk delete statements. Locking and SQLite's in-process
+vector index differ per backend: each backend's ``observations.py``."""
 
 from __future__ import annotations
 
@@ -8,12 +9,31 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from mindbank.domain.records import MemoryUnit
-from mindbank.store.ports.observations import ObservationChange, ObservationScope
+from mindbank.store.ports.observations import OBSERVATION_HISTORY_CAP, ObservationChange, ObservationScope
 from mindbank.store.shared import SharedQueries
 
 
-class ObservationReads(SharedQueries):
-    """``observation_history`` and ``observation_scopes`` over the backend's named statements."""
+class ObservationQueries(SharedQueries):
+    """The observation statements both backends run alike: the history a consolidation write keeps (mixed into
+    each backend's consolidation write), the history and scope reads, and the bulk delete statements."""
+
+    def _snapshot_observations(self, conn: Any, bank_id: str, stamp: Any, ids: Sequence[str]) -> None:
+        """Inside a consolidation write, before it changes them: record each observation's current text and sources
+        as a history row stamped ``stamp`` (the write's), keeping the newest ``OBSERVATION_HISTORY_CAP`` of each."""
+        for observation_id in ids:
+            conn.execute(self._q["snapshot_observation"], (stamp, bank_id, observation_id))
+            conn.execute(self._q["trim_observation_history"], (observation_id, observation_id, OBSERVATION_HISTORY_CAP))
+
+    def _carry_observation_history(
+        self, conn: Any, bank_id: str, stamp: Any, successors: Sequence[tuple[str, str]]
+    ) -> None:
+        """Inside a consolidation write, after the new observations are inserted and before the replaced ones are
+        deleted: each successor ``(replaced id, new id)`` takes over the replaced observation's history, and the
+        replaced observation's last state becomes the newest row of it."""
+        for replaced, successor in successors:
+            conn.execute(self._q["carry_observation_history"], (successor, bank_id, replaced))
+            conn.execute(self._q["snapshot_observation_as"], (successor, stamp, bank_id, replaced))
+            conn.execute(self._q["trim_observation_history"], (successor, successor, OBSERVATION_HISTORY_CAP))
 
     def observation_history(self, bank_id: str, observation_id: str) -> list[ObservationChange]:
         """The observation's history rows, newest change first (at most ``OBSERVATION_HISTORY_CAP``); ``[]`` for a

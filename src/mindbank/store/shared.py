@@ -25,7 +25,6 @@ from mindbank.store.columns import Columns, Row, mental_model_columns
 from mindbank.store.dialect import Dialect
 from mindbank.store.fence import LeaseLost, current_fence
 from mindbank.store.filter_sql import compile_filter
-from mindbank.store.ports.observations import OBSERVATION_HISTORY_CAP
 
 Anchors = Sequence[tuple[str, datetime]]  # (context, moment) pairs: where recall's neighbour expansion looks
 FilterSQL = tuple[str, list[Any]]  # a compiled MemoryFilter: the predicate and its parameters
@@ -347,24 +346,6 @@ class SharedQueries:
                         self._q["trim_history"].format(kind=kind),
                         (model.bank_id, model.id, model.bank_id, model.id, history_cap),
                     )
-
-    def _snapshot_observations(self, conn: Any, bank_id: str, stamp: Any, ids: Sequence[str]) -> None:
-        """Inside a consolidation write, before it changes them: record each observation's current text and sources
-        as a history row stamped ``stamp`` (the write's), keeping the newest ``OBSERVATION_HISTORY_CAP`` of each."""
-        for observation_id in ids:
-            conn.execute(self._q["snapshot_observation"], (stamp, bank_id, observation_id))
-            conn.execute(self._q["trim_observation_history"], (observation_id, observation_id, OBSERVATION_HISTORY_CAP))
-
-    def _carry_observation_history(
-        self, conn: Any, bank_id: str, stamp: Any, successors: Sequence[tuple[str, str]]
-    ) -> None:
-        """Inside a consolidation write, after the new observations are inserted and before the replaced ones are
-        deleted: each successor ``(replaced id, new id)`` takes over the replaced observation's history, and the
-        replaced observation's last state becomes the newest row of it."""
-        for replaced, successor in successors:
-            conn.execute(self._q["carry_observation_history"], (successor, bank_id, replaced))
-            conn.execute(self._q["snapshot_observation_as"], (successor, stamp, bank_id, replaced))
-            conn.execute(self._q["trim_observation_history"], (successor, successor, OBSERVATION_HISTORY_CAP))
 
     def _history_params(self, model: MentalModel, history: dict[str, Any]) -> tuple[Any, ...]:
         """The ``insert_history`` parameters of a model's new history row, stamped now."""

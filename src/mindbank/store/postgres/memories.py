@@ -19,7 +19,7 @@ from psycopg.types.json import Jsonb
 from mindbank.domain.records import NewMemory
 from mindbank.domain.timeutil import utcnow
 from mindbank.store.base import DocumentWrite, MemoryFilter
-from mindbank.store.observations import changed_observations
+from mindbank.store.observations import ObservationQueries, changed_observations
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.migrate import nearest_sql
 from mindbank.store.postgres.queries import Q, tag_list
@@ -28,7 +28,7 @@ from mindbank.store.retention import LazyStamp, RetentionQueries
 from mindbank.store.shared import observation_mentions
 
 
-class MemoriesMixin(PostgresBase, RetentionQueries):
+class MemoriesMixin(PostgresBase, RetentionQueries, ObservationQueries):
     """Writes to ``documents``, ``chunks`` and ``memory_units``, and the consolidation reads."""
 
     def write_documents(self, bank_id: str, documents: Sequence[DocumentWrite]) -> list[list[str]]:

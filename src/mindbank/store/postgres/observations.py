@@ -1,14 +1,14 @@
 """Observation deletes and a bank's memory clear on PostgreSQL (memory writes: stamped under the bank lock); the
-reads are :class:`~mindbank.store.observations.ObservationReads`."""
+reads are :class:`~mindbank.store.observations.ObservationQueries`."""
 
 from __future__ import annotations
 
-from mindbank.store.observations import ObservationReads
+from mindbank.store.observations import ObservationQueries
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.queries import Q
 
 
-class ObservationsMixin(PostgresBase, ObservationReads):
+class ObservationsMixin(PostgresBase, ObservationQueries):
     """``delete_observations`` (all of a bank's, or those drawn from one memory) and ``clear_memories``."""
 
     def delete_observations(self, bank_id: str, *, derived_from: str | None = None) -> int:

@@ -19,7 +19,7 @@ import numpy.typing as npt
 from mindbank.domain.records import NewMemory
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.base import DocumentWrite, MemoryFilter
-from mindbank.store.observations import changed_observations
+from mindbank.store.observations import ObservationQueries, changed_observations
 from mindbank.store.retention import LazyStamp, RetentionQueries
 from mindbank.store.shared import observation_mentions
 from mindbank.store.sqlite.queries import MAX_IDS, Q, marks
@@ -28,7 +28,7 @@ from mindbank.store.sqlite.search import SearchMixin
 from mindbank.store.sqlite.vector_index import IndexRow
 
 
-class MemoriesMixin(SearchMixin, RetentionQueries):
+class MemoriesMixin(SearchMixin, RetentionQueries, ObservationQueries):
     """Writes to ``documents``, ``chunks`` and ``memory_units``, and the consolidation reads."""
 
     def write_documents(self, bank_id: str, documents: Sequence[DocumentWrite]) -> list[list[str]]:

@@ -1,14 +1,14 @@
 """Observation deletes and a bank's memory clear on SQLite (memory writes: the bank's stamp and this process's
-vector index); the reads are :class:`~mindbank.store.observations.ObservationReads`."""
+vector index); the reads are :class:`~mindbank.store.observations.ObservationQueries`."""
 
 from __future__ import annotations
 
-from mindbank.store.observations import ObservationReads
+from mindbank.store.observations import ObservationQueries
 from mindbank.store.sqlite.connection import SQLiteBase
 from mindbank.store.sqlite.queries import Q
 
 
-class ObservationsMixin(SQLiteBase, ObservationReads):
+class ObservationsMixin(SQLiteBase, ObservationQueries):
     """``delete_observations`` (all of a bank's, or those drawn from one memory) and ``clear_memories``."""
 
     def delete_observations(self, bank_id: str, *, derived_from: str | None = None) -> int:
