@@ -26,6 +26,7 @@ from mindbank.store.ports.memories import DocumentWrite, MemoryStore
 from mindbank.store.ports.mental_models import MentalModelStore, StalenessProbe, StalenessReads, cited_ids
 from mindbank.store.ports.operations import Lane, OperationStore, fold_into_pending
 from mindbank.store.ports.recall import RecallStore
+from mindbank.store.ports.reembed import ReembedCounts, ReembedStore
 from mindbank.store.ports.transfer import (
     BankSnapshot,
     DocumentReplace,
@@ -81,6 +82,8 @@ __all__ = [
     "StoredFile",
     "StoredHistory",
     "StoredMemory",
+    "ReembedCounts",
+    "ReembedStore",
     "StoredOperation",
     "TransferStore",
     "WebhookStore",
@@ -106,6 +109,7 @@ class Store(
     ApiKeyStore,
     TransferStore,
     FileStore,
+    ReembedStore,
     Protocol,
 ):
     """Persistence for banks, memories, documents, mental models, history and operations: every feature's port."""

@@ -30,20 +30,25 @@ from mindbank.store.shared import observation_mentions
 class MemoriesMixin(PostgresBase, RetentionQueries):
     """Writes to ``documents``, ``chunks`` and ``memory_units``, and the consolidation reads."""
 
-    def write_documents(self, bank_id: str, documents: Sequence[DocumentWrite]) -> list[list[str]]:
+    def write_documents(
+        self, bank_id: str, documents: Sequence[DocumentWrite], *, model: tuple[str, int] | None = None
+    ) -> list[list[str]]:
         """Write retained documents atomically (bank auto-created); returns, per document, the ids of the memories
         that hold it (new facts, facts it repeated, or a restated document's facts).
 
         ``update_mode == "replace"`` deletes the document's previous chunks and memories first; ``append`` keeps
         them and adds the new content after the stored text; a ``continuation`` adds its memories only; a
         ``restate`` changes nothing or updates fields in place (:mod:`mindbank.store.retention`). A fact whose
-        repeat key a stored fact has becomes a mention of it. All rows share one stamp taken under the bank lock,
+        repeat key a stored fact has becomes a mention of it. ``model``: the embedding model ``(name, dimension)``
+        the vectors were made with, checked against the bank's under its lock (``_check_write_model``).
+        All rows share one stamp taken under the bank lock,
         and a write that changes nothing takes none.
         """
         out: list[list[str]] = []
         with self._tx() as conn:
             self._ensure_bank(conn, bank_id)
             self._lock_bank(conn, bank_id)
+            self._check_write_model(conn, bank_id, model)
             stamp = LazyStamp(lambda: self._stamp_memory_write(conn, bank_id))
             known = self._known_repeats(conn, bank_id, documents)
             with conn.cursor() as cur:

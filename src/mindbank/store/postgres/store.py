@@ -36,6 +36,7 @@ from mindbank.store.postgres.knowledge import KnowledgeMixin
 from mindbank.store.postgres.memories import MemoriesMixin
 from mindbank.store.postgres.mental_models import MentalModelsMixin
 from mindbank.store.postgres.operations import OperationsMixin
+from mindbank.store.postgres.reembed import ReembedMixin
 from mindbank.store.postgres.search import SearchMixin
 from mindbank.store.postgres.transfer import TransferMixin
 
@@ -52,6 +53,7 @@ class PostgresStore(
     ApiKeysQueries,
     KnowledgeMixin,
     TransferMixin,
+    ReembedMixin,
 ):
     """The scale-out store over one PostgreSQL database with the ``vector`` extension.
 

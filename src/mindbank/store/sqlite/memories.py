@@ -30,14 +30,18 @@ from mindbank.store.sqlite.vector_index import IndexRow
 class MemoriesMixin(SearchMixin, RetentionQueries):
     """Writes to ``documents``, ``chunks`` and ``memory_units``, and the consolidation reads."""
 
-    def write_documents(self, bank_id: str, documents: Sequence[DocumentWrite]) -> list[list[str]]:
+    def write_documents(
+        self, bank_id: str, documents: Sequence[DocumentWrite], *, model: tuple[str, int] | None = None
+    ) -> list[list[str]]:
         """Write retained documents atomically (bank auto-created); returns, per document, the ids of the memories
         that hold it (new facts, facts it repeated, or a restated document's facts).
 
         ``update_mode == "replace"`` deletes the document's previous chunks and memories first; ``append`` keeps
         them and adds the new content after the stored text; a ``continuation`` adds its memories only; a
         ``restate`` changes nothing or updates fields in place (:mod:`mindbank.store.retention`). A fact whose
-        repeat key a stored fact has becomes a mention of it. A write that changes nothing takes no stamp.
+        repeat key a stored fact has becomes a mention of it. ``model``: the embedding model ``(name, dimension)``
+        the vectors were made with, checked against the bank's under its lock (``_check_write_model``).
+        A write that changes nothing takes no stamp.
         """
         out: list[list[str]] = []
         added: list[IndexRow] = []
@@ -46,6 +50,7 @@ class MemoriesMixin(SearchMixin, RetentionQueries):
         restated = False
         with self._tx() as conn:
             self._ensure_bank(conn, bank_id)
+            self._check_write_model(conn, bank_id, model)
             stamp = LazyStamp(lambda: self._stamp_memory_write(conn, bank_id))
             known = self._known_repeats(conn, bank_id, documents)
             for doc in documents:

@@ -1,0 +1,200 @@
+"""Re-embedding a bank to the configured model, over HTTP on both stores: recall answers from the old vectors until
+the switch commits, retains arriving meanwhile are caught up, the commit swaps every vector and the recorded model at
+once, a server reconfigured mid-way fails the operation with the bank untouched. Embeddings come from the openai
+provider through the real SDK against a fake ``/v1/embeddings`` whose vectors differ per model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from fake_servers import FakeServer, hashed_embeddings, hashed_vector, serving
+from fastapi.testclient import TestClient
+from postgres_testing import DatabaseFactory, require_postgres_url
+
+from mindbank.config import Settings
+from mindbank.providers.embeddings.openai_compatible import OpenAIEmbedder
+from mindbank.server import create_app
+from mindbank.service import jobs, reembed
+from mindbank.service.facade import MindBank
+from mindbank.store.base import MemoryFilter, Store
+
+DIM = 8
+BANK = "/v1/default/banks/b1"
+FACTS = [f"Fact {i}: Ana keeps boat number {i} at the marina on pier {i % 7}." for i in range(40)]
+
+
+@pytest.fixture(scope="module")
+def postgres_databases() -> Iterator[DatabaseFactory]:
+    factory = DatabaseFactory(require_postgres_url())
+    yield factory
+    factory.close()
+
+
+@pytest.fixture
+def fake_embeddings() -> Iterator[FakeServer]:
+    with serving(hashed_embeddings(DIM, per_model=True)) as server:
+        yield server
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield str(tmp_path / "reembed.db")
+        return
+    databases: DatabaseFactory = request.getfixturevalue("postgres_databases")
+    url = databases.create(DIM)
+    yield url
+    databases.drop(url)
+
+
+@pytest.fixture
+def open_server(database: str, fake_embeddings: FakeServer) -> Iterator[Callable[..., tuple[MindBank, TestClient]]]:
+    """``open_server(model, previous=None)``: the app over the test database embedding with ``model`` (one at a
+    time); ``previous``: ``MINDBANK_EMBEDDING_PREVIOUS_MODEL`` on the same fake server."""
+    with ExitStack() as stack:
+
+        def make(model: str, previous: str | None = None) -> tuple[MindBank, TestClient]:
+            stack.close()
+            url = fake_embeddings.url + "/v1"
+            embedder = OpenAIEmbedder(model=model, base_url=url, timeout=5.0)
+            settings = Settings(
+                database_url=database, worker_poll_seconds=0.02, enable_auto_consolidation=False,
+                embedding_base_url=url, embedding_previous_model=previous, embedding_api_key="test-key",
+            )  # fmt: skip
+            mb = MindBank.open(settings, embedder=embedder)
+            stack.callback(mb.close)
+            http = TestClient(create_app(mb, run_worker=False), base_url="http://localhost")
+            stack.enter_context(http)
+            return mb, http
+
+        yield make
+
+
+def _retain(http: TestClient, texts: list[str], **extra: Any) -> Any:
+    response = http.post(f"{BANK}/memories", json={"items": [{"content": t} for t in texts], **extra})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _recall_ids(http: TestClient, query: str = "Where does Ana keep boat number 7?") -> list[str]:
+    response = http.post(f"{BANK}/memories/recall", json={"query": query, "max_tokens": 200})
+    assert response.status_code == 200, response.text
+    return [r["id"] for r in response.json()["results"]]
+
+
+def _vectors_are(store: Store, bank: str, model: str) -> None:
+    """Every memory of the bank holds exactly ``model``'s vector of its text (never a mix)."""
+    memories, total = store.list_memories(bank, MemoryFilter(), query=None, limit=10_000, offset=0)
+    vectors = store.memory_vectors(bank, [m.id for m in memories])
+    assert total == len(memories) == len(vectors)
+    for m in memories:
+        expected = np.asarray(hashed_vector(m.text, DIM, model), np.float32)
+        expected /= np.linalg.norm(expected)
+        assert np.allclose(vectors[m.id], expected, atol=1e-3), (m.text, model)
+
+
+def test_recall_uses_the_old_vectors_until_the_switch_commits(
+    open_server: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mb, http = open_server("embed-a")
+    _retain(http, FACTS)
+    before = _recall_ids(http)
+    # the server now embeds with embed-b and can still make embed-a's vectors for the bank meanwhile
+    mb, http = open_server("embed-b", previous="embed-a")
+    status = http.get(f"{BANK}/embedding-model").json()
+    assert status["model"] == "embed-a" and status["server_model"] == "embed-b" and status["matches"] is False
+    assert _recall_ids(http) == before
+    started = http.post(f"{BANK}/reembed")
+    assert started.status_code == 200, started.text
+    body = started.json()
+    assert body["model"] == "embed-b" and body["dimension"] == DIM and body["deduplicated"] is False
+    again = http.post(f"{BANK}/reembed").json()
+    assert again["operation_id"] == body["operation_id"] and again["deduplicated"] is True
+    assert http.get(f"{BANK}/embedding-model").json()["reembed_operation_id"] == body["operation_id"]
+
+    # two parts, then a retain arrives before the commit: it is embedded with embed-a, then caught up
+    monkeypatch.setattr(reembed, "REEMBED_BATCH", 16)
+    commit = mb.store.commit_reembed
+    arrived: list[str] = []
+
+    def retain_first(bank_id: str, model: str, dimension: int) -> bool:
+        if not arrived:
+            _retain(http, ["Bo moored boat number 7 beside Ana."])
+            arrived.append("retained")
+            _vectors_are(mb.store, "b1", "embed-a")  # the bank is wholly on embed-a still
+            assert _recall_ids(http) != []
+        return commit(bank_id, model, dimension)
+
+    monkeypatch.setattr(mb.store, "commit_reembed", retain_first)
+    mb.run_pending()
+    op = http.get(f"{BANK}/operations/{body['operation_id']}").json()
+    assert op["status"] == "completed", op
+    assert op["result_metadata"]["switched"] is True and op["result_metadata"]["memories"] == len(FACTS) + 1
+    assert op["result_metadata"]["from_model"] == "embed-a"
+    assert mb.store.bank_embedding_model("b1") == ("embed-b", DIM)
+    _vectors_are(mb.store, "b1", "embed-b")
+    status = http.get(f"{BANK}/embedding-model").json()
+    assert status["model"] == "embed-b" and status["matches"] is True and status["reembed_operation_id"] is None
+    # the bank now serves the configured model without the previous one
+    mb, http = open_server("embed-b")
+    assert _recall_ids(http)
+    _retain(http, ["Cy rents boat number 9."])
+    _vectors_are(mb.store, "b1", "embed-b")
+
+
+def test_without_the_old_model_the_bank_waits_for_the_switch(
+    open_server: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mb, http = open_server("embed-a")
+    _retain(http, FACTS[:5])
+    mb, http = open_server("embed-b")  # no previous model: embed-a's vectors cannot be made here
+    refused = http.post(f"{BANK}/memories/recall", json={"query": "boat"})
+    assert refused.status_code == 409 and "reembed" in refused.json()["detail"]
+    # a queued retain waits for the switch (parked, no retry counted) instead of failing
+    monkeypatch.setattr(jobs, "REEMBED_WAIT", timedelta(0))
+    queued = http.post(f"{BANK}/memories", json={"items": [{"content": "Bo sold boat 3."}], "async": True}).json()
+    op_id = http.post(f"{BANK}/reembed").json()["operation_id"]
+    mb.run_pending()
+    mb.run_pending()
+    assert http.get(f"{BANK}/operations/{op_id}").json()["status"] == "completed"
+    retain_op = http.get(f"{BANK}/operations/{queued['operation_id']}").json()
+    assert retain_op["status"] == "completed" and retain_op["retry_count"] == 0, retain_op
+    assert mb.store.bank_stats("b1")["total_nodes"] == 6
+    assert _recall_ids(http, "boat")
+    _vectors_are(mb.store, "b1", "embed-b")
+
+
+def test_a_server_reconfigured_mid_way_fails_the_operation_and_keeps_the_bank(
+    open_server: Callable[..., Any],
+) -> None:
+    mb, http = open_server("embed-a")
+    _retain(http, FACTS[:5])
+    mb, http = open_server("embed-b", previous="embed-a")
+    op_id = http.post(f"{BANK}/reembed").json()["operation_id"]
+    mb, http = open_server("embed-c", previous="embed-a")
+    mb.run_pending()
+    op = http.get(f"{BANK}/operations/{op_id}").json()
+    assert op["status"] == "failed" and "'embed-c'" in op["error_message"] and "'embed-b'" in op["error_message"]
+    assert mb.store.bank_embedding_model("b1") == ("embed-a", DIM)
+    _vectors_are(mb.store, "b1", "embed-a")
+    assert _recall_ids(http, "boat")
+
+
+def test_reembed_of_an_unknown_bank_is_404_and_of_an_empty_bank_records_the_model(
+    open_server: Callable[..., Any],
+) -> None:
+    mb, http = open_server("embed-a")
+    assert http.post("/v1/default/banks/nope/reembed").status_code == 404
+    assert http.get("/v1/default/banks/nope/embedding-model").status_code == 404
+    assert http.put(BANK, json={"name": "empty"}).status_code == 200
+    op_id = http.post(f"{BANK}/reembed").json()["operation_id"]
+    mb.run_pending()
+    op = http.get(f"{BANK}/operations/{op_id}").json()
+    assert op["status"] == "completed" and op["result_metadata"]["switched"] is False
+    assert mb.store.bank_embedding_model("b1") == ("embed-a", DIM)
