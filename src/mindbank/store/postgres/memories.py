@@ -41,8 +41,7 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
         ``restate`` changes nothing or updates fields in place (:mod:`mindbank.store.retention`). A fact whose
         repeat key a stored fact has becomes a mention of it. ``model``: the embedding model ``(name, dimension)``
         the vectors were made with, checked against the bank's under its lock (``_check_write_model``).
-        All rows share one stamp taken under the bank lock,
-        and a write that changes nothing takes none.
+        All rows share one stamp taken under the bank lock, and a write that changes nothing takes none.
         """
         out: list[list[str]] = []
         with self._tx() as conn:
