@@ -88,7 +88,7 @@ def _recall_ids(http: TestClient, query: str = "Where does Ana keep boat number 
     return [r["id"] for r in response.json()["results"]]
 
 
-def _vectors_are(store: Store, bank: str, model: str) -> None:
+def assert_vectors_are(store: Store, bank: str, model: str) -> None:
     """Every memory of the bank holds exactly ``model``'s vector of its text (never a mix)."""
     memories, total = store.list_memories(bank, MemoryFilter(), query=None, limit=10_000, offset=0)
     vectors = store.memory_vectors(bank, [m.id for m in memories])
@@ -127,7 +127,7 @@ def test_recall_uses_the_old_vectors_until_the_switch_commits(
         if not arrived:
             _retain(http, ["Bo moored boat number 7 beside Ana."])
             arrived.append("retained")
-            _vectors_are(mb.store, "b1", "embed-a")  # the bank is wholly on embed-a still
+            assert_vectors_are(mb.store, "b1", "embed-a")  # the bank is wholly on embed-a still
             assert _recall_ids(http) != []
         return commit(bank_id, model, dimension)
 
@@ -138,14 +138,14 @@ def test_recall_uses_the_old_vectors_until_the_switch_commits(
     assert op["result_metadata"]["switched"] is True and op["result_metadata"]["memories"] == len(FACTS) + 1
     assert op["result_metadata"]["from_model"] == "embed-a"
     assert mb.store.bank_embedding_model("b1") == ("embed-b", DIM)
-    _vectors_are(mb.store, "b1", "embed-b")
+    assert_vectors_are(mb.store, "b1", "embed-b")
     status = http.get(f"{BANK}/embedding-model").json()
     assert status["model"] == "embed-b" and status["matches"] is True and status["reembed_operation_id"] is None
     # the bank now serves the configured model without the previous one
     mb, http = open_server("embed-b")
     assert _recall_ids(http)
     _retain(http, ["Cy rents boat number 9."])
-    _vectors_are(mb.store, "b1", "embed-b")
+    assert_vectors_are(mb.store, "b1", "embed-b")
 
 
 def test_without_the_old_model_the_bank_waits_for_the_switch(
@@ -167,7 +167,7 @@ def test_without_the_old_model_the_bank_waits_for_the_switch(
     assert retain_op["status"] == "completed" and retain_op["retry_count"] == 0, retain_op
     assert mb.store.bank_stats("b1")["total_nodes"] == 6
     assert _recall_ids(http, "boat")
-    _vectors_are(mb.store, "b1", "embed-b")
+    assert_vectors_are(mb.store, "b1", "embed-b")
 
 
 def test_a_server_reconfigured_mid_way_fails_the_operation_and_keeps_the_bank(
@@ -182,7 +182,7 @@ def test_a_server_reconfigured_mid_way_fails_the_operation_and_keeps_the_bank(
     op = http.get(f"{BANK}/operations/{op_id}").json()
     assert op["status"] == "failed" and "'embed-c'" in op["error_message"] and "'embed-b'" in op["error_message"]
     assert mb.store.bank_embedding_model("b1") == ("embed-a", DIM)
-    _vectors_are(mb.store, "b1", "embed-a")
+    assert_vectors_are(mb.store, "b1", "embed-a")
     assert _recall_ids(http, "boat")
 
 
