@@ -109,6 +109,7 @@ def test_recall_uses_the_old_vectors_until_the_switch_commits(
     mb, http = open_server("embed-b", previous="embed-a")
     status = http.get(f"{BANK}/embedding-model").json()
     assert status["model"] == "embed-a" and status["server_model"] == "embed-b" and status["matches"] is False
+    assert status["serves_bank"] is True
     assert _recall_ids(http) == before
     started = http.post(f"{BANK}/reembed")
     assert started.status_code == 200, started.text
@@ -156,6 +157,7 @@ def test_without_the_old_model_the_bank_waits_for_the_switch(
     mb, http = open_server("embed-b")  # no previous model: embed-a's vectors cannot be made here
     refused = http.post(f"{BANK}/memories/recall", json={"query": "boat"})
     assert refused.status_code == 409 and "reembed" in refused.json()["detail"]
+    assert http.get(f"{BANK}/embedding-model").json()["serves_bank"] is False
     # a queued retain waits for the switch (parked, no retry counted) instead of failing
     monkeypatch.setattr(jobs, "REEMBED_WAIT", timedelta(0))
     queued = http.post(f"{BANK}/memories", json={"items": [{"content": "Bo sold boat 3."}], "async": True}).json()

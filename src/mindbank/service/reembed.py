@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from mindbank.domain.records import Operation
+from mindbank.errors import EmbeddingModelMismatchError
 from mindbank.service.core import ServiceCore
 from mindbank.store.base import Store
 from mindbank.store.fence import current_fence
@@ -54,9 +55,11 @@ class ReembedService(ServiceCore):
 
     def embedding_model(self, bank_id: str) -> dict[str, Any]:
         """The bank's embedding model and the server's: ``{bank_id, model, dimension, server_model,
-        server_dimension, matches, reembed_operation_id}`` (``model`` None before the bank's first vector;
-        ``matches``: the bank's vectors are the configured model's, or it has none; ``reembed_operation_id``: the
-        queued or running re-embedding). Raises :class:`NotFoundError` for an unknown bank."""
+        server_dimension, matches, serves_bank, reembed_operation_id}`` (``model`` None before the bank's first
+        vector; ``matches``: the bank's vectors are the configured model's, or it has none; ``serves_bank``: this
+        server can make the bank's model's vectors, so its recalls and retains work before a switch;
+        ``reembed_operation_id``: the queued or running re-embedding). Raises :class:`NotFoundError` for an
+        unknown bank."""
         self._require_bank(bank_id)
         found = self.store.bank_embedding_model(bank_id)
         server = self.model_of(self.embedder)
@@ -68,8 +71,16 @@ class ReembedService(ServiceCore):
             "server_model": server[0],
             "server_dimension": server[1],
             "matches": found is None or found == server,
+            "serves_bank": self._serves(bank_id),
             "reembed_operation_id": None if active is None else active.id,
         }
+
+    def _serves(self, bank_id: str) -> bool:
+        try:
+            self.bank_embedder(bank_id)
+        except EmbeddingModelMismatchError:
+            return False
+        return True
 
     def active_reembed(self, bank_id: str) -> Operation | None:
         """The bank's queued or running re-embedding, if any."""
