@@ -200,3 +200,22 @@ def test_reembed_of_an_unknown_bank_is_404_and_of_an_empty_bank_records_the_mode
     op = http.get(f"{BANK}/operations/{op_id}").json()
     assert op["status"] == "completed" and op["result_metadata"]["switched"] is False
     assert mb.store.bank_embedding_model("b1") == ("embed-a", DIM)
+
+
+def test_page_vectors_are_the_models_that_made_them(open_server: Callable[..., Any]) -> None:
+    mb, http = open_server("embed-a")
+    _retain(http, FACTS[:3])
+    created = http.post(f"{BANK}/knowledge-base/pages", json={"name": "Boats", "source_query": "Where are boats?"})
+    assert created.status_code == 201, created.text
+    model_id = created.json()["mental_model_id"]
+    mb.run_pending()
+    assert http.get(f"{BANK}/knowledge-base/search", params={"q": "boats"}).status_code == 200
+    before = mb.store.page_vectors("b1")[model_id]
+    mb, http = open_server("embed-b", previous="embed-a")
+    http.post(f"{BANK}/reembed")
+    mb.run_pending()
+    assert mb.store.page_vectors("b1") == {}  # the switch forgets the old model's page vectors
+    hits = http.get(f"{BANK}/knowledge-base/search", params={"q": "boats"})
+    assert hits.status_code == 200 and hits.json()["results"][0]["mental_model_id"] == model_id
+    text_hash, vector = mb.store.page_vectors("b1")[model_id]
+    assert text_hash != before[0] and not np.allclose(vector, before[1])  # made by embed-b, keyed by it

@@ -431,10 +431,13 @@ class MemoriesService(ServiceCore):
             check_tags(tags, self.limits)
         if metadata is not None:
             check_metadata(metadata, self.limits)
-        embedding = None if text is None else self.bank_embedder(bank_id).embed([text.strip()])[0]
+        embedding, model = None, None
+        if text is not None:  # embedded with the bank's model, checked again under the write's lock
+            embedder = self.bank_embedder(bank_id)
+            embedding, model = embedder.embed([text.strip()])[0], self.model_of(embedder)
         self.store.update_memory(
             bank_id, memory_id, text=None if text is None else text.strip(), embedding=embedding, context=context,
-            tags=None if tags is None else normalize_tags(tags), metadata=metadata,
+            tags=None if tags is None else normalize_tags(tags), metadata=metadata, model=model,
         )  # fmt: skip
         if self.settings.enable_auto_consolidation:
             self.consolidate(bank_id)

@@ -63,6 +63,7 @@ class MemoryStore(Protocol):
         context: str | None = None,
         tags: Sequence[str] | None = None,
         metadata: dict[str, str] | None = None,
+        model: tuple[str, int] | None = None,
     ) -> bool: ...
     def count_in_scope(self, bank_id: str, flt: MemoryFilter) -> dict[str, int]: ...
     def list_tags(

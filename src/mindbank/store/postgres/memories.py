@@ -215,14 +215,17 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
         context: str | None = None,
         tags: Sequence[str] | None = None,
         metadata: dict[str, str] | None = None,
+        model: tuple[str, int] | None = None,
     ) -> bool:
         """Edit a memory (None = keep a field); an edit is a memory write and sends the fact back to
-        consolidation. False when the memory does not exist."""
+        consolidation. False when the memory does not exist. ``model``: the embedding model ``(name, dimension)``
+        of a new ``embedding``, checked against the bank's in the transaction (``_check_write_model``)."""
         with self._tx() as conn:
             if conn.execute(Q["lock_bank"], (bank_id,)).fetchone() is None:
                 return False
             if not conn.execute(Q["get_memories"], (bank_id, [memory_id])).fetchall():
                 return False
+            self._check_write_model(conn, bank_id, model)
             stamp, _ = self._stamp_memory_write(conn, bank_id)
             self._record_fact_event(conn, bank_id, memory_id, "fact_edited", stamp)
             conn.execute(

@@ -239,13 +239,16 @@ class MemoriesMixin(SearchMixin, RetentionQueries):
         context: str | None = None,
         tags: Sequence[str] | None = None,
         metadata: dict[str, str] | None = None,
+        model: tuple[str, int] | None = None,
     ) -> bool:
         """Edit a memory (None = keep a field); an edit is a memory write and sends the fact back to
-        consolidation. False when the memory does not exist."""
+        consolidation. False when the memory does not exist. ``model``: the embedding model ``(name, dimension)``
+        of a new ``embedding``, checked against the bank's in the transaction (``_check_write_model``)."""
         with self._tx() as conn:
             row = conn.execute(Q["memory_index_fields"], (bank_id, memory_id)).fetchone()
             if row is None:
                 return False
+            self._check_write_model(conn, bank_id, model)
             stamp, version = self._stamp_memory_write(conn, bank_id)
             self._record_fact_event(conn, bank_id, memory_id, "fact_edited", stamp)
             new_tags = json.loads(row["tags"]) if tags is None else sorted(set(tags))
