@@ -5,75 +5,22 @@ provider through the real SDK against a fake ``/v1/embeddings`` whose vectors di
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack
+from collections.abc import Callable
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from fake_servers import FakeServer, hashed_embeddings, hashed_vector, serving
+from conftest import EMBED_DIM
+from fake_servers import hashed_vector
 from fastapi.testclient import TestClient
-from postgres_testing import DatabaseFactory, require_postgres_url
 
-from mindbank.config import Settings
-from mindbank.providers.embeddings.openai_compatible import OpenAIEmbedder
-from mindbank.server import create_app
 from mindbank.service import jobs, reembed
-from mindbank.service.facade import MindBank
 from mindbank.store.base import MemoryFilter, Store
 
-DIM = 8
+DIM = EMBED_DIM
 BANK = "/v1/default/banks/b1"
 FACTS = [f"Fact {i}: Ana keeps boat number {i} at the marina on pier {i % 7}." for i in range(40)]
-
-
-@pytest.fixture(scope="module")
-def postgres_databases() -> Iterator[DatabaseFactory]:
-    factory = DatabaseFactory(require_postgres_url())
-    yield factory
-    factory.close()
-
-
-@pytest.fixture
-def fake_embeddings() -> Iterator[FakeServer]:
-    with serving(hashed_embeddings(DIM, per_model=True)) as server:
-        yield server
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "reembed.db")
-        return
-    databases: DatabaseFactory = request.getfixturevalue("postgres_databases")
-    url = databases.create(DIM)
-    yield url
-    databases.drop(url)
-
-
-@pytest.fixture
-def open_server(database: str, fake_embeddings: FakeServer) -> Iterator[Callable[..., tuple[MindBank, TestClient]]]:
-    """``open_server(model, previous=None)``: the app over the test database embedding with ``model`` (one at a
-    time); ``previous``: ``MINDBANK_EMBEDDING_PREVIOUS_MODEL`` on the same fake server."""
-    with ExitStack() as stack:
-
-        def make(model: str, previous: str | None = None) -> tuple[MindBank, TestClient]:
-            stack.close()
-            url = fake_embeddings.url + "/v1"
-            embedder = OpenAIEmbedder(model=model, base_url=url, timeout=5.0)
-            settings = Settings(
-                database_url=database, worker_poll_seconds=0.02, enable_auto_consolidation=False,
-                embedding_base_url=url, embedding_previous_model=previous, embedding_api_key="test-key",
-            )  # fmt: skip
-            mb = MindBank.open(settings, embedder=embedder)
-            stack.callback(mb.close)
-            http = TestClient(create_app(mb, run_worker=False), base_url="http://localhost")
-            stack.enter_context(http)
-            return mb, http
-
-        yield make
 
 
 def _retain(http: TestClient, texts: list[str], **extra: Any) -> Any:

@@ -15,14 +15,13 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import numpy as np
 import pytest
+from conftest import EMBED_DIM
 from fake_servers import FakeServer, Seen, hashed_embeddings, hashed_vector, serving
-from postgres_testing import DatabaseFactory, require_postgres_url
 from test_reembed import assert_vectors_are
 
 from mindbank.domain.records import Chunk, NewMemory, RetainItem
@@ -30,27 +29,9 @@ from mindbank.domain.timeutil import utcnow
 from mindbank.store.base import DocumentWrite, Store
 from mindbank.store.open import open_store
 
-DIM = 8
+DIM = EMBED_DIM
 MEMORIES = 2000
 SERVE = "import sys; from mindbank.cli import main; sys.exit(main(sys.argv[1:]))"
-
-
-@pytest.fixture(scope="module")
-def postgres_databases() -> Iterator[DatabaseFactory]:
-    factory = DatabaseFactory(require_postgres_url())
-    yield factory
-    factory.close()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "kill.db")
-        return
-    databases: DatabaseFactory = request.getfixturevalue("postgres_databases")
-    url = databases.create(DIM)
-    yield url
-    databases.drop(url)
 
 
 @pytest.fixture
@@ -141,7 +122,10 @@ def _embedded_with(seen: list[Seen], model: str) -> int:
     return sum(len(s.body["input"]) for s in seen if s.body.get("model") == model and isinstance(s.body["input"], list))
 
 
-def test_a_killed_reembedding_leaves_one_model_and_resumes(database: str, fake_embeddings: FakeServer) -> None:
+def test_a_killed_reembedding_leaves_one_model_and_resumes(
+    embedding_database: str, fake_embeddings: FakeServer
+) -> None:
+    database = embedding_database
     store = open_store(database, dimension=DIM)
     try:
         _fill(store)
