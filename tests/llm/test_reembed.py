@@ -7,15 +7,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from conftest import EMBED_DIM
-from fake_servers import hashed_vector
+from fake_servers import FakeServer, hashed_vector
 from fastapi.testclient import TestClient
 
+from mindbank.config import Settings
+from mindbank.domain.records import RetainItem
+from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
+from mindbank.providers.embeddings.openai_compatible import OpenAIEmbedder
 from mindbank.service import jobs, reembed
+from mindbank.service.facade import MindBank
 from mindbank.store.base import MemoryFilter, Store
 
 DIM = EMBED_DIM
@@ -166,3 +172,27 @@ def test_page_vectors_are_the_models_that_made_them(open_server: Callable[..., A
     assert hits.status_code == 200 and hits.json()["results"][0]["mental_model_id"] == model_id
     text_hash, vector = mb.store.page_vectors("b1")[model_id]
     assert text_hash != before[0] and not np.allclose(vector, before[1])  # made by embed-b, keyed by it
+
+
+def test_a_bank_moves_from_the_bundled_model_to_another_width_on_sqlite(
+    tmp_path: Path, embedder: MiniLMEmbedder, fake_embeddings: FakeServer
+) -> None:
+    """SQLite keeps any width per bank: a MiniLM bank (384) is searched with MiniLM until it switches to 8."""
+    database = str(tmp_path / "widths.db")
+    settings = Settings(database_url=database, worker_poll_seconds=0.02, enable_auto_consolidation=False)
+    mb = MindBank.open(settings, embedder=embedder)
+    mb.retain("b1", [RetainItem(content=text) for text in FACTS[:10]])
+    before = [hit.memory.id for hit in mb.recall("b1", "Where does Ana keep boat number 7?")]
+    mb.close()
+    target = OpenAIEmbedder(model="embed-b", base_url=fake_embeddings.url + "/v1", timeout=5.0)
+    mb = MindBank.open(settings, embedder=target)
+    try:
+        # the server can always load the bundled MiniLM: recall answers from the 384-wide vectors meanwhile
+        assert [hit.memory.id for hit in mb.recall("b1", "Where does Ana keep boat number 7?")] == before
+        assert mb.start_reembed("b1")["model"] == "embed-b"
+        mb.run_pending()
+        assert mb.store.bank_embedding_model("b1") == ("embed-b", DIM)
+        assert_vectors_are(mb.store, "b1", "embed-b")
+        assert mb.recall("b1", "Where does Ana keep boat number 7?")
+    finally:
+        mb.close()

@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from mindbank.domain.records import Operation
-from mindbank.errors import EmbeddingModelMismatchError
+from mindbank.errors import EmbeddingModelMismatchError, EmbeddingProviderError
 from mindbank.service.core import ServiceCore
 from mindbank.store.base import Store
 from mindbank.store.fence import current_fence
@@ -42,16 +42,17 @@ def active_reembed(store: Store, bank_id: str) -> Operation | None:
 class ReembedService(ServiceCore):
     """Starting a re-embedding and the ``reembed`` operation handler (see the module docstring)."""
 
-    def start_reembed(self, bank_id: str) -> tuple[str, bool]:
-        """Queue the bank's move to the configured embedding model; returns ``(operation_id, deduplicated)``
-        (True: a re-embedding of the bank was already queued or running, and its id is returned). Raises
-        :class:`NotFoundError` for an unknown bank."""
+    def start_reembed(self, bank_id: str) -> dict[str, Any]:
+        """Queue the bank's move to the configured embedding model; returns ``{operation_id, deduplicated, model,
+        dimension}`` (``deduplicated``: a re-embedding of the bank was already queued or running, and its id is
+        returned). Raises :class:`NotFoundError` for an unknown bank."""
         self._require_bank(bank_id)
+        name, dimension = self.model_of(self.embedder)
         active = self.active_reembed(bank_id)
         if active is not None:
-            return active.id, True
-        name, dimension = self.model_of(self.embedder)
-        return self._submit(bank_id, REEMBED, {"model": name, "dimension": dimension}), False
+            return {"operation_id": active.id, "deduplicated": True, "model": name, "dimension": dimension}
+        operation_id = self._submit(bank_id, REEMBED, {"model": name, "dimension": dimension})
+        return {"operation_id": operation_id, "deduplicated": False, "model": name, "dimension": dimension}
 
     def embedding_model(self, bank_id: str) -> dict[str, Any]:
         """The bank's embedding model and the server's: ``{bank_id, model, dimension, server_model,
@@ -76,9 +77,10 @@ class ReembedService(ServiceCore):
         }
 
     def _serves(self, bank_id: str) -> bool:
+        """Whether this server can make the vectors of the bank's model (its previous model's server answering)."""
         try:
             self.bank_embedder(bank_id)
-        except EmbeddingModelMismatchError:
+        except (EmbeddingModelMismatchError, EmbeddingProviderError):
             return False
         return True
 

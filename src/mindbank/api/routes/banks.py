@@ -164,9 +164,4 @@ def embedding_model(bank_id: str, mb: Bank) -> dict[str, Any]:
 def reembed(bank_id: str, mb: Bank) -> dict[str, Any]:
     """Queue the bank's move to the server's embedding model (mindbank's extension; one active per bank: a repeat
     returns the same operation). Recall keeps using the bank's vectors until the switch commits."""
-    operation_id, deduplicated = mb.start_reembed(bank_id)
-    return {"operation_id": operation_id, "deduplicated": deduplicated, **_target(mb.embedding_model(bank_id))}
-
-
-def _target(status: dict[str, Any]) -> dict[str, Any]:
-    return {"model": status["server_model"], "dimension": status["server_dimension"]}
+    return mb.start_reembed(bank_id)
