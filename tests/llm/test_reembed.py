@@ -196,3 +196,27 @@ def test_a_bank_moves_from_the_bundled_model_to_another_width_on_sqlite(
         assert mb.recall("b1", "Where does Ana keep boat number 7?")
     finally:
         mb.close()
+
+
+def test_a_worker_dying_after_the_switch_is_followed_by_one_that_settles_it(
+    open_server: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mb, http = open_server("embed-a")
+    _retain(http, FACTS[:6])
+    mb, http = open_server("embed-b", previous="embed-a")
+    op_id = http.post(f"{BANK}/reembed").json()["operation_id"]
+    commit = mb.store.commit_reembed
+
+    def commit_then_die(bank_id: str, model: str, dimension: int) -> bool:
+        assert commit(bank_id, model, dimension)
+        raise RuntimeError("killed after the switch committed, before the operation settled")
+
+    monkeypatch.setattr(mb.store, "commit_reembed", commit_then_die)
+    mb.run_pending()
+    op = mb.store.get_operation("b1", op_id)
+    assert op is not None and op.status == "pending" and op.progress is not None and "result" in op.progress
+    assert mb.store.bank_embedding_model("b1") == ("embed-b", DIM)
+    # the next worker finds the switch done and settles with its result, switching nothing again
+    result = mb.reembedding.run_reembed(op)
+    assert result == {"model": "embed-b", "dimension": DIM, "from_model": "embed-a", "memories": 6, "switched": True}
+    assert_vectors_are(mb.store, "b1", "embed-b")

@@ -104,6 +104,9 @@ class ReembedService(ServiceCore):
         counts = self.store.reembed_counts(bank, name)
         result = {"model": name, "dimension": dimension, "from_model": None if found is None else found[0],
                   "memories": counts.total}  # fmt: skip
+        if found == (name, dimension) and op.progress and "result" in op.progress:
+            # a worker committed the switch and died before settling: settle with its result, switch nothing again
+            return {**op.progress["result"], "memories": counts.total, "switched": True}
         if found is None or found == (name, dimension):  # nothing to move: no vectors yet, or already switched
             self.store.reembed_discard(bank)
             self.store.record_bank_embedding_model(bank, name, dimension)
@@ -115,6 +118,9 @@ class ReembedService(ServiceCore):
         while True:
             pending = self.store.reembed_pending(bank, name, REEMBED_BATCH)
             if not pending:
+                if fence is not None:  # stored by the switch's transaction (and replaced by the next part's)
+                    fence.stage({"staged": staged, "total": max(staged, counts.total), "from_model": found[0],
+                                 "result": result})  # fmt: skip
                 if self.store.commit_reembed(bank, name, dimension):
                     return {**result, "memories": self.store.reembed_counts(bank, name).total, "switched": True}
                 continue  # memories arrived or changed since the last part: embed them, then switch
