@@ -10,7 +10,7 @@ import pytest
 from test_store import doc, vec
 
 from mindbank.errors import EmbeddingModelMismatchError
-from mindbank.store.base import MemoryFilter, Store
+from mindbank.store.base import MemoryFilter, ReembedCounts, Store
 
 OLD = vec(1, 0, 0, 0)
 
@@ -114,3 +114,11 @@ def test_a_write_embedded_with_a_model_the_bank_no_longer_has_is_refused(store: 
     # a bank's first write records the model it was embedded with
     store.write_documents("c", [doc("first")], model=("new", 4))
     assert store.bank_embedding_model("c") == ("new", 4)
+
+
+def test_deleting_a_bank_takes_its_staged_vectors(store: Store) -> None:
+    _bank(store, ["alpha one", "beta three"])
+    _stage_all(store)
+    assert store.delete_bank("b") == 2
+    store.write_documents("b", [doc("gamma seven")], model=("old", 4))
+    assert store.reembed_counts("b", "new") == ReembedCounts(total=1, staged=0)
