@@ -133,6 +133,47 @@ def _as_read(_: Columns, value: Any) -> Any:
     return value
 
 
+# the decoders above as expressions of ``_v{i}`` (the column's value) and ``c`` (the backend's Columns)
+_INLINE: dict[Callable[[Columns, Any], Any], str] = {
+    _as_read: "_v{i}",
+    _DECODE_BY_TYPE[dict]: "c.load_json(_v{i})",
+    _DECODE_BY_TYPE[tuple]: "c.load_text_list(_v{i})",
+    _DECODE_BY_TYPE[datetime]: "c.load_time(_v{i})",
+    _DECODE_BY_TYPE[bool]: "bool(_v{i})",
+    _DECODE_BY_TYPE[int]: "None if _v{i} is None else int(_v{i})",
+}
+
+_BUILDERS: dict[tuple[type[Any], tuple[str, ...]], Callable[[Columns, Row, dict[str, Any]], Any]] = {}
+
+
+def _builder(cls: type[Any], given: frozenset[str]) -> Callable[[Columns, Row, dict[str, Any]], Any]:
+    """``build(columns, row, given) -> cls``: :meth:`Columns.record` for one record class and one set of given
+    names, written out as straight-line code once, as ``dataclasses`` writes ``__init__``: a model listing builds a
+    thousand records per call, and a per-field loop over the plan costs more than the query behind it."""
+    defaults = {f.name: f for f in fields(cls) if f.init}
+    namespace: dict[str, Any] = {"_cls": cls}
+    body, kwargs = [], []
+    for i, (name, decode, optional, has_default) in enumerate(_decoders(cls)):
+        if name in given:
+            kwargs.append(f"{name}=g[{name!r}]")
+            continue
+        value = _INLINE.get(decode, "_d{i}(c, _v{i})").format(i=i)
+        namespace[f"_d{i}"] = decode
+        if optional:
+            value = f"None if _v{i} is None else {value}"
+        if has_default:
+            f = defaults[name]
+            namespace[f"_f{i}"] = f.default_factory if f.default is MISSING else (lambda d=f.default: d)
+            body += [f" try: _v{i} = r[{name!r}]", f" except (IndexError, KeyError): _a{i} = _f{i}()",
+                     f" else: _a{i} = {value}"]  # fmt: skip
+        else:
+            body += [f" _v{i} = r[{name!r}]", f" _a{i} = {value}"]
+        kwargs.append(f"{name}=_a{i}")
+    source = "def build(c, r, g):\n" + "\n".join(body) + f"\n return _cls({', '.join(kwargs)})\n"
+    exec(source, namespace)  # the source is built above from the dataclass's own field names
+    return namespace["build"]  # type: ignore[no-any-return]
+
+
 def memory_source(r: Row) -> MemorySource:
     """A ``memory_sources`` / ``memory_chunk_sources`` row as a :class:`MemorySource` (plain text columns only)."""
     return MemorySource(r["id"], r["document_id"], r["chunk_id"], r["chunk_text"], r["original_text"], r["chunk_index"])
@@ -202,22 +243,11 @@ class Columns(ABC):
         """A row as a ``cls`` dataclass: each field not in ``given`` is the column of its name, decoded by its
         annotation (:func:`_decoders`); a field with a default keeps it when the statement does not select the
         column. Raises ``KeyError`` / ``IndexError`` for a missing column of a field without a default."""
-        values = dict(given)
-        for name, decode, optional, has_default in _decoders(cls):
-            if name in values:
-                continue
-            if has_default:
-                try:
-                    value = r[name]
-                except (IndexError, KeyError):
-                    continue
-            else:
-                value = r[name]
-            if value is None and optional:
-                values[name] = None
-            else:
-                values[name] = decode(self, value)
-        return cls(**values)
+        key = (cls, tuple(given))
+        build = _BUILDERS.get(key)
+        if build is None:
+            build = _BUILDERS[key] = _builder(cls, frozenset(given))
+        return build(self, r, given)  # type: ignore[no-any-return]  # generated per class, returns a ``cls``
 
     def bank_row(self, r: Row) -> Bank:
         """A ``banks`` row as a :class:`Bank`."""
