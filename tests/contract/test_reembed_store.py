@@ -46,6 +46,9 @@ def test_staging_leaves_the_bank_alone_until_the_switch_commits(store: Store) ->
     store.reembed_stage("b", "new", [(m, t, new_vector(t)) for m, t in first])
     assert store.reembed_counts("b", "new").staged == 2
     assert [m for m, _ in store.reembed_pending("b", "new", 10)] == sorted(set(ids) - {m for m, _ in first})
+    rest = sorted(set(ids) - {m for m, _ in first})
+    # a keyset cursor reads on past an id
+    assert [m for m, _ in store.reembed_pending("b", "new", 10, after=rest[0])] == rest[1:]
     # a partial staging never switches; the bank is wholly on the old model
     assert store.commit_reembed("b", "new", 4) is False
     assert all(np.allclose(v, OLD) for v in _vectors(store, ids).values())

@@ -115,8 +115,12 @@ class ReembedService(ServiceCore):
         fence = current_fence()
         began = time.monotonic()
         staged = counts.staged
+        after = ""  # the keyset cursor: parts read on by id; a last sweep from the start catches what arrived
         while True:
-            pending = self.store.reembed_pending(bank, name, REEMBED_BATCH)
+            pending = self.store.reembed_pending(bank, name, REEMBED_BATCH, after=after)
+            if not pending and after:
+                after = ""
+                continue
             if not pending:
                 if fence is not None:  # stored by the switch's transaction (and replaced by the next part's)
                     fence.stage({"staged": staged, "total": max(staged, counts.total), "from_model": found[0],
@@ -126,6 +130,7 @@ class ReembedService(ServiceCore):
                 continue  # memories arrived or changed since the last part: embed them, then switch
             vectors = self.embedder.embed([text for _, text in pending])
             staged += len(pending)
+            after = pending[-1][0]
             if fence is not None:
                 fence.check()
                 fence.stage({"staged": staged, "total": max(staged, counts.total), "from_model": found[0]})

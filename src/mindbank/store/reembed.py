@@ -40,10 +40,12 @@ class ReembedQueries(SharedQueries):
         """Drop staged vectors of any other target model (an earlier re-embedding that was abandoned)."""
         self._changed(self._q["reembed_discard_other"], (bank_id, model))
 
-    def reembed_pending(self, bank_id: str, model: str, limit: int) -> list[tuple[str, str]]:
+    def reembed_pending(self, bank_id: str, model: str, limit: int, *, after: str = "") -> list[tuple[str, str]]:
         """Up to ``limit`` ``(memory id, text)`` of the bank with no staged ``model`` vector of their current text,
-        by id."""
-        return self._all(self._q["reembed_pending"], (model, bank_id, limit), lambda r: (str(r["id"]), str(r["text"])))
+        by id, from ids past ``after`` on (a keyset cursor: each part reads on from the last one's end)."""
+        return self._all(
+            self._q["reembed_pending"], (model, bank_id, after, limit), lambda r: (str(r["id"]), str(r["text"]))
+        )
 
     def reembed_counts(self, bank_id: str, model: str) -> ReembedCounts:
         """The bank's memories and how many of them have a current staged ``model`` vector."""

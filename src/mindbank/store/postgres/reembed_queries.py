@@ -9,7 +9,7 @@ REEMBED_Q: dict[str, str] = {
     "reembed_discard_other": "DELETE FROM reembed_vectors WHERE bank_id = %s AND model != %s",
     "reembed_pending": (
         f"SELECT m.id, m.text FROM memory_units m LEFT JOIN {_STAGED} "
-        "WHERE m.bank_id = %s AND s.memory_id IS NULL ORDER BY m.id LIMIT %s"
+        "WHERE m.bank_id = %s AND m.id > %s AND s.memory_id IS NULL ORDER BY m.id LIMIT %s"
     ),
     "reembed_counts": (
         f"SELECT COUNT(*) AS total, COUNT(s.memory_id) AS staged FROM memory_units m LEFT JOIN {_STAGED} "

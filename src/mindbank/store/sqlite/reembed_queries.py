@@ -9,7 +9,7 @@ REEMBED_Q: dict[str, str] = {
     "reembed_discard_other": "DELETE FROM reembed_vectors WHERE bank_id = ? AND model != ?",
     "reembed_pending": (
         f"SELECT m.id, m.text FROM memory_units m LEFT JOIN {_STAGED} "
-        "WHERE m.bank_id = ? AND s.memory_id IS NULL ORDER BY m.id LIMIT ?"
+        "WHERE m.bank_id = ? AND m.id > ? AND s.memory_id IS NULL ORDER BY m.id LIMIT ?"
     ),
     "reembed_counts": (
         f"SELECT COUNT(*) AS total, COUNT(s.memory_id) AS staged FROM memory_units m LEFT JOIN {_STAGED} "
