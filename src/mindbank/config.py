@@ -173,6 +173,14 @@ OPTIONS: tuple[Option, ...] = (
         'belong in an async retain ("async": true), which is written in parts and resumes after a crash.',
     ),
     Option("worker_retry_backoff_seconds", float, 5.0, "First retry delay; doubles on each further retry (seconds)."),
+    Option(
+        "worker_consolidation_wait_seconds",
+        float,
+        300.0,
+        "How long a queued mental-model refresh waits for its bank's consolidation (and queued retain) queued before "
+        "it, counted from when it was asked for (seconds; 0: it never waits). Bounds the wait behind a failing or "
+        "stuck consolidation.",
+    ),
     Option("enable_mental_model_history", bool, True, "Keep a history row each time a mental model's content changes."),
     Option("mental_model_history_max_entries", int, 50, "History rows kept per model and kind (<= 0: unbounded)."),
     Option("recall_max_tokens", int, 2048, "Default token budget of the facts a refresh reads."),
@@ -342,6 +350,7 @@ class Settings:
     worker_delivery_slots: int = 1
     retain_sync_max_chars: int = 250_000
     worker_retry_backoff_seconds: float = 5.0
+    worker_consolidation_wait_seconds: float = 300.0
     enable_mental_model_history: bool = True
     mental_model_history_max_entries: int = 50
     recall_max_tokens: int = 2048

@@ -26,7 +26,6 @@ def curation_ui(browser: Any, server: str, artifacts: Path) -> Iterator[Page]:
 def test_edit_pin_and_approve_in_the_control_plane(curation_ui: Page, server: str, mindbank: MindBank) -> None:
     ui, page, client = curation_ui, curation_ui.page, api(server)
     retain(client, "Alice: I started training for the Berlin marathon.", "Alice: I adopted a cat named Miso.")
-    settle(client)
     body = {"id": "alice", "name": "Alice", "source_query": "What is Alice doing?", "tags": ["user:alice"],
             "trigger": {"tags_match": "any"}}  # fmt: skip
     assert client.post("/mental-models", json=body).status_code == 200
@@ -63,7 +62,6 @@ def test_edit_pin_and_approve_in_the_control_plane(curation_ui: Page, server: st
 
     # a refresh keeps both
     retain(client, "Alice: Miso learned to open the fridge.")
-    settle(client)
     page.get_by_role("button", name="Refresh", exact=True).click()
     page.get_by_text("Refresh: done").wait_for()
     assert "Alice runs with her sister every Sunday." in page.locator("article.doc").inner_text()
@@ -74,9 +72,8 @@ def test_edit_pin_and_approve_in_the_control_plane(curation_ui: Page, server: st
     # review before publish: the draft banner, its diff, Approve
     assert client.patch("/mental-models/alice", json={"trigger": {"review": True}}).status_code == 200
     retain(client, "Alice: I ran a half marathon in Porto.")
-    settle(client)
     assert client.post("/mental-models/alice/refresh").status_code == 200
-    settle(client)
+    settle(client)  # the refresh, after the consolidation the retain queued
     draft = client.get("/mental-models/alice/draft").json()
     page.reload()
     page.get_by_role("heading", name="A refresh is waiting for review").wait_for()

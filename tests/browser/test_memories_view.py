@@ -147,9 +147,8 @@ def test_memories_view_scenario(browser: Any, server: str, mindbank: MindBank, a
         second = manual_model(client, "Tomas", "What does Tomas do?")
         items = [{"content": "Tomas: I adopted a greyhound called Biscuit last week."}]
         assert client.post("/memories", json={"items": items}).status_code == 200
-        settle(client)
         assert client.post(f"/mental-models/{second}/refresh").status_code == 200
-        settle(client)
+        settle(client)  # the refresh, after the consolidation the retain queued
         page.goto(f"{server}/ui/#/b/{BANK}/m/{second}")
         page.get_by_role("heading", name="Tomas", exact=True).wait_for()
         page.get_by_role("heading", name="History (2 versions)").wait_for()

@@ -13,7 +13,7 @@ import pytest
 from mindbank.domain.document import parse_markdown
 from mindbank.domain.records import Chunk, MentalModel, NewMemory, Operation, RetainItem
 from mindbank.domain.tags import TAGS_MATCH_MODES, matches
-from mindbank.domain.timeutil import utcnow
+from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.domain.trigger import default_trigger
 from mindbank.engine.refresh.staleness import stale_flags
 from mindbank.store.base import AlreadyExists, DocumentWrite, MemoryFilter, StalenessProbe, Store
@@ -421,8 +421,12 @@ def test_coalescing_deferral_injected_clock_and_trigger_lookup(store: Store) -> 
     first = replace(op(model_id="m1"), payload={"automatic": True})
     queued, dedup = store.submit_coalesced(first)  # type: ignore[attr-defined]
     assert queued.id == first.id and not dedup
-    folded, dedup = store.submit_coalesced(replace(op(model_id="m1"), payload={}), full=True)  # type: ignore[attr-defined]
-    assert dedup and folded.id == first.id and folded.payload == {"mode": "full"}  # manual: automatic flag cleared
+    manual = replace(op(model_id="m1"), payload={})
+    folded, dedup = store.submit_coalesced(manual, full=True)  # type: ignore[attr-defined]
+    # manual: automatic flag cleared, and when it was asked for recorded (it waits for consolidations queued before)
+    assert dedup and folded.id == first.id
+    assert folded.payload == {"mode": "full", "requested_at": to_iso(manual.created_at)}
+    assert store.get_operation("b", first.id).payload == folded.payload  # type: ignore[union-attr]
     other, dedup = store.submit_coalesced(op(model_id="m2"))  # type: ignore[attr-defined]
     assert not dedup and other.id != first.id
     later = utcnow() + timedelta(hours=1)

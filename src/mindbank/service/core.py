@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from mindbank.config import TRIGGER_KEYS, Settings
 from mindbank.domain.limits import Limits, check_bank_id
 from mindbank.domain.records import Operation
-from mindbank.domain.timeutil import utcnow
+from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.engine.refresh.plan import RefreshSettings
 from mindbank.errors import EmbeddingModelMismatchError, NotFoundError
 from mindbank.providers.embeddings.base import Embedder
@@ -140,10 +140,16 @@ class ServiceCore:
         self.wake()
         return op.id
 
-    def queue_consolidation(self, bank_id: str, observation_scopes: Any = None) -> tuple[str, bool]:
+    def queue_consolidation(
+        self, bank_id: str, observation_scopes: Any = None, *, queued_at: datetime | None = None
+    ) -> tuple[str, bool]:
         """Queue a consolidation of the bank's pending facts (at most one pending per bank: a second request
-        returns the queued one). Returns ``(operation_id, deduplicated)``."""
+        returns the queued one). ``queued_at``: when the work it finishes was queued (the operation whose backlog it
+        carries on, or the queued retain whose facts it consolidates): a refresh asked for after that moment waits
+        for it (the claim rule). Returns ``(operation_id, deduplicated)``."""
         payload: dict[str, Any] = {"observation_scopes": observation_scopes or self.settings.observation_scopes}
+        if queued_at is not None:
+            payload["queued_at"] = to_iso(queued_at)
         op, deduplicated = self.store.submit_coalesced(self._new_operation(bank_id, "consolidation", payload))
         self.wake()
         return op.id, deduplicated

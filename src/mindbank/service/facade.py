@@ -153,6 +153,7 @@ class MindBank:
                 retry_backoff_seconds=settings.worker_retry_backoff_seconds,
                 slots=settings.worker_slots,
                 delivery_slots=settings.worker_delivery_slots,
+                consolidation_wait_seconds=settings.worker_consolidation_wait_seconds,
             ),
             clock=clock,
             on_exhausted=self.jobs.record_exhausted,

@@ -20,7 +20,7 @@ from typing import Any, cast
 
 from mindbank.domain.projection import project
 from mindbank.domain.records import MentalModel, Operation
-from mindbank.domain.timeutil import to_iso
+from mindbank.domain.timeutil import parse_timestamp, to_iso
 from mindbank.engine.consolidate.plan import Consolidator, ObservationScopes
 from mindbank.engine.consolidate.rounds import consolidate_round
 from mindbank.engine.refresh.mode import choose_mode
@@ -126,8 +126,10 @@ class Jobs:
             if not done.more:
                 break
         else:
-            # a long backlog: hand the rest to a fresh operation instead of holding the worker
-            self.core.queue_consolidation(op.bank_id, scopes)
+            # a long backlog: hand the rest to a fresh operation instead of holding the worker; it keeps the moment
+            # this work was queued, so a refresh waiting for this consolidation waits for the rest too
+            queued_at = parse_timestamp(op.payload.get("queued_at")) or op.created_at
+            self.core.queue_consolidation(op.bank_id, scopes, queued_at=queued_at)
             return {**totals, "continued": True}
         totals["refreshes_submitted"] = len(self.refresh_after_consolidation(op.bank_id))
         return totals

@@ -249,7 +249,8 @@ class MemoriesService(ServiceCore):
                 continue
         # a resumed run may have written its new facts before the crash: consolidating then costs one idle round
         if self.settings.enable_auto_consolidation and (fresh or cursor.memories):
-            self.consolidate(op.bank_id)
+            # its facts were asked for when the retain was queued: a refresh asked for since waits for them
+            self.consolidate(op.bank_id, queued_at=op.created_at)
         written = self._stored_documents(op.bank_id, written)
         emit_retain(self.events, op.bank_id, written, cursor.memories, op.id, items_count=len(items))
         return {"items_count": len(items), "unit_ids_count": cursor.memories}
@@ -462,7 +463,14 @@ class MemoriesService(ServiceCore):
             check_text(pattern, "q", self.limits.max_text_chars)
         return self.store.list_tags(bank_id, source=source, pattern=pattern, limit=limit, offset=offset)
 
-    def consolidate(self, bank_id: str, *, observation_scopes: ObservationScopes | None = None) -> tuple[str, bool]:
+    def consolidate(
+        self,
+        bank_id: str,
+        *,
+        observation_scopes: ObservationScopes | None = None,
+        queued_at: datetime | None = None,
+    ) -> tuple[str, bool]:
         """Queue a consolidation of the bank's pending facts (at most one pending per bank: a second request
-        returns the queued one). Returns ``(operation_id, deduplicated)``."""
-        return self.queue_consolidation(bank_id, observation_scopes)
+        returns the queued one); ``queued_at``: :meth:`ServiceCore.queue_consolidation`. Returns
+        ``(operation_id, deduplicated)``."""
+        return self.queue_consolidation(bank_id, observation_scopes, queued_at=queued_at)

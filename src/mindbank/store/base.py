@@ -24,7 +24,7 @@ from mindbank.store.ports.knowledge import KnowledgeStore
 from mindbank.store.ports.llm_requests import LLMRequestStore
 from mindbank.store.ports.memories import DocumentWrite, MemoryStore
 from mindbank.store.ports.mental_models import MentalModelStore, StalenessProbe, StalenessReads, cited_ids
-from mindbank.store.ports.operations import Lane, OperationStore, fold_into_pending
+from mindbank.store.ports.operations import CONSOLIDATION_WAIT_SECONDS, Lane, OperationStore, fold_into_pending
 from mindbank.store.ports.recall import RecallStore
 from mindbank.store.ports.reembed import ReembedCounts, ReembedStore
 from mindbank.store.ports.transfer import (
@@ -44,6 +44,7 @@ from mindbank.store.ports.transfer import (
 from mindbank.store.ports.webhooks import WebhookStore
 
 __all__ = [
+    "CONSOLIDATION_WAIT_SECONDS",
     "AlreadyExists",
     "ApiKeyStore",
     "BankSnapshot",
