@@ -19,7 +19,6 @@ from mindbank.domain.records import Bank, HistoryEntry, LLMRequestRecord, Memory
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TagsMatch
 from mindbank.domain.timeutil import utcnow
-from mindbank.errors import EmbeddingModelMismatchError
 from mindbank.store.base import AlreadyExists, Spend, SpendRecord, SpendTotals, StalenessProbe, cited_ids
 from mindbank.store.columns import Columns, Row, mental_model_columns
 from mindbank.store.dialect import Dialect
@@ -223,20 +222,6 @@ class SharedQueries:
             conn.execute(self._q["record_bank_embedding_model"], (model, dimension, stamp, bank_id))
             row = conn.execute(self._q["bank_embedding_model"], (bank_id,)).fetchone()
         return None if row is None else (str(row["model"]), int(row["dimension"]))
-
-    def _check_write_model(self, conn: Any, bank_id: str, model: tuple[str, int] | None) -> None:
-        """Inside a memory write's transaction (after the bank lock): raise :class:`EmbeddingModelMismatchError`
-        when the bank's vectors are now another model's than the ``(name, dimension)`` the write embedded with (a
-        re-embedding committed while the write was being prepared), else record it as the bank's when it has none.
-        ``model`` None: the caller checked already."""
-        if model is None:
-            return
-        row = conn.execute(self._q["bank_embedding_model"], (bank_id,)).fetchone()
-        if row is None:
-            stamp = self._columns.time(utcnow())
-            conn.execute(self._q["record_bank_embedding_model"], (model[0], model[1], stamp, bank_id))
-        elif (str(row["model"]), int(row["dimension"])) != tuple(model):
-            raise EmbeddingModelMismatchError(bank_id, str(row["model"]), int(row["dimension"]), model[0], model[1])
 
     def bank_last_memory_write_at(self, bank_id: str) -> datetime | None:
         """Stamp of the bank's newest memory write (insert, edit or delete); None before the first."""

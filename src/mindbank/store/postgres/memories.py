@@ -25,9 +25,10 @@ from mindbank.store.postgres.queries import Q, tag_list
 from mindbank.store.postgres.rows import COLUMNS, as_vector
 from mindbank.store.retention import LazyStamp, RetentionQueries
 from mindbank.store.shared import observation_mentions
+from mindbank.store.write_model import WriteModelCheck
 
 
-class MemoriesMixin(PostgresBase, RetentionQueries):
+class MemoriesMixin(PostgresBase, RetentionQueries, WriteModelCheck):
     """Writes to ``documents``, ``chunks`` and ``memory_units``, and the consolidation reads."""
 
     def write_documents(
@@ -40,7 +41,7 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
         them and adds the new content after the stored text; a ``continuation`` adds its memories only; a
         ``restate`` changes nothing or updates fields in place (:mod:`mindbank.store.retention`). A fact whose
         repeat key a stored fact has becomes a mention of it. ``model``: the embedding model ``(name, dimension)``
-        the vectors were made with, checked against the bank's under its lock (``_check_write_model``).
+        the vectors were made with, checked against the bank's under its lock (:mod:`mindbank.store.write_model`).
         All rows share one stamp taken under the bank lock, and a write that changes nothing takes none.
         """
         out: list[list[str]] = []
@@ -219,7 +220,7 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
     ) -> bool:
         """Edit a memory (None = keep a field); an edit is a memory write and sends the fact back to
         consolidation. False when the memory does not exist. ``model``: the embedding model ``(name, dimension)``
-        of a new ``embedding``, checked against the bank's in the transaction (``_check_write_model``)."""
+        of a new ``embedding``, checked against the bank's in the transaction (:mod:`mindbank.store.write_model`)."""
         with self._tx() as conn:
             if conn.execute(Q["lock_bank"], (bank_id,)).fetchone() is None:
                 return False

@@ -25,9 +25,10 @@ from mindbank.store.sqlite.queries import MAX_IDS, Q, marks
 from mindbank.store.sqlite.rows import COLUMNS, index_rows, vector_blob
 from mindbank.store.sqlite.search import SearchMixin
 from mindbank.store.sqlite.vector_index import IndexRow
+from mindbank.store.write_model import WriteModelCheck
 
 
-class MemoriesMixin(SearchMixin, RetentionQueries):
+class MemoriesMixin(SearchMixin, RetentionQueries, WriteModelCheck):
     """Writes to ``documents``, ``chunks`` and ``memory_units``, and the consolidation reads."""
 
     def write_documents(
@@ -40,7 +41,7 @@ class MemoriesMixin(SearchMixin, RetentionQueries):
         them and adds the new content after the stored text; a ``continuation`` adds its memories only; a
         ``restate`` changes nothing or updates fields in place (:mod:`mindbank.store.retention`). A fact whose
         repeat key a stored fact has becomes a mention of it. ``model``: the embedding model ``(name, dimension)``
-        the vectors were made with, checked against the bank's under its lock (``_check_write_model``).
+        the vectors were made with, checked against the bank's under its lock (:mod:`mindbank.store.write_model`).
         A write that changes nothing takes no stamp.
         """
         out: list[list[str]] = []
@@ -243,7 +244,7 @@ class MemoriesMixin(SearchMixin, RetentionQueries):
     ) -> bool:
         """Edit a memory (None = keep a field); an edit is a memory write and sends the fact back to
         consolidation. False when the memory does not exist. ``model``: the embedding model ``(name, dimension)``
-        of a new ``embedding``, checked against the bank's in the transaction (``_check_write_model``)."""
+        of a new ``embedding``, checked against the bank's in the transaction (:mod:`mindbank.store.write_model`)."""
         with self._tx() as conn:
             row = conn.execute(Q["memory_index_fields"], (bank_id, memory_id)).fetchone()
             if row is None:
