@@ -99,6 +99,14 @@ EMBEDDING_OPTIONS: tuple[Option, ...] = (
     Option("embedding_batch_size", int, 64, "Texts per embeddings request."),
     Option("embedding_timeout", float, 60.0, "Seconds one embeddings request may take before it is retried."),
     Option("embedding_max_retries", int, 3, "Retries of a transient embeddings failure (429, 5xx, timeout), backoff."),
+    Option(
+        "embedding_previous_model",
+        str,
+        None,
+        "While banks are re-embedded to the configured model: the model they are moving from, served by the same "
+        "OpenAI-compatible server (base URL and key above), so their recalls and retains go on until the switch "
+        "commits. Not needed when they move from the bundled MiniLM, which the server can always load.",
+    ),
 )
 
 # Request limits (docs/configuration.md "Limits", docs/security.md): enforced once, by mindbank.domain.limits, for
@@ -399,6 +407,7 @@ class Settings:
     embedding_batch_size: int = 64
     embedding_timeout: float = 60.0
     embedding_max_retries: int = 3
+    embedding_previous_model: str | None = None
 
     knowledge_page_default_trigger: dict[str, Any] | None = None
 

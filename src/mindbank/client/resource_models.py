@@ -183,6 +183,29 @@ class BankProfile(_Response):
     background: str | None = None
 
 
+class BankEmbeddingModel(_Response):
+    """``GET /embedding-model``: the model the bank's vectors were made with (None before its first vector), the
+    server's, whether they match, and the bank's queued or running re-embedding."""
+
+    bank_id: str
+    model: str | None = None
+    dimension: int | None = None
+    server_model: str
+    server_dimension: int
+    matches: bool
+    serves_bank: bool = True
+    reembed_operation_id: str | None = None
+
+
+class ReembedStarted(_Response):
+    """``POST /reembed``: the operation moving the bank to ``model`` (``deduplicated``: it was already active)."""
+
+    operation_id: str
+    deduplicated: bool
+    model: str
+    dimension: int
+
+
 class Liveness(_Response):
     status: str
     version: str

@@ -48,6 +48,7 @@ from mindbank.service.metrics import Metrics
 from mindbank.service.observations import ObservationsService
 from mindbank.service.operations import OperationsService
 from mindbank.service.operations_admin import OperationsAdminService
+from mindbank.service.reembed import REEMBED, ReembedService
 from mindbank.service.reflect import ReflectService
 from mindbank.service.templates import TemplatesService
 from mindbank.service.tracing import LLMTracer
@@ -140,7 +141,8 @@ class MindBank:
             core, governance=self.governance, refresher=self.refresher, synthesizer=self.synthesizer,
             consolidator=self.consolidator, retain=self.memories.run_retain_operation,
             handlers={"reprocess_document": self.documents.run_reprocess,
-                      "webhook_delivery": self.webhooks.run_webhook_delivery, **self.transfer.transfer_handlers()},
+                      "webhook_delivery": self.webhooks.run_webhook_delivery, **self.transfer.transfer_handlers(),
+                      REEMBED: self.reembedding.run_reembed},
         )  # fmt: skip
         self.worker = Worker(
             store,
@@ -185,6 +187,7 @@ class MindBank:
         self.access = AccessService(state)
         self.transfer = TransferService(state, operations=self.operations)
         self.templates = TemplatesService(state, mental_models=self.mental_models, directives=self.directives)
+        self.reembedding = ReembedService(state)
 
     @property
     def settings(self) -> Settings:
@@ -270,6 +273,9 @@ class MindBank:
 
     # memories
     retain = delegate("memories", MemoriesService.retain)
+    start_reembed = delegate("reembedding", ReembedService.start_reembed)
+    active_reembed = delegate("reembedding", ReembedService.active_reembed)
+    embedding_model = delegate("reembedding", ReembedService.embedding_model)
     run_retain_operation = delegate("memories", MemoriesService.run_retain_operation)
     recall = delegate("memories", MemoriesService.recall)
     recall_sources = delegate("memories", MemoriesService.recall_sources)

@@ -27,6 +27,7 @@ from mindbank.store.ports.mental_models import MentalModelStore, StalenessProbe,
 from mindbank.store.ports.observations import ObservationChange, ObservationScope, ObservationStore
 from mindbank.store.ports.operations import CONSOLIDATION_WAIT_SECONDS, Lane, OperationStore, fold_into_pending
 from mindbank.store.ports.recall import RecallStore
+from mindbank.store.ports.reembed import ReembedCounts, ReembedStore
 from mindbank.store.ports.transfer import (
     BankSnapshot,
     DocumentReplace,
@@ -73,6 +74,8 @@ __all__ = [
     "ObservationStore",
     "OperationStore",
     "RecallStore",
+    "ReembedCounts",
+    "ReembedStore",
     "RefreshSpendStore",
     "Spend",
     "SpendRecord",
@@ -112,6 +115,7 @@ class Store(
     ApiKeyStore,
     TransferStore,
     FileStore,
+    ReembedStore,
     Protocol,
 ):
     """Persistence for banks, memories, documents, mental models, history and operations: every feature's port."""

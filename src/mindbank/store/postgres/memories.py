@@ -26,25 +26,30 @@ from mindbank.store.postgres.queries import Q, tag_list
 from mindbank.store.postgres.rows import COLUMNS, as_vector
 from mindbank.store.retention import LazyStamp, RetentionQueries
 from mindbank.store.shared import observation_mentions
+from mindbank.store.write_model import WriteModelCheck
 
 
-class MemoriesMixin(PostgresBase, RetentionQueries, ObservationQueries):
+class MemoriesMixin(PostgresBase, RetentionQueries, WriteModelCheck, ObservationQueries):
     """Writes to ``documents``, ``chunks`` and ``memory_units``, and the consolidation reads."""
 
-    def write_documents(self, bank_id: str, documents: Sequence[DocumentWrite]) -> list[list[str]]:
+    def write_documents(
+        self, bank_id: str, documents: Sequence[DocumentWrite], *, model: tuple[str, int] | None = None
+    ) -> list[list[str]]:
         """Write retained documents atomically (bank auto-created); returns, per document, the ids of the memories
         that hold it (new facts, facts it repeated, or a restated document's facts).
 
         ``update_mode == "replace"`` deletes the document's previous chunks and memories first; ``append`` keeps
         them and adds the new content after the stored text; a ``continuation`` adds its memories only; a
         ``restate`` changes nothing or updates fields in place (:mod:`mindbank.store.retention`). A fact whose
-        repeat key a stored fact has becomes a mention of it. All rows share one stamp taken under the bank lock,
-        and a write that changes nothing takes none.
+        repeat key a stored fact has becomes a mention of it. ``model``: the embedding model ``(name, dimension)``
+        the vectors were made with, checked against the bank's under its lock (:mod:`mindbank.store.write_model`).
+        All rows share one stamp taken under the bank lock, and a write that changes nothing takes none.
         """
         out: list[list[str]] = []
         with self._tx() as conn:
             self._ensure_bank(conn, bank_id)
             self._lock_bank(conn, bank_id)
+            self._check_write_model(conn, bank_id, model)
             stamp = LazyStamp(lambda: self._stamp_memory_write(conn, bank_id))
             known = self._known_repeats(conn, bank_id, documents)
             with conn.cursor() as cur:
@@ -217,14 +222,17 @@ class MemoriesMixin(PostgresBase, RetentionQueries, ObservationQueries):
         context: str | None = None,
         tags: Sequence[str] | None = None,
         metadata: dict[str, str] | None = None,
+        model: tuple[str, int] | None = None,
     ) -> bool:
         """Edit a memory (None = keep a field); an edit is a memory write and sends the fact back to
-        consolidation. False when the memory does not exist."""
+        consolidation. False when the memory does not exist. ``model``: the embedding model ``(name, dimension)``
+        of a new ``embedding``, checked against the bank's in the transaction (:mod:`mindbank.store.write_model`)."""
         with self._tx() as conn:
             if conn.execute(Q["lock_bank"], (bank_id,)).fetchone() is None:
                 return False
             if not conn.execute(Q["get_memories"], (bank_id, [memory_id])).fetchall():
                 return False
+            self._check_write_model(conn, bank_id, model)
             stamp, _ = self._stamp_memory_write(conn, bank_id)
             self._record_fact_event(conn, bank_id, memory_id, "fact_edited", stamp)
             conn.execute(

@@ -37,6 +37,7 @@ from mindbank.store.postgres.memories import MemoriesMixin
 from mindbank.store.postgres.mental_models import MentalModelsMixin
 from mindbank.store.postgres.observations import ObservationsMixin
 from mindbank.store.postgres.operations import OperationsMixin
+from mindbank.store.postgres.reembed import ReembedMixin
 from mindbank.store.postgres.search import SearchMixin
 from mindbank.store.postgres.transfer import TransferMixin
 
@@ -54,6 +55,7 @@ class PostgresStore(
     ApiKeysQueries,
     KnowledgeMixin,
     TransferMixin,
+    ReembedMixin,
 ):
     """The scale-out store over one PostgreSQL database with the ``vector`` extension.
 

@@ -26,6 +26,7 @@ from mindbank.store.sqlite.memories import MemoriesMixin
 from mindbank.store.sqlite.mental_models import MentalModelsMixin
 from mindbank.store.sqlite.observations import ObservationsMixin
 from mindbank.store.sqlite.operations import OperationsMixin
+from mindbank.store.sqlite.reembed import ReembedMixin
 from mindbank.store.sqlite.search import SearchMixin
 from mindbank.store.sqlite.transfer import TransferMixin
 
@@ -43,5 +44,6 @@ class SQLiteStore(
     ApiKeysQueries,
     KnowledgeMixin,
     TransferMixin,
+    ReembedMixin,
 ):
     """The embedded store. ``path`` is a file path or ``":memory:"`` (one shared connection)."""
