@@ -189,7 +189,7 @@ def test_a_bank_moves_from_the_bundled_model_to_another_width_on_sqlite(
     try:
         # the server can always load the bundled MiniLM: recall answers from the 384-wide vectors meanwhile
         assert [hit.memory.id for hit in mb.recall("b1", "Where does Ana keep boat number 7?")] == before
-        assert mb.start_reembed("b1")["model"] == "embed-b"
+        assert mb.reembed("b1")["model"] == "embed-b"
         mb.run_pending()
         assert mb.store.bank_embedding_model("b1") == ("embed-b", DIM)
         assert_vectors_are(mb.store, "b1", "embed-b")

@@ -273,9 +273,9 @@ class MindBank:
 
     # memories
     retain = delegate("memories", MemoriesService.retain)
-    start_reembed = delegate("reembedding", ReembedService.start_reembed)
+    reembed = delegate("reembedding", ReembedService.start_reembed)
     active_reembed = delegate("reembedding", ReembedService.active_reembed)
-    embedding_model = delegate("reembedding", ReembedService.embedding_model)
+    get_embedding_model = delegate("reembedding", ReembedService.embedding_model)
     run_retain_operation = delegate("memories", MemoriesService.run_retain_operation)
     recall = delegate("memories", MemoriesService.recall)
     recall_sources = delegate("memories", MemoriesService.recall_sources)

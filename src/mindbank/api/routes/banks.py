@@ -157,11 +157,11 @@ def consolidate(bank_id: str, mb: Bank, body: Annotated[ConsolidateRequest | Non
 def embedding_model(bank_id: str, mb: Bank) -> dict[str, Any]:
     """The embedding model the bank's vectors were made with, the server's, and the bank's re-embedding if one is
     queued or running (mindbank's extension)."""
-    return mb.embedding_model(bank_id)
+    return mb.get_embedding_model(bank_id)
 
 
 @router.post("/{bank_id}/reembed", responses=errors(404))
 def reembed(bank_id: str, mb: Bank) -> dict[str, Any]:
     """Queue the bank's move to the server's embedding model (mindbank's extension; one active per bank: a repeat
     returns the same operation). Recall keeps using the bank's vectors until the switch commits."""
-    return mb.start_reembed(bank_id)
+    return mb.reembed(bank_id)
