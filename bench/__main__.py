@@ -40,6 +40,12 @@ def _parser() -> argparse.ArgumentParser:
         "--skip", nargs="*", default=[], choices=["quality", "labelled", "cost", "throughput"], help="parts not to run"
     )
     cons.add_argument("--json", type=Path, default=None, help="report path (default bench/results/consolidation.json)")
+    cons.add_argument(
+        "--before-src",
+        type=Path,
+        default=None,
+        help="src folder of another tree: retain throughput of both, alternating in this run (median of 5 each)",
+    )
     cost = sub.add_parser(
         "refresh-cost",
         help="synthesis input per refresh, delta vs full, session by session; or (--failing-provider) the LLM calls "
@@ -173,7 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "consolidation":
         from bench import consolidation
 
-        consolidation.run(args.paths, database_url=args.database_url, json_out=args.json, skip=args.skip)
+        consolidation.run(
+            args.paths, database_url=args.database_url, json_out=args.json, skip=args.skip, before_src=args.before_src
+        )
     elif args.command == "refresh-cost" and args.failing_provider:
         from bench import failing_provider
 

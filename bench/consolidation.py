@@ -16,7 +16,13 @@ on PostgreSQL). Four parts:
 * **cost**: the longest conversation given retained turn by turn, each retain followed by consolidation rounds until
   nothing is pending (what auto-consolidation does): total wall time, retain and consolidation seconds, rounds and
   observations written per round (mean and max).
-* **retain throughput**: the longest conversation retained in one call into a fresh bank, five times (median).
+* **retain throughput**: the longest conversation retained in one call into a fresh bank, five times (median); with
+  ``--before-src DIR``, alternating with another tree's ``src`` in the same run (``bench/retain_rate.py``), so the
+  two medians see the same load.
+
+The cost part reports wall seconds and the process's CPU seconds (``time.process_time``, all threads) beside the
+1-minute load average at its start and end: on a machine shared with other work the wall time is mostly waiting
+for a core, and the CPU seconds are what the work itself took.
 
 *Small talk* (defined here, not in ``src/``): an observation whose text, once the ``Name:`` speaker prefix and any
 "(earlier, …)" history are stripped, ends with "?", has fewer than 6 content words (words of more than one letter
@@ -26,6 +32,7 @@ that are not stopwords), or matches :data:`SMALL_TALK` (greetings, thanks, goodb
 from __future__ import annotations
 
 import json
+import os
 import re
 import statistics
 import time
@@ -39,6 +46,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.common import RESULTS_DIR, command_line, load_embedder, machine_info, temp_bank, write_json
+from bench.retain_rate import compare
 from mindbank.config import Settings
 from mindbank.domain.records import MemoryUnit, RetainItem
 from mindbank.domain.text import STOPWORDS
@@ -193,27 +201,34 @@ def cost(embedder: Embedder, path: Path, database_url: str | None) -> dict[str, 
     """The conversation retained turn by turn, each retain followed by consolidation to the end (module docstring)."""
     items = locomo_items(load_locomo(path))
     per_round: list[int] = []
-    retain_s = consolidation_s = 0.0
+    retain_s = consolidation_s = retain_cpu = consolidation_cpu = 0.0
+    load_start = os.getloadavg()[0]
     with _bank(embedder, database_url) as bank:
-        wall = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         for item in items:
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             bank.retain(BANK, [item])
             retain_s += time.perf_counter() - start
-            start = time.perf_counter()
+            retain_cpu += time.process_time() - start_cpu
+            start, start_cpu = time.perf_counter(), time.process_time()
             while True:
                 done = consolidate_round(bank.store, BANK, consolidator=bank.consolidator)
                 per_round.append(done.created + done.updated)
                 if not done.more:
                     break
             consolidation_s += time.perf_counter() - start
-        wall_s = time.perf_counter() - wall
+            consolidation_cpu += time.process_time() - start_cpu
+        wall_s, cpu_s = time.perf_counter() - wall, time.process_time() - cpu
         observations = len(_all(bank, ("observation",)))
     return {
         "turns": len(items),
         "wall_s": round(wall_s, 2),
+        "cpu_s": round(cpu_s, 2),
         "retain_s": round(retain_s, 2),
+        "retain_cpu_s": round(retain_cpu, 2),
         "consolidation_s": round(consolidation_s, 2),
+        "consolidation_cpu_s": round(consolidation_cpu, 2),
+        "load_avg_1m": [round(load_start, 2), round(os.getloadavg()[0], 2)],
         "rounds": len(per_round),
         "ms_per_round": round(1000 * consolidation_s / max(1, len(per_round)), 2),
         "observation_writes_per_round_mean": round(statistics.mean(per_round), 3) if per_round else 0.0,
@@ -237,10 +252,11 @@ def retain_throughput(embedder: Embedder, path: Path, repeat: int = 5) -> dict[s
 
 def run(
     paths: Sequence[Path], *, database_url: str | None = None, json_out: Path | None = None,
-    skip: Sequence[str] = (), console: Console | None = None,
+    skip: Sequence[str] = (), console: Console | None = None, before_src: Path | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Run the parts not in ``skip`` (``quality``, ``labelled``, ``cost``, ``throughput``); print, write JSON and
-    return the report."""
+    return the report. ``before_src``: the ``src`` folder of another tree whose retain throughput is compared with
+    this one's in the same run (module docstring)."""
     console = console or Console()
     embedder, load_s = load_embedder()
     embedder.embed(["warm-up"])
@@ -275,7 +291,15 @@ def run(
     if "cost" not in skip:
         report["cost"] = spent = {"file": str(longest), **cost(embedder, longest, database_url)}
         console.print(f"cost ({longest.name}, turn by turn): {spent}")
-    if "throughput" not in skip:
+    if "throughput" not in skip and before_src is not None:
+        report["retain_throughput"] = compared = compare(longest, before_src)
+        console.print(f"retain throughput ({longest.name}, alternating, median of {compared['repeat']}): before "
+                      f"{compared['before_memories_per_s_median']}, after {compared['after_memories_per_s_median']} "
+                      f"memories/s (after/before {compared['after_over_before_memories_per_s']}, paired "
+                      f"{compared['after_over_before_memories_per_s_paired_median']}); per CPU second "
+                      f"{compared['before_memories_per_cpu_s_median']} / {compared['after_memories_per_cpu_s_median']} "
+                      f"(paired {compared['after_over_before_memories_per_cpu_s_paired_median']})")  # fmt: skip
+    elif "throughput" not in skip:
         report["retain_throughput"] = rate = {"file": str(longest), **retain_throughput(embedder, longest)}
         console.print(f"retain throughput ({longest.name}): {rate['memories_per_s_median']} memories/s (median)")
     out = json_out or RESULTS_DIR / f"consolidation{'-postgres' if database_url else ''}.json"

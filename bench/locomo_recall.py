@@ -59,6 +59,7 @@ ARMS_OFF: dict[str, dict[str, Any]] = {
     "prev": {"neighbour_prev": 0.0},
     "next": {"neighbour_next": 0.0},
     "neighbours": {"neighbour_prev": 0.0, "neighbour_next": 0.0},
+    "expand": {"expand_top": 0},  # the shipped ranking before the neighbour expansion (the "before" figures)
     "speaker": {"speaker_boost": 0.0},
     "when": {"when_boost": 0.0},
     "period": {"period_boost": 0.0},

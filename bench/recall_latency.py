@@ -1,7 +1,8 @@
 """Recall latency as a user sees it: ``POST /memories/recall`` over loopback HTTP, SQLite then PostgreSQL.
 
 Per store, a fresh ``mindbank serve`` subprocess (default settings) on a fresh database gets a bank of 1,000 short
-synthetic memories (``bench.load.memory_text``, retained in batches of 200). A stdlib ``http.client`` connection
+synthetic memories (``bench.load.memory_text``, retained in batches of 200), each a turn of a 20-turn conversation
+context, a minute apart (so the neighbour expansion runs its lookup). A stdlib ``http.client`` connection
 (keep-alive, the kind of client the side-by-side with the reference used) then asks 10 warm-up queries that are
 not timed, and 50 distinct queries (:data:`QUERIES`) each once, so the query-embedding cache never answers.
 Each request's wall time, from sending the body to reading the whole response, is one sample; the report gives
@@ -17,6 +18,7 @@ import json
 import statistics
 import tempfile
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,8 @@ MEMORIES = 1_000
 TIMED = 50
 WARM_UP = 10
 TARGET_P95_MS = 7.0
+SESSION = 20  # memories per conversation context
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
 # distinct questions over the synthetic bank's vocabulary: a name, a thing and a time each, no two alike
 QUERIES = [f"What did {NAMES[i % 20]} do with {THINGS[i % 10]} {WHENS[i // 10]}?" for i in range(WARM_UP + TIMED)]
 
@@ -53,12 +57,19 @@ def _percentiles(samples: list[float]) -> dict[str, float]:
     }
 
 
+def _item(i: int) -> dict[str, Any]:
+    """Memory ``i`` as a retain item: a turn of a conversation of :data:`SESSION` turns, a minute apart, so recall's
+    neighbour expansion finds the turns said before and after each hit (as it does in a real chat bank)."""
+    when = T0 + timedelta(minutes=i)
+    return {"content": memory_text(i), "context": f"chat {i // SESSION}", "timestamp": when.isoformat()}
+
+
 def measure(base_port: int) -> dict[str, Any]:
     """Fill the bank and time the queries against the server on ``127.0.0.1:base_port``."""
     conn = http.client.HTTPConnection("127.0.0.1", base_port, timeout=120)
     path = f"/v1/default/banks/{BANK}/memories"
     for start in range(0, MEMORIES, 200):
-        items = [{"content": memory_text(i)} for i in range(start, min(MEMORIES, start + 200))]
+        items = [_item(i) for i in range(start, min(MEMORIES, start + 200))]
         status, body = _post(conn, path, {"items": items})
         if status != 200:
             raise RuntimeError(f"retain failed: {status} {body[:200]!r}")

@@ -99,6 +99,14 @@ EMBEDDING_OPTIONS: tuple[Option, ...] = (
     Option("embedding_batch_size", int, 64, "Texts per embeddings request."),
     Option("embedding_timeout", float, 60.0, "Seconds one embeddings request may take before it is retried."),
     Option("embedding_max_retries", int, 3, "Retries of a transient embeddings failure (429, 5xx, timeout), backoff."),
+    Option(
+        "embedding_previous_model",
+        str,
+        None,
+        "While banks are re-embedded to the configured model: the model they are moving from, served by the same "
+        "OpenAI-compatible server (base URL and key above), so their recalls and retains go on until the switch "
+        "commits. Not needed when they move from the bundled MiniLM, which the server can always load.",
+    ),
 )
 
 # Request limits (docs/configuration.md "Limits", docs/security.md): enforced once, by mindbank.domain.limits, for
@@ -165,6 +173,14 @@ OPTIONS: tuple[Option, ...] = (
         'belong in an async retain ("async": true), which is written in parts and resumes after a crash.',
     ),
     Option("worker_retry_backoff_seconds", float, 5.0, "First retry delay; doubles on each further retry (seconds)."),
+    Option(
+        "worker_consolidation_wait_seconds",
+        float,
+        300.0,
+        "How long a queued mental-model refresh waits for its bank's consolidation (and queued retain) queued before "
+        "it, counted from when it was asked for (seconds; 0: it never waits). Bounds the wait behind a failing or "
+        "stuck consolidation.",
+    ),
     Option("enable_mental_model_history", bool, True, "Keep a history row each time a mental model's content changes."),
     Option("mental_model_history_max_entries", int, 50, "History rows kept per model and kind (<= 0: unbounded)."),
     Option("recall_max_tokens", int, 2048, "Default token budget of the facts a refresh reads."),
@@ -334,6 +350,7 @@ class Settings:
     worker_delivery_slots: int = 1
     retain_sync_max_chars: int = 250_000
     worker_retry_backoff_seconds: float = 5.0
+    worker_consolidation_wait_seconds: float = 300.0
     enable_mental_model_history: bool = True
     mental_model_history_max_entries: int = 50
     recall_max_tokens: int = 2048
@@ -390,6 +407,7 @@ class Settings:
     embedding_batch_size: int = 64
     embedding_timeout: float = 60.0
     embedding_max_retries: int = 3
+    embedding_previous_model: str | None = None
 
     knowledge_page_default_trigger: dict[str, Any] | None = None
 

@@ -75,7 +75,8 @@ class EmbeddingModelMismatchError(ConflictError):
         super().__init__(
             f"bank '{bank_id}' holds vectors of embedding model {bank_model!r} ({bank_dimension} dimensions) but "
             f"this server embeds with {model!r} ({dimension} dimensions): set MINDBANK_EMBEDDING_MODEL back to "
-            f"{bank_model!r}, or keep this bank on a server configured for it"
+            f"{bank_model!r}, keep this bank on a server configured for it, or move the bank to {model!r} with a "
+            f"re-embedding (POST /v1/default/banks/{bank_id}/reembed, `mindbank bank reembed`)"
         )
         self.bank_model = bank_model
         self.configured_model = model

@@ -74,8 +74,9 @@ def served(
 
 
 def settle(client: TestClient, bank: str = "b", timeout: float = 60.0) -> None:
-    """Wait until the bank has no operation queued or running (the consolidation a retain queued: the observations it
-    writes are in a model's scope, and a first refresh racing it would leave the model stale)."""
+    """Wait until the bank has no operation queued or running: the consolidation a retain queued, whose observations
+    reflect and the memory lists read (a refresh needs no such wait: the worker runs it after the consolidations its
+    bank queued before it)."""
     import time
 
     deadline = time.monotonic() + timeout

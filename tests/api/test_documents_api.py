@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from conftest import settle
 from fastapi.testclient import TestClient
 
 from mindbank.service.facade import MindBank
@@ -52,7 +51,6 @@ def test_retag_and_delete_document_make_citing_models_stale(client: TestClient, 
     retain(client, {"content": "Alice: I started training for the Berlin marathon.", "document_id": "d1",
                     "tags": ["user:alice"]},
            {"content": "Alice: I also love sourdough.", "document_id": "d2", "tags": ["user:alice"]})  # fmt: skip
-    settle(client)  # the retain's consolidation writes observations in scope: the first refresh reads after it
     created = client.post(f"{BASE}/mental-models", json={
         "name": "Alice", "source_query": "What is Alice doing?", "tags": ["user:alice"], "id": "alice"}).json()  # fmt: skip
     assert mindbank.wait_for("b", created["operation_id"], timeout=30).status == "completed"
@@ -68,7 +66,6 @@ def test_retag_and_delete_document_make_citing_models_stale(client: TestClient, 
     assert client.get(f"{BASE}/documents/d1/history").json()["items"][0]["kind"] == "retag"
     assert client.patch(f"{BASE}/documents/d2", json={"observation_scopes": "per_tag"}).status_code == 422
     client.patch(f"{BASE}/documents/d1", json={"tags": ["user:alice"]})  # and comes back
-    settle(client)  # the retag queued a consolidation: its observations are in scope, so the refresh reads after it
     refreshed = client.post(f"{BASE}/mental-models/alice/refresh", json={"mode": "full"}).json()
     assert mindbank.wait_for("b", refreshed["operation_id"], timeout=30).status == "completed"
     model = client.get(f"{BASE}/mental-models/alice").json()

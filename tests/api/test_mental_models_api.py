@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import settle
 from fastapi.testclient import TestClient
 
 from mindbank.service.facade import MindBank
@@ -37,7 +36,6 @@ FACTS = [
 def seed(client: TestClient, bank: str = "b") -> None:
     items = [{"content": text, "tags": tags} for text, tags in FACTS]
     assert client.post(f"{BASE}/{bank}/memories", json={"items": items}).status_code == 200
-    settle(client, bank)
 
 
 def create(client: TestClient, bank: str = "b", **body: Any) -> dict[str, str]:

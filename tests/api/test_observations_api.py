@@ -50,6 +50,21 @@ def test_small_talk_never_becomes_an_observation(served: Callable[..., Served]) 
     assert obs.occurred_start == DAY0 + timedelta(days=5) and obs.proof_count == 1 and obs.tags == ("user:eve",)
 
 
+def test_reactions_exhortations_and_compliments_form_no_observation(served: Callable[..., Served]) -> None:
+    s = served()
+    retain(s, "Maria: Cherish those family time moments!", "Maria: That's so cool! Weddings are definitely full of joy!",
+           "Maria: Oof, John, so embarrassing!", "Maria: Obrigado, John! Your support means the world to me.",
+           "Maria: Wow, John! Your hard work will definitely start conversations and create positive change.",
+           "Maria: I'll make sure to keep you updated.", "Maria: I'll make sure to keep you updated.",
+           "Maria: Wow, John! I started a weekly pottery class at the community center in May.")  # fmt: skip
+    s.mb.run_pending()
+    assert s.mb.bank_stats("b")["pending_consolidation"] == 0
+    # the statement beside the reaction is the one observation, without the reaction and the name it is said to
+    assert [o["text"] for o in observations(s)] == [
+        "Maria: I started a weekly pottery class at the community center in May."
+    ]
+
+
 def test_requests_and_lost_referents_form_no_observation(served: Callable[..., Served]) -> None:
     s = served()
     retain(s, "Tomas: Send me pictures of the kitchen, and I'll send you pictures of Porto in return.",

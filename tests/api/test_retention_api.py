@@ -82,14 +82,14 @@ def test_a_queued_retain_rerun_after_a_crash_records_each_repeat_once(
     real = s.mb.store.write_documents
     calls = {"n": 0}
 
-    def crashing(bank_id: str, documents: Any) -> Any:
+    def crashing(bank_id: str, documents: Any, **options: Any) -> Any:
         calls["n"] += 1
         if calls["n"] == 2:  # the part holding the first repeat
             if when == "before_commit":
                 raise Crash()
-            real(bank_id, documents)  # committed, then the process dies
+            real(bank_id, documents, **options)  # committed, then the process dies
             raise Crash()
-        return real(bank_id, documents)
+        return real(bank_id, documents, **options)
 
     monkeypatch.setattr(s.mb.store, "write_documents", crashing)
     with pytest.raises(Crash):

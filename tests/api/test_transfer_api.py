@@ -38,18 +38,9 @@ def seeded(client: TestClient, bank: str = "b") -> None:
            {"content": "Alice: I started training for the Berlin marathon.", "tags": ["user:alice"],
             "document_id": "d1"},
            {"content": "Alice: my long run is on Sundays.", "tags": ["user:alice"], "document_id": "d2"})  # fmt: skip
-    settle(client, bank)  # the consolidation the retain queued: its observations are in the model's scope
     r = client.post(f"{BASE}/{bank}/mental-models", json={"name": "Alice", "source_query": "What is Alice training for?",
                                                           "tags": ["user:alice"], "id": "alice"})  # fmt: skip
     assert wait(client, bank, r.json()["operation_id"])["status"] == "completed"
-    settle(client, bank)
-
-
-def settle(client: TestClient, bank: str) -> None:
-    """Wait for every operation of the bank that is queued or running."""
-    for status in ("pending", "processing"):
-        for op in client.get(f"{BASE}/{bank}/operations", params={"status": status}).json()["operations"]:
-            wait(client, bank, op["id"])
 
 
 def export(client: TestClient, bank: str = "b", **params: Any) -> tuple[bytes, dict[str, Any]]:

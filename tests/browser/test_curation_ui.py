@@ -26,13 +26,16 @@ def curation_ui(browser: Any, server: str, artifacts: Path) -> Iterator[Page]:
 def test_edit_pin_and_approve_in_the_control_plane(curation_ui: Page, server: str, mindbank: MindBank) -> None:
     ui, page, client = curation_ui, curation_ui.page, api(server)
     retain(client, "Alice: I started training for the Berlin marathon.", "Alice: I adopted a cat named Miso.")
-    settle(client)
     body = {"id": "alice", "name": "Alice", "source_query": "What is Alice doing?", "tags": ["user:alice"],
             "trigger": {"tags_match": "any"}}  # fmt: skip
     assert client.post("/mental-models", json=body).status_code == 200
     settle(client)
     page.goto(f"{server}/ui#/b/{BANK}/m/alice")
     page.get_by_role("heading", name="Curate").wait_for()
+    # the Curate panel is collapsed until opened: the content shows the blocks once
+    assert page.locator("details.curate").get_attribute("open") is None and page.locator(".cblock").count() == 0
+    page.locator("details.curate > summary").click()
+    page.locator(".cblock").first.wait_for()
     ui.shot("blocks")
 
     # edit a block in place
@@ -58,12 +61,11 @@ def test_edit_pin_and_approve_in_the_control_plane(curation_ui: Page, server: st
     section_id = section.get_attribute("data-section")
     section.get_by_role("button", name="Pin section").click()
     unpin = page.locator(f'.csection[data-section="{section_id}"]').get_by_role("button", name="Unpin section")
-    unpin.wait_for()  # the curation section loads after the view re-renders
+    unpin.wait_for()  # the curation section loads after the view re-renders, and stays open
     ui.shot("pinned")
 
     # a refresh keeps both
     retain(client, "Alice: Miso learned to open the fridge.")
-    settle(client)
     page.get_by_role("button", name="Refresh", exact=True).click()
     page.get_by_text("Refresh: done").wait_for()
     assert "Alice runs with her sister every Sunday." in page.locator("article.doc").inner_text()
@@ -74,9 +76,8 @@ def test_edit_pin_and_approve_in_the_control_plane(curation_ui: Page, server: st
     # review before publish: the draft banner, its diff, Approve
     assert client.patch("/mental-models/alice", json={"trigger": {"review": True}}).status_code == 200
     retain(client, "Alice: I ran a half marathon in Porto.")
-    settle(client)
     assert client.post("/mental-models/alice/refresh").status_code == 200
-    settle(client)
+    settle(client)  # the refresh, after the consolidation the retain queued
     draft = client.get("/mental-models/alice/draft").json()
     page.reload()
     page.get_by_role("heading", name="A refresh is waiting for review").wait_for()

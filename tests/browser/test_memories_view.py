@@ -2,7 +2,9 @@
 the CLI → the memories view lists and filters them → search finds a memory by meaning (scores shown) → its page
 names the model citing it → delete it (the confirmation names the model) → the model's page, open in another tab,
 turns Stale with the reason without a reload → Refresh → Fresh; a new model's history after two refreshes reads
-versions 1 and 2 with a numbered-citation diff; at 1366 px no table is wider than its container. Each step is
+versions 1 and 2 with a numbered-citation diff, its Curate panel collapsed; at 1366 px no table is wider than its
+container; a fact's page lists the observations built from it and its history, an observation's page tells how
+consolidation changed it, and clearing a fact's observations from its page. Each step is
 screenshotted at 1366 and 1920 px wide (``tests/browser/artifacts/mem-*``)."""
 
 from __future__ import annotations
@@ -121,6 +123,10 @@ def test_memories_view_scenario(browser: Any, server: str, mindbank: MindBank, a
         page.get_by_role("heading", name="Cited by").wait_for()
         assert page.locator(".memory-text").inner_text() == text
         page.locator(".citers").get_by_role("link", name="Priya's running").wait_for()
+        # a fact's page also lists the observations built from it and its own recorded history
+        page.get_by_role("heading", name="Observations built from this memory").wait_for()
+        page.get_by_role("heading", name="History", exact=True).wait_for()
+        assert "written" in page.locator("ol.changes").inner_text()
         ui.shot("memory")
         page.get_by_role("button", name="Delete").click()
         dialog = page.get_by_role("dialog")
@@ -147,12 +153,14 @@ def test_memories_view_scenario(browser: Any, server: str, mindbank: MindBank, a
         second = manual_model(client, "Tomas", "What does Tomas do?")
         items = [{"content": "Tomas: I adopted a greyhound called Biscuit last week."}]
         assert client.post("/memories", json={"items": items}).status_code == 200
-        settle(client)
         assert client.post(f"/mental-models/{second}/refresh").status_code == 200
-        settle(client)
+        settle(client)  # the refresh, after the consolidation the retain queued
         page.goto(f"{server}/ui/#/b/{BANK}/m/{second}")
         page.get_by_role("heading", name="Tomas", exact=True).wait_for()
         page.get_by_role("heading", name="History (2 versions)").wait_for()
+        # the blocks show once, in the content: the Curate panel stays collapsed until opened
+        assert page.locator("details.curate").get_attribute("open") is None and page.locator(".cblock").count() == 0
+        ui.shot("model")
         history = page.locator("table.history-table tbody")
         assert history.locator("tr td:first-child").all_inner_texts() == ["Version 2 (current)", "Version 1"]
         diff = page.locator(".block-diff")
@@ -188,6 +196,33 @@ def test_memories_view_scenario(browser: Any, server: str, mindbank: MindBank, a
         page.get_by_role("heading", name="Mental models").wait_for()
         ui.tables_fit()
         ui.shot("bank")
+
+        # an observation changed by consolidation: the fact's page links it, the observation's page tells the change
+        for text in ("Xavier: I live in Paris with my partner.", "Xavier: I moved to Berlin with my partner."):
+            assert client.post("/memories", json={"items": [{"content": text}]}).status_code == 200
+            settle(client)
+        paris = client.get("/memories/list", params={"q": "I live in Paris", "type": "world"}).json()["items"][0]
+        (observation,) = client.get(f"/memories/{paris['id']}/observations").json()["items"]
+        page.goto(f"{server}/ui/#/b/{BANK}/mem/{paris['id']}")
+        page.get_by_role("heading", name="Observations built from this memory (1)").wait_for()
+        page.locator("ul.derived").get_by_role("link", name=observation["text"]).click()
+        page.locator("ol.changes li.change").first.wait_for()
+        change = page.locator("ol.changes li.change").first
+        assert "Xavier: I live in Paris with my partner." in change.locator(".was-now dd").first.inner_text()
+        change.locator("ul.change-facts.added").get_by_role(
+            "link", name="Xavier: I moved to Berlin with my partner."
+        ).wait_for()
+        assert page.get_by_role("button", name="Edit tags").count() == 0  # an observation's tags are its scope's
+        ui.shot("observation-history")
+        # clearing the fact's observations, from its page: confirmed, then consolidation builds them again
+        page.goto(f"{server}/ui/#/b/{BANK}/mem/{paris['id']}")
+        page.get_by_role("button", name="Clear these observations").click()
+        dialog = page.get_by_role("dialog")
+        assert "mental models citing it go stale" in dialog.inner_text()
+        dialog.get_by_role("button", name="Clear observations").click()
+        page.get_by_text("Observations cleared: 1 deleted").wait_for()
+        assert client.get(f"/memories/{observation['id']}").status_code == 404
+        ui.shot("observations-cleared")
         assert ui.outside == [] and ui.errors == []
     finally:
         page.screenshot(path=str(artifacts / "mem-last.png"), full_page=True)

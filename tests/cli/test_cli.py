@@ -329,7 +329,7 @@ def test_every_command_has_a_test() -> None:
     source = "".join(p.read_text() for p in sorted(Path(__file__).parent.glob("test_*.py")))
     for name in names:
         assert f"def test_{name.replace('-', '_')}" in source, name
-    for group in ("mm", "ops", "docs", "directives", "webhooks", "kb"):
+    for group in ("mm", "ops", "docs", "directives", "webhooks", "kb", "observations", "memories"):
         parser = sub.choices[group]  # type: ignore[index]
         inner = next(a for a in parser._actions if a.dest == f"{group}_command")
         for name in inner.choices:

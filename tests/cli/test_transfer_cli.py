@@ -72,3 +72,14 @@ def test_bank_bad_input_exit_codes(cli: Cli, tmp_path: Path) -> None:
     assert code == 2 and "--documents-only" in err
     code, _, err = cli("bank", "export", bank="ghost")
     assert code == 1 and "HTTP 404" in err
+
+
+def test_bank_model_and_reembed(cli: Cli) -> None:
+    assert cli("retain", "Ana keeps her boat at the marina.")[0] == 0
+    code, out, err = cli("bank", "model")
+    assert code == 0 and "bank: all-MiniLM-L6-v2-int8 (384 dimensions)" in out and "server: all-MiniLM" in out, err
+    code, out, err = cli("bank", "reembed", "--wait")
+    assert code == 0 and "completed" in out, err
+    assert cli.json("bank", "reembed")["model"] == "all-MiniLM-L6-v2-int8"
+    code, out, err = cli("bank", "reembed", bank="missing")
+    assert code == 1 and "not found" in (out + err).lower()

@@ -13,7 +13,7 @@ import pytest
 from mindbank.domain.document import parse_markdown
 from mindbank.domain.records import Chunk, MentalModel, NewMemory, Operation, RetainItem
 from mindbank.domain.tags import TAGS_MATCH_MODES, matches
-from mindbank.domain.timeutil import utcnow
+from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.domain.trigger import default_trigger
 from mindbank.engine.refresh.staleness import stale_flags
 from mindbank.store.base import AlreadyExists, DocumentWrite, MemoryFilter, StalenessProbe, Store
@@ -218,8 +218,49 @@ def test_mental_model_insert_conflict_get_list_and_history_cap(store: Store) -> 
     assert len(history) == 4
     versions = [h.content["previous_content"] for h in history if "previous_content" in h.content]
     assert versions == ["v3", "v2", "v1"]
+    # numbers are stored when written: trimming the two oldest rows renumbers none of those kept
+    assert [h.version for h in history] == [None, 5, 4, 3]
     with pytest.raises(LookupError):
         store.save_refresh(model(model_id="gone"), history=None, history_cap=3)
+
+
+def test_history_versions_start_at_the_empty_state_and_survive_trimming(store: Store) -> None:
+    store.insert_mental_model(model(model_id="m1"))
+    m1 = store.get_mental_model("b", "m1")
+    assert m1 is not None
+    previous = ""
+    for i in range(4):
+        store.save_refresh(replace(m1, content=f"v{i}"), history={"previous_content": previous}, history_cap=2)
+        if i == 1:
+            store.save_refresh(m1, history={"kind": "refresh_failed", "outcome": "x"}, history_cap=2)
+        previous = f"v{i}"
+    history = store.list_history("b", "m1")
+    # the empty starting state is version 0; the failure record has no number and is trimmed on its own
+    assert [(h.content.get("previous_content"), h.version) for h in history] == [
+        ("v2", 3), ("v1", 2), (None, None),
+    ]  # fmt: skip
+
+
+def test_history_version_backfill_gives_the_numbers_shown_before(store: Store) -> None:
+    """Migration 0091 numbers the history rows written before numbers were stored: each version row its position
+    among the model's version rows kept, oldest first, from 0 when the oldest replaced the empty state."""
+    for model_id, first in (("fresh", ""), ("trimmed", "v-1")):
+        store.insert_mental_model(model(model_id=model_id))
+        m = store.get_mental_model("b", model_id)
+        assert m is not None
+        previous = first
+        for i in range(3):
+            store.save_refresh(replace(m, content=f"v{i}"), history={"previous_content": previous}, history_cap=0)
+            previous = f"v{i}"
+        store.save_refresh(m, history={"kind": "refresh_failed", "outcome": "x"}, history_cap=0)
+    backend = postgres_migrate if type(store).__name__ == "PostgresStore" else sqlite_migrate
+    sql = next(text for number, _, text in backend.migrations() if number == 91)
+    backfill = next(s for s in sql.split(";") if "UPDATE mental_model_history" in s)
+    with store._tx() as conn:  # type: ignore[attr-defined]
+        conn.execute("UPDATE mental_model_history SET version = NULL")
+        conn.execute(backfill)
+    numbers = {mid: [h.version for h in store.list_history("b", mid)] for mid in ("fresh", "trimmed")}
+    assert numbers == {"fresh": [None, 2, 1, 0], "trimmed": [None, 3, 2, 1]}
 
 
 def test_operations_claim_once_lease_expiry_and_per_model_serialization(store: Store) -> None:
@@ -421,8 +462,12 @@ def test_coalescing_deferral_injected_clock_and_trigger_lookup(store: Store) -> 
     first = replace(op(model_id="m1"), payload={"automatic": True})
     queued, dedup = store.submit_coalesced(first)  # type: ignore[attr-defined]
     assert queued.id == first.id and not dedup
-    folded, dedup = store.submit_coalesced(replace(op(model_id="m1"), payload={}), full=True)  # type: ignore[attr-defined]
-    assert dedup and folded.id == first.id and folded.payload == {"mode": "full"}  # manual: automatic flag cleared
+    manual = replace(op(model_id="m1"), payload={})
+    folded, dedup = store.submit_coalesced(manual, full=True)  # type: ignore[attr-defined]
+    # manual: automatic flag cleared, and when it was asked for recorded (it waits for consolidations queued before)
+    assert dedup and folded.id == first.id
+    assert folded.payload == {"mode": "full", "requested_at": to_iso(manual.created_at)}
+    assert store.get_operation("b", first.id).payload == folded.payload  # type: ignore[union-attr]
     other, dedup = store.submit_coalesced(op(model_id="m2"))  # type: ignore[attr-defined]
     assert not dedup and other.id != first.id
     later = utcnow() + timedelta(hours=1)

@@ -66,7 +66,7 @@ def _read_all(store: Store, bank: str) -> dict[str, list]:  # type: ignore[type-
 def _rows(snapshot: dict[str, list]):  # type: ignore[no-untyped-def,type-arg]
     for m, history in snapshot["models"]:
         yield m
-        yield from (StoredHistory(h.mental_model_id, h.content, h.changed_at, h.id) for h in history)
+        yield from (StoredHistory(h.mental_model_id, h.content, h.changed_at, h.id, h.version) for h in history)
     yield from snapshot["documents"]
     yield from snapshot["memories"]
     yield from snapshot["operations"]
@@ -262,3 +262,27 @@ def test_an_import_whose_tree_cannot_be_written_writes_nothing(store: Store) -> 
     with pytest.raises(AlreadyExists):  # the database's integrity error, as the store reports a refused key
         store.import_rows(ImportTarget("b", None, True), rows)
     assert store.dump() == before  # type: ignore[attr-defined]
+
+
+def test_history_numbers_travel_with_the_rows_and_older_archives_are_numbered(
+    store: Store, another_store: Store
+) -> None:
+    store.insert_mental_model(model())
+    m = store.get_mental_model("b", "m1")
+    assert m is not None
+    previous = ""
+    for i in range(4):  # versions 0..3, the cap keeps 2 and 3
+        store.save_refresh(replace(m, content=f"v{i}"), history={"previous_content": previous}, history_cap=2)
+        previous = f"v{i}"
+    source = _read_all(store, "b")
+    assert [h.version for h in source["models"][0][1]] == [2, 3]
+    another_store.import_rows(ImportTarget("b", source["bank"][0], False), _rows(source))
+    assert [h.version for h in another_store.list_history("b", "m1")] == [3, 2]  # kept, not renumbered
+    # an archive written before numbers were stored: the rows are numbered as they stand
+    (model_row, history), *_ = source["models"]
+    unnumbered = [
+        replace(model_row, bank_id="c"),
+        *(StoredHistory(h.mental_model_id, h.content, h.changed_at, None) for h in history),
+    ]
+    another_store.import_rows(ImportTarget("c", replace(source["bank"][0], bank_id="c"), False), unnumbered)
+    assert [h.version for h in another_store.list_history("c", "m1")] == [2, 1]

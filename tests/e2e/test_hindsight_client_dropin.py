@@ -1,6 +1,7 @@
 """A drop-in for the reference's users: the reference's own client (``hindsight-client`` 1.1.0) drives a live mindbank
 through every method of issue 17 — documents, directives, bank config and profile, files, operations, webhooks,
-monitoring and the LLM request log, plus the mental-model methods. The client's generated pydantic models parse
+monitoring and the LLM request log, plus the mental-model methods and the observation operations (history,
+scopes, the clears). The client's generated pydantic models parse
 every answer, so a response that is not the reference's shape fails here.
 
 Left out on purpose: the bank-transfer methods (``export_bank``, ``import_bank``, ``clone_bank``,
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Coroutine, Iterator
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -201,3 +203,26 @@ def test_mental_model_methods(hs: Any, mindbank: MindBank) -> None:
     assert hs.clear_mental_model("b", "alice").content == ""
     hs.delete_mental_model("b", "alice")
     assert hs.list_mental_models("b").total == 0
+
+
+def test_observation_endpoints_through_the_reference_client(hs: Any, mindbank: MindBank) -> None:
+    """The reference's generated API parses mindbank's answers to its observation operations: the history (an
+    untyped list), the scopes (``ObservationScopesResponse``), and the clears (``ClearMemoryObservationsResponse``,
+    ``DeleteResponse``)."""
+    hs.retain("b", "Xavier: I live in Paris with my partner.", tags=["user:xavier"])
+    deadline = time.monotonic() + 30
+    while not mindbank.list_memories("b", types=["observation"])[0]:  # the server's worker consolidates
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    scopes = run(hs._memory_api.list_observation_scopes("b", limit=10))
+    assert isinstance(scopes, models.ObservationScopesResponse)
+    assert [(s.tags, s.count) for s in scopes.scopes] == [(["user:xavier"], 1)] and scopes.total == 1
+    (observation,) = mindbank.list_memories("b", types=["observation"])[0]
+    assert run(hs._memory_api.get_observation_history("b", observation.id)) == []
+    paris = observation.source_memory_ids[0]
+    cleared = run(hs._memory_api.clear_memory_observations("b", paris))
+    assert isinstance(cleared, models.ClearMemoryObservationsResponse) and cleared.deleted_count == 1
+    everything = run(hs._banks_api.clear_observations("b"))
+    assert isinstance(everything, models.DeleteResponse) and everything.success
+    gone = run(hs._memory_api.clear_bank_memories("b", type="world"))
+    assert isinstance(gone, models.DeleteResponse) and gone.deleted_count == 1

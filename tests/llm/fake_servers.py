@@ -178,22 +178,29 @@ def embeddings_reply(vectors: list[list[float]], *, model: str = "fake-embed", s
     )
 
 
-def hashed_embeddings(dimension: int = 8) -> Responder:
-    """A responder embedding each input text as a deterministic bag of hashed words (``dimension`` wide), so texts
-    sharing words are near each other; it answers one vector per input, whatever the batch."""
+def hashed_vector(text: str, dimension: int = 8, model: str = "") -> list[float]:
+    """A deterministic bag of hashed words (``dimension`` wide), salted by ``model`` when given (so two models place
+    one text differently): texts sharing words are near each other under one model."""
     import hashlib
 
-    def vector(text: str) -> list[float]:
-        out = [0.0] * dimension
-        for word in text.lower().split():
-            digest = hashlib.sha1(word.strip(".,!?").encode()).digest()
-            out[digest[0] % dimension] += 1.0 + digest[1] / 255
-        return out if any(out) else [1.0] + [0.0] * (dimension - 1)
+    out = [0.0] * dimension
+    for word in text.lower().split():
+        digest = hashlib.sha1((model + word.strip(".,!?")).encode()).digest()
+        out[digest[0] % dimension] += 1.0 + digest[1] / 255
+    return out if any(out) else [1.0] + [0.0] * (dimension - 1)
+
+
+def hashed_embeddings(dimension: int = 8, *, per_model: bool = False, delay: float = 0.0) -> Responder:
+    """A responder embedding each input text with :func:`hashed_vector` (``per_model``: salted by the request's
+    model), one vector per input whatever the batch; ``delay``: seconds each reply waits."""
 
     def respond(seen: Seen) -> Reply:
         inputs = seen.body.get("input")
         texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
-        return embeddings_reply([vector(t) for t in texts], model=str(seen.body.get("model")))
+        model = str(seen.body.get("model"))
+        reply = embeddings_reply([hashed_vector(t, dimension, model if per_model else "") for t in texts], model=model)
+        reply.delay = delay
+        return reply
 
     return respond
 

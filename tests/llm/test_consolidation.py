@@ -117,6 +117,14 @@ def test_rewrites_and_deletes_observations_and_stales_citing_models(open_bank: C
     hits = mb.recall("b", "When does Dana go sailing?", types=["observation"])
     assert hits[0].memory.text == "Dana sails on Saturday mornings now."  # re-embedded and re-indexed
     assert mb.get_mental_model("b", model_id).is_stale is True  # it cites the deleted observation
+    # the rewrite is in the observation's history: the text before and after, the fact it added
+    (change,) = mb.get_observation_history("b", sailing.id)
+    assert (
+        change["previous_text"] == "Dana sails every Sunday morning." and change["text"] == remaining[sailing.id].text
+    )
+    assert [f["text"] for f in change["source_facts_added"]] == [
+        "Dana: Sailing moved to Saturdays, and Pixel went to live with my sister."
+    ]
 
 
 def test_earlier_facts_are_shown_and_may_support_a_new_observation(open_bank: Callable[..., MindBank]) -> None:

@@ -5,66 +5,23 @@ real SDK against a fake ``/v1/embeddings``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_servers import FakeServer, hashed_embeddings, serving
+from conftest import EMBED_DIM
+from fake_servers import hashed_embeddings, serving
 from fastapi.testclient import TestClient
-from postgres_testing import DatabaseFactory, require_postgres_url
+from postgres_testing import DatabaseFactory
 
 from mindbank.config import Settings
 from mindbank.domain.records import RetainItem
 from mindbank.providers.embeddings.openai_compatible import OpenAIEmbedder
-from mindbank.server import create_app
 from mindbank.service.facade import MindBank
 
-DIM = 8
+DIM = EMBED_DIM
 BANK = "/v1/default/banks/b1"
-
-
-@pytest.fixture(scope="module")
-def postgres_databases() -> Iterator[DatabaseFactory]:
-    factory = DatabaseFactory(require_postgres_url())
-    yield factory
-    factory.close()
-
-
-@pytest.fixture
-def fake_embeddings() -> Iterator[FakeServer]:
-    with serving(hashed_embeddings(DIM)) as server:
-        yield server
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "models.db")
-        return
-    databases: DatabaseFactory = request.getfixturevalue("postgres_databases")
-    url = databases.create(DIM)
-    yield url
-    databases.drop(url)
-
-
-@pytest.fixture
-def open_server(database: str, fake_embeddings: FakeServer) -> Iterator[Callable[..., tuple[MindBank, TestClient]]]:
-    """``open_server(model)``: the app over the test database, embedding with ``model`` (one at a time)."""
-    with ExitStack() as stack:
-
-        def make(model: str) -> tuple[MindBank, TestClient]:
-            stack.close()
-            embedder = OpenAIEmbedder(model=model, base_url=fake_embeddings.url + "/v1", timeout=5.0)
-            settings = Settings(database_url=database, worker_poll_seconds=0.02, enable_auto_consolidation=False)
-            mb = MindBank.open(settings, embedder=embedder)
-            stack.callback(mb.close)
-            http = TestClient(create_app(mb, run_worker=False), base_url="http://localhost")
-            stack.enter_context(http)
-            return mb, http
-
-        yield make
 
 
 def _recall(http: TestClient, query: str = "Where does Ana keep her boat?") -> Any:

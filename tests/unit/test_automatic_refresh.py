@@ -8,12 +8,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from mindbank.config import Settings
 from mindbank.domain.records import RetainItem
+from mindbank.domain.timeutil import to_iso
+from mindbank.engine.consolidate.rounds import consolidate_round
 from mindbank.engine.synthesis.port import SynthesisError
 from mindbank.errors import TransientError
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
@@ -338,3 +341,29 @@ def test_a_model_citing_an_observation_whose_sources_are_gone_goes_stale_and_dro
     mb.clear_mental_model("b", "eve")
     after = mb.get_mental_model("b", "eve")
     assert obs.id not in after.content
+
+
+def test_a_refresh_waits_for_the_continuation_of_a_long_consolidation(
+    mb: MindBank, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A consolidation whose backlog outlasts its rounds hands the rest to a fresh operation; a refresh asked for
+    before the first one waits for that continuation too, so no observation of the backlog lands after it."""
+    from mindbank.service import jobs
+
+    def one_fact_rounds(*args: Any, **kwargs: Any) -> Any:
+        return consolidate_round(*args, **{**kwargs, "limit": 1})
+
+    monkeypatch.setattr(jobs, "MAX_CONSOLIDATION_ROUNDS", 1)
+    monkeypatch.setattr(jobs, "consolidate_round", one_fact_rounds)
+    retain(mb, "Eve: I repaired the old greenhouse roof with my neighbour Tom last Saturday.")
+    retain(mb, "Eve: I adopted a rescue cat called Pepper from the shelter.")
+    _, refresh = mb.create_mental_model("b", id="eve", name="Eve", source_query="What is Eve doing?",
+                                        tags=["user:eve"], trigger={"fact_types": ["observation"]})  # fmt: skip
+    assert mb.worker.run_once()  # the first consolidation: one fact, then a continuation for the other
+    (continuation,) = mb.list_operations("b", status="pending", operation_type="consolidation", limit=10)[0]
+    assert continuation.payload["queued_at"] < to_iso(continuation.created_at)  # the first one's backlog
+    assert mb.worker.run_once() and mb.get_operation("b", continuation.id).status == "completed"
+    assert mb.get_operation("b", refresh).status == "pending"  # it waited for both
+    assert mb.worker.run_once() and not mb.worker.run_once()
+    assert len(mb.list_memories("b", types=["observation"])[0]) == 2
+    assert not mb.get_mental_model("b", "eve").is_stale  # it read after both observations were written

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from mindbank.domain.records import MemoryUnit
+from mindbank.engine.consolidate.addressed import without_vocatives
 from mindbank.engine.consolidate.extractive import ExtractiveConsolidator
 from mindbank.engine.consolidate.statements import names, numbers, split_history, stated, with_history
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
@@ -36,6 +37,70 @@ T0 = datetime(2024, 1, 1, tzinfo=UTC)
 )
 def test_what_a_fact_states(text: str, expected: tuple[str, bool] | None) -> None:
     assert stated(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Maria: Cherish those family time moments!",  # an exhortation: an exclamation about no one
+        "Nate: Go for it! Follow your passion, but give acting a shot as well.",
+        "Jon: That's so cool! Weddings are definitely full of joy!",  # reactions
+        "Sam: Oof, Sam, so embarrassing!",  # a vocative is the address, not a name the sentence gives
+        "Evan: Alright Sam, have fun with it!",
+        "Jon: Nice one, Gina! You never shy away from a challenge and always try something new.",  # a compliment
+        "Maria: Wow, John! Your hard work will definitely start conversations and create positive change.",
+        "Maria: Obrigado, John! Your support means the world to me.",  # a short thanks to the listener
+        "Joanna: Got it Nate, I'll see you soon!",
+        "Joanna: I'll make sure to keep you updated.",
+    ],
+)
+def test_reactions_exhortations_and_talk_to_the_listener_state_nothing(text: str) -> None:
+    assert stated(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a statement beside the reaction is kept, without the reaction and the name it is said to
+        (
+            "Jon: Cool, Gina! I love all dances, but contemporary is my top pick since 2019.",
+            ("Jon: I love all dances, but contemporary is my top pick since 2019.", True),
+        ),
+        # a pronoun subject is about someone: a description, not a reaction
+        (
+            "Nate: I love this series. It has adventures, magic, and great characters - it's a must-read!",
+            ("Nate: I love this series. It has adventures, magic, and great characters - it's a must-read!", True),
+        ),
+        # a name in a phrase of the sentence is not a vocative
+        (
+            "Bob: In Lisbon, I joined the data platform team.",
+            ("Bob: In Lisbon, I joined the data platform team.", True),
+        ),
+        # second person beside a first-person statement stays (it says something about the speaker)
+        (
+            "Jon: Taking your advice, I'm sprucing up my business plan and tweaking my pitch to investors.",
+            ("Jon: Taking your advice, I'm sprucing up my business plan and tweaking my pitch to investors.", True),
+        ),
+    ],
+)
+def test_what_an_observation_keeps_beside_talk_to_the_listener(text: str, expected: tuple[str, bool]) -> None:
+    assert stated(text) == expected
+
+
+def test_vocatives_are_removed_but_phrases_and_photo_descriptions_are_kept() -> None:
+    assert without_vocatives("Alright Sam, have fun with it!") == "Have fun with it!"
+    assert without_vocatives("I 100% agree, Mel.") == "I 100% agree."
+    assert without_vocatives("Oof, Sam, so embarrassing!") == "So embarrassing!"  # a capitalised opener too
+    for unchanged in ("In Paris, I met Tom.", "Last March, I joined the team.", "[shares a photo: a dog, Max]",
+                      "Thanks, Gina!"):  # fmt: skip
+        assert without_vocatives(unchanged) == unchanged
+
+
+def test_a_short_statement_to_the_listener_is_not_witnessed(embedder: MiniLMEmbedder) -> None:
+    promise = "Joanna: I'll make sure to keep you updated."
+    assert plan([promise, promise], embedder) == []
+    # a name in a statement to the listener does not make it stand alone (they are the listener's keys)
+    assert stated("Sam: Evan, I'd put a GPS sensor on your keys!") is None
 
 
 def test_history_round_trips_newest_first_and_is_capped() -> None:

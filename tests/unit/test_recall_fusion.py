@@ -243,6 +243,8 @@ class _FixedStore:
     ) -> None:
         self.memories, self.dense, self.sparse = memories, dense, sparse
         self.terms: list[str] = []
+        self.neighbours: list[str] = []  # what memory_neighbours answers, whatever the anchors
+        self.anchors: list[tuple[str, object]] = []
 
     def vector_search(self, bank_id: str, query: object, k: int, flt: MemoryFilter) -> list[tuple[str, float]]:
         return self.dense[:k]
@@ -253,6 +255,12 @@ class _FixedStore:
 
     def get_memories(self, bank_id: str, ids: Sequence[str]) -> list[MemoryUnit]:
         return [self.memories[i] for i in ids if i in self.memories]
+
+    def memory_neighbours(
+        self, bank_id: str, anchors: Sequence[tuple[str, object]], window_s: float, flt: MemoryFilter
+    ) -> list[MemoryUnit]:
+        self.anchors = list(anchors)
+        return [self.memories[i] for i in self.neighbours]
 
 
 def _store() -> _FixedStore:
@@ -330,3 +338,27 @@ def test_fill_does_not_widen_when_the_budget_or_limit_stops_first() -> None:
     store = _wide_store(200)
     assert _recalled(store, max_tokens=8, fill=True) == _recalled(store, max_tokens=8)  # 4 facts: one pool is plenty
     assert _recalled(store, limit=5, fill=True) == _recalled(store, limit=5)
+
+
+def test_neighbours_of_the_best_hits_join_the_candidates_and_are_lifted() -> None:
+    store = _store()
+    store.dense = [("q", 0.7), ("noise", 0.5), ("later", 0.3)]  # no retriever returns the answer turn
+    store.neighbours = ["answer", "q"]  # a candidate already in the pool is not added twice
+    assert _run(store) == ["q", "answer", "noise", "later"]
+    assert [context for context, _ in store.anchors] == ["chat", "other chat", "chat"]  # the best candidates
+    assert _run(store, fusion=FusionParams(expand_top=1)) == ["q", "answer", "noise", "later"]
+    assert len(store.anchors) == 1
+    # off: the answer turn stays out
+    assert "answer" not in _run(store, fusion=FusionParams(expand_top=0))
+
+
+def test_a_newcomer_enters_at_the_lowest_score_and_only_borrows_from_its_neighbour() -> None:
+    store = _store()
+    store.dense = [("q", 0.7), ("noise", 0.5), ("later", 0.3)]
+    store.neighbours = ["answer"]
+    plain = FusionParams(neighbour_prev=0.0, neighbour_next=1e-9, context_share=0.0)
+    hits = recall(store, _FixedEmbedder(), "b", RecallRequest(query="ship"), fusion=plain)  # type: ignore[arg-type]
+    answer = next(h for h in hits if h.memory.id == "answer")
+    assert answer.final == pytest.approx(min(h.final for h in hits if h.memory.id != "answer"))
+    assert answer.final < min(h.final for h in hits if h.memory.id != "answer")
+    assert (answer.semantic, answer.keyword) == (None, None)  # no retriever scored it

@@ -32,6 +32,7 @@ from mindbank.api.routes import (
     llm_requests,
     memories,
     mental_models,
+    observations,
     operations,
     operations_admin,
     reflect,
@@ -45,7 +46,7 @@ from mindbank.version import __version__
 # one line per router: a new endpoint family is a module under routes/ and an entry here
 ROUTERS = (memories, mental_models, operations, banks, reflect, llm_requests, documents, directives, files, webhooks,
            operations_admin, llm_request_log, health, api_keys, knowledge_base,
-           transfer, templates, curation)  # fmt: skip
+           transfer, templates, curation, observations)  # fmt: skip
 
 
 def create_api(

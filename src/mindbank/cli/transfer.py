@@ -1,5 +1,6 @@
-"""Client commands over banks: ``bank list``, and backup and migration: ``bank export|import|clone|export-template|
-import-template`` (a restored or cloned bank is named after its new id unless ``--name`` says otherwise).
+"""Client commands over banks: ``bank list``, backup and migration: ``bank export|import|clone|export-template|
+import-template`` (a restored or cloned bank is named after its new id unless ``--name`` says otherwise), and the
+bank's embedding model: ``bank model``, ``bank reembed`` (moves the bank to the server's model, docs/cli.md).
 
 ``bank export`` waits for the export and writes the archive to a file; ``bank import`` uploads one (streamed from
 the file) and, with ``--wait``, waits for the import. Together they move a bank between servers — e.g. from a SQLite
@@ -34,7 +35,9 @@ if TYPE_CHECKING:
 
 def register(sub: Subparsers) -> None:
     """Add the ``bank`` command group to the ``mindbank`` command."""
-    bank_sub = command_group(sub, "bank", help="banks: list; backup and migration: export, import, clone, templates")
+    bank_sub = command_group(
+        sub, "bank", help="banks: list; backup and migration: export, import, clone, templates; embedding model"
+    )
 
     client_command(bank_sub, "list", _list, help="list the banks with their names, memories and last write")
 
@@ -68,6 +71,10 @@ def register(sub: Subparsers) -> None:
 
     p = client_command(bank_sub, "export-template", _export_template, help="print the bank's setup as a template")
     p.add_argument("--out", "-o", default=None, help="file to write (default stdout)")
+    client_command(bank_sub, "model", _model, help="the bank's embedding model, the server's, a re-embedding running")
+    p = client_command(bank_sub, "reembed", _reembed, help="move the bank to the server's embedding model")
+    add_wait_flags(p)
+
     p = client_command(bank_sub, "import-template", _import_template, help="apply a template to the bank")
     p.add_argument("template", help="the template manifest (JSON; - for stdin)")
     p.add_argument("--dry-run", action="store_true", help="only check it")
@@ -131,6 +138,27 @@ def _clone(client: Client, args: argparse.Namespace, out: Output) -> int:
         status = wait_and_report(client, bank_id, submitted.operation_id, out, args.timeout)
         return _name_bank(client, args.target, args.name) if status == 0 else status
     return out.done(submitted, f"clone queued: operation {submitted.operation_id}", markup=False)
+
+
+def _model(client: Client, args: argparse.Namespace, out: Output) -> int:
+    status = client.get_embedding_model(bank(args))
+    bank_model = "none yet" if status.model is None else f"{status.model} ({status.dimension} dimensions)"
+    line = f"bank: {bank_model}; server: {status.server_model} ({status.server_dimension} dimensions)"
+    if status.reembed_operation_id:
+        line += f"; re-embedding: operation {status.reembed_operation_id}"
+    elif not status.matches:
+        line += "; run `mindbank bank reembed` to move the bank to the server's model"
+    return out.done(status, line, markup=False)
+
+
+def _reembed(client: Client, args: argparse.Namespace, out: Output) -> int:
+    bank_id = bank(args)
+    started = client.reembed(bank_id)
+    if args.wait:
+        return wait_and_report(client, bank_id, started.operation_id, out, args.timeout)
+    already = " (already running)" if started.deduplicated else ""
+    return out.done(started, f"re-embedding to {started.model} queued{already}: operation {started.operation_id}",
+                    markup=False)  # fmt: skip
 
 
 def _list(client: Client, args: argparse.Namespace, out: Output) -> int:

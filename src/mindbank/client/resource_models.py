@@ -183,6 +183,29 @@ class BankProfile(_Response):
     background: str | None = None
 
 
+class BankEmbeddingModel(_Response):
+    """``GET /embedding-model``: the model the bank's vectors were made with (None before its first vector), the
+    server's, whether they match, and the bank's queued or running re-embedding."""
+
+    bank_id: str
+    model: str | None = None
+    dimension: int | None = None
+    server_model: str
+    server_dimension: int
+    matches: bool
+    serves_bank: bool = True
+    reembed_operation_id: str | None = None
+
+
+class ReembedStarted(_Response):
+    """``POST /reembed``: the operation moving the bank to ``model`` (``deduplicated``: it was already active)."""
+
+    operation_id: str
+    deduplicated: bool
+    model: str
+    dimension: int
+
+
 class Liveness(_Response):
     status: str
     version: str
@@ -239,3 +262,62 @@ class LLMCallStats(_Response):
     trunc: str
     start: datetime
     buckets: list[dict[str, Any]]
+
+
+# ---------------------------------------------------------------- observations
+class SourceFact(_Response):
+    """A fact an observation change added or dropped; ``text`` is None for a fact since deleted."""
+
+    id: str
+    text: str | None = None
+
+
+class ObservationChange(_Response):
+    """``GET /memories/{id}/history``: one change consolidation made to an observation, the state before and after
+    it (newest change first)."""
+
+    changed_at: str
+    previous_text: str
+    text: str
+    previous_source_memory_ids: list[str]
+    source_memory_ids: list[str]
+    source_facts_added: list[SourceFact]
+    source_facts_removed: list[SourceFact]
+
+
+class ObservationScope(_Response):
+    """One distinct observation scope: its exact tag set (``[]``: untagged) and how many observations it holds."""
+
+    tags: list[str]
+    count: int
+
+
+class ObservationScopes(_Response):
+    """``GET /observations/scopes``: most populous first; ``total`` counts every distinct scope."""
+
+    scopes: list[ObservationScope]
+    total: int
+    limit: int
+    offset: int
+
+
+class DerivedObservations(_Response):
+    """``GET /memories/{id}/observations``: the observations built from the memory (memory items), oldest first."""
+
+    memory_id: str
+    items: list[dict[str, Any]]
+    total: int
+
+
+class ClearMemoryObservationsResponse(_Response):
+    """``DELETE /memories/{id}/observations``: how many observations built from the memory went."""
+
+    deleted_count: int
+
+
+class DeleteResponse(_Response):
+    """The reference's ``DeleteResponse`` (``DELETE /memories``, ``DELETE /observations``)."""
+
+    success: bool
+    message: str | None = None
+    deleted_count: int | None = None

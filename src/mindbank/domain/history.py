@@ -64,3 +64,11 @@ def failure_entry(*, outcome: str, failure_reason: str | None, error_message: st
         "failure_reason": failure_reason,
         "error_message": error_message,
     }
+
+
+def history_numbering(model: MentalModel, entry: dict[str, Any]) -> tuple[bool, str, str, int]:
+    """The numbering parameters of a new history row (``insert_history``): ``(is a version, bank id, model id, the
+    model's first number)``. A version row takes one past the model's newest number; a model's first version row
+    takes 0 when it replaced the empty state a model starts from, else 1. The number is stored with the row so that
+    trimming the oldest rows (``mental_model_history_max_entries``) never renumbers those kept."""
+    return (is_version(entry), model.bank_id, model.id, 0 if not entry.get("previous_content") else 1)

@@ -149,12 +149,14 @@ class MentalModel:
 
 @dataclass(frozen=True, slots=True)
 class HistoryEntry:
-    """One mental-model history row, most recent first when listed."""
+    """One mental-model history row, most recent first when listed. ``version``: the per-model number of the
+    content a version row holds, stored when the row is written (None for a failure record)."""
 
     id: int
     mental_model_id: str
     content: dict[str, Any]
     changed_at: datetime
+    version: int | None = None
 
 
 @dataclass(slots=True)

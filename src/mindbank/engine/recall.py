@@ -15,7 +15,10 @@ Hybrid recall runs in these steps (the fourth runs between fusion and the neighb
    turn after the turn that matches the question ("Anything you're excited about in the adoption process?" ->
    "I'm thrilled to make a family ..."). Taking the larger of the memory's own score and the share means a top hit
    with a positive score never moves, and a memory is never pushed past the neighbour it borrowed from. Only
-   candidates already retrieved can lend a score.
+   candidates can lend a score, but before the pass the turns said just before and after the ``expand_top`` (10)
+   best fused candidates join the candidates (:func:`expand_neighbours`, one store lookup), entering just below
+   the lowest fused score, so an answer turn that neither retriever returned can still be lifted by the turn it
+   answers.
 
 4. **Who and when** (each adds to the fused score of candidates already retrieved, before the neighbour pass, so
    an answer turn after a lifted turn is lifted with it; each measured by ablation in docs/benchmarks.md):
@@ -41,6 +44,7 @@ once an observation consolidated from it is among the results, and fills the fre
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -69,6 +73,7 @@ PERIOD_BOOST = 0.3  # added to the fused score of a memory dated inside the cale
 CONTEXT_SHARE = 0.6  # weight of a candidate's context strength (its 3 best scores / 3) against its own score
 CONTEXT_TOP = 3
 TEMPORAL_BOOST = 0.2  # added to the score of a memory dated inside a request's temporal window
+EXPAND_TOP = 10  # the neighbours of this many best fused candidates join the candidates (0: no expansion)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +85,8 @@ class FusionParams:
     (each in [0, 1); 0 turns it off) are the shares of the preceding / following memory's fused score that a memory
     scores at least, for memories at most ``neighbour_window_s`` seconds apart in the same context.
     ``speaker_boost`` / ``when_boost`` / ``period_boost`` (0 turns each off) are the who-and-when arms;
-    ``context_share`` (0: off) weighs a candidate's context strength against its own score.
+    ``context_share`` (0: off) weighs a candidate's context strength against its own score. ``expand_top`` (0:
+    off) is how many of the best fused candidates bring their neighbours in (:func:`expand_neighbours`).
     """
 
     method: FusionMethod = "convex"
@@ -93,6 +99,7 @@ class FusionParams:
     when_boost: float = WHEN_BOOST
     period_boost: float = PERIOD_BOOST
     context_share: float = CONTEXT_SHARE
+    expand_top: int = EXPAND_TOP
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +266,45 @@ def context_lift(
     return _ranked(scores)
 
 
+def expand_neighbours(
+    store: Store,
+    bank_id: str,
+    ranked: Sequence[tuple[str, float]],
+    memories: dict[str, MemoryUnit],
+    flt: MemoryFilter,
+    *,
+    top: int,
+    window_s: float,
+) -> list[tuple[str, float]]:
+    """Add to the candidates the memories said just before and just after each of the ``top`` best of ``ranked``
+    (same context, nearest moment on each side, at most ``window_s`` seconds away, passing ``flt``); best first.
+
+    A newcomer enters just below the lowest score in ``ranked`` and is added to ``memories`` (read from ``store``):
+    it matched neither retriever, so only the neighbour pass can lift it, by borrowing a share of the hit beside it,
+    and it never ties with a candidate that did match.
+    Without this, a turn that answers the matching turn ("What did you paint?" -> "A sunset over the lake") can be
+    lifted only when a retriever happened to return it too. Candidates without a context or a moment anchor
+    nothing. One store read (``Store.memory_neighbours``, whole rows).
+    """
+    if top <= 0 or not ranked:
+        return list(ranked)
+    anchors: list[tuple[str, datetime]] = []
+    for memory_id, _ in ranked[:top]:
+        memory = memories.get(memory_id)
+        when = None if memory is None else _when(memory)
+        if memory is not None and memory.context is not None and when is not None:
+            anchors.append((memory.context, when))
+    scores = dict(ranked)
+    new = [m for m in store.memory_neighbours(bank_id, anchors, window_s, flt) if m.id not in scores]
+    if not new:
+        return list(ranked)
+    floor = math.nextafter(min(scores.values()), -math.inf)  # below every candidate, even when there is one
+    for memory in new:
+        memories[memory.id] = memory
+        scores[memory.id] = floor
+    return _ranked(scores)
+
+
 def _when(memory: MemoryUnit) -> datetime | None:
     return memory.occurred_start or memory.mentioned_at
 
@@ -375,6 +421,11 @@ def _recall_once(
                 params.period_boost, params.context_share)):  # fmt: skip
             # the who-and-when, context and neighbour passes read every candidate's speaker, text, context and time
             memories = {m.id: m for m in store.get_memories(bank_id, [i for i, _ in ranked])}
+            if params.neighbour_prev or params.neighbour_next:
+                ranked = expand_neighbours(
+                    store, bank_id, ranked, memories, request.filter,
+                    top=params.expand_top, window_s=params.neighbour_window_s,
+                )  # fmt: skip
             ranked = speaker_boost(ranked, memories, terms, boost=params.speaker_boost)
             ranked = when_boost(ranked, memories, request.query, boost=params.when_boost)
             if request.window is None and params.period_boost:

@@ -17,10 +17,11 @@ from typing import Any, TypeVar
 from mindbank.config import TRIGGER_KEYS, Settings
 from mindbank.domain.limits import Limits, check_bank_id
 from mindbank.domain.records import Operation
-from mindbank.domain.timeutil import utcnow
+from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.engine.refresh.plan import RefreshSettings
 from mindbank.errors import EmbeddingModelMismatchError, NotFoundError
 from mindbank.providers.embeddings.base import Embedder
+from mindbank.providers.embeddings.factory import build_previous_embedder
 from mindbank.providers.llm.base import LLM
 from mindbank.providers.llm.context import context_budget
 from mindbank.service.events import EventHub
@@ -47,6 +48,8 @@ class ServiceState:
     # service events (retains, consolidations, refreshes) told to the webhook dispatcher and the metrics
     events: EventHub = field(default_factory=EventHub)
     wake: Callable[[], None] = _no_worker
+    # embedders of banks' earlier models (being re-embedded to ``embedder``'s), built once when first needed
+    previous_embedders: dict[tuple[str, int], Embedder | None] = field(default_factory=dict)
 
 
 class ServiceCore:
@@ -137,10 +140,16 @@ class ServiceCore:
         self.wake()
         return op.id
 
-    def queue_consolidation(self, bank_id: str, observation_scopes: Any = None) -> tuple[str, bool]:
+    def queue_consolidation(
+        self, bank_id: str, observation_scopes: Any = None, *, queued_at: datetime | None = None
+    ) -> tuple[str, bool]:
         """Queue a consolidation of the bank's pending facts (at most one pending per bank: a second request
-        returns the queued one). Returns ``(operation_id, deduplicated)``."""
+        returns the queued one). ``queued_at``: when the work it finishes was queued (the operation whose backlog it
+        carries on, or the queued retain whose facts it consolidates): a refresh asked for after that moment waits
+        for it (the claim rule). Returns ``(operation_id, deduplicated)``."""
         payload: dict[str, Any] = {"observation_scopes": observation_scopes or self.settings.observation_scopes}
+        if queued_at is not None:
+            payload["queued_at"] = to_iso(queued_at)
         op, deduplicated = self.store.submit_coalesced(self._new_operation(bank_id, "consolidation", payload))
         self.wake()
         return op.id, deduplicated
@@ -164,6 +173,28 @@ class ServiceCore:
             found = self.store.bank_embedding_model(bank_id)
         if found is not None and found != (self.embedder.name, self.embedder.dimension):
             raise EmbeddingModelMismatchError(bank_id, found[0], found[1], self.embedder.name, self.embedder.dimension)
+
+    def bank_embedder(self, bank_id: str) -> Embedder:
+        """The embedder whose vectors the bank holds: the configured one (also for a bank without vectors yet), or
+        the model the bank is being re-embedded away from when this server can still make its vectors (the bundled
+        MiniLM, ``MINDBANK_EMBEDDING_PREVIOUS_MODEL``): recalls and retains go on with it until the switch commits.
+        Raises :class:`EmbeddingModelMismatchError` (HTTP 409) naming both models otherwise."""
+        found = self.store.bank_embedding_model(bank_id)
+        configured = self.embedder
+        if found is None or found == (configured.name, configured.dimension):
+            return configured
+        cache = self.state.previous_embedders
+        if found not in cache:
+            cache[found] = build_previous_embedder(self.settings, found[0], found[1])
+        previous = cache[found]
+        if previous is None or previous.dimension != found[1]:
+            raise EmbeddingModelMismatchError(bank_id, found[0], found[1], configured.name, configured.dimension)
+        return previous
+
+    @staticmethod
+    def model_of(embedder: Embedder) -> tuple[str, int]:
+        """``(name, dimension)``: the identity a bank records for the vectors ``embedder`` makes."""
+        return embedder.name, embedder.dimension
 
     def resolved_setting(
         self,

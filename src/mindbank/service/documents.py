@@ -132,9 +132,12 @@ class DocumentsService(ServiceCore):
             content=doc.original_text, timestamp=current[0].occurred_start if current else None, context=doc.context,
             metadata=dict(doc.metadata), document_id=document_id, tags=doc.tags,
         )  # fmt: skip
-        written = prepare_documents([item], self.embedder, now=utcnow(), extract=self._extract_facts)
+        embedder = self.bank_embedder(op.bank_id)
+        written = prepare_documents([item], embedder, now=utcnow(), extract=self._extract_facts)
         ids = self.store.write_documents(
-            op.bank_id, [replace(w, event="reprocess", operation_id=op.id) for w in written]
+            op.bank_id,
+            [replace(w, event="reprocess", operation_id=op.id) for w in written],
+            model=self.model_of(embedder),
         )
         if self.settings.enable_auto_consolidation:
             self.queue_consolidation(op.bank_id)

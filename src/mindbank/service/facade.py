@@ -45,8 +45,10 @@ from mindbank.service.knowledge import KnowledgeService
 from mindbank.service.memories import MemoriesService
 from mindbank.service.mental_models import MentalModelsService
 from mindbank.service.metrics import Metrics
+from mindbank.service.observations import ObservationsService
 from mindbank.service.operations import OperationsService
 from mindbank.service.operations_admin import OperationsAdminService
+from mindbank.service.reembed import REEMBED, ReembedService
 from mindbank.service.reflect import ReflectService
 from mindbank.service.templates import TemplatesService
 from mindbank.service.tracing import LLMTracer
@@ -139,7 +141,8 @@ class MindBank:
             core, governance=self.governance, refresher=self.refresher, synthesizer=self.synthesizer,
             consolidator=self.consolidator, retain=self.memories.run_retain_operation,
             handlers={"reprocess_document": self.documents.run_reprocess,
-                      "webhook_delivery": self.webhooks.run_webhook_delivery, **self.transfer.transfer_handlers()},
+                      "webhook_delivery": self.webhooks.run_webhook_delivery, **self.transfer.transfer_handlers(),
+                      REEMBED: self.reembedding.run_reembed},
         )  # fmt: skip
         self.worker = Worker(
             store,
@@ -151,6 +154,7 @@ class MindBank:
                 retry_backoff_seconds=settings.worker_retry_backoff_seconds,
                 slots=settings.worker_slots,
                 delivery_slots=settings.worker_delivery_slots,
+                consolidation_wait_seconds=settings.worker_consolidation_wait_seconds,
             ),
             clock=clock,
             on_exhausted=self.jobs.record_exhausted,
@@ -169,6 +173,7 @@ class MindBank:
         """The resource services, each with the shared state and the services it works through."""
         self.banks = BanksService(state, governance=self.governance)
         self.memories = MemoriesService(state)
+        self.observations = ObservationsService(state)
         self.documents = DocumentsService(state)
         self.files = FilesService(state, memories=self.memories)
         self.mental_models = MentalModelsService(state, governance=self.governance, refresher=self.refresher)
@@ -182,6 +187,7 @@ class MindBank:
         self.access = AccessService(state)
         self.transfer = TransferService(state, operations=self.operations)
         self.templates = TemplatesService(state, mental_models=self.mental_models, directives=self.directives)
+        self.reembedding = ReembedService(state)
 
     @property
     def settings(self) -> Settings:
@@ -267,6 +273,9 @@ class MindBank:
 
     # memories
     retain = delegate("memories", MemoriesService.retain)
+    reembed = delegate("reembedding", ReembedService.start_reembed)
+    active_reembed = delegate("reembedding", ReembedService.active_reembed)
+    get_embedding_model = delegate("reembedding", ReembedService.embedding_model)
     run_retain_operation = delegate("memories", MemoriesService.run_retain_operation)
     recall = delegate("memories", MemoriesService.recall)
     recall_sources = delegate("memories", MemoriesService.recall_sources)
@@ -276,6 +285,12 @@ class MindBank:
     delete_memory = delegate("memories", MemoriesService.delete_memory)
     list_tags = delegate("memories", MemoriesService.list_tags)
     consolidate = delegate("memories", MemoriesService.consolidate)
+    get_observation_history = delegate("observations", ObservationsService.get_observation_history)
+    list_observation_scopes = delegate("observations", ObservationsService.list_observation_scopes)
+    list_memory_observations = delegate("observations", ObservationsService.list_memory_observations)
+    clear_memory_observations = delegate("observations", ObservationsService.clear_memory_observations)
+    clear_observations = delegate("observations", ObservationsService.clear_observations)
+    clear_bank_memories = delegate("observations", ObservationsService.clear_bank_memories)
     retain_files = delegate("files", FilesService.retain_files)
 
     # documents

@@ -15,12 +15,12 @@ the resource services that own them.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, cast
 
 from mindbank.domain.projection import project
 from mindbank.domain.records import MentalModel, Operation
-from mindbank.domain.timeutil import to_iso
+from mindbank.domain.timeutil import parse_timestamp, to_iso
 from mindbank.engine.consolidate.plan import Consolidator, ObservationScopes
 from mindbank.engine.consolidate.rounds import consolidate_round
 from mindbank.engine.refresh.mode import choose_mode
@@ -34,11 +34,13 @@ from mindbank.errors import EmbeddingModelMismatchError
 from mindbank.service.core import ServiceCore
 from mindbank.service.events import Handler, observed
 from mindbank.service.governance import Governance, metering
+from mindbank.service.reembed import active_reembed
 from mindbank.service.tracing import llm_call_context
 from mindbank.store.fence import current_fence
 from mindbank.worker.runner import Deferred, PermanentFailure
 
 MAX_CONSOLIDATION_ROUNDS = 10
+REEMBED_WAIT = timedelta(seconds=30)  # how long an operation waits for a bank's re-embedding to commit
 
 
 def settle_refresh(outcome: dict[str, Any]) -> dict[str, Any]:
@@ -95,15 +97,22 @@ class Jobs:
         }
 
     def run_retain(self, op: Operation) -> dict[str, Any]:
-        self.check_embedding_model(op.bank_id)
+        self.check_embedding_model(op.bank_id, previous_ok=True)
         return self.retain(op)
 
-    def check_embedding_model(self, bank_id: str) -> None:
-        """Fail an operation at once (no retries) when the bank's vectors were made by another embedding model:
-        retrying cannot help until the server is configured for the bank's model again."""
+    def check_embedding_model(self, bank_id: str, *, previous_ok: bool = False) -> None:
+        """Refuse an operation on a bank whose vectors another embedding model made (``previous_ok``: unless this
+        server can still make that model's vectors, as retains may while a re-embedding runs). While the bank's
+        re-embedding is queued or running the operation waits for it (``Deferred``, no retry counted); otherwise it
+        fails at once (no retries): retrying cannot help until the server is configured for the bank's model."""
         try:
-            self.core._check_embedding_model(bank_id)
+            if previous_ok:
+                self.core.bank_embedder(bank_id)
+            else:
+                self.core._check_embedding_model(bank_id)
         except EmbeddingModelMismatchError as exc:
+            if active_reembed(self.core.store, bank_id) is not None:
+                raise Deferred(self.core.clock() + REEMBED_WAIT, "waiting for the bank's re-embedding") from None
             raise PermanentFailure(str(exc)) from None
 
     def run_consolidation(self, op: Operation) -> dict[str, Any]:
@@ -117,8 +126,10 @@ class Jobs:
             if not done.more:
                 break
         else:
-            # a long backlog: hand the rest to a fresh operation instead of holding the worker
-            self.core.queue_consolidation(op.bank_id, scopes)
+            # a long backlog: hand the rest to a fresh operation instead of holding the worker; it keeps the moment
+            # this work was queued, so a refresh waiting for this consolidation waits for the rest too
+            queued_at = parse_timestamp(op.payload.get("queued_at")) or op.created_at
+            self.core.queue_consolidation(op.bank_id, scopes, queued_at=queued_at)
             return {**totals, "continued": True}
         totals["refreshes_submitted"] = len(self.refresh_after_consolidation(op.bank_id))
         return totals

@@ -272,9 +272,11 @@ class KnowledgeService(ServiceCore):
 
     def _page_vectors(self, bank_id: str, texts: dict[str, str]) -> dict[str, npt.NDArray[np.float32]]:
         """Search vectors of the pages in ``texts`` (``{model id: text}``): the stored ones whose text is unchanged,
-        the others embedded now in one batch and stored."""
+        the others embedded now in one batch and stored. The hash covers the embedding model too: a vector another
+        model made is never served (it is embedded again with this one)."""
         stored = self.store.page_vectors(bank_id)
-        hashes = {model_id: hashlib.sha256(text.encode()).hexdigest() for model_id, text in texts.items()}
+        model = f"{self.embedder.name}/{self.embedder.dimension}\n"
+        hashes = {model_id: hashlib.sha256((model + text).encode()).hexdigest() for model_id, text in texts.items()}
         stale = [model_id for model_id, h in hashes.items() if stored.get(model_id, ("", None))[0] != h]
         vectors = {model_id: stored[model_id][1] for model_id in hashes if model_id not in stale}
         if stale:

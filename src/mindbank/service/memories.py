@@ -28,7 +28,13 @@ from mindbank.engine.consolidate.plan import ObservationScopes
 from mindbank.engine.recall import RecallRequest, Retriever, recall
 from mindbank.engine.retain.extractive import prepare_documents
 from mindbank.engine.retain.parts import RetainCursor, retain_parts
-from mindbank.errors import ConflictError, InvalidInputError, NotFoundError, PayloadTooLargeError
+from mindbank.errors import (
+    ConflictError,
+    EmbeddingModelMismatchError,
+    InvalidInputError,
+    NotFoundError,
+    PayloadTooLargeError,
+)
 from mindbank.service.core import ServiceCore, changed_in_bank
 from mindbank.service.events import emit_retain
 from mindbank.service.tracing import current_operation_id
@@ -150,16 +156,17 @@ class MemoriesService(ServiceCore):
                 f'(MINDBANK_RETAIN_SYNC_MAX_CHARS); this one has {size}. Send it with "async": true: it is queued, '
                 "written in parts that survive a restart, and GET /operations/{operation_id} reports when it is done",
             )
-        self._check_embedding_model(bank_id)
+        # the bank's model (its earlier one while a re-embedding runs), checked again under the write's lock
+        embedder = self.bank_embedder(bank_id)
+        model = self.model_of(embedder)
         try:
             restate = self._restatable(bank_id, items)
-            documents = prepare_documents(items, self.embedder, now=utcnow(), extract=self._extract_facts,
+            documents = prepare_documents(items, embedder, now=utcnow(), extract=self._extract_facts,
                                           restate=restate)  # fmt: skip
-            ids = self.store.write_documents(bank_id, documents)
+            ids = self.store.write_documents(bank_id, documents, model=model)
         except DocumentChanged:  # another retain rewrote a document this one found unchanged: prepare it in full
-            documents = prepare_documents(items, self.embedder, now=utcnow(), extract=self._extract_facts)
-            ids = self.store.write_documents(bank_id, documents)
-        self._check_embedding_model(bank_id, record=True)
+            documents = prepare_documents(items, embedder, now=utcnow(), extract=self._extract_facts)
+            ids = self.store.write_documents(bank_id, documents, model=model)
         # only new facts need consolidating: a re-retained, unchanged (or re-tagged) document queues nothing
         if self.settings.enable_auto_consolidation and any(not d.restate for d in documents):
             self.consolidate(bank_id)
@@ -214,12 +221,13 @@ class MemoriesService(ServiceCore):
         began = time.monotonic()
         written: list[str] = []  # the documents this run wrote (a resumed run starts after the checkpoint)
         fresh = False  # whether this run wrote new facts (not only unchanged or re-tagged documents)
+        embedder = self.bank_embedder(op.bank_id)
         for attempt in range(RESTATE_ATTEMPTS + 1):
             # restatements are read afresh from the cursor on (never the item a resumed cursor is inside)
             first = cursor.item + (1 if cursor.started else 0)
             restate = self._restatable(op.bank_id, items, first) if attempt < RESTATE_ATTEMPTS else set()
             parts = retain_parts(
-                items, self.embedder, operation_id=op.id, cursor=cursor, now=op.created_at,
+                items, embedder, operation_id=op.id, cursor=cursor, now=op.created_at,
                 extract=self._extract_facts, restate=restate,
             )  # fmt: skip
             try:
@@ -227,9 +235,10 @@ class MemoriesService(ServiceCore):
                     if fence is not None:
                         fence.check()
                         fence.stage(part.after.to_json())
-                    self.store.write_documents(op.bank_id, part.documents)
-                    if not written:
-                        self._check_embedding_model(op.bank_id, record=True)
+                    try:
+                        self.store.write_documents(op.bank_id, part.documents, model=self.model_of(embedder))
+                    except EmbeddingModelMismatchError:  # a re-embedding committed: go on with the bank's new model
+                        raise Requeue("the bank's embedding model changed: the next run embeds with it") from None
                     written += [d.document_id for d in part.documents if d.document_id not in written]
                     fresh = fresh or any(not d.restate for d in part.documents)
                     cursor = part.after
@@ -240,7 +249,8 @@ class MemoriesService(ServiceCore):
                 continue
         # a resumed run may have written its new facts before the crash: consolidating then costs one idle round
         if self.settings.enable_auto_consolidation and (fresh or cursor.memories):
-            self.consolidate(op.bank_id)
+            # its facts were asked for when the retain was queued: a refresh asked for since waits for them
+            self.consolidate(op.bank_id, queued_at=op.created_at)
         written = self._stored_documents(op.bank_id, written)
         emit_retain(self.events, op.bank_id, written, cursor.memories, op.id, items_count=len(items))
         return {"items_count": len(items), "unit_ids_count": cursor.memories}
@@ -287,9 +297,9 @@ class MemoriesService(ServiceCore):
             min_semantic=floors.get("min_semantic"), min_keyword=floors.get("min_keyword"),
             min_final=floors.get("min_final"), window=temporal_window, prefer_observations=prefer_observations,
         )  # fmt: skip
-        self._check_embedding_model(bank_id)
+        embedder = self.bank_embedder(bank_id)  # the bank's model, its earlier one while a re-embedding runs
         candidates = max(1, round(self.settings.recall_candidates * BUDGET_CANDIDATES[budget]))
-        return recall(self.store, self.embedder, bank_id, request, candidates=candidates)
+        return recall(self.store, embedder, bank_id, request, candidates=candidates)
 
     def recall_sources(
         self,
@@ -422,10 +432,13 @@ class MemoriesService(ServiceCore):
             check_tags(tags, self.limits)
         if metadata is not None:
             check_metadata(metadata, self.limits)
-        embedding = None if text is None else self.embedder.embed([text.strip()])[0]
+        embedding, model = None, None
+        if text is not None:  # embedded with the bank's model, checked again under the write's lock
+            embedder = self.bank_embedder(bank_id)
+            embedding, model = embedder.embed([text.strip()])[0], self.model_of(embedder)
         self.store.update_memory(
             bank_id, memory_id, text=None if text is None else text.strip(), embedding=embedding, context=context,
-            tags=None if tags is None else normalize_tags(tags), metadata=metadata,
+            tags=None if tags is None else normalize_tags(tags), metadata=metadata, model=model,
         )  # fmt: skip
         if self.settings.enable_auto_consolidation:
             self.consolidate(bank_id)
@@ -450,7 +463,14 @@ class MemoriesService(ServiceCore):
             check_text(pattern, "q", self.limits.max_text_chars)
         return self.store.list_tags(bank_id, source=source, pattern=pattern, limit=limit, offset=offset)
 
-    def consolidate(self, bank_id: str, *, observation_scopes: ObservationScopes | None = None) -> tuple[str, bool]:
+    def consolidate(
+        self,
+        bank_id: str,
+        *,
+        observation_scopes: ObservationScopes | None = None,
+        queued_at: datetime | None = None,
+    ) -> tuple[str, bool]:
         """Queue a consolidation of the bank's pending facts (at most one pending per bank: a second request
-        returns the queued one). Returns ``(operation_id, deduplicated)``."""
-        return self.queue_consolidation(bank_id, observation_scopes)
+        returns the queued one); ``queued_at``: :meth:`ServiceCore.queue_consolidation`. Returns
+        ``(operation_id, deduplicated)``."""
+        return self.queue_consolidation(bank_id, observation_scopes, queued_at=queued_at)

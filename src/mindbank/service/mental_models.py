@@ -403,15 +403,12 @@ class MentalModelsService(ServiceCore):
         """History entries, most recent first: ``{id, changed_at, previous_content, ..., version}`` or failure
         records (``version`` null). ``version`` (beyond the reference) numbers the content a row holds per model,
         oldest first: 0 is the empty state a model starts from (the row its first refresh wrote), 1 its first
-        written content, and the current content is the newest row's ``version`` + 1. Counted from the oldest row
-        kept (``mental_model_history_max_entries`` trims the oldest)."""
+        written content, and the current content is the newest row's ``version`` + 1. Numbers are stored with each
+        row when it is written, so trimming the oldest rows (``mental_model_history_max_entries``) keeps them."""
         self.get_mental_model(bank_id, model_id, with_staleness=False)
-        entries = self.store.list_history(bank_id, model_id)
-        versions = [e for e in reversed(entries) if is_version(e.content)]
-        first = 0 if versions and not versions[0].content.get("previous_content") else 1
-        numbers = {e.id: first + i for i, e in enumerate(versions)}
         return [
-            {"id": e.id, **e.content, "changed_at": to_iso(e.changed_at), "version": numbers.get(e.id)} for e in entries
+            {"id": e.id, **e.content, "changed_at": to_iso(e.changed_at), "version": e.version}
+            for e in self.store.list_history(bank_id, model_id)
         ]
 
     def memory_cited_by(self, bank_id: str, memory_id: str) -> dict[str, Any]:

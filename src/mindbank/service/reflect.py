@@ -86,7 +86,7 @@ class ReflectService(ServiceCore):
         except ValueError as exc:
             raise InvalidInputError("response_schema", str(exc)) from exc
         self._require_bank(bank_id)
-        self._check_embedding_model(bank_id)
+        embedder = self.bank_embedder(bank_id)  # the bank's model, its earlier one while a re-embedding runs
         fit = context_budget(self.settings.llm_context_window)  # the evidence held to the LLM's context window
         scope = ReflectScope(
             bank_id=bank_id,
@@ -110,4 +110,4 @@ class ReflectService(ServiceCore):
             mission=None if bank is None else bank.mission,
         )  # fmt: skip
         with llm_call_context(bank_id, options.request_id):
-            return run_reflect(self.store, self.embedder, self.llms.get("reflect"), scope, options)
+            return run_reflect(self.store, embedder, self.llms.get("reflect"), scope, options)

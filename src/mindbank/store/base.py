@@ -24,8 +24,10 @@ from mindbank.store.ports.knowledge import KnowledgeStore
 from mindbank.store.ports.llm_requests import LLMRequestStore
 from mindbank.store.ports.memories import DocumentWrite, MemoryStore
 from mindbank.store.ports.mental_models import MentalModelStore, StalenessProbe, StalenessReads, cited_ids
-from mindbank.store.ports.operations import Lane, OperationStore, fold_into_pending
+from mindbank.store.ports.observations import ObservationChange, ObservationScope, ObservationStore
+from mindbank.store.ports.operations import CONSOLIDATION_WAIT_SECONDS, Lane, OperationStore, fold_into_pending
 from mindbank.store.ports.recall import RecallStore
+from mindbank.store.ports.reembed import ReembedCounts, ReembedStore
 from mindbank.store.ports.transfer import (
     BankSnapshot,
     DocumentReplace,
@@ -43,6 +45,7 @@ from mindbank.store.ports.transfer import (
 from mindbank.store.ports.webhooks import WebhookStore
 
 __all__ = [
+    "CONSOLIDATION_WAIT_SECONDS",
     "AlreadyExists",
     "ApiKeyStore",
     "BankSnapshot",
@@ -66,8 +69,13 @@ __all__ = [
     "MemoryFilter",
     "MemoryStore",
     "MentalModelStore",
+    "ObservationChange",
+    "ObservationScope",
+    "ObservationStore",
     "OperationStore",
     "RecallStore",
+    "ReembedCounts",
+    "ReembedStore",
     "RefreshSpendStore",
     "Spend",
     "SpendRecord",
@@ -98,6 +106,7 @@ class Store(
     KnowledgeStore,
     OperationStore,
     ConsolidationStore,
+    ObservationStore,
     LLMRequestStore,
     DocumentStore,
     DirectiveStore,
@@ -106,6 +115,7 @@ class Store(
     ApiKeyStore,
     TransferStore,
     FileStore,
+    ReembedStore,
     Protocol,
 ):
     """Persistence for banks, memories, documents, mental models, history and operations: every feature's port."""

@@ -62,6 +62,9 @@ class Row(Protocol):
 
     def __getitem__(self, key: str, /) -> Any: ...
 
+    def keys(self) -> Any:
+        """The row's column names, in statement order."""
+
 
 def _maybe(convert: Callable[[_In], _Out], value: _In | None) -> _Out | None:
     """``convert(value)``, except that SQL NULL (None) stays None."""
@@ -143,33 +146,32 @@ _INLINE: dict[Callable[[Columns, Any], Any], str] = {
     _DECODE_BY_TYPE[int]: "None if _v{i} is None else int(_v{i})",
 }
 
-_BUILDERS: dict[tuple[type[Any], tuple[str, ...]], Callable[[Columns, Row, dict[str, Any]], Any]] = {}
+_BUILDERS: dict[tuple[Any, ...], Callable[[Columns, Row, dict[str, Any]], Any]] = {}
 
 
-def _builder(cls: type[Any], given: frozenset[str]) -> Callable[[Columns, Row, dict[str, Any]], Any]:
-    """``build(columns, row, given) -> cls``: :meth:`Columns.record` for one record class and one set of given
-    names, written out as straight-line code once, as ``dataclasses`` writes ``__init__``: a model listing builds a
-    thousand records per call, and a per-field loop over the plan costs more than the query behind it."""
-    defaults = {f.name: f for f in fields(cls) if f.init}
+def _builder(
+    cls: type[Any], given: frozenset[str], selected: frozenset[str]
+) -> Callable[[Columns, Row, dict[str, Any]], Any]:
+    """``build(columns, row, given) -> cls``: :meth:`Columns.record` for one record class, one set of given names
+    and one statement's ``selected`` columns, written out as straight-line code once, as ``dataclasses`` writes
+    ``__init__``: a model listing builds a thousand records per call, and a per-field loop (or a caught KeyError per
+    unselected column) costs more than the query behind it. A field with a default that the statement does not
+    select is left to its default; one without a default is read anyway, so the row raises its own error."""
     namespace: dict[str, Any] = {"_cls": cls}
     body, kwargs = [], []
     for i, (name, decode, optional, has_default) in enumerate(_decoders(cls)):
         if name in given:
             kwargs.append(f"{name}=g[{name!r}]")
             continue
+        if has_default and name not in selected:
+            continue
         value = _INLINE.get(decode, "_d{i}(c, _v{i})").format(i=i)
         namespace[f"_d{i}"] = decode
         if optional:
             value = f"None if _v{i} is None else {value}"
-        if has_default:
-            f = defaults[name]
-            namespace[f"_f{i}"] = f.default_factory if f.default is MISSING else (lambda d=f.default: d)
-            body += [f" try: _v{i} = r[{name!r}]", f" except (IndexError, KeyError): _a{i} = _f{i}()",
-                     f" else: _a{i} = {value}"]  # fmt: skip
-        else:
-            body += [f" _v{i} = r[{name!r}]", f" _a{i} = {value}"]
-        kwargs.append(f"{name}=_a{i}")
-    source = "def build(c, r, g):\n" + "\n".join(body) + f"\n return _cls({', '.join(kwargs)})\n"
+        body.append(f" _v{i} = r[{name!r}]")
+        kwargs.append(f"{name}={value}")
+    source = "def build(c, r, g):\n" + "".join(f"{line}\n" for line in body) + f" return _cls({', '.join(kwargs)})\n"
     exec(source, namespace)  # the source is built above from the dataclass's own field names
     return namespace["build"]  # type: ignore[no-any-return]
 
@@ -243,10 +245,11 @@ class Columns(ABC):
         """A row as a ``cls`` dataclass: each field not in ``given`` is the column of its name, decoded by its
         annotation (:func:`_decoders`); a field with a default keeps it when the statement does not select the
         column. Raises ``KeyError`` / ``IndexError`` for a missing column of a field without a default."""
-        key = (cls, tuple(given))
+        selected = tuple(r.keys())
+        key = (cls, selected, *given)
         build = _BUILDERS.get(key)
         if build is None:
-            build = _BUILDERS[key] = _builder(cls, frozenset(given))
+            build = _BUILDERS[key] = _builder(cls, frozenset(given), frozenset(selected))
         return build(self, r, given)  # type: ignore[no-any-return]  # generated per class, returns a ``cls``
 
     def bank_row(self, r: Row) -> Bank:

@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager, closing
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, TypeVar
 
+from mindbank.domain.history import history_numbering
 from mindbank.domain.records import Bank, HistoryEntry, LLMRequestRecord, MemoryUnit, MentalModel, NewMemory, Operation
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.tags import TagsMatch
@@ -25,6 +26,9 @@ from mindbank.store.dialect import Dialect
 from mindbank.store.fence import LeaseLost, current_fence
 from mindbank.store.filter_sql import compile_filter
 
+Anchors = Sequence[tuple[str, datetime]]  # (context, moment) pairs: where recall's neighbour expansion looks
+FilterSQL = tuple[str, list[Any]]  # a compiled MemoryFilter: the predicate and its parameters
+NEIGHBOURS_PER_SIDE = 8  # rows a neighbour lookup reads per side: the pieces of one long turn share a moment
 IDS_PER_STATEMENT = 500  # ids bound per statement where a list is looked up (SQLite binds one parameter each)
 
 _T = TypeVar("_T")
@@ -125,6 +129,37 @@ class SharedQueries:
                 self._q["memories_in_window"].format(where=where), (bank_id, *params, lo, hi, lo, hi, lo, hi, k)
             ).fetchall()
         return [r["id"] for r in rows]
+
+    def memory_neighbours(
+        self, bank_id: str, anchors: Sequence[tuple[str, datetime]], window_s: float, flt: MemoryFilter
+    ) -> list[MemoryUnit]:
+        """The memories passing ``flt`` said at the nearest moment before and the nearest moment after each
+        anchor ``(context, moment)``, in the same context and at most ``window_s`` seconds away; each memory once,
+        in anchor order (before, then after).
+
+        A memory's moment is ``occurred_start``, else ``mentioned_at`` (memories with neither have none). The
+        pieces of one long turn share a moment, so a side returns every memory at its nearest moment, up to
+        ``NEIGHBOURS_PER_SIDE``. One statement for all anchors, returning whole rows, so recall's neighbour
+        expansion costs one round trip (an empty list asks nothing); each backend spells it
+        (:meth:`_neighbour_rows`).
+        """
+        if not anchors:
+            return []
+        rows = self._neighbour_rows(
+            bank_id, anchors, timedelta(seconds=window_s), self._filter_sql(flt, "m"), self._filter_sql(flt, "x")
+        )
+        found: dict[str, MemoryUnit] = {}
+        for row in rows:  # a memory reached from two anchors comes back twice
+            if row["id"] not in found:
+                found[row["id"]] = self._columns.memory_row(row)
+        return list(found.values())
+
+    def _neighbour_rows(
+        self, bank_id: str, anchors: Anchors, window: timedelta, outer: FilterSQL, inner: FilterSQL
+    ) -> list[Row]:
+        """The rows of :meth:`memory_neighbours`, before then after per anchor, given the filter compiled over the
+        outer alias ``m`` and the inner alias ``x`` (the backend's)."""
+        raise NotImplementedError
 
     def scope_watermark(self, bank_id: str, flt: MemoryFilter) -> datetime | None:
         """Newest ``updated_at`` among memories passing ``flt`` (None when none do)."""
@@ -270,7 +305,8 @@ class SharedQueries:
         return self._changed(self._q["delete_mental_model"], (bank_id, model_id)) > 0
 
     def list_history(self, bank_id: str, model_id: str) -> list[HistoryEntry]:
-        """History rows of a model, most recent first."""
+        """History rows of a model, most recent first, each with the ``version`` number it was written with (None
+        for a failure record)."""
         return self._all(self._q["list_history"], (bank_id, model_id), self._columns.history_row)
 
     def citing_models(self, bank_id: str, memory_id: str) -> list[str]:
@@ -313,7 +349,8 @@ class SharedQueries:
 
     def _history_params(self, model: MentalModel, history: dict[str, Any]) -> tuple[Any, ...]:
         """The ``insert_history`` parameters of a model's new history row, stamped now."""
-        return (model.bank_id, model.id, self._columns.json(history), self._columns.time(utcnow()))
+        return (model.bank_id, model.id, self._columns.json(history), self._columns.time(utcnow()),
+                *history_numbering(model, history))  # fmt: skip
 
     # ---------------------------------------------------------------- refresh spend and governance
 

@@ -157,6 +157,8 @@ class TransferQueries(SharedQueries):
                         }
                 if StoredHistory in explicit:
                     conn.execute(self._q["sync_history_ids"])
+                if counts.get("history"):  # rows of an archive written before numbers were stored
+                    conn.execute(self._q["number_history"], (target.bank_id,))
                 if StoredDocumentEvent in explicit:
                     conn.execute(self._q["sync_document_event_ids"])
                 self._import_end(conn, target, newest)
@@ -212,9 +214,13 @@ class TransferQueries(SharedQueries):
             for h in batch:
                 content, changed = cols.json(h.content), cols.time(h.changed_at)
                 if h.id is None:
-                    conn.execute(self._q["import_history_new"], (bank_id, h.mental_model_id, content, changed))
+                    conn.execute(
+                        self._q["import_history_new"], (bank_id, h.mental_model_id, content, changed, h.version)
+                    )
                 else:
-                    conn.execute(self._q["import_history"], (h.id, bank_id, h.mental_model_id, content, changed))
+                    conn.execute(
+                        self._q["import_history"], (h.id, bank_id, h.mental_model_id, content, changed, h.version)
+                    )
             counts["history"] += len(batch)
         elif isinstance(first, StoredOperation):
             _many(conn, self._q["import_operation"], [cols.stored_operation_params(bank_id, o) for o in batch])

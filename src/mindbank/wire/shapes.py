@@ -98,9 +98,20 @@ def operation_response(op: Operation) -> dict[str, Any]:
 
 
 def operation_progress(op: Operation) -> dict[str, Any] | None:
-    """``OperationProgress`` of a queued retain written in parts (items finished of all, facts written so far) while
-    it runs; None for other operations and once it is finished."""
-    if op.operation_type != "batch_retain" or not op.progress or op.status in ("completed", "failed", "cancelled"):
+    """``OperationProgress`` of a queued retain written in parts (items finished of all, facts written so far) or
+    of a re-embedding (memories embedded with the target model of all) while it runs; None for other operations and
+    once it is finished."""
+    if not op.progress or op.status in ("completed", "failed", "cancelled"):
+        return None
+    if op.operation_type == "reembed":
+        return {
+            "stage": "embedding",
+            "at": to_iso(op.updated_at),
+            "processed": int(op.progress.get("staged", 0)),
+            "total": int(op.progress.get("total", 0)),
+            "detail": {"model": op.payload.get("model"), "from_model": op.progress.get("from_model")},
+        }
+    if op.operation_type != "batch_retain":
         return None
     return {
         "stage": "processing_batch",

@@ -12,7 +12,8 @@ fence (:mod:`mindbank.store.fence`), so each of its write transactions, and the 
 the claim still holds. A worker that lost its lease (it stalled past it and another worker reclaimed the operation)
 gets ``LeaseLost`` and leaves the operation to the new owner. Long handlers commit progress as they go and may step
 aside (:class:`Requeue`) so other work runs; claims are fair by bank and by operation type (the store's claim
-order).
+order). A refresh of a mental model is not claimed while its bank's consolidation queued before it is pending or
+running, for at most :attr:`WorkerSettings.consolidation_wait_seconds` (the store's claim rule).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 
 from mindbank.domain.records import Operation
 from mindbank.domain.timeutil import utcnow
-from mindbank.store.base import Lane, Store
+from mindbank.store.base import CONSOLIDATION_WAIT_SECONDS, Lane, Store
 from mindbank.store.fence import Fence, LeaseLost, fenced
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,8 @@ class WorkerSettings:
     """Polling interval and lease (seconds), retry bound and first backoff (seconds, doubled per retry), and how
     many operations :meth:`Worker.start` runs at once (``slots``, one thread each) besides webhook deliveries, which
     run in threads of their own (``delivery_slots``; 0: in the slots with everything else), so a receiver that
-    answers slowly never holds a retain, refresh or consolidation behind it."""
+    answers slowly never holds a retain, refresh or consolidation behind it. ``consolidation_wait_seconds``: how
+    long a queued refresh may wait for its bank's earlier consolidation (seconds; 0: it never waits)."""
 
     poll_seconds: float = 0.2
     lease_seconds: float = 300.0
@@ -74,6 +76,7 @@ class WorkerSettings:
     retry_backoff_seconds: float = 5.0
     slots: int = 1
     delivery_slots: int = 1
+    consolidation_wait_seconds: float = CONSOLIDATION_WAIT_SECONDS
 
     @property
     def heartbeat_seconds(self) -> float:
@@ -108,7 +111,11 @@ class Worker:
         """Claim and run one operation (of ``lane``: see :data:`~mindbank.store.base.Lane`; None: any); False when
         nothing was runnable."""
         op = self.store.claim_operation(
-            f"{self.worker_id}/{slot}", self.settings.lease_seconds, now=self.clock(), lane=lane
+            f"{self.worker_id}/{slot}",
+            self.settings.lease_seconds,
+            now=self.clock(),
+            lane=lane,
+            consolidation_wait_seconds=self.settings.consolidation_wait_seconds,
         )
         if op is None:
             return False

@@ -151,3 +151,17 @@ def consolidate(bank_id: str, mb: Bank, body: Annotated[ConsolidateRequest | Non
     mb.get_bank(bank_id)
     operation_id, deduplicated = mb.consolidate(bank_id, observation_scopes=body.observation_scopes if body else None)
     return {"operation_id": operation_id, "deduplicated": deduplicated}
+
+
+@router.get("/{bank_id}/embedding-model", responses=errors(404))
+def embedding_model(bank_id: str, mb: Bank) -> dict[str, Any]:
+    """The embedding model the bank's vectors were made with, the server's, and the bank's re-embedding if one is
+    queued or running (mindbank's extension)."""
+    return mb.get_embedding_model(bank_id)
+
+
+@router.post("/{bank_id}/reembed", responses=errors(404))
+def reembed(bank_id: str, mb: Bank) -> dict[str, Any]:
+    """Queue the bank's move to the server's embedding model (mindbank's extension; one active per bank: a repeat
+    returns the same operation). Recall keeps using the bank's vectors until the switch commits."""
+    return mb.reembed(bank_id)

@@ -14,13 +14,15 @@ from mindbank.client.families.knowledge_base import KnowledgeBaseMethods
 from mindbank.client.families.memories import MemoryMethods
 from mindbank.client.families.mental_models import MentalModelMethods
 from mindbank.client.families.monitoring import MonitoringMethods
+from mindbank.client.families.observations import ObservationMethods
 from mindbank.client.families.operations import OperationMethods
 from mindbank.client.families.transfer import TransferMethods
 from mindbank.client.families.webhooks import WebhookMethods
 
 __all__ = [
     "ApiKeyMethods", "BankMethods", "CurationMethods", "DirectiveMethods", "DocumentMethods", "Families",
-    "KnowledgeBaseMethods", "MemoryMethods", "MentalModelMethods", "MonitoringMethods", "OperationMethods",
+    "KnowledgeBaseMethods", "MemoryMethods", "MentalModelMethods", "MonitoringMethods", "ObservationMethods",
+    "OperationMethods",
     "TransferMethods", "WebhookMethods",
 ]  # fmt: skip
 
@@ -28,5 +30,6 @@ __all__ = [
 class Families(
     MemoryMethods, BankMethods, MentalModelMethods, OperationMethods, DocumentMethods, DirectiveMethods,
     WebhookMethods, MonitoringMethods, ApiKeyMethods, KnowledgeBaseMethods, TransferMethods, CurationMethods,
+    ObservationMethods,
 ):  # fmt: skip
     """Every method family of the client (one line each)."""

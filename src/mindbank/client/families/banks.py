@@ -1,4 +1,5 @@
-"""Client methods over banks: ``list_banks``, ``stats``, the bank's config (get, update, reset) and profile."""
+"""Client methods over banks: ``list_banks``, ``stats``, the bank's config (get, update, reset) and profile, its
+embedding model and re-embedding."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 from mindbank.client._wire import Request, bank_path, clean, endpoint
 from mindbank.client.models import BankConfig, BankList, BankStats
-from mindbank.client.resource_models import BankProfile
+from mindbank.client.resource_models import BankEmbeddingModel, BankProfile, ReembedStarted
 
 
 class BankMethods:
@@ -54,3 +55,14 @@ class BankMethods:
             {"name": name, "mission": mission, "disposition": None if disposition is None else dict(disposition)}
         )
         return Request("PUT", bank_path(bank_id), BankProfile.model_validate, json=body)
+
+    @endpoint
+    def get_embedding_model(self, bank_id: str) -> Request[BankEmbeddingModel]:
+        """The embedding model of the bank's vectors, the server's, and the bank's active re-embedding."""
+        return Request("GET", f"{bank_path(bank_id)}/embedding-model", BankEmbeddingModel.model_validate)
+
+    @endpoint
+    def reembed(self, bank_id: str) -> Request[ReembedStarted]:
+        """Queue the bank's move to the server's embedding model (one active per bank); ``wait`` for its
+        operation. Recall keeps using the bank's vectors until the switch commits."""
+        return Request("POST", f"{bank_path(bank_id)}/reembed", ReembedStarted.model_validate)

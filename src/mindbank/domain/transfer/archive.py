@@ -225,11 +225,13 @@ class MemoryRecord(Record):
 
 
 class HistoryRecord(Record):
-    """One history entry of a mental model (a replaced version or a failure record); ``id`` is the extension."""
+    """One history entry of a mental model (a replaced version or a failure record); ``id`` and ``version`` (the
+    per-model number of the content a version row holds) are the extension."""
 
     content: dict[str, Any]
     changed_at: Time
     id: int | None = Field(default=None, ge=1)
+    version: int | None = Field(default=None, ge=0)
 
 
 class MentalModelRecord(Record):

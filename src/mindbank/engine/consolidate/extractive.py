@@ -237,6 +237,7 @@ class ExtractiveConsolidator:
                 continue
             if draft.existing is not None:
                 plan.deletes.append(draft.existing.id)
+                plan.successors.append((draft.existing.id, len(plan.creates)))
             unit = draft.current.unit
             plan.creates.append(
                 NewMemory(

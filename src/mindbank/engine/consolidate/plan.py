@@ -39,12 +39,15 @@ class ConsolidationRound:
 @dataclass(slots=True)
 class ConsolidationPlan:
     """What a consolidator decided for one batch: new observations; updates ``(observation id, all source ids,
-    proof count)``; rewrites ``(observation id, new text, its embedding)``; observation ids to delete."""
+    proof count)``; rewrites ``(observation id, new text, its embedding)``; observation ids to delete; and
+    ``successors`` ``(deleted observation id, index in creates)``: an observation restated as a new one, whose
+    history the new one carries on."""
 
     creates: list[NewMemory] = field(default_factory=list)
     updates: list[tuple[str, tuple[str, ...], int]] = field(default_factory=list)
     rewrites: list[tuple[str, str, np.ndarray]] = field(default_factory=list)
     deletes: list[str] = field(default_factory=list)
+    successors: list[tuple[str, int]] = field(default_factory=list)
 
 
 class Consolidator(Protocol):

@@ -173,6 +173,7 @@ def consolidate_round(
         consolidated_ids=[f.id for f in facts],
         rewrites=plan.rewrites,
         deletes=deletes,
+        successors=plan.successors,
     )
     changed = {u[0] for u in updates} | {r[0] for r in plan.rewrites} | set(deletes)
     result.created, result.consolidated = len(plan.creates), len(facts)

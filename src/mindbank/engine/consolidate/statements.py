@@ -22,6 +22,7 @@ import numpy as np
 
 from mindbank.domain.records import MemoryUnit, ScoredMemory
 from mindbank.domain.text import strip_speaker
+from mindbank.engine.consolidate.addressed import left_out, observable, to_listener, without_addressee
 from mindbank.engine.synthesis.salience import (
     NUMBER_WORDS,
     TIME_WORDS,
@@ -69,6 +70,7 @@ def _fuller(fact_text: str) -> str:
     for sentence in split_sentences(strip_speaker(fact_text)):
         scored = score_sentence(sentence)
         plain = scored.score >= 0 and not scored.question and not scored.request and scored.plain_words > 0
+        plain = plain and not left_out(sentence)
         if plain and (not scored.referring or (previous is not None and previous.antecedent and kept)):
             kept.append(sentence)
             previous = scored
@@ -86,23 +88,33 @@ def _addressless(body: str) -> str:
 
 
 def _short(body: str) -> bool:
-    """Whether ``body`` says too little to read on its own (:data:`MIN_WORDS`, :data:`MIN_SPECIFIC_WORDS`)."""
-    return len(content_words(body)) < (MIN_SPECIFIC_WORDS if _specific(body) else MIN_WORDS)
+    """Whether ``body`` says too little to read on its own (:data:`MIN_WORDS`, :data:`MIN_SPECIFIC_WORDS`; a
+    statement to the listener needs :data:`MIN_WORDS` whatever it names: the name is often the listener's)."""
+    specific = _specific(body) and not to_listener(body)
+    return len(content_words(body)) < (MIN_SPECIFIC_WORDS if specific else MIN_WORDS)
 
 
 def stated(fact_text: str) -> tuple[str, bool] | None:
     """``(text, stands alone)`` of what a fact states (module docstring): its quotable sentences, or — when those
     say too little — every sentence of the turn that is not a question or glue (its photo description included),
-    without a leading greeting or vocative. A statement that is still short does not stand alone: it may repeat or
-    update an observation, never form one. None when the fact has nothing quotable."""
-    found = quote(fact_text)
-    if found is None:
-        return None
-    body = _addressless(found.text)
-    if _short(body):
-        fuller = _addressless(_fuller(fact_text))
-        body = fuller if not _short(fuller) else body
+    without a leading greeting or vocative, and without what :mod:`~mindbank.engine.consolidate.addressed` leaves
+    out of an observation (names said to the listener, reactions, exhortations and compliments). A statement that is
+    still short does not stand alone: it may repeat or update an observation, never form one; a short one said to
+    the listener (:func:`~mindbank.engine.consolidate.addressed.to_listener`) states nothing. None when the fact
+    has nothing quotable."""
     speaker = speaker_of(fact_text)
+    body = without_addressee(strip_speaker(fact_text))
+    turn = f"{speaker}: {body}" if speaker else body  # quote() strips the prefix it is given, and only that
+    found = quote(turn)
+    said = observable(found.text) if found is not None else None
+    if said is None:
+        return None
+    body = _addressless(said)
+    if _short(body):
+        fuller = _addressless(_fuller(turn))
+        body = fuller if not _short(fuller) else body
+    if _short(body) and to_listener(body):
+        return None
     return (f"{speaker}: {body}" if speaker else body), not _short(body)
 
 

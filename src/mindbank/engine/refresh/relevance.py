@@ -51,7 +51,8 @@ class RelevanceGate:
     def __init__(self, store: Store, embedder: Embedder) -> None:
         self.store = store
         self.embedder = embedder
-        self._vectors: dict[str, np.ndarray] = {}
+        # keyed by (model name, text): a vector is only ever served for the model that made it
+        self._vectors: dict[tuple[str, str], np.ndarray] = {}
 
     def irrelevant(self, model: MentalModel, window: MemoryFilter, threshold: float) -> bool:
         """True when no memory of ``window`` written since the model's watermark (at most 64 read) is related to
@@ -75,10 +76,11 @@ class RelevanceGate:
 
     def _body_vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of texts with speaker prefixes stripped, cached: cited facts recur in every refresh."""
+        name = self.embedder.name
         bodies = [strip_speaker(t) for t in texts]
-        missing = list(dict.fromkeys(b for b in bodies if b not in self._vectors))
+        missing = list(dict.fromkeys(b for b in bodies if (name, b) not in self._vectors))
         if missing:
             if len(self._vectors) > BODY_CACHE_SIZE:
                 self._vectors.clear()
-            self._vectors.update(zip(missing, self.embedder.embed(missing), strict=True))
-        return np.stack([self._vectors[b] for b in bodies])
+            self._vectors.update(zip([(name, b) for b in missing], self.embedder.embed(missing), strict=True))
+        return np.stack([self._vectors[(name, b)] for b in bodies])

@@ -295,7 +295,7 @@ def import_rows(
             if rec.id not in plan.skip_models:
                 for h in rec.history:
                     kept = h.id if plan.keep_history_ids else None
-                    yield StoredHistory(rec.id, ids.json(h.content), h.changed_at, kept)
+                    yield StoredHistory(rec.id, ids.json(h.content), h.changed_at, kept, h.version)
         tree = _tree(reader, plan)
         if tree.nodes:
             yield tree

@@ -1,4 +1,5 @@
-"""Memory tools: retain, recall, reflect."""
+"""Memory tools: retain, recall, reflect, and the observation tools beside them (an observation's history, the
+bank's observation scopes, clearing the observations of a memory, and the reference's ``clear_memories``)."""
 
 from __future__ import annotations
 
@@ -9,16 +10,19 @@ from pydantic import Field
 from mindbank.domain import fields
 from mindbank.domain.records import FactType
 from mindbank.domain.tags import TagsMatch
-from mindbank.mcp.tools.common import BankId, TagList, ToolFamily, ToolInputError, jsonable
+from mindbank.mcp.tools.common import BankId, Offset, TagList, ToolFamily, ToolInputError, jsonable
 from mindbank.wire.items import retain_item
 from mindbank.wire.shapes import recall_result
 
 
 class MemoryTools(ToolFamily):
-    """Memory tools: retain, recall, reflect."""
+    """Memory tools: retain, recall, reflect, observation history and scopes, and the clears."""
 
-    TOOLS = ("retain", "recall", "reflect")
-    READS = frozenset({"recall", "reflect"})
+    TOOLS = (
+        "retain", "recall", "reflect", "get_observation_history", "list_observation_scopes",
+        "clear_memory_observations", "clear_memories",
+    )  # fmt: skip
+    READS = frozenset({"recall", "reflect", "get_observation_history", "list_observation_scopes"})
 
     def retain(
         self,
@@ -95,3 +99,41 @@ class MemoryTools(ToolFamily):
             include_facts=include_facts,
         )  # fmt: skip
         return jsonable(result)
+
+    def get_observation_history(self, memory_id: str, *, bank_id: BankId) -> dict[str, Any]:
+        """The changes consolidation made to an observation, newest first (none for a fact).
+
+        Returns {memory_id, items: [{changed_at, previous_text, text, previous_source_memory_ids, source_memory_ids,
+        source_facts_added: [{id, text}], source_facts_removed: [{id, text}]}]}.
+        """
+        return {"memory_id": memory_id, "items": self.mb.get_observation_history(bank_id, memory_id)}
+
+    def list_observation_scopes(
+        self, limit: Annotated[int, Field(ge=0, le=1000)] = 100, offset: Offset = 0, *, bank_id: BankId
+    ) -> dict[str, Any]:
+        """The distinct tag sets the bank's observations live under, most populous first ([] is untagged).
+
+        Returns {scopes: [{tags, count}], total, limit, offset}.
+        """
+        return self.mb.list_observation_scopes(bank_id, limit=limit, offset=offset)
+
+    def clear_memory_observations(self, memory_id: str, *, bank_id: BankId) -> dict[str, Any]:
+        """Delete the observations built from a memory and send it back to consolidation (the memory stays;
+        mental models citing a deleted observation become stale).
+
+        Returns {deleted_count}.
+        """
+        return {"deleted_count": self.mb.clear_memory_observations(bank_id, memory_id)}
+
+    def clear_memories(
+        self,
+        type: Annotated[FactType | None, Field(description="Only this fact type (default: every memory).")] = None,
+        *,
+        bank_id: BankId,
+    ) -> dict[str, Any]:
+        """Delete the bank's memories (of one fact type, or all of them with their documents); the bank, its
+        configuration and its mental models stay, and models citing what went become stale.
+
+        Returns {success, deleted_count}.
+        """
+        return {"success": True, "deleted_count": self.mb.clear_bank_memories(bank_id, type)}

@@ -34,4 +34,5 @@ class ConsolidationStore(Protocol):
         consolidated_ids: Sequence[str],
         rewrites: Sequence[tuple[str, str, npt.NDArray[np.float32]]] = (),
         deletes: Sequence[str] = (),
+        successors: Sequence[tuple[str, int]] = (),
     ) -> list[str]: ...

@@ -7,17 +7,27 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from mindbank.domain.records import Operation
+from mindbank.domain.timeutil import to_iso
 
 Lane = Literal["work", "deliveries"]
 """Which operations a claim takes: ``deliveries`` webhook deliveries only (their own worker threads, so a slow
 receiver never holds a retain or refresh slot), ``work`` every other type."""
+
+CONSOLIDATION_WAIT_SECONDS = 300.0
+"""How long a queued refresh of a mental model may wait for its bank's earlier consolidation (seconds, counted from
+the moment it was asked for or became due): the bound that keeps a failing or stuck consolidation from holding a
+refresh forever (``MINDBANK_WORKER_CONSOLIDATION_WAIT_SECONDS``)."""
 
 
 def fold_into_pending(pending: Operation, incoming: Operation, *, full: bool) -> Operation:
     """The coalescing rule for a request folding into a still-pending operation of the same kind (spec "Refresh a
     Mental Model", "Rate-limiting automatic refreshes"): ``full`` upgrades it to full mode for that run; a
     non-automatic (manual) request releases a park — no ``next_retry_at``, no ``automatic`` flag — because "refresh
-    now" means now. Returns the pending operation as it should be stored."""
+    now" means now. A manual refresh folding in also records when it was asked for (``requested_at``): the refresh
+    waits for the consolidations of its bank queued before that moment, like a fresh request would. A consolidation
+    doing an earlier operation's work (``queued_at``: when that work was queued — the rest of a long backlog, the
+    facts of a queued retain) moves the pending one it folds into back to that moment if it is earlier. Returns the
+    pending operation as it should be stored."""
     payload = dict(pending.payload)
     if full:
         payload["mode"] = "full"
@@ -25,6 +35,12 @@ def fold_into_pending(pending: Operation, incoming: Operation, *, full: bool) ->
     if not incoming.payload.get("automatic"):
         payload.pop("automatic", None)
         next_retry = None
+        if incoming.operation_type == "refresh_mental_model":
+            payload["requested_at"] = to_iso(incoming.created_at)
+    if incoming.payload.get("queued_at"):
+        # fixed-width ISO strings: the smaller is the earlier
+        payload["queued_at"] = min(str(payload.get("queued_at") or to_iso(pending.created_at)),
+                                   str(incoming.payload["queued_at"]))  # fmt: skip
     return replace(pending, payload=dict(sorted(payload.items())), next_retry_at=next_retry)
 
 
@@ -38,7 +54,13 @@ class OperationStore(Protocol):
     def find_pending_refresh(self, bank_id: str, model_id: str) -> Operation | None: ...
     def get_operation(self, bank_id: str, operation_id: str) -> Operation | None: ...
     def claim_operation(
-        self, worker_id: str, lease_seconds: float, *, now: datetime | None = None, lane: Lane | None = None
+        self,
+        worker_id: str,
+        lease_seconds: float,
+        *,
+        now: datetime | None = None,
+        lane: Lane | None = None,
+        consolidation_wait_seconds: float = CONSOLIDATION_WAIT_SECONDS,
     ) -> Operation | None: ...
     def finish_operation(
         self,

@@ -1,4 +1,5 @@
-"""Recall's reads: vector, keyword and time-window searches over a scope, and the scope's newest write."""
+"""Recall's reads: vector, keyword and time-window searches over a scope, the memories said next to a hit, and the
+scope's newest write."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from mindbank.domain.records import MemoryUnit
 from mindbank.domain.scope import MemoryFilter
 
 
@@ -24,5 +26,8 @@ class RecallStore(Protocol):
     def memories_in_window(
         self, bank_id: str, start: datetime, end: datetime, k: int, flt: MemoryFilter
     ) -> list[str]: ...
+    def memory_neighbours(
+        self, bank_id: str, anchors: Sequence[tuple[str, datetime]], window_s: float, flt: MemoryFilter
+    ) -> list[MemoryUnit]: ...
     def scope_watermark(self, bank_id: str, flt: MemoryFilter) -> datetime | None: ...
     def db_now(self) -> datetime: ...

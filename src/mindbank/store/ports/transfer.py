@@ -46,12 +46,14 @@ class StoredMemory:
 
 @dataclass(frozen=True, slots=True)
 class StoredHistory:
-    """A ``mental_model_history`` row to import; ``id`` None lets the database assign one."""
+    """A ``mental_model_history`` row to import; ``id`` None lets the database assign one; ``version`` None (an
+    archive written before numbers were stored) numbers the model's rows as they stand."""
 
     mental_model_id: str
     content: dict[str, Any]
     changed_at: datetime
     id: int | None
+    version: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,31 +19,37 @@ from psycopg.types.json import Jsonb
 from mindbank.domain.records import NewMemory
 from mindbank.domain.timeutil import utcnow
 from mindbank.store.base import DocumentWrite, MemoryFilter
+from mindbank.store.observations import ObservationQueries, changed_observations
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.migrate import nearest_sql
 from mindbank.store.postgres.queries import Q, tag_list
 from mindbank.store.postgres.rows import COLUMNS, as_vector
 from mindbank.store.retention import LazyStamp, RetentionQueries
 from mindbank.store.shared import observation_mentions
+from mindbank.store.write_model import WriteModelCheck
 
 
-class MemoriesMixin(PostgresBase, RetentionQueries):
+class MemoriesMixin(PostgresBase, RetentionQueries, WriteModelCheck, ObservationQueries):
     """Writes to ``documents``, ``chunks`` and ``memory_units``, and the consolidation reads."""
 
-    def write_documents(self, bank_id: str, documents: Sequence[DocumentWrite]) -> list[list[str]]:
+    def write_documents(
+        self, bank_id: str, documents: Sequence[DocumentWrite], *, model: tuple[str, int] | None = None
+    ) -> list[list[str]]:
         """Write retained documents atomically (bank auto-created); returns, per document, the ids of the memories
         that hold it (new facts, facts it repeated, or a restated document's facts).
 
         ``update_mode == "replace"`` deletes the document's previous chunks and memories first; ``append`` keeps
         them and adds the new content after the stored text; a ``continuation`` adds its memories only; a
         ``restate`` changes nothing or updates fields in place (:mod:`mindbank.store.retention`). A fact whose
-        repeat key a stored fact has becomes a mention of it. All rows share one stamp taken under the bank lock,
-        and a write that changes nothing takes none.
+        repeat key a stored fact has becomes a mention of it. ``model``: the embedding model ``(name, dimension)``
+        the vectors were made with, checked against the bank's under its lock (:mod:`mindbank.store.write_model`).
+        All rows share one stamp taken under the bank lock, and a write that changes nothing takes none.
         """
         out: list[list[str]] = []
         with self._tx() as conn:
             self._ensure_bank(conn, bank_id)
             self._lock_bank(conn, bank_id)
+            self._check_write_model(conn, bank_id, model)
             stamp = LazyStamp(lambda: self._stamp_memory_write(conn, bank_id))
             known = self._known_repeats(conn, bank_id, documents)
             with conn.cursor() as cur:
@@ -161,18 +167,23 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
         consolidated_ids: Sequence[str],
         rewrites: Sequence[tuple[str, str, npt.NDArray[np.float32]]] = (),
         deletes: Sequence[str] = (),
+        successors: Sequence[tuple[str, int]] = (),
     ) -> list[str]:
         """Apply one consolidation round atomically: new observations, observation updates ``(id, source ids,
         proof count)``, observation rewrites ``(id, text, embedding)``, observation deletes, and
         ``consolidated_at`` on the source facts. Observation writes are memory writes (stamped under the bank lock);
-        marking sources is bookkeeping and stamps nothing. Returns the new observation ids."""
+        marking sources is bookkeeping and stamps nothing. Each observation updated or rewritten keeps its earlier
+        state as a history row; a new observation succeeding a deleted one ``(deleted id, index in creates)``
+        carries its history on. Returns the new observation ids."""
         with self._tx() as conn, conn.cursor() as cur:
             ids: list[str] = []
             if creates or updates or rewrites or deletes:
                 self._lock_bank(cur.connection, bank_id)
                 stamp, _ = self._stamp_memory_write(cur.connection, bank_id)
                 ids = [str(uuid.uuid4()) for _ in creates]
+                self._snapshot_observations(cur, bank_id, stamp, changed_observations(ids, updates, rewrites, deletes))
                 self._insert_memories(cur, bank_id, list(zip(ids, creates, strict=True)), stamp)
+                self._carry_observation_history(cur, bank_id, stamp, [(old, ids[i]) for old, i in successors])
                 grown = observation_mentions(ids, creates, updates)
                 if grown:
                     cur.executemany(
@@ -211,14 +222,17 @@ class MemoriesMixin(PostgresBase, RetentionQueries):
         context: str | None = None,
         tags: Sequence[str] | None = None,
         metadata: dict[str, str] | None = None,
+        model: tuple[str, int] | None = None,
     ) -> bool:
         """Edit a memory (None = keep a field); an edit is a memory write and sends the fact back to
-        consolidation. False when the memory does not exist."""
+        consolidation. False when the memory does not exist. ``model``: the embedding model ``(name, dimension)``
+        of a new ``embedding``, checked against the bank's in the transaction (:mod:`mindbank.store.write_model`)."""
         with self._tx() as conn:
             if conn.execute(Q["lock_bank"], (bank_id,)).fetchone() is None:
                 return False
             if not conn.execute(Q["get_memories"], (bank_id, [memory_id])).fetchall():
                 return False
+            self._check_write_model(conn, bank_id, model)
             stamp, _ = self._stamp_memory_write(conn, bank_id)
             self._record_fact_event(conn, bank_id, memory_id, "fact_edited", stamp)
             conn.execute(

@@ -10,6 +10,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
+from mindbank.domain.history import history_numbering
 from mindbank.domain.records import MentalModel
 from mindbank.store.base import (
     StalenessProbe,
@@ -31,7 +32,7 @@ class MentalModelsMixin(SearchMixin):
 
     def _history_params(self, model: MentalModel, history: dict[str, Any]) -> tuple[Any, ...]:
         """The ``insert_history`` parameters: ``changed_at`` is the statement's own ``clock_timestamp()``."""
-        return (model.bank_id, model.id, Jsonb(history))
+        return (model.bank_id, model.id, Jsonb(history), *history_numbering(model, history))
 
     def staleness_reads(self, bank_id: str, probes: Sequence[StalenessProbe]) -> StalenessReads:
         """Read what the staleness rule needs for a page of probes in ONE statement (up to 4000 distinct scopes per

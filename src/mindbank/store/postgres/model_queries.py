@@ -48,9 +48,12 @@ MODEL_Q: dict[str, str] = {
         "INSERT INTO mental_model_citations (bank_id, mental_model_id, memory_id) VALUES (%s, %s, %s) "
         "ON CONFLICT DO NOTHING"
     ),
+    # a version row is numbered when written: one past the model's newest number, else its first number (0 when it
+    # replaced the empty starting state); a failure record has none
     "insert_history": (
-        "INSERT INTO mental_model_history (bank_id, mental_model_id, content, changed_at) "
-        "VALUES (%s, %s, %s, clock_timestamp())"
+        "INSERT INTO mental_model_history (bank_id, mental_model_id, content, changed_at, version) "
+        "VALUES (%s, %s, %s, clock_timestamp(), CASE WHEN %s THEN COALESCE((SELECT MAX(version) + 1 "
+        "FROM mental_model_history WHERE bank_id = %s AND mental_model_id = %s), %s) END)"
     ),
     # {kind} is one of the two fixed predicates of HISTORY_KIND
     "trim_history": (
@@ -60,7 +63,7 @@ MODEL_Q: dict[str, str] = {
     ),
     "delete_mental_model": "DELETE FROM mental_models WHERE bank_id = %s AND id = %s",
     "list_history": (
-        "SELECT id, mental_model_id, content, changed_at FROM mental_model_history "
+        "SELECT id, mental_model_id, content, changed_at, version FROM mental_model_history "
         "WHERE bank_id = %s AND mental_model_id = %s ORDER BY changed_at DESC, id DESC"
     ),
     # "truthy" as the SQLite store reads it: present and not null, false, 0 or ""

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+# when a pending refresh was asked for: its latest manual request or its creation, or, parked or retried, the moment
+# it became due
+_ASKED = "GREATEST(COALESCE((o.payload->>'requested_at')::timestamptz, o.created_at), o.next_retry_at)"
+
 OPERATION_Q: dict[str, str] = {
     "insert_operation": (
         "INSERT INTO operations (id, bank_id, operation_type, status, payload, result, error, retry_count, "
@@ -42,6 +46,13 @@ OPERATION_Q: dict[str, str] = {
     # uq_operations_one_running_per_model and uq_operations_one_consolidation_per_bank settle the remaining race
     # (two claimers picking two rows from snapshots that predate each other's commit): the loser gets a unique
     # violation and the store retries.
+    # A pending refresh waits for its bank's consolidation (the observations it writes are in the model's scope: a
+    # refresh running first would leave the model stale at once): it is skipped while a consolidation of its bank is
+    # processing, or pending and queued at or before the refresh was asked for (its latest manual request,
+    # ``requested_at``, else its creation; a parked or retried refresh: the moment it became due) — a consolidation
+    # finishing earlier work counts from when that work was queued (``queued_at``) — or while a queued retain of its
+    # bank asked for before it is pending or running (its facts, then their consolidation); unless it was asked for
+    # longer ago than the wait bound (%(wait)s seconds), so a failing or stuck operation never holds it longer.
     # Fair order: banks with fewer live claims first, then operation types with fewer live claims, then the time
     # the row became runnable (a parked, retried or yielding row queues behind rows that were ready before it; a
     # crashed worker's row became runnable when its lease expired).
@@ -56,6 +67,12 @@ OPERATION_Q: dict[str, str] = {
         "AND (o.operation_type <> 'consolidation' OR NOT EXISTS (SELECT 1 FROM operations p "
         "WHERE p.bank_id = o.bank_id AND p.operation_type = 'consolidation' AND p.status = 'processing' "
         "AND p.id <> o.id)) "
+        f"AND (o.operation_type <> 'refresh_mental_model' OR o.status <> 'pending' OR {_ASKED} "
+        "< clock.at - make_interval(secs => %(wait)s) OR NOT EXISTS (SELECT 1 FROM operations c "
+        "WHERE c.bank_id = o.bank_id AND ((c.operation_type = 'consolidation' AND (c.status = 'processing' "
+        f"OR (c.status = 'pending' AND COALESCE((c.payload->>'queued_at')::timestamptz, c.created_at) <= {_ASKED}))) "
+        "OR (c.operation_type = 'batch_retain' AND c.status IN ('pending', 'processing') "
+        f"AND c.created_at <= {_ASKED})))) "
         "AND (%(lane)s::text IS NULL OR (o.operation_type = 'webhook_delivery') = (%(lane)s::text = 'deliveries')) "
         "ORDER BY (SELECT COUNT(*) FROM operations r WHERE r.status = 'processing' AND r.bank_id = o.bank_id "
         "AND r.lease_expires_at >= clock.at), "

@@ -12,7 +12,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from mindbank.domain.records import Operation
-from mindbank.store.base import Lane, fold_into_pending
+from mindbank.store.base import CONSOLIDATION_WAIT_SECONDS, Lane, fold_into_pending
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.queries import Q
 from mindbank.store.postgres.rows import COLUMNS, jsonb
@@ -57,7 +57,13 @@ class OperationsMixin(PostgresBase):
         return None if row is None else COLUMNS.operation_row(row)
 
     def claim_operation(
-        self, worker_id: str, lease_seconds: float, *, now: datetime | None = None, lane: Lane | None = None
+        self,
+        worker_id: str,
+        lease_seconds: float,
+        *,
+        now: datetime | None = None,
+        lane: Lane | None = None,
+        consolidation_wait_seconds: float = CONSOLIDATION_WAIT_SECONDS,
     ) -> Operation | None:
         """Claim a runnable operation under a fresh claim token: pending and due (``next_retry_at`` at or before
         ``now``), or processing with an expired lease; ``now`` defaults to the database clock (workers and tests
@@ -68,8 +74,10 @@ class OperationsMixin(PostgresBase):
         One statement with ``FOR UPDATE SKIP LOCKED``, so concurrent workers never claim the same row and never wait
         on each other's candidates. At most one operation per mental model runs at a time: a model with a row in
         ``processing`` is skipped unless that row is the expired one being reclaimed, and so is a consolidation of a
-        bank with one in ``processing``. Raises ``RuntimeError`` only if that race is lost repeatedly (not expected
-        in practice).
+        bank with one in ``processing``. A pending refresh waits for its bank's consolidation (and queued retain)
+        queued before it was asked for, at most ``consolidation_wait_seconds`` past that moment (the rule:
+        ``operation_queries.py``).
+        Raises ``RuntimeError`` only if that race is lost repeatedly (not expected in practice).
         """
         for _ in range(_CLAIM_ATTEMPTS):
             params = {
@@ -78,6 +86,7 @@ class OperationsMixin(PostgresBase):
                 "token": uuid.uuid4().hex,
                 "lease": float(lease_seconds),
                 "lane": lane,
+                "wait": float(consolidation_wait_seconds),
             }
             try:
                 with self._tx() as conn:

@@ -4,15 +4,18 @@ scope counts and watermarks, tags in use, and the chunk/document sources reflect
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 
 import numpy as np
 import numpy.typing as npt
 
 from mindbank.store.base import MemoryFilter
+from mindbank.store.columns import Row
 from mindbank.store.memory_reads import MemoryReads
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.migrate import nearest_sql
 from mindbank.store.postgres.queries import Q, tsquery
+from mindbank.store.shared import NEIGHBOURS_PER_SIDE, Anchors, FilterSQL
 
 _EF_SEARCH_MAX = 1000  # pgvector's upper bound for hnsw.ef_search
 
@@ -57,3 +60,16 @@ class SearchMixin(PostgresBase, MemoryReads):
         with self._read() as conn:
             rows = conn.execute(Q["keyword_search"].format(where=where), (query, bank_id, *params, k)).fetchall()
         return [(r["id"], float(r["score"])) for r in rows]
+
+    def _neighbour_rows(
+        self, bank_id: str, anchors: Anchors, window: timedelta, outer: FilterSQL, inner: FilterSQL
+    ) -> list[Row]:
+        """The anchors bound as arrays and joined ``LATERAL``: one statement, planned once whatever their number."""
+        arrays = (
+            [context for context, _ in anchors], [moment for _, moment in anchors],
+            [moment - window for _, moment in anchors], [moment + window for _, moment in anchors],
+        )  # fmt: skip
+        side = (bank_id, bank_id, *inner[1], *outer[1], NEIGHBOURS_PER_SIDE)
+        with self._read() as conn:
+            statement = Q["memory_neighbours"].format(where=outer[0], inner=inner[0])
+            return list(conn.execute(statement, (*arrays, *side, *side)).fetchall())

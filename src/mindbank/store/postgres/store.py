@@ -35,7 +35,9 @@ from mindbank.store.postgres.documents import DocumentsMixin
 from mindbank.store.postgres.knowledge import KnowledgeMixin
 from mindbank.store.postgres.memories import MemoriesMixin
 from mindbank.store.postgres.mental_models import MentalModelsMixin
+from mindbank.store.postgres.observations import ObservationsMixin
 from mindbank.store.postgres.operations import OperationsMixin
+from mindbank.store.postgres.reembed import ReembedMixin
 from mindbank.store.postgres.search import SearchMixin
 from mindbank.store.postgres.transfer import TransferMixin
 
@@ -46,12 +48,14 @@ class PostgresStore(
     BanksMixin,
     MemoriesMixin,
     MentalModelsMixin,
+    ObservationsMixin,
     SearchMixin,
     OperationsMixin,
     DocumentsMixin,
     ApiKeysQueries,
     KnowledgeMixin,
     TransferMixin,
+    ReembedMixin,
 ):
     """The scale-out store over one PostgreSQL database with the ``vector`` extension.
 

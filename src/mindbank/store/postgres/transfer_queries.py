@@ -36,7 +36,7 @@ TRANSFER_Q: dict[str, str] = {
     ),
     "snap_mental_models": "SELECT * FROM mental_models WHERE bank_id = %s ORDER BY id",
     "snap_history": (
-        "SELECT id, mental_model_id, content, changed_at FROM mental_model_history "
+        "SELECT id, mental_model_id, content, changed_at, version FROM mental_model_history "
         "WHERE bank_id = %s AND mental_model_id = %s ORDER BY id"
     ),
     "snap_operations": "SELECT * FROM operations WHERE bank_id = %s AND id > %s ORDER BY id LIMIT %s",
@@ -72,11 +72,22 @@ TRANSFER_Q: dict[str, str] = {
         "%s::text[], %s, %s, %s, %s, %s, %s::vector, %s::text[], %s, %s, %s, %s, %s, %s, %s)"
     ),
     "import_history": (
-        "INSERT INTO mental_model_history (id, bank_id, mental_model_id, content, changed_at) "
-        "VALUES (%s, %s, %s, %s, %s)"
+        "INSERT INTO mental_model_history (id, bank_id, mental_model_id, content, changed_at, version) "
+        "VALUES (%s, %s, %s, %s, %s, %s)"
+    ),
+    # version rows an archive written before numbers were stored left unnumbered: numbered as they stand (the
+    # model's version rows oldest first, from 0 when the oldest replaced the empty state), as migration 0091 did
+    "number_history": (
+        "UPDATE mental_model_history SET version = n.v FROM (SELECT id, (ROW_NUMBER() OVER w - 1 + CASE WHEN "
+        "COALESCE(FIRST_VALUE(content ->> 'previous_content') OVER w, '') = '' THEN 0 ELSE 1 END)::integer AS v "
+        "FROM mental_model_history WHERE bank_id = %s AND content -> 'previous_content' IS NOT NULL "
+        "AND (content ->> 'kind') IS DISTINCT FROM 'refresh_failed' "
+        "WINDOW w AS (PARTITION BY bank_id, mental_model_id ORDER BY changed_at, id)) AS n "
+        "WHERE n.id = mental_model_history.id AND mental_model_history.version IS NULL"
     ),
     "import_history_new": (
-        "INSERT INTO mental_model_history (bank_id, mental_model_id, content, changed_at) VALUES (%s, %s, %s, %s)"
+        "INSERT INTO mental_model_history (bank_id, mental_model_id, content, changed_at, version) "
+        "VALUES (%s, %s, %s, %s, %s)"
     ),
     # explicit ids leave the identity sequence behind: move it past them so the next history row gets a free id
     "sync_history_ids": (

@@ -195,7 +195,9 @@ class SQLiteBase(SharedQueries):
                     )
                     for r in conn.execute(Q["index_rows"], (bank_id,))
                 ]
-                index = VectorIndex.build(self.dimension, rows)
+                # the bank's own width: a bank still on its earlier model (a re-embedding to this store's model
+                # not yet committed) keeps being searched with that model's vectors
+                index = VectorIndex.build(len(rows[0].vector) if rows else self.dimension, rows)
                 with self._index_lock:
                     current = self._indexes.get(bank_id)
                     # a write of this process may have cached a newer index meanwhile: keep it (one version ahead

@@ -19,25 +19,31 @@ import numpy.typing as npt
 from mindbank.domain.records import NewMemory
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.store.base import DocumentWrite, MemoryFilter
+from mindbank.store.observations import ObservationQueries, changed_observations
 from mindbank.store.retention import LazyStamp, RetentionQueries
 from mindbank.store.shared import observation_mentions
 from mindbank.store.sqlite.queries import MAX_IDS, Q, marks
 from mindbank.store.sqlite.rows import COLUMNS, index_rows, vector_blob
 from mindbank.store.sqlite.search import SearchMixin
 from mindbank.store.sqlite.vector_index import IndexRow
+from mindbank.store.write_model import WriteModelCheck
 
 
-class MemoriesMixin(SearchMixin, RetentionQueries):
+class MemoriesMixin(SearchMixin, RetentionQueries, WriteModelCheck, ObservationQueries):
     """Writes to ``documents``, ``chunks`` and ``memory_units``, and the consolidation reads."""
 
-    def write_documents(self, bank_id: str, documents: Sequence[DocumentWrite]) -> list[list[str]]:
+    def write_documents(
+        self, bank_id: str, documents: Sequence[DocumentWrite], *, model: tuple[str, int] | None = None
+    ) -> list[list[str]]:
         """Write retained documents atomically (bank auto-created); returns, per document, the ids of the memories
         that hold it (new facts, facts it repeated, or a restated document's facts).
 
         ``update_mode == "replace"`` deletes the document's previous chunks and memories first; ``append`` keeps
         them and adds the new content after the stored text; a ``continuation`` adds its memories only; a
         ``restate`` changes nothing or updates fields in place (:mod:`mindbank.store.retention`). A fact whose
-        repeat key a stored fact has becomes a mention of it. A write that changes nothing takes no stamp.
+        repeat key a stored fact has becomes a mention of it. ``model``: the embedding model ``(name, dimension)``
+        the vectors were made with, checked against the bank's under its lock (:mod:`mindbank.store.write_model`).
+        A write that changes nothing takes no stamp.
         """
         out: list[list[str]] = []
         added: list[IndexRow] = []
@@ -46,6 +52,7 @@ class MemoriesMixin(SearchMixin, RetentionQueries):
         restated = False
         with self._tx() as conn:
             self._ensure_bank(conn, bank_id)
+            self._check_write_model(conn, bank_id, model)
             stamp = LazyStamp(lambda: self._stamp_memory_write(conn, bank_id))
             known = self._known_repeats(conn, bank_id, documents)
             for doc in documents:
@@ -167,17 +174,22 @@ class MemoriesMixin(SearchMixin, RetentionQueries):
         consolidated_ids: Sequence[str],
         rewrites: Sequence[tuple[str, str, npt.NDArray[np.float32]]] = (),
         deletes: Sequence[str] = (),
+        successors: Sequence[tuple[str, int]] = (),
     ) -> list[str]:
         """Apply one consolidation round atomically: new observations, observation updates ``(id, source ids,
         proof count)``, observation rewrites ``(id, text, embedding)``, observation deletes, and ``consolidated_at``
         on the source facts. Observation writes are memory writes (stamped); marking sources is bookkeeping and
-        stamps nothing. Returns the new observation ids."""
+        stamps nothing. Each observation updated or rewritten keeps its earlier state as a history row; a new
+        observation succeeding a deleted one ``(deleted id, index in creates)`` carries its history on. Returns the
+        new observation ids."""
         with self._tx() as conn:
             stamp, version = (None, None)
             if creates or updates or rewrites or deletes:
                 stamp, version = self._stamp_memory_write(conn, bank_id)
             ids = [str(uuid.uuid4()) for _ in creates]
+            self._snapshot_observations(conn, bank_id, stamp, changed_observations(ids, updates, rewrites, deletes))
             self._insert_memories(conn, bank_id, list(zip(ids, creates, strict=True)), stamp)
+            self._carry_observation_history(conn, bank_id, stamp, [(old, ids[i]) for old, i in successors])
             for memory_id, sources, proof in observation_mentions(ids, creates, updates):
                 listed = COLUMNS.text_list(sources)
                 params = (listed, proof, stamp, proof, bank_id, listed, bank_id, memory_id)
@@ -234,13 +246,16 @@ class MemoriesMixin(SearchMixin, RetentionQueries):
         context: str | None = None,
         tags: Sequence[str] | None = None,
         metadata: dict[str, str] | None = None,
+        model: tuple[str, int] | None = None,
     ) -> bool:
         """Edit a memory (None = keep a field); an edit is a memory write and sends the fact back to
-        consolidation. False when the memory does not exist."""
+        consolidation. False when the memory does not exist. ``model``: the embedding model ``(name, dimension)``
+        of a new ``embedding``, checked against the bank's in the transaction (:mod:`mindbank.store.write_model`)."""
         with self._tx() as conn:
             row = conn.execute(Q["memory_index_fields"], (bank_id, memory_id)).fetchone()
             if row is None:
                 return False
+            self._check_write_model(conn, bank_id, model)
             stamp, version = self._stamp_memory_write(conn, bank_id)
             self._record_fact_event(conn, bank_id, memory_id, "fact_edited", stamp)
             new_tags = json.loads(row["tags"]) if tags is None else sorted(set(tags))

@@ -44,8 +44,12 @@ MODEL_Q: dict[str, str] = {
     "insert_citation": (
         "INSERT OR IGNORE INTO mental_model_citations (bank_id, mental_model_id, memory_id) VALUES (?, ?, ?)"
     ),
+    # a version row is numbered when written: one past the model's newest number, else its first number (0 when it
+    # replaced the empty starting state); a failure record has none
     "insert_history": (
-        "INSERT INTO mental_model_history (bank_id, mental_model_id, content, changed_at) VALUES (?, ?, ?, ?)"
+        "INSERT INTO mental_model_history (bank_id, mental_model_id, content, changed_at, version) VALUES (?, ?, ?, ?, "
+        "CASE WHEN ? THEN COALESCE((SELECT MAX(version) + 1 FROM mental_model_history WHERE bank_id = ? "
+        "AND mental_model_id = ?), ?) END)"
     ),
     # {kind} is one of the two fixed predicates of HISTORY_KIND
     "trim_history": (
@@ -55,7 +59,7 @@ MODEL_Q: dict[str, str] = {
     ),
     "delete_mental_model": "DELETE FROM mental_models WHERE bank_id = ? AND id = ?",
     "list_history": (
-        "SELECT id, mental_model_id, content, changed_at FROM mental_model_history "
+        "SELECT id, mental_model_id, content, changed_at, version FROM mental_model_history "
         "WHERE bank_id = ? AND mental_model_id = ? ORDER BY changed_at DESC, id DESC"
     ),
     # "truthy": present and not null, false, 0 or "" (json_extract yields 0 for false)

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+# when a pending refresh was asked for: its latest manual request or its creation, or, parked or retried, the moment
+# it became due (ISO strings of one fixed width sort in time order)
+_ASKED = (
+    "MAX(COALESCE(json_extract(o.payload, '$.requested_at'), o.created_at), COALESCE(o.next_retry_at, o.created_at))"
+)
+
 OPERATION_Q: dict[str, str] = {
     "insert_operation": (
         "INSERT INTO operations (id, bank_id, operation_type, status, payload, result, error, retry_count, "
@@ -38,7 +44,14 @@ OPERATION_Q: dict[str, str] = {
     # Fair order: banks with fewer live claims first, then operation types with fewer live claims, then the time
     # the row became runnable (a parked, retried or yielding row queues behind rows that were ready before it; a
     # crashed worker's row became runnable when its lease expired). ``lane``: 'deliveries' claims webhook deliveries
-    # only, 'work' everything else, NULL anything
+    # only, 'work' everything else, NULL anything.
+    # A pending refresh waits for its bank's consolidation (the observations it writes are in the model's scope: a
+    # refresh running first would leave the model stale at once): it is skipped while a consolidation of its bank is
+    # processing, or pending and queued at or before the refresh was asked for (its latest manual request,
+    # ``requested_at``, else its creation; a parked or retried refresh: the moment it became due) — a consolidation
+    # finishing earlier work counts from when that work was queued (``queued_at``) — or while a queued retain of its
+    # bank asked for before it is pending or running (its facts, then their consolidation); unless it was asked for
+    # before :wait_from (now minus the wait bound), so a failing or stuck operation never holds it longer than that
     "claim_candidate": (
         "SELECT o.id FROM operations o WHERE ((o.status = 'pending' AND (o.next_retry_at IS NULL OR "
         "o.next_retry_at <= :now)) OR (o.status = 'processing' AND o.lease_expires_at < :now)) "
@@ -48,6 +61,12 @@ OPERATION_Q: dict[str, str] = {
         "AND (o.operation_type != 'consolidation' OR NOT EXISTS (SELECT 1 FROM operations p WHERE "
         "p.bank_id = o.bank_id AND p.operation_type = 'consolidation' AND p.status = 'processing' "
         "AND p.lease_expires_at >= :now AND p.id != o.id)) "
+        f"AND (o.operation_type != 'refresh_mental_model' OR o.status != 'pending' OR {_ASKED} < :wait_from "
+        "OR NOT EXISTS (SELECT 1 FROM operations c WHERE c.bank_id = o.bank_id AND ((c.operation_type = "
+        "'consolidation' AND (c.status = 'processing' OR (c.status = 'pending' AND "
+        f"COALESCE(json_extract(c.payload, '$.queued_at'), c.created_at) <= {_ASKED}))) "
+        "OR (c.operation_type = 'batch_retain' AND c.status IN ('pending', 'processing') "
+        f"AND c.created_at <= {_ASKED})))) "
         "AND (:lane IS NULL OR (o.operation_type = 'webhook_delivery') = (:lane = 'deliveries')) ORDER BY "
         "(SELECT COUNT(*) FROM operations r WHERE r.status = 'processing' AND r.bank_id = o.bank_id "
         "AND r.lease_expires_at >= :now), "

@@ -9,7 +9,7 @@ from typing import Any
 
 from mindbank.domain.records import Operation
 from mindbank.domain.timeutil import to_iso, utcnow
-from mindbank.store.base import Lane, fold_into_pending
+from mindbank.store.base import CONSOLIDATION_WAIT_SECONDS, Lane, fold_into_pending
 from mindbank.store.sqlite.connection import SQLiteBase
 from mindbank.store.sqlite.queries import Q
 from mindbank.store.sqlite.rows import COLUMNS, to_json
@@ -53,17 +53,28 @@ class OperationsMixin(SQLiteBase):
         return None if row is None else COLUMNS.operation_row(row)
 
     def claim_operation(
-        self, worker_id: str, lease_seconds: float, *, now: datetime | None = None, lane: Lane | None = None
+        self,
+        worker_id: str,
+        lease_seconds: float,
+        *,
+        now: datetime | None = None,
+        lane: Lane | None = None,
+        consolidation_wait_seconds: float = CONSOLIDATION_WAIT_SECONDS,
     ) -> Operation | None:
         """Claim a runnable operation under a fresh claim token: pending and due (``next_retry_at`` at or before
         ``now``), or processing with an expired lease. At most one refresh per mental model and one consolidation per
         bank run at a time: a model with a live claimed refresh, or a bank with a live claimed consolidation, is
-        skipped. Fair order: banks with fewer live claims first, then operation types
-        with fewer live claims, then the time the row became runnable. ``now`` defaults to the clock (tests inject
-        one); ``lane``: ``deliveries`` (webhook deliveries only), ``work`` (all but them), None (any)."""
+        skipped. A pending refresh waits for its bank's consolidation (and queued retain) queued before it was asked
+        for, at most ``consolidation_wait_seconds`` past that moment (the rule: ``operation_queries.py``). Fair
+        order: banks with fewer live claims first, then operation types with fewer live claims, then the time the
+        row became runnable. ``now`` defaults to the clock (tests inject one); ``lane``: ``deliveries`` (webhook
+        deliveries only), ``work`` (all but them), None (any)."""
         now = now or utcnow()
+        wait_from = to_iso(now - timedelta(seconds=consolidation_wait_seconds))
         with self._tx() as conn:
-            row = conn.execute(Q["claim_candidate"], {"now": to_iso(now), "lane": lane}).fetchone()
+            row = conn.execute(
+                Q["claim_candidate"], {"now": to_iso(now), "lane": lane, "wait_from": wait_from}
+            ).fetchone()
             if row is None:
                 return None
             claimed = conn.execute(

@@ -31,7 +31,9 @@ from mindbank.store.sqlite.consolidation_queries import CONSOLIDATION_Q
 from mindbank.store.sqlite.knowledge_queries import KNOWLEDGE_Q
 from mindbank.store.sqlite.memory_queries import MEMORY_Q
 from mindbank.store.sqlite.model_queries import MODEL_Q
+from mindbank.store.sqlite.observation_queries import OBSERVATION_Q
 from mindbank.store.sqlite.operation_queries import OPERATION_Q
+from mindbank.store.sqlite.reembed_queries import REEMBED_Q
 from mindbank.store.sqlite.resource_queries import RESOURCE_Q
 from mindbank.store.sqlite.search_queries import SEARCH_Q
 from mindbank.store.sqlite.spend_queries import SPEND_Q
@@ -68,7 +70,7 @@ _CONNECTION_Q: dict[str, str] = {
 # documents, directives, webhooks, operation administration, the bank's LLM request log and heartbeats)
 Q = merge_statements(
     _CONNECTION_Q, BANK_Q, MEMORY_Q, SEARCH_Q, MODEL_Q, SPEND_Q, KNOWLEDGE_Q, OPERATION_Q, ACCESS_Q, RESOURCE_Q,
-    TRANSFER_Q, CONSOLIDATION_Q,
+    TRANSFER_Q, CONSOLIDATION_Q, REEMBED_Q, OBSERVATION_Q,
 )  # fmt: skip
 
 

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from mindbank.store.base import MemoryFilter
+from mindbank.store.columns import Row
 from mindbank.store.memory_reads import MemoryReads
+from mindbank.store.shared import NEIGHBOURS_PER_SIDE, Anchors, FilterSQL
 from mindbank.store.sqlite.connection import SQLiteBase
 from mindbank.store.sqlite.queries import (
     Q,
@@ -82,3 +86,18 @@ class SearchMixin(SQLiteBase, MemoryReads):
                 rows = conn.execute(Q["keyword_search"].format(where=where), (match, bank_id, *params, k)).fetchall()
                 kept = [(r[0], -float(r[1])) for r in rows]
         return kept
+
+    def _neighbour_rows(
+        self, bank_id: str, anchors: Anchors, window: timedelta, outer: FilterSQL, inner: FilterSQL
+    ) -> list[Row]:
+        """One ``UNION ALL`` part per anchor and side (planning is cheap in process)."""
+        parts: list[str] = []
+        bound: list[Any] = []
+        for context, moment in anchors:
+            at = self._columns.time(moment)
+            for side, edge in ((Q["neighbours_before"], moment - window), (Q["neighbours_after"], moment + window)):
+                parts.append(side.format(where=outer[0], inner=inner[0], n=len(parts)))
+                bound.extend((bank_id, context, bank_id, context, at, self._columns.time(edge), *inner[1]))
+                bound.extend((*outer[1], NEIGHBOURS_PER_SIDE))
+        with self._read() as conn:
+            return list(conn.execute(" UNION ALL ".join(parts), tuple(bound)).fetchall())

@@ -1,6 +1,8 @@
-"""Recall's searches: vector (PostgreSQL), keyword, time window and the scope watermark."""
+"""Recall's searches: vector (PostgreSQL), keyword, time window, neighbours and the scope watermark."""
 
 from __future__ import annotations
+
+from mindbank.store.sqlite.memory_queries import MEMORY_COLUMNS_M
 
 SEARCH_Q: dict[str, str] = {
     # keyword search ranks the FTS index on its own first (FTS5 answers ORDER BY rank LIMIT without touching the
@@ -22,6 +24,24 @@ SEARCH_Q: dict[str, str] = {
         "(m.occurred_start >= ? AND m.occurred_start <= ?) OR (m.occurred_end >= ? AND m.occurred_end <= ?) "
         "OR (m.mentioned_at >= ? AND m.mentioned_at <= ?)) "
         "ORDER BY COALESCE(m.occurred_start, m.mentioned_at) DESC, m.id LIMIT ?"
+    ),
+    # recall's neighbour expansion: per anchor (context, moment), the memories (whole rows) of that context at the
+    # nearest visible moment before / after it within a window (the inner query finds that moment on the index; the
+    # pieces of one long turn share it). Parts are joined with UNION ALL; {where} / {inner}: the filter over the
+    # outer / inner alias; {n}: the part's number
+    "neighbours_before": (
+        f"SELECT * FROM (SELECT {MEMORY_COLUMNS_M} FROM memory_units m WHERE m.bank_id = ? AND m.context = ? "
+        "AND COALESCE(m.occurred_start, m.mentioned_at) = (SELECT MAX(COALESCE(x.occurred_start, x.mentioned_at)) "
+        "FROM memory_units x WHERE x.bank_id = ? AND x.context = ? "
+        "AND COALESCE(x.occurred_start, x.mentioned_at) < ? "
+        "AND COALESCE(x.occurred_start, x.mentioned_at) >= ? AND {inner}) AND {where} LIMIT ?) AS p{n}"
+    ),
+    "neighbours_after": (
+        f"SELECT * FROM (SELECT {MEMORY_COLUMNS_M} FROM memory_units m WHERE m.bank_id = ? AND m.context = ? "
+        "AND COALESCE(m.occurred_start, m.mentioned_at) = (SELECT MIN(COALESCE(x.occurred_start, x.mentioned_at)) "
+        "FROM memory_units x WHERE x.bank_id = ? AND x.context = ? "
+        "AND COALESCE(x.occurred_start, x.mentioned_at) > ? "
+        "AND COALESCE(x.occurred_start, x.mentioned_at) <= ? AND {inner}) AND {where} LIMIT ?) AS p{n}"
     ),
     "scope_watermark": (
         "SELECT m.updated_at FROM memory_units m WHERE m.bank_id = ? AND {where} ORDER BY m.updated_at DESC LIMIT 1"

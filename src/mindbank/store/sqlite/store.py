@@ -24,7 +24,9 @@ from mindbank.store.sqlite.documents import DocumentsMixin
 from mindbank.store.sqlite.knowledge import KnowledgeMixin
 from mindbank.store.sqlite.memories import MemoriesMixin
 from mindbank.store.sqlite.mental_models import MentalModelsMixin
+from mindbank.store.sqlite.observations import ObservationsMixin
 from mindbank.store.sqlite.operations import OperationsMixin
+from mindbank.store.sqlite.reembed import ReembedMixin
 from mindbank.store.sqlite.search import SearchMixin
 from mindbank.store.sqlite.transfer import TransferMixin
 
@@ -35,11 +37,13 @@ class SQLiteStore(
     BanksMixin,
     MemoriesMixin,
     MentalModelsMixin,
+    ObservationsMixin,
     SearchMixin,
     OperationsMixin,
     DocumentsMixin,
     ApiKeysQueries,
     KnowledgeMixin,
     TransferMixin,
+    ReembedMixin,
 ):
     """The embedded store. ``path`` is a file path or ``":memory:"`` (one shared connection)."""

@@ -37,7 +37,7 @@ TRANSFER_Q: dict[str, str] = {
     ),
     "snap_mental_models": "SELECT * FROM mental_models WHERE bank_id = ? ORDER BY id",
     "snap_history": (
-        "SELECT id, mental_model_id, content, changed_at FROM mental_model_history "
+        "SELECT id, mental_model_id, content, changed_at, version FROM mental_model_history "
         "WHERE bank_id = ? AND mental_model_id = ? ORDER BY id"
     ),
     "snap_operations": "SELECT * FROM operations WHERE bank_id = ? AND id > ? ORDER BY id LIMIT ?",
@@ -72,10 +72,22 @@ TRANSFER_Q: dict[str, str] = {
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     ),
     "import_history": (
-        "INSERT INTO mental_model_history (id, bank_id, mental_model_id, content, changed_at) VALUES (?, ?, ?, ?, ?)"
+        "INSERT INTO mental_model_history (id, bank_id, mental_model_id, content, changed_at, version) "
+        "VALUES (?, ?, ?, ?, ?, ?)"
+    ),
+    # version rows an archive written before numbers were stored left unnumbered: numbered as they stand (the
+    # model's version rows oldest first, from 0 when the oldest replaced the empty state), as migration 0091 did
+    "number_history": (
+        "UPDATE mental_model_history SET version = n.v FROM (SELECT id, (ROW_NUMBER() OVER w - 1 + CASE WHEN "
+        "COALESCE(FIRST_VALUE(json_extract(content, '$.previous_content')) OVER w, '') = '' THEN 0 ELSE 1 END) AS v "
+        "FROM mental_model_history WHERE bank_id = ? AND json_type(content, '$.previous_content') IS NOT NULL "
+        "AND json_extract(content, '$.kind') IS NOT 'refresh_failed' "
+        "WINDOW w AS (PARTITION BY bank_id, mental_model_id ORDER BY changed_at, id)) AS n "
+        "WHERE n.id = mental_model_history.id AND mental_model_history.version IS NULL"
     ),
     "import_history_new": (
-        "INSERT INTO mental_model_history (bank_id, mental_model_id, content, changed_at) VALUES (?, ?, ?, ?)"
+        "INSERT INTO mental_model_history (bank_id, mental_model_id, content, changed_at, version) "
+        "VALUES (?, ?, ?, ?, ?)"
     ),
     # AUTOINCREMENT already moves past explicit ids; kept so both stores run the same import
     "sync_history_ids": (

@@ -1,10 +1,11 @@
-// A bank: its statistics, its knowledge-base tree, and its mental models (filter by tag, page through them) with
-// the staleness badge, last refresh vs last memory seen, the trigger in words, a parked or queued refresh and the
-// last outcome.
+// A bank: its statistics, its embedding model (and re-embedding), its knowledge-base tree, and its mental models
+// (filter by tag, page through them) with the staleness badge, last refresh vs last memory seen, the trigger in
+// words, a parked or queued refresh and the last outcome.
 
 import { bankPath, get } from "../api.js";
 import { append, badge, field, h, reasonWords, relative, spendLine, staleBadge, stamp, triggerWords, when } from "../dom.js";
 import { bankTabs } from "./bank_nav.js";
+import { embeddingLine } from "./embedding.js";
 import { pageSearch } from "./page_search.js";
 import { treePanel } from "./tree.js";
 
@@ -72,8 +73,15 @@ export async function bankView(main, [bank], query, ctx) {
       stats.failing_models ? ` · ${stats.failing_models} model${stats.failing_models === 1 ? "" : "s"} failing` : "",
       stats.bank_breaker_open ? [" ", badge("Bank breaker open", "bad", "Automatic refreshes of this bank are stopped until failing models recover")] : "") : null,
   ]);
+  const embeddingSlot = h("div");
+  const reloadEmbedding = async (done = false) => {
+    const line = await embeddingLine(bank, () => reloadEmbedding(true));
+    // a re-embedding started here owns the line (a poll leaves it alone) until its operation ends
+    if (ctx.current() && (done || !embeddingSlot.querySelector("button:disabled"))) embeddingSlot.replaceChildren(line);
+  };
+  await reloadEmbedding();
   const grid = h("div.grid");
-  main.append(grid);
+  main.append(embeddingSlot, grid);
   const treeSlot = h("div");
   const modelsSlot = h("div");
   grid.append(treeSlot, modelsSlot);
@@ -90,7 +98,7 @@ export async function bankView(main, [bank], query, ctx) {
     if (idle(modelsSlot, polled)) modelsSlot.replaceChildren(...fresh.childNodes);
   };
   await Promise.all([reloadTree(), reloadModels()]);
-  poll(ctx, () => Promise.all([reloadTree(true), reloadModels(true)]));
+  poll(ctx, () => Promise.all([reloadTree(true), reloadModels(true), reloadEmbedding()]));
 }
 
 async function renderModels(slot, bank, query, ctx) {

@@ -1,5 +1,5 @@
 // Curation of one mental model by people (docs/curation.md): the draft waiting for review (its diff, Approve,
-// Reject with a reason), and the document by block — edit a block in place, add one, pin and unpin blocks and
+// Reject with a reason), and, in a panel collapsed until opened, the document by block — edit a block in place, add one, pin and unpin blocks and
 // sections, and each block's origin (a refresh, or the person who edited it) on hover. Refreshes keep what a person
 // wrote or pinned as it is.
 
@@ -8,21 +8,38 @@ import { badge, field, h, modal, stamp } from "../dom.js";
 import { renderUnified } from "../diff.js";
 import { renderBlock } from "../markdown.js";
 
-/** Elements that load themselves: the draft banner and the curation section. ``done(message)`` re-renders the view
- * after a change with ``message`` as its status. */
+const openCurations = new Set(); // models whose Curate panel the reader opened: it stays open across re-renders
+
+/** Elements that load themselves, ``{notes, panel}``: the draft banner and the hold note (shown at once), and the
+ * Curate panel —
+ * collapsed until opened (the content section already shows the blocks; the panel loads them for editing only
+ * then), and kept open across the re-render that follows a change. ``done(message)`` re-renders the view after a
+ * change with ``message`` as its status. */
 export function curationSlot(base, model, done) {
-  const slot = h("div.curation");
-  load(slot, base, model, done).catch((err) => slot.replaceChildren(h("p.error", { role: "alert" }, `Curation: ${err.message}`)));
-  return slot;
+  const notes = h("div.curation-notes");
+  const body = h("div.curate-body");
+  const panel = h("details.panel.curate", { dataset: { model: model.id } },
+    h("summary", {}, h("h2#curate-title", {}, "Curate"),
+      h("span.muted", {}, " — edit, add, pin or remove blocks by hand (refreshes keep them)")),
+    body);
+  let loaded = false;
+  const open = () => {
+    openCurations.add(model.id);
+    if (loaded) return;
+    loaded = true;
+    get(`${base}/blocks`).then((view) => body.replaceChildren(blocksSection(base, view, done)))
+      .catch((err) => body.replaceChildren(h("p.error", { role: "alert" }, `Curation: ${err.message}`)));
+  };
+  panel.addEventListener("toggle", () => { if (panel.open) open(); else openCurations.delete(model.id); });
+  if (openCurations.has(model.id)) { panel.open = true; open(); }
+  loadNotes(notes, base, model, done).catch((err) => notes.replaceChildren(h("p.error", { role: "alert" }, `Curation: ${err.message}`)));
+  return { notes, panel };
 }
 
-async function load(slot, base, model, done) {
-  const [view, draft] = await Promise.all([
-    get(`${base}/blocks`),
-    model.refresh_status && model.refresh_status.draft ? get(`${base}/draft`) : Promise.resolve(null),
-  ]);
+async function loadNotes(notes, base, model, done) {
+  const draft = model.refresh_status && model.refresh_status.draft ? await get(`${base}/draft`) : null;
   // replaceChildren writes a null as the text "null": an absent part is an empty string
-  slot.replaceChildren(draft ? draftBanner(base, draft, done) : "", holdNote(model) || "", blocksSection(base, view, done));
+  notes.replaceChildren(draft ? draftBanner(base, draft, done) : "", holdNote(model) || "");
 }
 
 /** Why automatic refreshes wait (API ``refresh_status.hold``), in words; null when they do not. */
@@ -104,8 +121,7 @@ function blocksSection(base, view, done) {
       h("div.csection-head", {}, h("h3", {}, section.heading || "(preamble)"), section.pinned ? badge("pinned", "info") : null, pinSection),
       list, add);
   });
-  return h("section", { "aria-labelledby": "curate-title" },
-    h("h2#curate-title", {}, "Curate"),
+  return h("div", {},
     h("p.muted", {}, `Edited and pinned blocks are kept by every refresh (${view.fixed_block_ids.length} now); `
       + `${view.document_tokens} of ${view.max_tokens} tokens. Hover a block to see who wrote it.`),
     view.sections.length ? sections : h("p.muted", {}, "No blocks yet."), status);

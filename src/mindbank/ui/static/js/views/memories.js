@@ -1,11 +1,13 @@
 // A bank's memories: a paged list with filters (fact type, tags with their match mode, document, when written, a
 // plain text filter), a search box that asks /memories/recall and shows each hit's scores, and one memory's page
-// (text, tags, metadata, times, source document and chunk, the facts an observation rests on, the mental models and
-// knowledge pages citing it) with tag editing and delete, each stating what it does to the models citing it.
+// (text, tags, metadata, times, source document and chunk, the facts an observation rests on, the observations a
+// fact supports, the mental models and knowledge pages citing it, its history) with tag editing and delete, each
+// stating what it does to the models citing it.
 
 import { bankPath, del, get, patch, post } from "../api.js";
 import { append, badge, field, h, modal, staleBadge, when } from "../dom.js";
 import { bankTabs } from "./bank_nav.js";
+import { derivedSection, memoryHistorySection } from "./memory_history.js";
 
 const PAGE = 25;
 const SEARCH_SHOWN = 20; // recall answers within a token budget; the best of them are what a reader looks at
@@ -30,6 +32,8 @@ function memoryRow(bank, m) {
 }
 
 const fmt = (n) => (typeof n === "number" ? n.toFixed(3) : "—");
+
+let flash = null; // a message for the memory page's next render (the outcome of an action that re-rendered it)
 
 export async function memoriesView(main, [bank], query, ctx) {
   const bankHref = `#/b/${encodeURIComponent(bank)}`;
@@ -123,12 +127,16 @@ export async function memoryView(main, [bank, id], _query, ctx) {
   const [memory, cited] = await Promise.all([get(base), get(`${base}/cited-by`)]);
   const citers = cited.mental_models;
   ctx.setCrumbs([["Banks", "#/"], [bank, bankHref], ["Memories", `${bankHref}/mem`], [memory.text.slice(0, 40) + (memory.text.length > 40 ? "…" : ""), null]]);
-  const status = h("p.status", { role: "status", "aria-live": "polite" });
-  const [chunk, sources] = await Promise.all([
+  const status = h("p.status", { role: "status", "aria-live": "polite" }, flash || "");
+  flash = null;
+  const done = (message) => { flash = message; ctx.rerender(); };
+  const [chunk, sources, derived, history] = await Promise.all([
     memory.chunk_id ? get(`/v1/default/chunks/${encodeURIComponent(memory.chunk_id)}`).catch(() => null) : null,
     memory.source_memory_ids && memory.source_memory_ids.length
       ? Promise.all(memory.source_memory_ids.map((s) => get(`${bankPath(bank)}/memories/${encodeURIComponent(s)}`).catch(() => ({ id: s, missing: true }))))
       : [],
+    memory.fact_type === "observation" ? null : derivedSection(bank, memory, done),
+    memoryHistorySection(bank, memory),
   ]);
 
   const editTags = async () => {
@@ -147,7 +155,8 @@ export async function memoryView(main, [bank, id], _query, ctx) {
     h("div.page-head", {}, h("h1", {}, "Memory"), badge(memory.fact_type, "neutral"), h("span.spacer"), bankTabs(bank, "mem")),
     h("blockquote.memory-text", {}, memory.text),
     h("div.actions", {},
-      h("button", { type: "button", on: { click: editTags } }, "Edit tags"),
+      // an observation takes its tags from its scope: the API refuses to edit one
+      memory.fact_type === "observation" ? null : h("button", { type: "button", on: { click: editTags } }, "Edit tags"),
       h("button.danger", { type: "button", on: { click: remove } }, "Delete")),
     status,
     h("dl.facts", {},
@@ -165,6 +174,8 @@ export async function memoryView(main, [bank, id], _query, ctx) {
     sources.length ? h("section", { "aria-labelledby": "sources-title" }, h("h2#sources-title", {}, `Facts this observation rests on (${sources.length})`),
       h("ul.citers", {}, sources.map((s) => h("li", {}, s.missing ? h("span.muted", {}, `${s.id} (deleted)`)
         : h("a", { href: `${bankHref}/mem/${encodeURIComponent(s.id)}` }, s.text))))) : null,
+    derived,
     h("section", { "aria-labelledby": "citers-title" }, h("h2#citers-title", {}, "Cited by"), citersList(bank, citers)),
+    history,
   ]);
 }

@@ -111,14 +111,16 @@ export async function modelView(main, [bank, id], query, ctx) {
     spend.length ? [h("dt", {}, "Last answer's tokens"), h("dd", {}, spend.map(([k, v]) => `${k} ${v}`).join(" · "))] : null,
   );
 
+  const curation = curationSlot(base, model, (message) => { flash = message; ctx.navigate(selfHref); });
   append(main, [
     h("div.page-head", {},
       h("h1", {}, model.name), staleBadge(model), staleReason(model),
       model.is_knowledge_page ? badge("Knowledge page", "info") : null,
       model.content ? null : badge("Empty", "neutral", "Not refreshed yet, or cleared")),
     facts, actions, status, dryRunSlot,
-    curationSlot(base, model, (message) => { flash = message; ctx.navigate(selfHref); }),
+    curation.notes,
     contentSection(bank, model),
+    curation.panel,
     historySection(bank, model, history, async (entry, version) => {
       busy(true);
       try {
