@@ -44,7 +44,6 @@ once an observation consolidated from it is among the results, and fills the fre
 from __future__ import annotations
 
 import bisect
-import math
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -298,7 +297,10 @@ def expand_neighbours(
     new = [m for m in store.memory_neighbours(bank_id, anchors, window_s, flt) if m.id not in scores]
     if not new:
         return list(ranked)
-    floor = math.nextafter(min(scores.values()), -math.inf)  # below every candidate, even when there is one
+    # below every candidate, even when there is one, by a margin rather than the next float: a boost later added
+    # to both (the when and period boosts add a constant) must not round the two into a tie broken by id
+    lowest = min(scores.values())
+    floor = lowest - max(abs(lowest) * 1e-3, 1e-9)
     for memory in new:
         memories[memory.id] = memory
         scores[memory.id] = floor
