@@ -54,6 +54,15 @@ def test_a_fact_about_priya_is_not_cited_for_what_does_tomas_do(embedder: MiniLM
     assert "Portuguese" not in briefing.markdown and "Riverside" not in briefing.markdown
 
 
+def test_a_greeting_that_names_the_listener_does_not_make_a_turn_about_them(embedder: MiniLMEmbedder) -> None:
+    greeting = "Priya: Tomas! It's been ages. I just got back from a run along the canal and my legs are jelly."
+    hits = facts(*TOMAS, *PRIYA, greeting)
+    briefing = compose_briefing(source_query=QUESTION, hits=hits, max_tokens=2048,
+                                read=read_for(embedder, QUESTION, hits))  # fmt: skip
+    assert hits[-1].memory.id not in briefing.cited and "canal" not in briefing.markdown
+    assert briefing.left_out[hits[-1].memory.id].startswith("about another person: said by Priya")
+
+
 def test_a_delta_does_not_add_another_speakers_fact_to_a_question_about_one(embedder: MiniLMEmbedder) -> None:
     old = facts(*TOMAS)
     briefing = compose_briefing(source_query=QUESTION, hits=old, max_tokens=2048,

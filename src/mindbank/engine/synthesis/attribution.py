@@ -3,9 +3,10 @@
 In a conversation every fact is a turn of one speaker (its ``Name:`` prefix). A standing question that names some of
 the scope's speakers but not all ("What does Tomas do?", "What is Priya training for?") asks about those people, so
 a fact another speaker said is about that other speaker's life ("Priya: I signed up for Portuguese lessons.") and is
-not quoted as answering it — unless it names one of the people asked about ("Priya: Tomas fixed my bike
-yesterday."), when it says something about them. A question that names no speaker, or every speaker, keeps every
-fact. Facts without a speaker prefix (a document, a note) are never left out by this rule.
+not quoted as answering it — unless what would be quoted of it names one of the people asked about ("Priya: Tomas
+fixed my bike yesterday."), when it says something about them; a name only in a greeting the quote leaves out
+("Tomas! It's been ages. I just got back from a run.") does not count. A question that names no speaker, or every
+speaker, keeps every fact. Facts without a speaker prefix (a document, a note) are never left out by this rule.
 
 Speakers are matched by the words of their prefix ("Melanie", "Melanie Smith"), case-insensitively, a possessive
 dropped ("Priya's training" names Priya).
@@ -50,7 +51,9 @@ def about_others(
     left: dict[str, str] = {}
     for cand in cands:
         speaker = cand.speaker
-        if not speaker or speaker in asked or capitalised(cand.hit.memory.text)[1] & asked_words:
+        # the name must be in what would be quoted: a greeting that names the listener ("Tomas! It's been ages.")
+        # is dropped from the quote and does not make the rest of the turn about them
+        if not speaker or speaker in asked or capitalised(cand.quote.text)[1] & asked_words:
             kept.append(cand)
         else:
             left[cand.id] = ABOUT_OTHER.format(speaker=speaker, asked=" and ".join(sorted(asked)))
