@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from mindbank.config import TRIGGER_KEYS, Settings
 from mindbank.domain.limits import Limits, check_bank_id
-from mindbank.domain.records import Operation
+from mindbank.domain.records import MemoryUnit, Operation
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.engine.refresh.plan import RefreshSettings
 from mindbank.errors import EmbeddingModelMismatchError, NotFoundError
@@ -162,6 +162,11 @@ class ServiceCore:
         self._check_bank_id(bank_id)
         if not self.store.bank_exists(bank_id):
             raise NotFoundError(f"Bank '{bank_id}' not found")
+
+    def _one_memory(self, bank_id: str, memory_id: str) -> MemoryUnit:
+        """The bank's memory ``memory_id``. Raises :class:`NotFoundError` when the bank lacks it."""
+        found = self.store.get_memories(bank_id, [memory_id])
+        return found_in_bank(found[0] if found else None, "Memory", memory_id, bank_id)
 
     def _check_embedding_model(self, bank_id: str, *, record: bool = False) -> None:
         """Refuse to search or add vectors in a bank whose vectors another embedding model made: raises

@@ -32,7 +32,6 @@ from mindbank.errors import (
     ConflictError,
     EmbeddingModelMismatchError,
     InvalidInputError,
-    NotFoundError,
     PayloadTooLargeError,
 )
 from mindbank.service.core import ServiceCore, changed_in_bank
@@ -403,10 +402,7 @@ class MemoriesService(ServiceCore):
 
     def get_memory(self, bank_id: str, memory_id: str) -> MemoryUnit:
         """One memory. Raises :class:`NotFoundError`."""
-        found = self.store.get_memories(bank_id, [memory_id])
-        if not found:
-            raise NotFoundError(f"Memory '{memory_id}' not found in bank '{bank_id}'")
-        return found[0]
+        return self._one_memory(bank_id, memory_id)
 
     def update_memory(
         self,

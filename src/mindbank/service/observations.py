@@ -17,7 +17,6 @@ from typing import Any
 from mindbank.domain.limits import check_offset
 from mindbank.domain.records import FactType, MemoryUnit
 from mindbank.domain.timeutil import to_iso
-from mindbank.errors import NotFoundError
 from mindbank.service.core import ServiceCore
 from mindbank.store.base import ObservationChange
 
@@ -27,10 +26,7 @@ class ObservationsService(ServiceCore):
 
     def _memory(self, bank_id: str, memory_id: str) -> MemoryUnit:
         self._require_bank(bank_id)
-        found = self.store.get_memories(bank_id, [memory_id])
-        if not found:
-            raise NotFoundError(f"Memory '{memory_id}' not found in bank '{bank_id}'")
-        return found[0]
+        return self._one_memory(bank_id, memory_id)
 
     def get_observation_history(self, bank_id: str, memory_id: str) -> list[dict[str, Any]]:
         """``GET /memories/{id}/history``: the changes consolidation made to an observation, newest first (at most
