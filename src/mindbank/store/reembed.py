@@ -12,6 +12,7 @@ at any point leaves the bank wholly on one model.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import closing
 from typing import Any
 
 import numpy as np
@@ -61,9 +62,8 @@ class ReembedQueries(SharedQueries):
             (memory_id, bank_id, model, text, self._vector_param(vector), memory_id, bank_id)
             for memory_id, text, vector in rows
         ]
-        with self._tx() as conn:
-            for p in params:
-                conn.execute(self._q["reembed_stage"], p)
+        with self._tx() as conn, closing(conn.cursor()) as cur:
+            cur.executemany(self._q["reembed_stage"], params)  # one batch: a part is up to REEMBED_BATCH rows
 
     def commit_reembed(self, bank_id: str, model: str, dimension: int) -> bool:
         """Switch the bank to ``model`` in one transaction: every memory takes its staged vector, the bank records
