@@ -128,6 +128,7 @@ def _parser() -> argparse.ArgumentParser:
     big = sub.add_parser("big-retain", help="one large memory retained async into a server, with its embedder")
     big.add_argument("--chars", type=int, default=1_000_000, help="size of the memory (default 1,000,000 characters)")
     big.add_argument("--json", type=Path, default=None, help="report path (default bench/results/big-retain.json)")
+    big.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for the retain (default 900)")
     kb = sub.add_parser("knowledge-base", help="tree, page search and export latency as the knowledge base grows")
     kb.add_argument("--sizes", nargs="+", type=int, default=[100, 1000], help="page counts (default: 100 1000)")
     kb.add_argument("--database-url", default=None, help="a postgresql:// URL (default: a temporary SQLite file)")
@@ -219,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "big-retain":
         from bench import big_retain
 
-        big_retain.run(chars=args.chars, json_out=args.json)
+        big_retain.run(chars=args.chars, json_out=args.json, timeout_s=args.timeout)
     elif args.command == "load":
         from bench import load
 

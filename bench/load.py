@@ -265,15 +265,16 @@ def readers_during_retains(base: str, ids: list[str], retains: int = 20, items: 
             "readers": _summary(samples, span)}  # fmt: skip
 
 
-def big_async_retain(base: str, chars: int = BIG_CHARS) -> dict[str, Any]:
-    """One ``chars``-character memory retained async: accepted → completed, in seconds."""
+def big_async_retain(base: str, chars: int = BIG_CHARS, *, timeout_s: float = 900.0) -> dict[str, Any]:
+    """One ``chars``-character memory retained async: accepted → completed, in seconds (waiting up to
+    ``timeout_s``)."""
     content = big_text(chars)
     with httpx.Client(timeout=600) as c:
         t0 = time.perf_counter()
         resp = c.post(_url(base, "/memories"), json={"items": [{"content": content}], "async": True})
         resp.raise_for_status()
         accepted = time.perf_counter()
-        status = wait_operation(c, base, resp.json()["operation_id"], poll=0.05)
+        status = wait_operation(c, base, resp.json()["operation_id"], timeout=timeout_s, poll=0.05)
         done = time.perf_counter()
         op = c.get(_url(base, f"/operations/{resp.json()['operation_id']}")).json()
     return {"chars": chars, "status": status, "accept_s": round(accepted - t0, 2),

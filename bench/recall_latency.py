@@ -2,7 +2,8 @@
 
 Per store, a fresh ``mindbank serve`` subprocess (default settings) on a fresh database gets a bank of 1,000 short
 synthetic memories (``bench.load.memory_text``, retained in batches of 200), each a turn of a 20-turn conversation
-context, a minute apart (so the neighbour expansion runs its lookup). A stdlib ``http.client`` connection
+context, a minute apart (so the neighbour expansion runs its lookup); the timing starts once the consolidation
+those retains queued has finished. A stdlib ``http.client`` connection
 (keep-alive, the kind of client the side-by-side with the reference used) then asks 10 warm-up queries that are
 not timed, and 50 distinct queries (:data:`QUERIES`) each once, so the query-embedding cache never answers.
 Each request's wall time, from sending the body to reading the whole response, is one sample; the report gives
@@ -64,6 +65,21 @@ def _item(i: int) -> dict[str, Any]:
     return {"content": memory_text(i), "context": f"chat {i // SESSION}", "timestamp": when.isoformat()}
 
 
+def _settle(conn: http.client.HTTPConnection, timeout_s: float = 600.0) -> None:
+    """Wait until the bank has no pending or running operation (the consolidation its retains queued), so the
+    timed queries measure recall, not recall beside a background consolidation."""
+    deadline = time.monotonic() + timeout_s
+    for status in ("pending", "processing"):
+        while True:
+            conn.request("GET", f"/v1/default/banks/{BANK}/operations?status={status}")
+            response = conn.getresponse()
+            if not json.loads(response.read())["operations"]:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"operations still {status} after {timeout_s:.0f} s")
+            time.sleep(0.5)
+
+
 def measure(base_port: int) -> dict[str, Any]:
     """Fill the bank and time the queries against the server on ``127.0.0.1:base_port``."""
     conn = http.client.HTTPConnection("127.0.0.1", base_port, timeout=120)
@@ -73,6 +89,7 @@ def measure(base_port: int) -> dict[str, Any]:
         status, body = _post(conn, path, {"items": items})
         if status != 200:
             raise RuntimeError(f"retain failed: {status} {body[:200]!r}")
+    _settle(conn)
     queries = QUERIES  # the first WARM_UP are not timed; all are distinct, so none is answered from a cache
     samples: list[float] = []
     for index, query in enumerate(queries):
