@@ -10,7 +10,8 @@ from pydantic import BaseModel
 from mindbank.service.facade import MindBank
 
 
-def _mindbank(request: Request) -> MindBank:
+async def _mindbank(request: Request) -> MindBank:
+    """The app's service (a coroutine: FastAPI would run a plain function on its thread pool, one more hand-off)."""
     mindbank: MindBank = request.app.state.mindbank  # set once by create_api; Starlette's state is untyped
     return mindbank
 

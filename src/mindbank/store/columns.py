@@ -150,13 +150,15 @@ _BUILDERS: dict[tuple[Any, ...], Callable[[Columns, Row, dict[str, Any]], Any]] 
 
 
 def _builder(
-    cls: type[Any], given: frozenset[str], selected: frozenset[str]
+    cls: type[Any], given: frozenset[str], selected: tuple[str, ...], positional: bool
 ) -> Callable[[Columns, Row, dict[str, Any]], Any]:
     """``build(columns, row, given) -> cls``: :meth:`Columns.record` for one record class, one set of given names
     and one statement's ``selected`` columns, written out as straight-line code once, as ``dataclasses`` writes
     ``__init__``: a model listing builds a thousand records per call, and a per-field loop (or a caught KeyError per
     unselected column) costs more than the query behind it. A field with a default that the statement does not
-    select is left to its default; one without a default is read anyway, so the row raises its own error."""
+    select is left to its default; one without a default is read anyway, so the row raises its own error.
+    ``positional``: the row is read by column position (``sqlite3.Row``, whose lookup by name compares the name
+    with each column's in turn), else by name (a dict row)."""
     namespace: dict[str, Any] = {"_cls": cls}
     body, kwargs = [], []
     for i, (name, decode, optional, has_default) in enumerate(_decoders(cls)):
@@ -169,7 +171,8 @@ def _builder(
         namespace[f"_d{i}"] = decode
         if optional:
             value = f"None if _v{i} is None else {value}"
-        body.append(f" _v{i} = r[{name!r}]")
+        key = selected.index(name) if positional and name in selected else repr(name)
+        body.append(f" _v{i} = r[{key}]")
         kwargs.append(f"{name}={value}")
     source = "def build(c, r, g):\n" + "".join(f"{line}\n" for line in body) + f" return _cls({', '.join(kwargs)})\n"
     exec(source, namespace)  # the source is built above from the dataclass's own field names
@@ -245,12 +248,25 @@ class Columns(ABC):
         """A row as a ``cls`` dataclass: each field not in ``given`` is the column of its name, decoded by its
         annotation (:func:`_decoders`); a field with a default keeps it when the statement does not select the
         column. Raises ``KeyError`` / ``IndexError`` for a missing column of a field without a default."""
-        selected = tuple(r.keys())
-        key = (cls, selected, *given)
+        return self._build(cls, r, given)(self, r, given)  # type: ignore[no-any-return]  # builds a ``cls``
+
+    def records(self, cls: type[_Record], rows: Sequence[Row], /, **given: Any) -> list[_Record]:
+        """Rows of one statement as ``cls`` dataclasses (:meth:`record` of each), the builder looked up once: a
+        recall hydrates a hundred candidates per query."""
+        if not rows:
+            return []
+        build = self._build(cls, rows[0], given)
+        return [build(self, r, given) for r in rows]
+
+    @staticmethod
+    def _build(cls: type[Any], r: Row, given: dict[str, Any]) -> Callable[[Columns, Row, dict[str, Any]], Any]:
+        """The builder of ``cls`` for the statement ``r`` came from (its selected columns, in order)."""
+        selected, positional = tuple(r.keys()), not isinstance(r, dict)
+        key = (cls, selected, positional, *given)
         build = _BUILDERS.get(key)
         if build is None:
-            build = _BUILDERS[key] = _builder(cls, frozenset(given), frozenset(selected))
-        return build(self, r, given)  # type: ignore[no-any-return]  # generated per class, returns a ``cls``
+            build = _BUILDERS[key] = _builder(cls, frozenset(given), selected, positional)
+        return build
 
     def bank_row(self, r: Row) -> Bank:
         """A ``banks`` row as a :class:`Bank`."""
@@ -278,9 +294,13 @@ class Columns(ABC):
         )  # fmt: skip
 
     def memory_row(self, r: Row) -> MemoryUnit:
-        """A ``memory_units`` row (the store's memory column list) as a :class:`MemoryUnit`; ``mention_count`` 1
-        where the statement does not read it."""
-        return self.record(MemoryUnit, r, mention_count=int(_column(r, "mention_count") or 1))
+        """A ``memory_units`` row (the store's memory column list) as a :class:`MemoryUnit`; ``mention_count`` (a
+        NOT NULL column) is the field's default, 1, where the statement does not read it."""
+        return self.record(MemoryUnit, r)
+
+    def memory_rows(self, rows: Sequence[Row]) -> list[MemoryUnit]:
+        """Rows of one statement as :class:`MemoryUnit` records (:meth:`memory_row` of each, :meth:`records`)."""
+        return self.records(MemoryUnit, rows)
 
     def model_params(self, m: MentalModel) -> tuple[Any, ...]:
         """The ``insert_mental_model`` parameters of a model, in column order."""

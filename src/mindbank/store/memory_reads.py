@@ -26,8 +26,8 @@ class MemoryReads(SharedQueries):
         with self._read() as conn:
             for batch in self._id_batches(ids):
                 statement, id_params = self._bind_ids(self._q["get_memories"], batch)
-                for r in conn.execute(statement, (bank_id, *id_params)).fetchall():
-                    found[r["id"]] = self._columns.memory_row(r)
+                for memory in self._columns.memory_rows(conn.execute(statement, (bank_id, *id_params)).fetchall()):
+                    found[memory.id] = memory
         return [found[i] for i in ids if i in found]
 
     def list_memories(
@@ -52,7 +52,7 @@ class MemoryReads(SharedQueries):
             else:
                 row = conn.execute(self._q["count_filtered"].format(where=where), (bank_id, *params)).fetchone()
                 total = 0 if row is None else int(row["n"])
-        return [self._columns.memory_row(r) for r in rows], total
+        return self._columns.memory_rows(rows), total
 
     def count_in_scope(self, bank_id: str, flt: MemoryFilter) -> dict[str, int]:
         """How many memories pass ``flt``, by fact type."""

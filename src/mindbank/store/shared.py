@@ -149,9 +149,8 @@ class SharedQueries:
             bank_id, anchors, timedelta(seconds=window_s), self._filter_sql(flt, "m"), self._filter_sql(flt, "x")
         )
         found: dict[str, MemoryUnit] = {}
-        for row in rows:  # a memory reached from two anchors comes back twice
-            if row["id"] not in found:
-                found[row["id"]] = self._columns.memory_row(row)
+        for memory in self._columns.memory_rows(rows):  # a memory reached from two anchors comes back twice
+            found.setdefault(memory.id, memory)
         return list(found.values())
 
     def _neighbour_rows(
@@ -251,7 +250,7 @@ class SharedQueries:
             rows = conn.execute(
                 self._q["observations_losing_sources"], (bank_id, self._columns.text_list(list(requeued)))
             ).fetchall()
-        return [self._columns.memory_row(r) for r in rows]
+        return self._columns.memory_rows(rows)
 
     # ---------------------------------------------------------------- mental models
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from mindbank.domain.entities import entity_id, extract_entities
-from mindbank.domain.projection import MEMORY_RENAMES, OPERATION_RENAMES, plain, project
+from mindbank.domain.projection import MEMORY_RENAMES, OPERATION_RENAMES, project
 from mindbank.domain.records import Bank, MemoryUnit, MentalModel, Operation, ScoredMemory
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.engine.refresh.plan import reference_failure_reason, reference_outcome
@@ -20,17 +20,33 @@ Detail = Literal["metadata", "content", "full"]
 
 def recall_result(hit: ScoredMemory, *, entities: bool = False) -> dict[str, Any]:
     """One ``RecallResponse.results`` entry; ``entities``: its ``entities`` lists the names its text mentions
-    (:func:`mindbank.domain.entities.extract_entities`), else it is null (``include.entities`` null)."""
+    (:func:`mindbank.domain.entities.extract_entities`), else it is null (``include.entities`` null).
+
+    Written out field by field rather than through :func:`~mindbank.domain.projection.project`: a recall returns
+    about a hundred of these, and the generic projection (an attribute lookup and a type test per field) cost as
+    much as encoding the whole response. The rule is the projection's: times as :func:`to_iso`, tuples as lists,
+    the rest as stored."""
     m = hit.memory
-    keys = ("context", "occurred_start", "occurred_end", "mentioned_at", "document_id", "metadata", "chunk_id", "tags")
+    mentioned_at = to_iso(m.mentioned_at)
     return {
-        **project(m, ("id", "text", "type"), MEMORY_RENAMES),
+        "id": m.id,
+        "text": m.text,
+        "type": m.fact_type,
         "entities": list(extract_entities(m.text)) if entities else None,
-        **project(m, keys),
-        "source_fact_ids": plain(m.source_memory_ids),
+        "context": m.context,
+        "occurred_start": to_iso(m.occurred_start),
+        "occurred_end": to_iso(m.occurred_end),
+        "mentioned_at": mentioned_at,
+        "document_id": m.document_id,
+        "metadata": m.metadata,
+        "chunk_id": m.chunk_id,
+        "tags": list(m.tags),
+        "source_fact_ids": None if m.source_memory_ids is None else list(m.source_memory_ids),
         "scores": {"final": hit.final, "reranker": None, "semantic": hit.semantic, "keyword": hit.keyword},
         "attachments": None,
-        **mention_fields(m),
+        # mention_fields, inline
+        "mention_count": m.mention_count,
+        "last_mentioned_at": mentioned_at if m.last_mentioned_at is None else to_iso(m.last_mentioned_at),
     }
 
 

@@ -13,6 +13,7 @@ import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 SCHEMA_VERSION = 1
@@ -45,8 +46,19 @@ def count_tokens(text: str) -> int:
     """Estimate the token count of ``text`` for ``max_tokens`` budgets.
 
     Counts word runs and individual punctuation characters; it is an approximation of LLM tokenisers,
-    cheap and deterministic, not an exact count for any particular model.
+    cheap and deterministic, not an exact count for any particular model. Cached by text up to
+    ``COUNT_CACHE_MAX_CHARS`` characters: recall counts the text of every result against its budget, the same
+    memories query after query.
     """
+    return _counted(text) if len(text) <= COUNT_CACHE_MAX_CHARS else len(_TOKEN_RE.findall(text))
+
+
+COUNT_CACHE_TEXTS = 16_384  # texts whose count is kept
+COUNT_CACHE_MAX_CHARS = 1_000  # longer texts are counted each time (the cache holds at most about 16 MB of keys)
+
+
+@lru_cache(maxsize=COUNT_CACHE_TEXTS)
+def _counted(text: str) -> int:
     return len(_TOKEN_RE.findall(text))
 
 

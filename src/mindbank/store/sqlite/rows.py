@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+import orjson
 
 from mindbank.domain.records import NewMemory
 from mindbank.domain.timeutil import to_iso
@@ -25,6 +26,19 @@ def ts(value: str | None) -> datetime | None:
 def to_json(value: Any) -> str:
     """Compact, key-sorted JSON text for a JSON column."""
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+TIME_MEMO_SIZE = 1 << 15  # stored time texts whose datetime load_time keeps (emptied when full: a few MB at most)
+_TIME_MEMO: dict[str, datetime] = {}
+
+
+def from_json(text: str) -> Any:
+    """A JSON column's text as Python data: orjson (a recall decodes the tags and metadata of every candidate it
+    ranks), and the stdlib for what only it reads (``NaN``, integers beyond 64 bits)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def vector_blob(vector: Any) -> bytes:
@@ -49,15 +63,23 @@ class SQLiteColumns(Columns):
 
     def load_json(self, value: Any) -> Any:
         """Parsed JSON text."""
-        return json.loads(value)
+        return from_json(value)
 
     def load_text_list(self, value: Any) -> tuple[str, ...]:
-        """A JSON array as a tuple."""
-        return tuple(json.loads(value))
+        """A JSON array as a tuple (the empty one, most memories' tags, without parsing)."""
+        return () if value == "[]" else tuple(from_json(value))
 
     def load_time(self, value: Any) -> datetime:
-        """An ISO-8601 string as an aware datetime."""
-        return datetime.fromisoformat(value)
+        """An ISO-8601 string as an aware datetime: one object per stored text while it is in the memo, so a time
+        read again (a memory recalled by query after query) carries the hash it computed the first time, and
+        :func:`~mindbank.domain.timeutil.to_iso` finds its text in one lookup."""
+        found = _TIME_MEMO.get(value)
+        if found is None:
+            found = datetime.fromisoformat(value)
+            if len(_TIME_MEMO) >= TIME_MEMO_SIZE:
+                _TIME_MEMO.clear()
+            _TIME_MEMO[value] = found
+        return found
 
 
 COLUMNS = SQLiteColumns()
