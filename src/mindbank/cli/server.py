@@ -62,7 +62,7 @@ def _local_settings(args: argparse.Namespace) -> Settings:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from mindbank.server import UVICORN_OPTIONS, create_app, serving_threads
+    from mindbank.server import UVICORN_OPTIONS, create_app, freeze_startup_objects, serving_threads
     from mindbank.service.facade import MindBank
 
     serving_threads()  # before the store and the embedder start their threads
@@ -71,6 +71,7 @@ def _serve(args: argparse.Namespace) -> int:
         settings = replace(settings, host=args.host)
     mb = MindBank.open(settings)
     app = create_app(mb, run_worker=settings.worker_enabled and not args.no_worker)
+    freeze_startup_objects()
     uvicorn.run(app, host=settings.host, port=args.port or settings.port, log_level="info", **UVICORN_OPTIONS)
     return 0
 
