@@ -116,6 +116,8 @@ def _flush(run: list[str], names: list[str]) -> None:
     run.clear()
 
 
+@lru_cache(maxsize=CACHE_TEXTS)
 def entity_id(bank_id: str, name: str) -> str:
-    """A stable id for ``name`` within ``bank_id`` (a UUID derived from both)."""
+    """A stable id for ``name`` within ``bank_id`` (a UUID derived from both; cached: every recall response maps
+    the names of its results, and a SHA-1 per name was a visible share of shaping one)."""
     return str(uuid.uuid5(_NAMESPACE, f"{bank_id}\x00{name}"))
