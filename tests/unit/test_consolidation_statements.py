@@ -205,8 +205,7 @@ def test_the_listeners_name_is_their_address_not_something_the_statement_names()
     reply = "Joanna: I love the thought Nate!"
     news = "Nate: I might adopt a third turtle for the tank next month."
     assert stated(reply) == (reply, True)  # "Nate" reads as a name the statement gives
-    found = stated(reply, news)
-    assert found is None or found[1] is False  # said to Nate: too short to stand alone
+    assert stated(reply, news) == (reply, False)  # said to Nate: too short to stand alone
 
 
 def test_a_statement_is_compared_by_what_the_speaker_said(embedder: MiniLMEmbedder) -> None:
