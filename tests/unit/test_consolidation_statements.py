@@ -174,6 +174,10 @@ def test_a_reaction_to_the_news_before_it_states_nothing() -> None:
     # the speaker's own statement after the news stays
     own = "Audrey: I adopted a border collie from the same shelter in 2019."
     assert stated(own, NEWS) == (own, True)
+    # a short statement read with the rest of its turn does not take the reaction back in
+    turn = "Audrey: German Shepherds are such loyal and smart companions for hiking! I walk Pepper daily."
+    assert stated(turn) == (turn, True)
+    assert stated(turn, NEWS) == ("Audrey: I walk Pepper daily.", True)
 
 
 def test_a_short_answer_carries_the_question_it_answers() -> None:
