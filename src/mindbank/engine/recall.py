@@ -53,8 +53,9 @@ from typing import Literal
 from mindbank.domain.document import count_tokens
 from mindbank.domain.records import MemoryUnit, ScoredMemory
 from mindbank.domain.scope import MemoryFilter
-from mindbank.domain.text import keyword_terms, speaker_prefix
+from mindbank.domain.text import keyword_terms, query_phrases, speaker_prefix
 from mindbank.domain.timecues import asks_when, named_period, says_when
+from mindbank.engine.diversity import mmr
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.store.base import Store
 
@@ -73,6 +74,8 @@ CONTEXT_SHARE = 0.6  # weight of a candidate's context strength (its 3 best scor
 CONTEXT_TOP = 3
 TEMPORAL_BOOST = 0.2  # added to the score of a memory dated inside a request's temporal window
 EXPAND_TOP = 10  # the neighbours of this many best fused candidates join the candidates (0: no expansion)
+MMR_LAMBDA = 0.0  # maximal marginal relevance: weight of a candidate's likeness to the results above it (0: off)
+MMR_TOP = 30  # MMR re-ranks this many best candidates
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +102,9 @@ class FusionParams:
     period_boost: float = PERIOD_BOOST
     context_share: float = CONTEXT_SHARE
     expand_top: int = EXPAND_TOP
+    phrases: bool = False
+    mmr_lambda: float = MMR_LAMBDA
+    mmr_top: int = MMR_TOP
 
 
 @dataclass(frozen=True, slots=True)
@@ -396,9 +402,10 @@ def _recall_once(
     keyword = None
     terms = keyword_terms(request.query)
     if request.retriever in ("hybrid", "bm25"):
+        lexical = [*terms, *query_phrases(request.query)] if params.phrases else terms
         # BM25 runs on another thread while this one embeds the query and scans vectors: SQLite, numpy and
         # onnxruntime all release the GIL, so on two cores the two retrievers overlap instead of adding up
-        keyword = _RETRIEVERS.submit(store.keyword_search, bank_id, terms, candidates, request.filter)
+        keyword = _RETRIEVERS.submit(store.keyword_search, bank_id, lexical, candidates, request.filter)
     if request.retriever in ("hybrid", "dense"):
         vector = embedder.embed([request.query])[0]
         dense = store.vector_search(bank_id, vector, candidates, request.filter)
@@ -420,7 +427,7 @@ def _recall_once(
         else:
             ranked = convex_fuse(dense, sparse, dense_weight=params.dense_weight)
         if any((params.neighbour_prev, params.neighbour_next, params.speaker_boost, params.when_boost,
-                params.period_boost, params.context_share)):  # fmt: skip
+                params.period_boost, params.context_share, params.mmr_lambda)):  # fmt: skip
             # the who-and-when, context and neighbour passes read every candidate's speaker, text, context and time
             memories = {m.id: m for m in store.get_memories(bank_id, [i for i, _ in ranked])}
             if params.neighbour_prev or params.neighbour_next:
@@ -442,6 +449,7 @@ def _recall_once(
                 next_=params.neighbour_next,
                 window_s=params.neighbour_window_s,
             )
+            ranked = mmr(ranked, memories, lam=params.mmr_lambda, top=params.mmr_top)
     if request.window is not None:
         start, end = request.window
         ranked = temporal_boost(ranked, store.memories_in_window(bank_id, start, end, candidates, request.filter))

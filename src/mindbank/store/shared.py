@@ -29,7 +29,19 @@ from mindbank.store.filter_sql import compile_filter
 Anchors = Sequence[tuple[str, datetime]]  # (context, moment) pairs: where recall's neighbour expansion looks
 FilterSQL = tuple[str, list[Any]]  # a compiled MemoryFilter: the predicate and its parameters
 NEIGHBOURS_PER_SIDE = 8  # rows a neighbour lookup reads per side: the pieces of one long turn share a moment
-IDS_PER_STATEMENT = 500  # ids bound per statement where a list is looked up (SQLite binds one parameter each)
+# keyword search weighs a match in the text said just before a memory (its ``preceding_text``) at this share of a
+# match in the memory's own text (tuned on the LoCoMo tune conversations, docs/benchmarks.md)
+PRECEDING_WEIGHT = 0.3
+IDS_PER_STATEMENT = 500
+
+
+def moment_sql(alias: str) -> str:
+    """SQL for a memory's moment (when it happened, else when it was said) on table alias ``alias``; the
+    expression ``idx_memory_units_context_moment`` indexes."""
+    return f"COALESCE({alias}.occurred_start, {alias}.mentioned_at)"
+
+
+# ids bound per statement where a list is looked up (SQLite binds one parameter each)
 
 _T = TypeVar("_T")
 
