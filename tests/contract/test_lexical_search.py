@@ -6,13 +6,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 import numpy as np
-
 from test_memory_neighbours import T0, turn
 from test_transfer_store import _read_all, _rows
 
 from mindbank.domain.text import keyword_terms, query_phrases
 from mindbank.engine.recall import FusionParams, RecallRequest, recall
 from mindbank.store.base import ImportTarget, MemoryFilter, Store
+from mindbank.store.postgres import migrate as postgres_migrate
+from mindbank.store.sqlite import migrate as sqlite_migrate
 
 S = timedelta(seconds=1)
 
@@ -98,3 +99,39 @@ def test_a_phrase_of_the_query_ranks_above_its_words_scattered(store: Store) -> 
     assert query_phrases("Where is a support group?") == ["support group"]
     assert _texts(store, "Where is a support group?", phrases=True)[0] == phrase
     assert _texts(store, "Where is a support group?", phrases=False)[0] == scattered  # the pair off: words only
+
+
+def test_migration_0097_indexes_the_preceding_text_of_memories_already_stored(store: Store) -> None:
+    """A database from before migration 0097 (one-field index) gets every stored fact's preceding text and a rebuilt
+    index: the reply is found by the question's words after the migration, not before."""
+    store.write_documents("b", [turn("Ann: what did you paint?", T0), turn("Bo: a sunset over the lake", T0 + S)])
+    postgres = type(store).__name__ == "PostgresStore"
+    backend = postgres_migrate if postgres else sqlite_migrate
+    shipped = {number: text for number, _, text in backend.migrations()}
+    with store._tx() as conn:  # type: ignore[attr-defined]
+        if postgres:  # back to the 0001 column: the generated tsvector goes with the column it reads
+            conn.execute("ALTER TABLE memory_units DROP COLUMN preceding_text CASCADE")
+            conn.execute(
+                "ALTER TABLE memory_units ADD COLUMN text_tsv tsvector "
+                "GENERATED ALWAYS AS (to_tsvector('english', text)) STORED"
+            )
+            conn.execute("CREATE INDEX idx_memory_units_fts ON memory_units USING gin (text_tsv)")
+        else:  # back to the 0001 / 0004 index over the text alone
+            for name in ("memory_units_ai", "memory_units_ad", "memory_units_au"):
+                conn.execute(f"DROP TRIGGER {name}")
+            conn.execute("DROP TABLE memory_fts_vocab")
+            conn.execute("DROP TABLE memory_fts")
+            conn.execute("ALTER TABLE memory_units DROP COLUMN preceding_text")
+            for statement in sqlite_migrate._statements(shipped[1] + "\n" + shipped[4]):
+                if "memory_fts" in statement:
+                    conn.execute(statement)
+            conn.execute("INSERT INTO memory_fts(memory_fts) VALUES ('rebuild')")
+    assert _search(store, ["paint"]) == ["Ann: what did you paint?"]
+    with store._tx() as conn:  # type: ignore[attr-defined]
+        if postgres:
+            conn.execute(shipped[97])
+        else:
+            for statement in sqlite_migrate._statements(shipped[97]):
+                conn.execute(statement)
+    assert _search(store, ["paint"]) == ["Ann: what did you paint?", "Bo: a sunset over the lake"]
+    assert _search(store, ["sunset"]) == ["Bo: a sunset over the lake"]

@@ -362,3 +362,21 @@ def test_a_newcomer_enters_at_the_lowest_score_and_only_borrows_from_its_neighbo
     assert answer.final == pytest.approx(min(h.final for h in hits if h.memory.id != "answer"), rel=2e-3)
     assert answer.final < min(h.final for h in hits if h.memory.id != "answer")
     assert (answer.semantic, answer.keyword) == (None, None)  # no retriever scored it
+
+
+def test_the_phrases_arm_adds_the_query_word_pairs_to_the_lexical_terms() -> None:
+    store = _store()
+    _run(store, fusion=FusionParams(phrases=True))
+    assert store.terms == ["ann", "team", "ship", "ann team", "team ship"]
+    _run(store, "bm25", fusion=FusionParams(phrases=True))
+    assert store.terms[-2:] == ["ann team", "team ship"]
+
+
+def test_the_mmr_arm_moves_a_near_duplicate_below_the_next_distinct_result() -> None:
+    store = _store()
+    store.memories["answer"] = _memory("answer", at=T0 + timedelta(seconds=1), text="Ann: the team shipped it")
+    store.memories["later"] = _memory("later", at=T0 + timedelta(seconds=2), text="Bo: the team shipped it")
+    assert _run(store) == ["q", "answer", "noise", "later"]
+    store.dense = [("q", 0.7), ("answer", 0.65), ("later", 0.64), ("noise", 0.6)]
+    assert _run(store) == ["q", "answer", "later", "noise"]
+    assert _run(store, fusion=FusionParams(mmr_lambda=0.3)) == ["q", "answer", "noise", "later"]
