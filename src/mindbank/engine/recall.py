@@ -22,7 +22,7 @@ Hybrid recall runs in these steps (the fourth runs between fusion and the neighb
 
 4. **Who and when** (each adds to the fused score of candidates already retrieved, before the neighbour pass, so
    an answer turn after a lifted turn is lifted with it; each measured by ablation in docs/benchmarks.md):
-   :func:`speaker_boost` (``+0.1``) for a memory said by a person the query names (a query term that is a
+   :func:`speaker_boost` (``+0.2``) for a memory said by a person the query names (a query term that is a
    candidate's speaker); :func:`when_boost` (``+0.2``) for a memory whose text says when ("yesterday", "in May",
    "2019") when the query asks when (:mod:`mindbank.domain.timecues`); :func:`period_boost` (``+0.3``) for a memory
    dated inside the calendar period the query names ("in July 2022", parsed by ``dateutil``). Then
@@ -81,7 +81,7 @@ FusionMethod = Literal["convex", "rrf"]
 
 RRF_K = 60  # the usual reciprocal-rank-fusion constant: damps the head so both lists contribute
 DENSE_WEIGHT = 0.5  # convex fusion: weight of the cosine; normalised BM25 gets the rest
-SPEAKER_BOOST = 0.1  # added to the fused score of a memory said by a person the query names
+SPEAKER_BOOST = 0.2  # added to the fused score of a memory said by a person the query names
 WHEN_BOOST = 0.2  # added to the fused score of a memory that says when, for a query that asks when
 PERIOD_BOOST = 0.3  # added to the fused score of a memory dated inside the calendar period the query names
 CONTEXT_SHARE = 0.6  # weight of a candidate's context strength (its 3 best scores / 3) against its own score
