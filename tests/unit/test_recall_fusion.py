@@ -6,6 +6,7 @@ No embedder and no database: the pipeline tests run ``recall`` on an in-memory s
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -27,6 +28,8 @@ from mindbank.engine.recall import (
 from mindbank.store.base import MemoryFilter
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+PREV = 0.8  # the preceding turn's share as shipped before the lexical arm's preceding-text field (off by default now)
+LIFT = FusionParams(neighbour_prev=PREV)  # the shipped fusion with that share on: the lift mechanism under test
 
 
 def _memory(memory_id: str, *, context: str | None = "chat", at: datetime | None = T0, text: str = "") -> MemoryUnit:
@@ -156,13 +159,14 @@ def test_nearest_retrieved_moment_stands_in_for_an_unretrieved_one() -> None:
 
 def test_no_boost_across_contexts_or_beyond_the_window() -> None:
     other_context = {"q": _memory("q", context="s1"), "a": _memory("a", context="s2", at=T0 + timedelta(seconds=1))}
-    assert dict(neighbour_boost([("q", 1.0), ("a", 0.1)], other_context))["a"] == pytest.approx(0.1)
+    assert dict(neighbour_boost([("q", 1.0), ("a", 0.1)], other_context, prev=PREV))["a"] == pytest.approx(0.1)
     far = _turns("q", "a", step_s=7200)
-    assert dict(neighbour_boost([("q", 1.0), ("a", 0.1)], far, window_s=3600))["a"] == pytest.approx(0.1)
+    assert dict(neighbour_boost([("q", 1.0), ("a", 0.1)], far, prev=PREV, window_s=3600))["a"] == pytest.approx(0.1)
     before_far = _turns("a", "q", step_s=7200)  # the strong turn comes two hours later: no next share either
-    assert dict(neighbour_boost([("q", 1.0), ("a", 0.1)], before_far, window_s=3600))["a"] == pytest.approx(0.1)
+    lifted = neighbour_boost([("q", 1.0), ("a", 0.1)], before_far, prev=PREV, window_s=3600)
+    assert dict(lifted)["a"] == pytest.approx(0.1)
     near = _turns("q", "a", step_s=1800)
-    assert dict(neighbour_boost([("q", 1.0), ("a", 0.1)], near, window_s=3600))["a"] == pytest.approx(NEIGHBOUR_PREV)
+    assert dict(neighbour_boost([("q", 1.0), ("a", 0.1)], near, prev=PREV, window_s=3600))["a"] == pytest.approx(PREV)
 
 
 def test_facts_of_one_moment_do_not_lend_to_each_other() -> None:
@@ -191,10 +195,12 @@ def test_zero_shares_leave_the_ranking_alone() -> None:
 
 
 def test_default_shares_keep_the_top_hit_first() -> None:
-    assert 0 < NEIGHBOUR_NEXT < NEIGHBOUR_PREV < 1
+    # the preceding turn's share is off by default (the lexical arm's preceding-text field carries that signal)
+    assert NEIGHBOUR_PREV == 0 and 0 < NEIGHBOUR_NEXT < 1
     memories = _turns("a", "b", "c")
-    ranked = neighbour_boost([("b", 0.9), ("a", 0.85), ("c", 0.84)], memories)
-    assert _ids(ranked)[0] == "b"
+    for prev in (NEIGHBOUR_PREV, PREV):
+        ranked = neighbour_boost([("b", 0.9), ("a", 0.85), ("c", 0.84)], memories, prev=prev)
+        assert _ids(ranked)[0] == "b"
 
 
 # ---------------------------------------------------------------- query terms
@@ -280,7 +286,7 @@ def _run(store: _FixedStore, retriever: str = "hybrid", **kwargs: object) -> lis
 
 def test_hybrid_recall_fuses_and_lifts_the_answer_turn() -> None:
     store = _store()
-    assert _run(store) == ["q", "answer", "noise", "later"]
+    assert _run(store, fusion=LIFT) == ["q", "answer", "noise", "later"]
     assert store.terms == ["ann", "team", "ship"]
 
 
@@ -309,7 +315,7 @@ def test_single_retrievers_return_their_own_ranking_with_scores() -> None:
 
 
 def test_limit_and_token_budget_cut_the_list_but_never_to_nothing() -> None:
-    assert _run(_store(), limit=2) == ["q", "answer"]
+    assert _run(_store(), limit=2, fusion=LIFT) == ["q", "answer"]
     assert _run(_store(), max_tokens=1) == ["q"]
 
 
@@ -344,12 +350,12 @@ def test_neighbours_of_the_best_hits_join_the_candidates_and_are_lifted() -> Non
     store = _store()
     store.dense = [("q", 0.7), ("noise", 0.5), ("later", 0.3)]  # no retriever returns the answer turn
     store.neighbours = ["answer", "q"]  # a candidate already in the pool is not added twice
-    assert _run(store) == ["q", "answer", "noise", "later"]
+    assert _run(store, fusion=LIFT) == ["q", "answer", "noise", "later"]
     assert [context for context, _ in store.anchors] == ["chat", "other chat", "chat"]  # the best candidates
-    assert _run(store, fusion=FusionParams(expand_top=1)) == ["q", "answer", "noise", "later"]
+    assert _run(store, fusion=replace(LIFT, expand_top=1)) == ["q", "answer", "noise", "later"]
     assert len(store.anchors) == 1
     # off: the answer turn stays out
-    assert "answer" not in _run(store, fusion=FusionParams(expand_top=0))
+    assert "answer" not in _run(store, fusion=replace(LIFT, expand_top=0))
 
 
 def test_a_newcomer_enters_at_the_lowest_score_and_only_borrows_from_its_neighbour() -> None:
