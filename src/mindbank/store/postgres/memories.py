@@ -116,12 +116,15 @@ class MemoriesMixin(PostgresBase, RetentionQueries, WriteModelCheck, Observation
     def _insert_memories(
         self, cur: psycopg.Cursor[Any], bank_id: str, memories: Sequence[tuple[str, NewMemory]], stamp: datetime
     ) -> None:
-        """Insert ``(id, memory)`` pairs stamped ``stamp`` (the caller holds the bank lock)."""
-        if memories:
-            cur.executemany(
-                Q["insert_memory"],
-                [COLUMNS.memory_params(mid, bank_id, m, stamp, self._vector(m.embedding)) for mid, m in memories],
-            )
+        """Insert ``(id, memory)`` pairs stamped ``stamp`` (the caller holds the bank lock), in order: each fact's
+        preceding text is read from the facts stored before it (those inserted just before included)."""
+        rows = []
+        for mid, m in memories:
+            row = COLUMNS.memory_params(mid, bank_id, m, stamp, self._vector(m.embedding))
+            moment = m.occurred_start or m.mentioned_at
+            rows.append((*row, m.context, m.fact_type, bank_id, m.context, bank_id, m.context, moment))
+        if rows:
+            cur.executemany(Q["insert_memory"], rows)
 
     def memory_vectors(self, bank_id: str, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         """Stored embeddings of the given memories as float32 vectors (unknown ids are left out)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mindbank.store.postgres.consolidation_queries import MEMORY_COLUMNS
+from mindbank.store.postgres.memory_queries import preceding_of
 from mindbank.store.shared import PRECEDING_WEIGHT
 from mindbank.store.shared import moment_sql as _m
 
@@ -11,11 +12,9 @@ _WEIGHTS = f"ARRAY[0.1, 0.2, {PRECEDING_WEIGHT}, 1.0]::float4[]"
 
 # a fact's preceding text: the text of the facts at the nearest earlier moment of its context (the pieces of one
 # long turn share a moment, joined in write order); observations neither have nor lend one
+_OWN = preceding_of("m.bank_id", "m.context", _m("m"))
 _SET_PRECEDING = (
-    "UPDATE memory_units m SET preceding_text = (SELECT string_agg(p.text, ' ' ORDER BY p.seq) "
-    "FROM memory_units p WHERE p.bank_id = m.bank_id AND p.context = m.context AND p.fact_type <> 'observation' "
-    f"AND {_m('p')} = (SELECT MAX({_m('x')}) FROM memory_units x WHERE x.bank_id = m.bank_id "
-    f"AND x.context = m.context AND x.fact_type <> 'observation' AND {_m('x')} < {_m('m')})) "
+    f"UPDATE memory_units m SET preceding_text = {_OWN} "
     "WHERE m.bank_id = %s AND m.context IS NOT NULL AND m.fact_type <> 'observation'"
 )
 
@@ -68,7 +67,7 @@ SEARCH_Q: dict[str, str] = {
         "SELECT n.id FROM memory_units f JOIN memory_units n ON n.bank_id = f.bank_id AND n.context = f.context "
         f"AND {_m('n')} = (SELECT MIN({_m('y')}) FROM memory_units y WHERE y.bank_id = f.bank_id "
         f"AND y.context = f.context AND y.fact_type <> 'observation' AND {_m('y')} > {_m('f')}) "
-        "WHERE f.bank_id = %s AND f.id = ANY(%s)))"
+        f"WHERE f.bank_id = %s AND f.id = ANY(%s))) AND m.preceding_text IS DISTINCT FROM {_OWN}"
     ),
     "scope_watermark": (
         "SELECT m.updated_at FROM memory_units m WHERE m.bank_id = %s AND {where} ORDER BY m.updated_at DESC LIMIT 1"

@@ -121,11 +121,14 @@ class MemoriesMixin(SearchMixin, RetentionQueries, WriteModelCheck, ObservationQ
     def _insert_memories(
         self, conn: sqlite3.Connection, bank_id: str, memories: Sequence[tuple[str, NewMemory]], stamp: str | None
     ) -> None:
-        """Insert ``(id, memory)`` pairs stamped ``stamp``."""
-        conn.executemany(
-            Q["insert_memory"],
-            [COLUMNS.memory_params(mid, bank_id, m, stamp, vector_blob(m.embedding)) for mid, m in memories],
-        )
+        """Insert ``(id, memory)`` pairs stamped ``stamp``, in order: each fact's preceding text is read from the
+        facts stored before it (those inserted just before included)."""
+        rows = []
+        for mid, m in memories:
+            row = COLUMNS.memory_params(mid, bank_id, m, stamp, vector_blob(m.embedding))
+            moment = COLUMNS.time(m.occurred_start or m.mentioned_at)
+            rows.append((*row, m.context, m.fact_type, bank_id, m.context, bank_id, m.context, moment))
+        conn.executemany(Q["insert_memory"], rows)
 
     def _link_preceding(self, conn: sqlite3.Connection, bank_id: str, ids: Sequence[str]) -> None:
         """Set the lexical index's preceding text (:data:`mindbank.store.shared.PRECEDING_WEIGHT`) of the memories

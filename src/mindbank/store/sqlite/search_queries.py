@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mindbank.store.shared import PRECEDING_WEIGHT
 from mindbank.store.shared import moment_sql as _m
-from mindbank.store.sqlite.memory_queries import MEMORY_COLUMNS_M
+from mindbank.store.sqlite.memory_queries import MEMORY_COLUMNS_M, preceding_of
 
 # BM25 over the two fields of the index: the memory's text (weight 1) and the text said just before it
 _WEIGHTS = f"1.0, {PRECEDING_WEIGHT}"
@@ -12,12 +12,11 @@ _RANK = f"bm25(memory_fts, {_WEIGHTS})"
 
 # a fact's preceding text: the text of the facts at the nearest earlier moment of its context (the pieces of one
 # long turn share a moment); observations neither have nor lend one
+
+
+_OWN = preceding_of("memory_units.bank_id", "memory_units.context", _m("memory_units"))
 _SET_PRECEDING = (
-    "UPDATE memory_units SET preceding_text = (SELECT group_concat(p.text, ' ') FROM memory_units p "
-    "WHERE p.bank_id = memory_units.bank_id AND p.context = memory_units.context AND p.fact_type <> 'observation' "
-    f"AND {_m('p')} = (SELECT MAX({_m('x')}) FROM memory_units x WHERE x.bank_id = memory_units.bank_id "
-    "AND x.context = memory_units.context AND x.fact_type <> 'observation' "
-    f"AND {_m('x')} < {_m('memory_units')})) "
+    f"UPDATE memory_units SET preceding_text = {_OWN} "
     "WHERE bank_id = ? AND context IS NOT NULL AND fact_type <> 'observation'"
 )
 
@@ -66,12 +65,13 @@ SEARCH_Q: dict[str, str] = {
     # the lexical index's second field, per bank: every fact's preceding text (after an archive import)
     "link_preceding_bank": _SET_PRECEDING,
     # ... of the listed memories and of the memories said at the next moment after each (after a write)
+    # (rows whose value is already right are not written: a write inserted in order changes nothing here)
     "link_preceding": (
         _SET_PRECEDING + " AND (id IN ({marks}) OR id IN ("
         "SELECT n.id FROM memory_units f JOIN memory_units n ON n.bank_id = f.bank_id AND n.context = f.context "
         f"AND {_m('n')} = (SELECT MIN({_m('y')}) FROM memory_units y WHERE y.bank_id = f.bank_id "
         f"AND y.context = f.context AND y.fact_type <> 'observation' AND {_m('y')} > {_m('f')}) "
-        "WHERE f.bank_id = ? AND f.id IN ({marks})))"
+        f"WHERE f.bank_id = ? AND f.id IN ({{marks}}))) AND preceding_text IS NOT {_OWN}"
     ),
     "scope_watermark": (
         "SELECT m.updated_at FROM memory_units m WHERE m.bank_id = ? AND {where} ORDER BY m.updated_at DESC LIMIT 1"
