@@ -4,11 +4,11 @@ listings, tag counts and the chunks and documents memories came from."""
 from __future__ import annotations
 
 from mindbank.store.postgres.consolidation_queries import MEMORY_COLUMNS
-from mindbank.store.shared import preceding_sql
+from mindbank.store.lexical import preceding_sql
 
 
 def preceding_of(bank: str, context: str, moment: str) -> str:
-    """:func:`mindbank.store.shared.preceding_sql` in PostgreSQL's spelling (``string_agg`` in write order)."""
+    """:func:`mindbank.store.lexical.preceding_sql` in PostgreSQL's spelling (``string_agg`` in write order)."""
     return preceding_sql(bank, context, moment, concat="string_agg(p.text, ' ' ORDER BY p.seq)")
 
 

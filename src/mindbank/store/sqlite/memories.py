@@ -131,7 +131,7 @@ class MemoriesMixin(SearchMixin, RetentionQueries, WriteModelCheck, ObservationQ
         conn.executemany(Q["insert_memory"], rows)
 
     def _link_preceding(self, conn: sqlite3.Connection, bank_id: str, ids: Sequence[str]) -> None:
-        """Set the lexical index's preceding text (:data:`mindbank.store.shared.PRECEDING_WEIGHT`) of the memories
+        """Set the lexical index's preceding text (:data:`mindbank.store.lexical.PRECEDING_WEIGHT`) of the memories
         ``ids`` and of the memories said at the next moment after each (a memory retained between two stored ones
         becomes its successor's preceding text). The full-text triggers re-index the rows it changes."""
         for start in range(0, len(ids), MAX_IDS // 2):

@@ -3,12 +3,12 @@ listings, tag counts and the chunks and documents memories came from."""
 
 from __future__ import annotations
 
-from mindbank.store.shared import preceding_sql
+from mindbank.store.lexical import preceding_sql
 from mindbank.store.sqlite.consolidation_queries import MEMORY_COLUMNS
 
 
 def preceding_of(bank: str, context: str, moment: str) -> str:
-    """:func:`mindbank.store.shared.preceding_sql` in SQLite's spelling (``group_concat``)."""
+    """:func:`mindbank.store.lexical.preceding_sql` in SQLite's spelling (``group_concat``)."""
     return preceding_sql(bank, context, moment, concat="group_concat(p.text, ' ')")
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mindbank.store.shared import PRECEDING_WEIGHT
-from mindbank.store.shared import moment_sql as _m
+from mindbank.store.lexical import PRECEDING_WEIGHT
+from mindbank.store.lexical import moment_sql as _m
 from mindbank.store.sqlite.memory_queries import MEMORY_COLUMNS_M, preceding_of
 
 # BM25 over the two fields of the index: the memory's text (weight 1) and the text said just before it
