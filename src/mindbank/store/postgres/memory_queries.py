@@ -3,8 +3,8 @@ listings, tag counts and the chunks and documents memories came from."""
 
 from __future__ import annotations
 
-from mindbank.store.postgres.consolidation_queries import MEMORY_COLUMNS
 from mindbank.store.lexical import preceding_sql
+from mindbank.store.postgres.consolidation_queries import MEMORY_COLUMNS
 
 
 def preceding_of(bank: str, context: str, moment: str) -> str:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from mindbank.store.postgres.consolidation_queries import MEMORY_COLUMNS
-from mindbank.store.postgres.memory_queries import preceding_of
 from mindbank.store.lexical import PRECEDING_WEIGHT
 from mindbank.store.lexical import moment_sql as _m
+from mindbank.store.postgres.consolidation_queries import MEMORY_COLUMNS
+from mindbank.store.postgres.memory_queries import preceding_of
 
 # ts_rank_cd's weights are {D, C, B, A}: the memory's own words are 'A' (1.0), the text said before it 'B'
 _WEIGHTS = f"ARRAY[0.1, 0.2, {PRECEDING_WEIGHT}, 1.0]::float4[]"
