@@ -56,6 +56,7 @@ BASELINES = (Config("dense", "dense"), Config("bm25", "bm25"), Config("hybrid", 
 # Each arm of the shipped hybrid turned off on its own (dense alone and bm25 alone are the baselines above).
 ARMS_OFF: dict[str, dict[str, Any]] = {
     "convex": {"method": "rrf"},
+    "prev": {"neighbour_prev": 0.0},
     "next": {"neighbour_next": 0.0},
     "neighbours": {"neighbour_prev": 0.0, "neighbour_next": 0.0},
     "expand": {"expand_top": 0},  # the shipped ranking before the neighbour expansion (the "before" figures)
@@ -67,7 +68,6 @@ ARMS_OFF: dict[str, dict[str, Any]] = {
 }
 # Arms measured but off in the shipped hybrid (they did not earn their place), turned on on their own.
 ARMS_ON: dict[str, dict[str, Any]] = {
-    "prev": {"neighbour_prev": 0.8},  # the preceding turn's neighbour share, shipped before the preceding-text field
     "phrases": {"phrases": True},  # the query's word pairs as extra lexical terms
     "mmr": {"mmr_lambda": 0.3},  # maximal marginal relevance over the 30 best
 }

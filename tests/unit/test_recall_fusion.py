@@ -28,8 +28,8 @@ from mindbank.engine.recall import (
 from mindbank.store.base import MemoryFilter
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
-PREV = 0.8  # the preceding turn's share as shipped before the lexical arm's preceding-text field (off by default now)
-LIFT = FusionParams(neighbour_prev=PREV)  # the shipped fusion with that share on: the lift mechanism under test
+PREV = NEIGHBOUR_PREV  # the preceding turn's share, passed explicitly where a test is about the lift itself
+LIFT = FusionParams(neighbour_prev=PREV)
 
 
 def _memory(memory_id: str, *, context: str | None = "chat", at: datetime | None = T0, text: str = "") -> MemoryUnit:
@@ -195,12 +195,10 @@ def test_zero_shares_leave_the_ranking_alone() -> None:
 
 
 def test_default_shares_keep_the_top_hit_first() -> None:
-    # the preceding turn's share is off by default (the lexical arm's preceding-text field carries that signal)
-    assert NEIGHBOUR_PREV == 0 and 0 < NEIGHBOUR_NEXT < 1
+    assert 0 < NEIGHBOUR_NEXT < NEIGHBOUR_PREV < 1
     memories = _turns("a", "b", "c")
-    for prev in (NEIGHBOUR_PREV, PREV):
-        ranked = neighbour_boost([("b", 0.9), ("a", 0.85), ("c", 0.84)], memories, prev=prev)
-        assert _ids(ranked)[0] == "b"
+    ranked = neighbour_boost([("b", 0.9), ("a", 0.85), ("c", 0.84)], memories)
+    assert _ids(ranked)[0] == "b"
 
 
 # ---------------------------------------------------------------- query terms

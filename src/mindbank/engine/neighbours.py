@@ -14,10 +14,7 @@ from mindbank.domain.records import MemoryUnit
 from mindbank.domain.scope import MemoryFilter
 from mindbank.store.base import Store
 
-# a memory scores at least this share of the memory said just before it (an answer after its question). Off: the
-# lexical arm's preceding-text field carries that signal now, and on the tuning conversations the lift on top of it
-# cost hit@5 and gained nothing at @1 or @10 (docs/benchmarks.md); 0.8 before that field
-NEIGHBOUR_PREV = 0.0
+NEIGHBOUR_PREV = 0.8  # a memory scores at least this share of the memory said just before it (answer after question)
 NEIGHBOUR_NEXT = 0.6  # ... and this share of the one said just after it (a turn whose follow-up spells it out)
 NEIGHBOUR_WINDOW_S = 3600.0  # memories further apart in time than this (seconds) are never neighbours
 

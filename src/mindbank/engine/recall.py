@@ -10,14 +10,15 @@ Hybrid recall runs in these steps (the fourth runs between fusion and the neighb
    Reciprocal-rank fusion (:func:`fuse`) is still available. It throws away how far apart the scores are, and
    on LoCoMo it scored below BM25 alone (docs/benchmarks.md).
 3. **Neighbours** (:func:`neighbour_boost`). A memory scores at least a discounted share of the fused score of
-   the memory said just after it (``0.6``: a short turn whose follow-up spells it out), in the same context
-   (conversation) and within an hour. The share of the memory said just before it (``NEIGHBOUR_PREV``, which
-   lifted the reply to a matching question) is 0 since the lexical arm indexes each memory with the text said
-   before it: the reply is found by its question's words, and lifting it again cost hit@5 (docs/benchmarks.md).
-   Taking the larger of the memory's own score and the share means a top hit with a positive score never moves.
-   Only candidates can lend a score, but before the pass the turns said just before and after the
-   ``expand_top`` (10) best fused candidates join the candidates (:func:`expand_neighbours`, one store lookup),
-   entering just below the lowest fused score, so a turn that neither retriever returned can still be lifted.
+   the memory said just before it (``0.8``), and a smaller share of the one said just after it (``0.6``), in the
+   same context (conversation) and within an hour. The reason is that in a dialogue the answer often sits one
+   turn after the turn that matches the question ("Anything you're excited about in the adoption process?" ->
+   "I'm thrilled to make a family ..."); the lexical arm's preceding-text field finds such a reply too, but only
+   within a context, while the lift also joins memories retained without one. Taking the larger of the memory's
+   own score and the share means a top hit with a positive score never moves. Only candidates can lend a score,
+   but before the pass the turns said just before and after the ``expand_top`` (10) best fused candidates join
+   the candidates (:func:`expand_neighbours`, one store lookup), entering just below the lowest fused score, so a
+   turn that neither retriever returned can still be lifted by the turn it answers.
 
 4. **Who and when** (each adds to the fused score of candidates already retrieved, before the neighbour pass, so
    an answer turn after a lifted turn is lifted with it; each measured by ablation in docs/benchmarks.md):
