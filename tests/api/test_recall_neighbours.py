@@ -1,5 +1,6 @@
-"""Recall brings in the turn said right after a matching turn even when no retriever returned it (the reply that
-holds the answer), over HTTP on both stores; such a result carries no retriever score."""
+"""Recall brings in the turn said right after a matching turn (the reply that holds the answer) though it shares no
+word with the query, over HTTP on both stores: the lexical arm finds it by the words of the turn it answers (its
+preceding-text field), and the neighbour lift ranks it right after that turn."""
 
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ TURNS = [
 ]  # fmt: skip
 
 
-def test_the_reply_to_a_matching_turn_is_recalled_without_a_retriever_score(served: Callable[..., Served]) -> None:
+def test_the_reply_to_a_matching_turn_is_recalled_by_the_words_it_answers(served: Callable[..., Served]) -> None:
     s = served()
     assert s.http.post(f"{BASE}/memories", json={"items": TURNS}).status_code == 200
-    # the floor keeps only the question turn in the dense pool, and BM25 matches only it: the reply shares no word
+    # the floor keeps only the question turn in the dense pool; the reply shares no word with the query
     body = {"query": "What did you paint last week?", "min_scores": {"semantic": 0.6}}
     r = s.http.post(f"{BASE}/memories/recall", json=body)
     assert r.status_code == 200, r.text
@@ -28,5 +29,5 @@ def test_the_reply_to_a_matching_turn_is_recalled_without_a_retriever_score(serv
         "Ann: What did you paint last week?",
         "Bo: A sunset over the lake, with purple clouds.",
     ]
-    reply = results[1]["scores"]
-    assert reply["semantic"] is None and reply["keyword"] is None and reply["final"] > 0
+    question, reply = results[0]["scores"], results[1]["scores"]
+    assert reply["semantic"] is None and 0 < reply["keyword"] < question["keyword"] and reply["final"] > 0

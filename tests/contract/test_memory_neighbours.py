@@ -84,7 +84,8 @@ def test_hybrid_recall_brings_in_the_turn_after_a_hit(store: Store) -> None:
     store.write_documents(
         "b",
         [
-            turn("Ann: what did you paint last week?", T0),
+            # only the dense arm finds the question (the lexical arm would find the reply by its preceding text)
+            turn("Ann: what did you make last week?", T0),
             turn("Bo: a sunset over the lake", T0 + s, vector=-AXIS),  # nothing in common with the query
             *(turn(f"Cy: distractor {n}", T0 + n * timedelta(days=1), context=f"chat {n + 2}", vector=away)
               for n in range(4)),
@@ -92,7 +93,7 @@ def test_hybrid_recall_brings_in_the_turn_after_a_hit(store: Store) -> None:
     )  # fmt: skip
     request = RecallRequest(query="paint", limit=3)
     shipped = [h.memory.text for h in recall(store, _AxisEmbedder(), "b", request, candidates=2)]
-    assert shipped[:2] == ["Ann: what did you paint last week?", "Bo: a sunset over the lake"]
+    assert shipped[:2] == ["Ann: what did you make last week?", "Bo: a sunset over the lake"]
     off = FusionParams(expand_top=0)
     plain = [h.memory.text for h in recall(store, _AxisEmbedder(), "b", request, candidates=2, fusion=off)]
     assert "Bo: a sunset over the lake" not in plain

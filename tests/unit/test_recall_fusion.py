@@ -6,6 +6,7 @@ No embedder and no database: the pipeline tests run ``recall`` on an in-memory s
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -27,6 +28,8 @@ from mindbank.engine.recall import (
 from mindbank.store.base import MemoryFilter
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+PREV = NEIGHBOUR_PREV  # the preceding turn's share, passed explicitly where a test is about the lift itself
+LIFT = FusionParams(neighbour_prev=PREV)
 
 
 def _memory(memory_id: str, *, context: str | None = "chat", at: datetime | None = T0, text: str = "") -> MemoryUnit:
@@ -156,13 +159,14 @@ def test_nearest_retrieved_moment_stands_in_for_an_unretrieved_one() -> None:
 
 def test_no_boost_across_contexts_or_beyond_the_window() -> None:
     other_context = {"q": _memory("q", context="s1"), "a": _memory("a", context="s2", at=T0 + timedelta(seconds=1))}
-    assert dict(neighbour_boost([("q", 1.0), ("a", 0.1)], other_context))["a"] == pytest.approx(0.1)
+    assert dict(neighbour_boost([("q", 1.0), ("a", 0.1)], other_context, prev=PREV))["a"] == pytest.approx(0.1)
     far = _turns("q", "a", step_s=7200)
-    assert dict(neighbour_boost([("q", 1.0), ("a", 0.1)], far, window_s=3600))["a"] == pytest.approx(0.1)
+    assert dict(neighbour_boost([("q", 1.0), ("a", 0.1)], far, prev=PREV, window_s=3600))["a"] == pytest.approx(0.1)
     before_far = _turns("a", "q", step_s=7200)  # the strong turn comes two hours later: no next share either
-    assert dict(neighbour_boost([("q", 1.0), ("a", 0.1)], before_far, window_s=3600))["a"] == pytest.approx(0.1)
+    lifted = neighbour_boost([("q", 1.0), ("a", 0.1)], before_far, prev=PREV, window_s=3600)
+    assert dict(lifted)["a"] == pytest.approx(0.1)
     near = _turns("q", "a", step_s=1800)
-    assert dict(neighbour_boost([("q", 1.0), ("a", 0.1)], near, window_s=3600))["a"] == pytest.approx(NEIGHBOUR_PREV)
+    assert dict(neighbour_boost([("q", 1.0), ("a", 0.1)], near, prev=PREV, window_s=3600))["a"] == pytest.approx(PREV)
 
 
 def test_facts_of_one_moment_do_not_lend_to_each_other() -> None:
@@ -280,7 +284,7 @@ def _run(store: _FixedStore, retriever: str = "hybrid", **kwargs: object) -> lis
 
 def test_hybrid_recall_fuses_and_lifts_the_answer_turn() -> None:
     store = _store()
-    assert _run(store) == ["q", "answer", "noise", "later"]
+    assert _run(store, fusion=LIFT) == ["q", "answer", "noise", "later"]
     assert store.terms == ["ann", "team", "ship"]
 
 
@@ -309,7 +313,7 @@ def test_single_retrievers_return_their_own_ranking_with_scores() -> None:
 
 
 def test_limit_and_token_budget_cut_the_list_but_never_to_nothing() -> None:
-    assert _run(_store(), limit=2) == ["q", "answer"]
+    assert _run(_store(), limit=2, fusion=LIFT) == ["q", "answer"]
     assert _run(_store(), max_tokens=1) == ["q"]
 
 
@@ -344,12 +348,12 @@ def test_neighbours_of_the_best_hits_join_the_candidates_and_are_lifted() -> Non
     store = _store()
     store.dense = [("q", 0.7), ("noise", 0.5), ("later", 0.3)]  # no retriever returns the answer turn
     store.neighbours = ["answer", "q"]  # a candidate already in the pool is not added twice
-    assert _run(store) == ["q", "answer", "noise", "later"]
+    assert _run(store, fusion=LIFT) == ["q", "answer", "noise", "later"]
     assert [context for context, _ in store.anchors] == ["chat", "other chat", "chat"]  # the best candidates
-    assert _run(store, fusion=FusionParams(expand_top=1)) == ["q", "answer", "noise", "later"]
+    assert _run(store, fusion=replace(LIFT, expand_top=1)) == ["q", "answer", "noise", "later"]
     assert len(store.anchors) == 1
     # off: the answer turn stays out
-    assert "answer" not in _run(store, fusion=FusionParams(expand_top=0))
+    assert "answer" not in _run(store, fusion=replace(LIFT, expand_top=0))
 
 
 def test_a_newcomer_enters_at_the_lowest_score_and_only_borrows_from_its_neighbour() -> None:
@@ -362,3 +366,21 @@ def test_a_newcomer_enters_at_the_lowest_score_and_only_borrows_from_its_neighbo
     assert answer.final == pytest.approx(min(h.final for h in hits if h.memory.id != "answer"), rel=2e-3)
     assert answer.final < min(h.final for h in hits if h.memory.id != "answer")
     assert (answer.semantic, answer.keyword) == (None, None)  # no retriever scored it
+
+
+def test_the_phrases_arm_adds_the_query_word_pairs_to_the_lexical_terms() -> None:
+    store = _store()
+    _run(store, fusion=FusionParams(phrases=True))
+    assert store.terms == ["ann", "team", "ship", "ann team", "team ship"]
+    _run(store, "bm25", fusion=FusionParams(phrases=True))
+    assert store.terms[-2:] == ["ann team", "team ship"]
+
+
+def test_the_mmr_arm_moves_a_near_duplicate_below_the_next_distinct_result() -> None:
+    store = _store()
+    store.memories["answer"] = _memory("answer", at=T0 + timedelta(seconds=1), text="Ann: the team shipped it")
+    store.memories["later"] = _memory("later", at=T0 + timedelta(seconds=2), text="Bo: the team shipped it")
+    assert _run(store) == ["q", "answer", "noise", "later"]
+    store.dense = [("q", 0.7), ("answer", 0.65), ("later", 0.64), ("noise", 0.6)]
+    assert _run(store) == ["q", "answer", "later", "noise"]
+    assert _run(store, fusion=FusionParams(mmr_lambda=0.3)) == ["q", "answer", "noise", "later"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
@@ -239,14 +240,32 @@ def keyword_terms(query: str) -> list[str]:
     the phrase "caroline s", which misses every plain "Caroline". Hyphenated words stay whole (``self-care``): as a
     phrase they are more precise than their parts. Single characters are dropped.
     """
-    seen: dict[str, None] = {}
+    return list(dict.fromkeys(w for w in _query_words(query) if w is not None))
+
+
+def query_phrases(query: str) -> list[str]:
+    """Pairs of content words said next to each other in a query, as two-word phrases, in order, no duplicates.
+
+    ``"Where is the LGBTQ support group Caroline goes to?"`` -> ``["lgbtq support", "support group",
+    "group caroline", "caroline goes"]``. A stopword between two words breaks the pair ("goes to" is none), so a
+    pair is two words the asker wrote side by side, not two terms that merely follow each other once stopwords are
+    gone. The lexical arm adds them to the query's terms, so a memory that says the phrase outranks one where the
+    words lie apart.
+    """
+    words = _query_words(query)
+    return list(dict.fromkeys(f"{a} {b}" for a, b in itertools.pairwise(words) if a and b))
+
+
+def _query_words(query: str) -> list[str | None]:
+    """Each word of ``query`` as :func:`keyword_terms` normalises it, or None where it is a stopword or one
+    character (kept in place so adjacency survives)."""
+    words: list[str | None] = []
     for word in _WORD.findall(query.lower().replace("\u2019", "'")):
         word = word.strip("'")
         if word.endswith("'s"):
             word = word[:-2]
-        if len(word) > 1 and word not in STOPWORDS:
-            seen.setdefault(word, None)
-    return list(seen)
+        words.append(word if len(word) > 1 and word not in STOPWORDS else None)
+    return words
 
 
 _SPEAKER_PREFIX = re.compile(r"^([A-Z][\w .'-]{0,40}):\s")

@@ -13,21 +13,30 @@ Hybrid recall runs in these steps (the fourth runs between fusion and the neighb
    the memory said just before it (``0.8``), and a smaller share of the one said just after it (``0.6``), in the
    same context (conversation) and within an hour. The reason is that in a dialogue the answer often sits one
    turn after the turn that matches the question ("Anything you're excited about in the adoption process?" ->
-   "I'm thrilled to make a family ..."). Taking the larger of the memory's own score and the share means a top hit
-   with a positive score never moves, and a memory is never pushed past the neighbour it borrowed from. Only
-   candidates can lend a score, but before the pass the turns said just before and after the ``expand_top`` (10)
-   best fused candidates join the candidates (:func:`expand_neighbours`, one store lookup), entering just below
-   the lowest fused score, so an answer turn that neither retriever returned can still be lifted by the turn it
-   answers.
+   "I'm thrilled to make a family ..."); the lexical arm's preceding-text field finds such a reply too, but only
+   within a context, while the lift also joins memories retained without one. Taking the larger of the memory's
+   own score and the share means a top hit with a positive score never moves. Only candidates can lend a score,
+   but before the pass the turns said just before and after the ``expand_top`` (10) best fused candidates join
+   the candidates (:func:`expand_neighbours`, one store lookup), entering just below the lowest fused score, so a
+   turn that neither retriever returned can still be lifted by the turn it answers.
 
 4. **Who and when** (each adds to the fused score of candidates already retrieved, before the neighbour pass, so
    an answer turn after a lifted turn is lifted with it; each measured by ablation in docs/benchmarks.md):
-   :func:`speaker_boost` (``+0.1``) for a memory said by a person the query names (a query term that is a
+   :func:`speaker_boost` (``+0.2``) for a memory said by a person the query names (a query term that is a
    candidate's speaker); :func:`when_boost` (``+0.2``) for a memory whose text says when ("yesterday", "in May",
    "2019") when the query asks when (:mod:`mindbank.domain.timecues`); :func:`period_boost` (``+0.3``) for a memory
    dated inside the calendar period the query names ("in July 2022", parsed by ``dateutil``). Then
    :func:`context_lift` mixes each score 1 : 0.6 with its context's strength (the mean of the three best scores in
    that context, a conversation session), so the turns of a session about the query rank above a lone match.
+
+**The lexical arm** (``Store.keyword_search``) gets the query's content words (:func:`keyword_terms`: lowercased,
+possessives reduced, stopwords dropped) and ranks with BM25 over two stemmed fields (SQLite: FTS5, Porter;
+PostgreSQL: a weighted ``tsvector``, English Snowball, ``ts_rank_cd``): the memory's own text (1) and the text said
+just before it in the same context (0.3, ``PRECEDING_WEIGHT`` of :mod:`mindbank.store.shared`), so a reply is found by
+the words of the turn it answers. Two arms are built, measured and off by default, since neither earned its place on
+the tuning conversations (docs/benchmarks.md): ``phrases`` adds the query's word pairs (:func:`query_phrases`) as
+extra lexical terms, so a memory saying the phrase outranks one with the words apart; ``mmr_lambda`` re-ranks the
+``mmr_top`` best by maximal marginal relevance (:func:`mindbank.engine.diversity.mmr`) against near-duplicates.
 
 The ``dense`` and ``bm25`` retrievers return their own ranking unchanged. They are the baselines that hybrid
 is measured against.
@@ -43,7 +52,6 @@ once an observation consolidated from it is among the results, and fills the fre
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -53,8 +61,18 @@ from typing import Literal
 from mindbank.domain.document import count_tokens
 from mindbank.domain.records import MemoryUnit, ScoredMemory
 from mindbank.domain.scope import MemoryFilter
-from mindbank.domain.text import keyword_terms, speaker_prefix
+from mindbank.domain.text import keyword_terms, query_phrases, speaker_prefix
 from mindbank.domain.timecues import asks_when, named_period, says_when
+from mindbank.engine.diversity import mmr
+from mindbank.engine.neighbours import (
+    NEIGHBOUR_NEXT,
+    NEIGHBOUR_PREV,
+    NEIGHBOUR_WINDOW_S,
+    expand_neighbours,
+    moment_of,
+    neighbour_boost,
+)
+from mindbank.engine.neighbours import best_first as _ranked
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.store.base import Store
 
@@ -63,16 +81,15 @@ FusionMethod = Literal["convex", "rrf"]
 
 RRF_K = 60  # the usual reciprocal-rank-fusion constant: damps the head so both lists contribute
 DENSE_WEIGHT = 0.5  # convex fusion: weight of the cosine; normalised BM25 gets the rest
-NEIGHBOUR_PREV = 0.8  # a memory scores at least this share of the memory said just before it (answer after question)
-NEIGHBOUR_NEXT = 0.6  # ... and this share of the one said just after it (a turn whose follow-up spells it out)
-NEIGHBOUR_WINDOW_S = 3600.0  # memories further apart in time than this (seconds) are never neighbours
-SPEAKER_BOOST = 0.1  # added to the fused score of a memory said by a person the query names
+SPEAKER_BOOST = 0.2  # added to the fused score of a memory said by a person the query names
 WHEN_BOOST = 0.2  # added to the fused score of a memory that says when, for a query that asks when
 PERIOD_BOOST = 0.3  # added to the fused score of a memory dated inside the calendar period the query names
 CONTEXT_SHARE = 0.6  # weight of a candidate's context strength (its 3 best scores / 3) against its own score
 CONTEXT_TOP = 3
 TEMPORAL_BOOST = 0.2  # added to the score of a memory dated inside a request's temporal window
 EXPAND_TOP = 10  # the neighbours of this many best fused candidates join the candidates (0: no expansion)
+MMR_LAMBDA = 0.0  # maximal marginal relevance: weight of a candidate's likeness to the results above it (0: off)
+MMR_TOP = 30  # MMR re-ranks this many best candidates
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +103,8 @@ class FusionParams:
     ``speaker_boost`` / ``when_boost`` / ``period_boost`` (0 turns each off) are the who-and-when arms;
     ``context_share`` (0: off) weighs a candidate's context strength against its own score. ``expand_top`` (0:
     off) is how many of the best fused candidates bring their neighbours in (:func:`expand_neighbours`).
+    ``phrases`` adds the query's word pairs to the lexical terms; ``mmr_lambda`` (0: off) weighs a candidate's
+    likeness to the results above it among the ``mmr_top`` best (both measured, off by default).
     """
 
     method: FusionMethod = "convex"
@@ -99,6 +118,9 @@ class FusionParams:
     period_boost: float = PERIOD_BOOST
     context_share: float = CONTEXT_SHARE
     expand_top: int = EXPAND_TOP
+    phrases: bool = False
+    mmr_lambda: float = MMR_LAMBDA
+    mmr_top: int = MMR_TOP
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,11 +144,6 @@ class RecallRequest:
     min_final: float | None = None
     window: tuple[datetime, datetime] | None = None
     prefer_observations: bool = False
-
-
-def _ranked(scores: Mapping[str, float]) -> list[tuple[str, float]]:
-    """``scores`` as ``(id, score)`` pairs, best first. Ties are broken by id so the order is deterministic."""
-    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 def fuse(
@@ -231,7 +248,7 @@ def period_boost(
     scores = dict(ranked)
     for memory_id in scores:
         memory = memories.get(memory_id)
-        when = None if memory is None else _when(memory)
+        when = None if memory is None else moment_of(memory)
         if when is not None and start <= when <= end:
             scores[memory_id] += boost
     return _ranked(scores)
@@ -263,99 +280,6 @@ def context_lift(
         if memory is not None:
             scores[memory_id] = (scores[memory_id] + share * strength[memory.context]) / (1.0 + share)
     return _ranked(scores)
-
-
-def expand_neighbours(
-    store: Store,
-    bank_id: str,
-    ranked: Sequence[tuple[str, float]],
-    memories: dict[str, MemoryUnit],
-    flt: MemoryFilter,
-    *,
-    top: int,
-    window_s: float,
-) -> list[tuple[str, float]]:
-    """Add to the candidates the memories said just before and just after each of the ``top`` best of ``ranked``
-    (same context, nearest moment on each side, at most ``window_s`` seconds away, passing ``flt``); best first.
-
-    A newcomer enters just below the lowest score in ``ranked`` and is added to ``memories`` (read from ``store``):
-    it matched neither retriever, so only the neighbour pass can lift it, by borrowing a share of the hit beside it,
-    and it never ties with a candidate that did match.
-    Without this, a turn that answers the matching turn ("What did you paint?" -> "A sunset over the lake") can be
-    lifted only when a retriever happened to return it too. Candidates without a context or a moment anchor
-    nothing. One store read (``Store.memory_neighbours``, whole rows).
-    """
-    if top <= 0 or not ranked:
-        return list(ranked)
-    anchors: list[tuple[str, datetime]] = []
-    for memory_id, _ in ranked[:top]:
-        memory = memories.get(memory_id)
-        when = None if memory is None else _when(memory)
-        if memory is not None and memory.context is not None and when is not None:
-            anchors.append((memory.context, when))
-    scores = dict(ranked)
-    new = [m for m in store.memory_neighbours(bank_id, anchors, window_s, flt) if m.id not in scores]
-    if not new:
-        return list(ranked)
-    # below every candidate, even when there is one, by a margin rather than the next float: a boost later added
-    # to both (the when and period boosts add a constant) must not round the two into a tie broken by id
-    lowest = min(scores.values())
-    floor = lowest - max(abs(lowest) * 1e-3, 1e-9)
-    for memory in new:
-        memories[memory.id] = memory
-        scores[memory.id] = floor
-    return _ranked(scores)
-
-
-def _when(memory: MemoryUnit) -> datetime | None:
-    return memory.occurred_start or memory.mentioned_at
-
-
-def neighbour_boost(
-    fused: Sequence[tuple[str, float]],
-    memories: Mapping[str, MemoryUnit],
-    *,
-    prev: float = NEIGHBOUR_PREV,
-    next_: float = NEIGHBOUR_NEXT,
-    window_s: float = NEIGHBOUR_WINDOW_S,
-) -> list[tuple[str, float]]:
-    """Raise each candidate to at least ``prev`` times the best fused score at the nearest earlier moment and
-    ``next_`` times the best at the nearest later moment. Best first.
-
-    ``new(i) = max(f(i), prev * f(moment before i), next_ * f(moment after i))``. Moments are the distinct times
-    (``occurred_start``, else ``mentioned_at``) of the candidates in ``fused`` that share the memory's ``context``.
-    A moment more than ``window_s`` seconds away does not count. Facts with the same time, such as the pieces of
-    one long turn, are one moment and lend nothing to each other. Candidates with no time, or missing from
-    ``memories``, keep their own score. Scores are read from ``fused`` as given, before any boost, so a boost never
-    chains along a conversation. With shares below 1, a top candidate with a positive score keeps its place.
-    """
-    base = dict(fused)
-    if prev == 0 and next_ == 0:
-        return _ranked(base)
-    # context -> {time -> best fused score at that time}
-    moments: dict[str | None, dict[datetime, float]] = {}
-    for memory_id, score in base.items():
-        memory = memories.get(memory_id)
-        when = None if memory is None else _when(memory)
-        if memory is None or when is None:
-            continue
-        slots = moments.setdefault(memory.context, {})
-        slots[when] = max(score, slots.get(when, score))
-    timelines = {ctx: sorted(slots) for ctx, slots in moments.items()}
-    boosted = dict(base)
-    for memory_id, score in base.items():
-        memory = memories.get(memory_id)
-        when = None if memory is None else _when(memory)
-        if memory is None or when is None:
-            continue
-        times, slots = timelines[memory.context], moments[memory.context]
-        at = bisect.bisect_left(times, when)  # times[at] == when: the memory's own moment
-        if at > 0 and (when - times[at - 1]).total_seconds() <= window_s:
-            score = max(score, prev * slots[times[at - 1]])
-        if at + 1 < len(times) and (times[at + 1] - when).total_seconds() <= window_s:
-            score = max(score, next_ * slots[times[at + 1]])
-        boosted[memory_id] = score
-    return _ranked(boosted)
 
 
 _RETRIEVERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mindbank-bm25")
@@ -396,9 +320,10 @@ def _recall_once(
     keyword = None
     terms = keyword_terms(request.query)
     if request.retriever in ("hybrid", "bm25"):
+        lexical = [*terms, *query_phrases(request.query)] if params.phrases else terms
         # BM25 runs on another thread while this one embeds the query and scans vectors: SQLite, numpy and
         # onnxruntime all release the GIL, so on two cores the two retrievers overlap instead of adding up
-        keyword = _RETRIEVERS.submit(store.keyword_search, bank_id, terms, candidates, request.filter)
+        keyword = _RETRIEVERS.submit(store.keyword_search, bank_id, lexical, candidates, request.filter)
     if request.retriever in ("hybrid", "dense"):
         vector = embedder.embed([request.query])[0]
         dense = store.vector_search(bank_id, vector, candidates, request.filter)
@@ -420,7 +345,7 @@ def _recall_once(
         else:
             ranked = convex_fuse(dense, sparse, dense_weight=params.dense_weight)
         if any((params.neighbour_prev, params.neighbour_next, params.speaker_boost, params.when_boost,
-                params.period_boost, params.context_share)):  # fmt: skip
+                params.period_boost, params.context_share, params.mmr_lambda)):  # fmt: skip
             # the who-and-when, context and neighbour passes read every candidate's speaker, text, context and time
             memories = {m.id: m for m in store.get_memories(bank_id, [i for i, _ in ranked])}
             if params.neighbour_prev or params.neighbour_next:
@@ -442,6 +367,7 @@ def _recall_once(
                 next_=params.neighbour_next,
                 window_s=params.neighbour_window_s,
             )
+            ranked = mmr(ranked, memories, lam=params.mmr_lambda, top=params.mmr_top)
     if request.window is not None:
         start, end = request.window
         ranked = temporal_boost(ranked, store.memories_in_window(bank_id, start, end, candidates, request.filter))

@@ -52,18 +52,31 @@ class MemoriesMixin(PostgresBase, RetentionQueries, WriteModelCheck, Observation
             self._check_write_model(conn, bank_id, model)
             stamp = LazyStamp(lambda: self._stamp_memory_write(conn, bank_id))
             known = self._known_repeats(conn, bank_id, documents)
+            fresh: list[str] = []  # new memories: their preceding text (and their successors') is set at the end
             with conn.cursor() as cur:
                 for doc in documents:
                     if doc.restate:
                         out.append(self._restate(conn, bank_id, doc, stamp)[0])
                     else:
-                        out.append(self._write_document(cur, bank_id, doc, stamp, known))
+                        out.append(self._write_document(cur, bank_id, doc, stamp, known, fresh))
+                if fresh:
+                    # the lexical index's preceding text of the new memories and of the memories said at the next
+                    # moment after each (a memory retained between two stored ones becomes its successor's)
+                    cur.execute(Q["link_preceding"], (bank_id, fresh, bank_id, fresh))
         return out
 
     def _write_document(
-        self, cur: psycopg.Cursor[Any], bank_id: str, doc: DocumentWrite, stamp: LazyStamp, known: dict[str, str]
+        self,
+        cur: psycopg.Cursor[Any],
+        bank_id: str,
+        doc: DocumentWrite,
+        stamp: LazyStamp,
+        known: dict[str, str],
+        fresh: list[str],
     ) -> list[str]:
+        """Write one document; appends the ids of the memories it inserts to ``fresh``."""
         plan = self._plan_repeats(doc.memories, known, lambda: str(uuid.uuid4()))
+        fresh.extend(mid for mid, _ in plan.fresh)
         if doc.continuation or (doc.item.document_id is None and doc.whole and plan.repeats and not plan.fresh):
             # a later part of a document written earlier, or a document whose facts all repeat stored ones (nothing
             # of it is new: no document row, no chunks, no event)
@@ -103,12 +116,15 @@ class MemoriesMixin(PostgresBase, RetentionQueries, WriteModelCheck, Observation
     def _insert_memories(
         self, cur: psycopg.Cursor[Any], bank_id: str, memories: Sequence[tuple[str, NewMemory]], stamp: datetime
     ) -> None:
-        """Insert ``(id, memory)`` pairs stamped ``stamp`` (the caller holds the bank lock)."""
-        if memories:
-            cur.executemany(
-                Q["insert_memory"],
-                [COLUMNS.memory_params(mid, bank_id, m, stamp, self._vector(m.embedding)) for mid, m in memories],
-            )
+        """Insert ``(id, memory)`` pairs stamped ``stamp`` (the caller holds the bank lock), in order: each fact's
+        preceding text is read from the facts stored before it (those inserted just before included)."""
+        rows = []
+        for mid, m in memories:
+            row = COLUMNS.memory_params(mid, bank_id, m, stamp, self._vector(m.embedding))
+            moment = m.occurred_start or m.mentioned_at
+            rows.append((*row, m.context, m.fact_type, bank_id, m.context, bank_id, m.context, moment))
+        if rows:
+            cur.executemany(Q["insert_memory"], rows)
 
     def memory_vectors(self, bank_id: str, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         """Stored embeddings of the given memories as float32 vectors (unknown ids are left out)."""

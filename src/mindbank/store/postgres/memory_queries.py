@@ -3,7 +3,14 @@ listings, tag counts and the chunks and documents memories came from."""
 
 from __future__ import annotations
 
+from mindbank.store.lexical import preceding_sql
 from mindbank.store.postgres.consolidation_queries import MEMORY_COLUMNS
+
+
+def preceding_of(bank: str, context: str, moment: str) -> str:
+    """:func:`mindbank.store.lexical.preceding_sql` in PostgreSQL's spelling (``string_agg`` in write order)."""
+    return preceding_sql(bank, context, moment, concat="string_agg(p.text, ' ' ORDER BY p.seq)")
+
 
 MEMORY_Q: dict[str, str] = {
     "get_document": "SELECT original_text, created_at FROM documents WHERE bank_id = %s AND id = %s",
@@ -18,11 +25,14 @@ MEMORY_Q: dict[str, str] = {
         "context = excluded.context, updated_at = excluded.updated_at"
     ),
     "insert_chunk": "INSERT INTO chunks (id, bank_id, document_id, chunk_index, text) VALUES (%s, %s, %s, %s, %s)",
+    # a fact's preceding text is read as it is inserted (the facts of one write go in in order, each seeing those
+    # before it); the write's last step fixes the rows a fact retained out of order changes
     "insert_memory": (
         "INSERT INTO memory_units (id, bank_id, document_id, chunk_id, text, fact_type, tags, context, metadata, "
         "occurred_start, occurred_end, mentioned_at, embedding, source_memory_ids, proof_count, created_at, "
-        "updated_at, repeat_key) VALUES (%s, %s, %s, %s, %s, %s, %s::text[], %s, %s, %s, %s, %s, %s::vector, "
-        "%s::text[], %s, %s, %s, %s)"
+        "updated_at, repeat_key, preceding_text) VALUES (%s, %s, %s, %s, %s, %s, %s::text[], %s, %s, %s, %s, %s, "
+        "%s::vector, %s::text[], %s, %s, %s, %s, CASE WHEN %s::text IS NULL OR %s::text = 'observation' THEN NULL "
+        f"ELSE {preceding_of('%s::text', '%s::text', '%s::timestamptz')} END)"
     ),
     "document_hashes": "SELECT id, content_hash FROM documents WHERE bank_id = %s AND id = ANY(%s::text[])",
     # oldest first: the first fact with a key is the one its repeats land on

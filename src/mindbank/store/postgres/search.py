@@ -51,14 +51,20 @@ class SearchMixin(PostgresBase, MemoryReads):
     def keyword_search(self, bank_id: str, terms: Sequence[str], k: int, flt: MemoryFilter) -> list[tuple[str, float]]:
         """Top ``k`` (memory id, ``ts_rank_cd`` score, higher is better) matching any of ``terms``, passing ``flt``.
 
-        Each term is a phrase of its words (English stemming and stop words, like the SQLite porter tokenizer).
+        Each term is a phrase of its words (English stemming and stop words, like the SQLite porter tokenizer). The
+        score is ``ts_rank_cd`` over the memory's text (weight 1) and the text said before it (weight
+        ``PRECEDING_WEIGHT``), plus the same rank of the multi-word terms alone.
         """
         query = tsquery(terms)
         if query is None or k <= 0:
             return []
+        # a phrase of the query (a term of several words) ranks again on its own, as it counts as one more term
+        # in SQLite's BM25: cover density alone would rank the words said apart, but more often, above it
+        phrases = tsquery([t for t in terms if " " in t.strip()])
         where, params = self._filter_sql(flt, "m")
         with self._read() as conn:
-            rows = conn.execute(Q["keyword_search"].format(where=where), (query, bank_id, *params, k)).fetchall()
+            statement = Q["keyword_search"].format(where=where)
+            rows = conn.execute(statement, (query, phrases, bank_id, *params, k)).fetchall()
         return [(r["id"], float(r["score"])) for r in rows]
 
     def _neighbour_rows(

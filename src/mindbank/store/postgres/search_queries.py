@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
+from mindbank.store.lexical import PRECEDING_WEIGHT
+from mindbank.store.lexical import moment_sql as _m
 from mindbank.store.postgres.consolidation_queries import MEMORY_COLUMNS
+from mindbank.store.postgres.memory_queries import preceding_of
+
+# ts_rank_cd's weights are {D, C, B, A}: the memory's own words are 'A' (1.0), the text said before it 'B'
+_WEIGHTS = f"ARRAY[0.1, 0.2, {PRECEDING_WEIGHT}, 1.0]::float4[]"
+
+# a fact's preceding text: the text of the facts at the nearest earlier moment of its context (the pieces of one
+# long turn share a moment, joined in write order); observations neither have nor lend one
+_OWN = preceding_of("m.bank_id", "m.context", _m("m"))
+_SET_PRECEDING = (
+    f"UPDATE memory_units m SET preceding_text = {_OWN} "
+    "WHERE m.bank_id = %s AND m.context IS NOT NULL AND m.fact_type <> 'observation'"
+)
 
 SEARCH_Q: dict[str, str] = {
     # search knobs are transaction-local (set_config(..., true) == SET LOCAL) so pooled connections stay clean
@@ -13,8 +27,9 @@ SEARCH_Q: dict[str, str] = {
         "WHERE m.bank_id = %s AND {where} ORDER BY m.embedding <=> %s::vector LIMIT %s"
     ),
     "keyword_search": (
-        "SELECT m.id, ts_rank_cd(m.text_tsv, q.query) AS score FROM memory_units m, "
-        "to_tsquery('english', %s) AS q(query) "
+        f"SELECT m.id, ts_rank_cd({_WEIGHTS}, m.text_tsv, q.query) "
+        f"+ COALESCE(ts_rank_cd({_WEIGHTS}, m.text_tsv, p.phrases), 0) AS score FROM memory_units m, "
+        "to_tsquery('english', %s) AS q(query), to_tsquery('english', %s) AS p(phrases) "
         "WHERE m.bank_id = %s AND m.text_tsv @@ q.query AND {where} ORDER BY score DESC, m.seq LIMIT %s"
     ),
     # recall's temporal arm: memories whose own dates fall inside a window, latest first
@@ -43,6 +58,16 @@ SEARCH_Q: dict[str, str] = {
         "AND COALESCE(x.occurred_start, x.mentioned_at) > a.at AND COALESCE(x.occurred_start, x.mentioned_at) "
         "<= a.hi AND {inner}) AND {where} LIMIT %s)"
         ") n ORDER BY n.side"
+    ),
+    # the lexical index's second field, per bank: every fact's preceding text (after an archive import)
+    "link_preceding_bank": _SET_PRECEDING,
+    # ... of the listed memories and of the memories said at the next moment after each (after a write)
+    "link_preceding": (
+        _SET_PRECEDING + " AND (m.id = ANY(%s) OR m.id IN ("
+        "SELECT n.id FROM memory_units f JOIN memory_units n ON n.bank_id = f.bank_id AND n.context = f.context "
+        f"AND {_m('n')} = (SELECT MIN({_m('y')}) FROM memory_units y WHERE y.bank_id = f.bank_id "
+        f"AND y.context = f.context AND y.fact_type <> 'observation' AND {_m('y')} > {_m('f')}) "
+        f"WHERE f.bank_id = %s AND f.id = ANY(%s))) AND m.preceding_text IS DISTINCT FROM {_OWN}"
     ),
     "scope_watermark": (
         "SELECT m.updated_at FROM memory_units m WHERE m.bank_id = %s AND {where} ORDER BY m.updated_at DESC LIMIT 1"

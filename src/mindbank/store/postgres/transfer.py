@@ -54,6 +54,7 @@ class TransferMixin(PostgresBase, TransferQueries):
 
     def _import_end(self, conn: psycopg.Connection[Any], target: ImportTarget, newest: datetime | None) -> None:
         conn.execute(Q["import_bank_stamp"], (newest, newest, target.bank_id))
+        conn.execute(Q["link_preceding_bank"], (target.bank_id,))  # the lexical index's preceding texts
 
     def _is_conflict(self, exc: BaseException) -> bool:
         return isinstance(exc, psycopg.errors.IntegrityError)

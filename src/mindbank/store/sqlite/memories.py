@@ -50,6 +50,7 @@ class MemoriesMixin(SearchMixin, RetentionQueries, WriteModelCheck, ObservationQ
         removed: list[str] = []
         repeated: list[str] = []
         restated = False
+        fresh: list[str] = []  # new memories: their preceding text (and their successors') is set at the end
         with self._tx() as conn:
             self._ensure_bank(conn, bank_id)
             self._check_write_model(conn, bank_id, model)
@@ -72,6 +73,7 @@ class MemoriesMixin(SearchMixin, RetentionQueries, WriteModelCheck, ObservationQ
                         self._insert_memories(conn, bank_id, plan.fresh, at)
                         self._record_repeats(conn, bank_id, plan.repeats, at)
                         added.extend(index_rows(plan.fresh, at))
+                        fresh.extend(mid for mid, _ in plan.fresh)
                     out.append(plan.ids)
                     continue
                 item = doc.item
@@ -101,10 +103,12 @@ class MemoriesMixin(SearchMixin, RetentionQueries, WriteModelCheck, ObservationQ
                 self._insert_memories(conn, bank_id, plan.fresh, at)
                 self._record_repeats(conn, bank_id, plan.repeats, at)
                 added.extend(index_rows(plan.fresh, at))
+                fresh.extend(mid for mid, _ in plan.fresh)
                 out.append(plan.ids)
                 kind = doc.event or ("append" if appended else "retain")
                 self._record_document_event(conn, bank_id, doc.document_id, kind, at, added=len(plan.fresh),
                                             removed=len(replaced), operation_id=doc.operation_id)  # fmt: skip
+            self._link_preceding(conn, bank_id, fresh)
             if stamp.version is not None:
                 if restated:  # the cached index holds the old tags and times: rebuilt on the next search
                     with self._index_lock:
@@ -117,11 +121,22 @@ class MemoriesMixin(SearchMixin, RetentionQueries, WriteModelCheck, ObservationQ
     def _insert_memories(
         self, conn: sqlite3.Connection, bank_id: str, memories: Sequence[tuple[str, NewMemory]], stamp: str | None
     ) -> None:
-        """Insert ``(id, memory)`` pairs stamped ``stamp``."""
-        conn.executemany(
-            Q["insert_memory"],
-            [COLUMNS.memory_params(mid, bank_id, m, stamp, vector_blob(m.embedding)) for mid, m in memories],
-        )
+        """Insert ``(id, memory)`` pairs stamped ``stamp``, in order: each fact's preceding text is read from the
+        facts stored before it (those inserted just before included)."""
+        rows = []
+        for mid, m in memories:
+            row = COLUMNS.memory_params(mid, bank_id, m, stamp, vector_blob(m.embedding))
+            moment = COLUMNS.time(m.occurred_start or m.mentioned_at)
+            rows.append((*row, m.context, m.fact_type, bank_id, m.context, bank_id, m.context, moment))
+        conn.executemany(Q["insert_memory"], rows)
+
+    def _link_preceding(self, conn: sqlite3.Connection, bank_id: str, ids: Sequence[str]) -> None:
+        """Set the lexical index's preceding text (:data:`mindbank.store.lexical.PRECEDING_WEIGHT`) of the memories
+        ``ids`` and of the memories said at the next moment after each (a memory retained between two stored ones
+        becomes its successor's preceding text). The full-text triggers re-index the rows it changes."""
+        for start in range(0, len(ids), MAX_IDS // 2):
+            part = list(ids[start : start + MAX_IDS // 2])
+            conn.execute(Q["link_preceding"].format(marks=marks(len(part))), (bank_id, *part, bank_id, *part))
 
     def memory_vectors(self, bank_id: str, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         """Stored embeddings of the given memories (unknown ids are left out)."""

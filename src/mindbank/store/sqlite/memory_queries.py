@@ -3,7 +3,14 @@ listings, tag counts and the chunks and documents memories came from."""
 
 from __future__ import annotations
 
+from mindbank.store.lexical import preceding_sql
 from mindbank.store.sqlite.consolidation_queries import MEMORY_COLUMNS
+
+
+def preceding_of(bank: str, context: str, moment: str) -> str:
+    """:func:`mindbank.store.lexical.preceding_sql` in SQLite's spelling (``group_concat``)."""
+    return preceding_sql(bank, context, moment, concat="group_concat(p.text, ' ')")
+
 
 MEMORY_COLUMNS_M = ", ".join("m." + c.strip() for c in MEMORY_COLUMNS.split(","))
 
@@ -24,10 +31,13 @@ MEMORY_Q: dict[str, str] = {
         "context = excluded.context, updated_at = excluded.updated_at"
     ),
     "insert_chunk": "INSERT INTO chunks (id, bank_id, document_id, chunk_index, text) VALUES (?, ?, ?, ?, ?)",
+    # a fact's preceding text is read as it is inserted (the facts of one write go in in order, each seeing those
+    # before it); the write's last step fixes the rows a fact retained out of order changes
     "insert_memory": (
         "INSERT INTO memory_units (id, bank_id, document_id, chunk_id, text, fact_type, tags, context, "
         "metadata, occurred_start, occurred_end, mentioned_at, embedding, source_memory_ids, proof_count, "
-        "created_at, updated_at, repeat_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        "created_at, updated_at, repeat_key, preceding_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        f"?, ?, CASE WHEN ? IS NULL OR ? = 'observation' THEN NULL ELSE {preceding_of('?', '?', '?')} END)"
     ),
     "document_hashes": "SELECT id, content_hash FROM documents WHERE bank_id = ? AND id IN ({marks})",
     # oldest first: the first fact with a key is the one its repeats land on

@@ -2,17 +2,36 @@
 
 from __future__ import annotations
 
-from mindbank.store.sqlite.memory_queries import MEMORY_COLUMNS_M
+from mindbank.store.lexical import PRECEDING_WEIGHT
+from mindbank.store.lexical import moment_sql as _m
+from mindbank.store.sqlite.memory_queries import MEMORY_COLUMNS_M, preceding_of
+
+# BM25 over the two fields of the index: the memory's text (weight 1) and the text said just before it
+_WEIGHTS = f"1.0, {PRECEDING_WEIGHT}"
+_RANK = f"bm25(memory_fts, {_WEIGHTS})"
+
+# a fact's preceding text: the text of the facts at the nearest earlier moment of its context (the pieces of one
+# long turn share a moment); observations neither have nor lend one
+
+
+_OWN = preceding_of("memory_units.bank_id", "memory_units.context", _m("memory_units"))
+_SET_PRECEDING = (
+    f"UPDATE memory_units SET preceding_text = {_OWN} "
+    "WHERE bank_id = ? AND context IS NOT NULL AND fact_type <> 'observation'"
+)
 
 SEARCH_Q: dict[str, str] = {
     # keyword search ranks the FTS index on its own first (FTS5 answers ORDER BY rank LIMIT without touching the
     # memory table), then keeps the candidates in the bank and filter; keyword_search is the joined fallback
-    "keyword_ranked": "SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rank LIMIT ?",
+    "keyword_ranked": (
+        f"SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ? AND rank MATCH 'bm25({_WEIGHTS})' "
+        "ORDER BY rank LIMIT ?"
+    ),
     "keyword_candidates": (
         "SELECT m.seq, m.id FROM memory_units m WHERE m.seq IN ({marks}) AND m.bank_id = ? AND {where}"
     ),
     "keyword_search": (
-        "SELECT m.id, bm25(memory_fts) AS score FROM memory_fts JOIN memory_units m ON m.seq = memory_fts.rowid "
+        f"SELECT m.id, {_RANK} AS score FROM memory_fts JOIN memory_units m ON m.seq = memory_fts.rowid "
         "WHERE memory_fts MATCH ? AND m.bank_id = ? AND {where} ORDER BY score LIMIT ?"
     ),
     # term pruning: the memory count (seq never goes back) and the document count of each candidate stem
@@ -42,6 +61,17 @@ SEARCH_Q: dict[str, str] = {
         "FROM memory_units x WHERE x.bank_id = ? AND x.context = ? "
         "AND COALESCE(x.occurred_start, x.mentioned_at) > ? "
         "AND COALESCE(x.occurred_start, x.mentioned_at) <= ? AND {inner}) AND {where} LIMIT ?) AS p{n}"
+    ),
+    # the lexical index's second field, per bank: every fact's preceding text (after an archive import)
+    "link_preceding_bank": _SET_PRECEDING,
+    # ... of the listed memories and of the memories said at the next moment after each (after a write)
+    # (rows whose value is already right are not written: a write inserted in order changes nothing here)
+    "link_preceding": (
+        _SET_PRECEDING + " AND (id IN ({marks}) OR id IN ("
+        "SELECT n.id FROM memory_units f JOIN memory_units n ON n.bank_id = f.bank_id AND n.context = f.context "
+        f"AND {_m('n')} = (SELECT MIN({_m('y')}) FROM memory_units y WHERE y.bank_id = f.bank_id "
+        f"AND y.context = f.context AND y.fact_type <> 'observation' AND {_m('y')} > {_m('f')}) "
+        f"WHERE f.bank_id = ? AND f.id IN ({{marks}}))) AND preceding_text IS NOT {_OWN}"
     ),
     "scope_watermark": (
         "SELECT m.updated_at FROM memory_units m WHERE m.bank_id = ? AND {where} ORDER BY m.updated_at DESC LIMIT 1"

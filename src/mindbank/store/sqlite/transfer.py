@@ -58,6 +58,7 @@ class TransferMixin(SQLiteBase, TransferQueries):
     def _import_end(self, conn: sqlite3.Connection, target: ImportTarget, newest: datetime | None) -> None:
         stamp = COLUMNS.time(newest)
         conn.execute(Q["import_bank_stamp"], (stamp, stamp, target.bank_id))
+        conn.execute(Q["link_preceding_bank"], (target.bank_id,))  # the lexical index's preceding texts
 
     def _is_conflict(self, exc: BaseException) -> bool:
         return isinstance(exc, sqlite3.IntegrityError)

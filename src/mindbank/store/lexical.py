@@ -1,0 +1,26 @@
+"""The lexical index's shared SQL: a memory's moment and its preceding text (the second full-text field), spelled
+for either store."""
+
+from __future__ import annotations
+
+# keyword search weighs a match in the text said just before a memory (its ``preceding_text``) at this share of a
+# match in the memory's own text (tuned on the LoCoMo tune conversations, docs/benchmarks.md)
+PRECEDING_WEIGHT = 0.3
+
+
+def preceding_sql(bank: str, context: str, moment: str, *, concat: str) -> str:
+    """SQL for the preceding text of a fact of ``bank`` / ``context`` said at ``moment`` (SQL expressions): the
+    texts (joined by ``concat``, the dialect's aggregate over ``p.text``) of the facts at the nearest earlier moment
+    of that context; observations neither have nor lend one. NULL when nothing was said before."""
+    return (
+        f"(SELECT {concat} FROM memory_units p "
+        f"WHERE p.bank_id = {bank} AND p.context = {context} AND p.fact_type <> 'observation' "
+        f"AND {moment_sql('p')} = (SELECT MAX({moment_sql('x')}) FROM memory_units x WHERE x.bank_id = {bank} "
+        f"AND x.context = {context} AND x.fact_type <> 'observation' AND {moment_sql('x')} < {moment}))"
+    )
+
+
+def moment_sql(alias: str) -> str:
+    """SQL for a memory's moment (when it happened, else when it was said) on table alias ``alias``; the
+    expression ``idx_memory_units_context_moment`` indexes."""
+    return f"COALESCE({alias}.occurred_start, {alias}.mentioned_at)"
