@@ -40,7 +40,8 @@ from mindbank.store.open import open_store
 
 REPLY_TOKENS = 128
 EMBED_BATCH = 64  # texts per embeddings request (the launcher's sequences per context)
-REEMBED_MEMORIES = 2000  # the bank moved to the real model with a kill -9 mid-way, on each store
+REEMBED_MEMORIES = 100  # the bank moved to the real model with a kill -9 mid-way, on each store
+REEMBED_PART = 16  # memories per part of that re-embedding
 DIALOGUE = "Dana: Hi!\n\nAssistant: I booked the boat yard for Saturday.\n\nDana: Great, my brother comes too."
 
 
@@ -283,6 +284,7 @@ def test_a_killed_reembedding_to_the_real_model_leaves_one_model(
     server = Server(embedding_database, proxy, model=EMBED_MODEL, previous=None)
     server.env["MINDBANK_EMBEDDING_BATCH_SIZE"] = str(EMBED_BATCH)
     server.env["MINDBANK_EMBEDDING_TIMEOUT"] = "120"
+    server.env["MINDBANK_REEMBED_PART_SIZE"] = str(REEMBED_PART)  # several parts, so the kill lands between two
     kill_mid_reembedding(
         embedding_database, server, proxy, memories=REEMBED_MEMORIES, old=minilm, new=real, on_old=on_minilm,
         on_new=on_real,

@@ -6,6 +6,7 @@ provider through the real SDK against a fake ``/v1/embeddings`` whose vectors di
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -19,7 +20,7 @@ from mindbank.config import Settings
 from mindbank.domain.records import RetainItem
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.providers.embeddings.openai_compatible import OpenAIEmbedder
-from mindbank.service import jobs, reembed
+from mindbank.service import jobs
 from mindbank.service.facade import MindBank
 from mindbank.store.base import MemoryFilter, Store
 
@@ -72,7 +73,7 @@ def test_recall_uses_the_old_vectors_until_the_switch_commits(
     assert http.get(f"{BANK}/embedding-model").json()["reembed_operation_id"] == body["operation_id"]
 
     # two parts, then a retain arrives before the commit: it is embedded with embed-a, then caught up
-    monkeypatch.setattr(reembed, "REEMBED_BATCH", 16)
+    mb.settings = replace(mb.settings, reembed_part_size=16)
     commit = mb.store.commit_reembed
     arrived: list[str] = []
 

@@ -50,7 +50,7 @@ def fake_embeddings() -> Iterator[FakeServer]:
 
 def note(i: int) -> str:
     """The text of the bank's memory ``i``."""
-    return f"Note {i}: Ana moored boat {i} at pier {i % 13} in week {i % 52}."
+    return f"Ana moored boat {i} at pier {i % 13}."
 
 
 def fill(store: Store, vectors: npt.NDArray[np.float32], model: tuple[str, int]) -> None:
@@ -158,7 +158,7 @@ def kill_mid_reembedding(
             progress = server.operation(op_id)["progress"]
             return bool(progress) and progress["processed"] >= memories // 5
 
-        _wait(some_parts_staged, 120, "parts staged")
+        _wait(some_parts_staged, 600, "parts staged")
         staged = server.operation(op_id)["progress"]["processed"]
         server.kill()
         assert staged < total
@@ -173,7 +173,7 @@ def kill_mid_reembedding(
 
         seen_before = len(embeddings.seen)
         server.start()
-        _wait(lambda: server.operation(op_id)["status"] == "completed", 300, "re-embedding completed")
+        _wait(lambda: server.operation(op_id)["status"] == "completed", 900, "re-embedding completed")
         op = server.operation(op_id)
         assert op["result_metadata"]["switched"] is True and op["result_metadata"]["memories"] == total
         # resumed, not restarted: only what no committed part had staged was embedded again (and the probe)

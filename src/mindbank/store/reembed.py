@@ -68,7 +68,7 @@ class ReembedQueries(SharedQueries):
             for memory_id, text, vector in rows
         ]
         with self._tx() as conn, closing(conn.cursor()) as cur:
-            cur.executemany(self._q["reembed_stage"], params)  # one batch: a part is up to REEMBED_BATCH rows
+            cur.executemany(self._q["reembed_stage"], params)  # one batch: a part's rows (MINDBANK_REEMBED_PART_SIZE)
 
     def commit_reembed(self, bank_id: str, model: str, dimension: int) -> bool:
         """Switch the bank to ``model`` in one transaction: every memory takes its staged vector, the bank records
