@@ -40,8 +40,8 @@ from mindbank.store.open import open_store
 
 REPLY_TOKENS = 128
 EMBED_BATCH = 64  # texts per embeddings request (the launcher's sequences per context)
-REEMBED_MEMORIES = 100  # the bank moved to the real model with a kill -9 mid-way, on each store
-REEMBED_PART = 16  # memories per part of that re-embedding
+REEMBED_MEMORIES = 300  # the bank moved to the real model with a kill -9 mid-way, on each store
+REEMBED_PART = 32  # memories per part of that re-embedding
 DIALOGUE = "Dana: Hi!\n\nAssistant: I booked the boat yard for Saturday.\n\nDana: Great, my brother comes too."
 
 
