@@ -6,7 +6,8 @@ A 135M model writes weak text; these tests judge the invariants, not the prose: 
 its JSON schema (llama.cpp constrains decoding to it); a refresh publishes a document only when every block cites
 memories of the bank, else it fails cleanly with the document and watermark kept; no request ends in a 5xx; spend is
 recorded; each path sent the schema or the tools it should. What the model produced per path is in docs/llm.md
-("Compatibility with a small local model")."""
+("Compatibility with a small local model"). The embedding tests batch texts per request, and move a bank from the
+bundled MiniLM (384) to the server's SmolLM2 embeddings (576) with a kill -9 mid-way, on both stores."""
 
 from __future__ import annotations
 
