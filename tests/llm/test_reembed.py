@@ -6,8 +6,8 @@ provider through the real SDK against a fake ``/v1/embeddings`` whose vectors di
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,7 @@ from mindbank.config import Settings
 from mindbank.domain.records import RetainItem
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 from mindbank.providers.embeddings.openai_compatible import OpenAIEmbedder
-from mindbank.service import jobs, reembed
+from mindbank.service import jobs
 from mindbank.service.facade import MindBank
 from mindbank.store.base import MemoryFilter, Store
 
@@ -73,7 +73,7 @@ def test_recall_uses_the_old_vectors_until_the_switch_commits(
     assert http.get(f"{BANK}/embedding-model").json()["reembed_operation_id"] == body["operation_id"]
 
     # two parts, then a retain arrives before the commit: it is embedded with embed-a, then caught up
-    monkeypatch.setattr(reembed, "REEMBED_BATCH", 16)
+    mb.settings = replace(mb.settings, reembed_part_size=16)
     commit = mb.store.commit_reembed
     arrived: list[str] = []
 
@@ -174,26 +174,35 @@ def test_page_vectors_are_the_models_that_made_them(open_server: Callable[..., A
     assert text_hash != before[0] and not np.allclose(vector, before[1])  # made by embed-b, keyed by it
 
 
-def test_a_bank_moves_from_the_bundled_model_to_another_width_on_sqlite(
-    tmp_path: Path, embedder: MiniLMEmbedder, fake_embeddings: FakeServer
+def test_a_bank_moves_from_the_bundled_model_to_another_width(
+    embedding_database: str, embedder: MiniLMEmbedder, fake_embeddings: FakeServer
 ) -> None:
-    """SQLite keeps any width per bank: a MiniLM bank (384) is searched with MiniLM until it switches to 8."""
-    database = str(tmp_path / "widths.db")
-    settings = Settings(database_url=database, worker_poll_seconds=0.02, enable_auto_consolidation=False)
+    """Both stores keep any width per bank: a MiniLM bank (384) is searched with MiniLM until it switches to 8,
+    while another MiniLM bank of the same database stays on MiniLM and keeps answering."""
+    settings = Settings(database_url=embedding_database, worker_poll_seconds=0.02, enable_auto_consolidation=False)
+    query = "Where does Ana keep boat number 7?"
     mb = MindBank.open(settings, embedder=embedder)
     mb.retain("b1", [RetainItem(content=text) for text in FACTS[:10]])
-    before = [hit.memory.id for hit in mb.recall("b1", "Where does Ana keep boat number 7?")]
+    mb.retain("b2", [RetainItem(content=text) for text in FACTS[10:20]])
+    before = [hit.memory.id for hit in mb.recall("b1", query)]
     mb.close()
     target = OpenAIEmbedder(model="embed-b", base_url=fake_embeddings.url + "/v1", timeout=5.0)
     mb = MindBank.open(settings, embedder=target)
     try:
         # the server can always load the bundled MiniLM: recall answers from the 384-wide vectors meanwhile
-        assert [hit.memory.id for hit in mb.recall("b1", "Where does Ana keep boat number 7?")] == before
+        assert [hit.memory.id for hit in mb.recall("b1", query)] == before
         assert mb.reembed("b1")["model"] == "embed-b"
         mb.run_pending()
         assert mb.store.bank_embedding_model("b1") == ("embed-b", DIM)
         assert_vectors_are(mb.store, "b1", "embed-b")
-        assert mb.recall("b1", "Where does Ana keep boat number 7?")
+        memories, _ = mb.store.list_memories("b1", MemoryFilter(), query=None, limit=100, offset=0)
+        hits = mb.recall("b1", query, retriever="dense")  # searched with embed-b's 8-wide vectors now
+        assert hits and {h.memory.id for h in hits} <= {m.id for m in memories}
+        # the other bank is still MiniLM's, 384 wide, and recall there answers with MiniLM
+        assert mb.store.bank_embedding_model("b2") == (embedder.name, 384)
+        other = mb.recall("b2", "Where does Ana keep boat number 15?", retriever="dense")
+        assert any("boat number 15 " in h.memory.text for h in other[:5])
+        assert all(any(h.memory.text in fact for fact in FACTS[10:20]) for h in other)
     finally:
         mb.close()
 

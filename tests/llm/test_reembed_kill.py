@@ -3,7 +3,8 @@
 ``/v1/embeddings`` that makes each model's vectors differently, and slowly enough to kill mid-way) is killed with
 SIGKILL after some parts are staged. The bank is then wholly on ``embed-a``; a fresh process resumes the operation
 (embedding only what no committed part staged) and commits: every memory holds ``embed-b``'s vector of its text,
-nothing is lost or doubled, recall answers."""
+nothing is lost or doubled, recall answers. :func:`kill_mid_reembedding` is the scenario; test_real_model.py runs it
+against the real llama.cpp server (from the bundled MiniLM to a model of another width)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from typing import Any
 
 import httpx
 import numpy as np
+import numpy.typing as npt
 import pytest
 from conftest import EMBED_DIM
 from fake_servers import FakeServer, Seen, hashed_embeddings, hashed_vector, serving
@@ -46,22 +48,26 @@ def fake_embeddings() -> Iterator[FakeServer]:
         yield server
 
 
-def _fill(store: Store) -> None:
-    """The bank on ``embed-a``: 2,000 one-fact documents with ``embed-a``'s vectors."""
+def note(i: int) -> str:
+    """The text of the bank's memory ``i``."""
+    return f"Ana moored boat {i} at pier {i % 13}."
+
+
+def fill(store: Store, vectors: npt.NDArray[np.float32], model: tuple[str, int]) -> None:
+    """The bank ``b`` on ``model``: one one-fact document per row of ``vectors`` (the model's vectors of
+    :func:`note` 0, 1, …), written in transactions of 500."""
     writes = []
-    for i in range(MEMORIES):
-        text = f"Note {i}: Ana moored boat {i} at pier {i % 13} in week {i % 52}."
-        document_id = f"d{i}"
+    for i, vector in enumerate(vectors):
+        text, document_id = note(i), f"d{i}"
         chunk = Chunk(id=uuid.uuid4().hex, document_id=document_id, index=0, text=text)
-        vector = np.asarray(hashed_vector(text, DIM, "embed-a"), np.float32)
         memory = NewMemory(
             text=text, fact_type="world", embedding=vector / np.linalg.norm(vector), tags=(), context=None,
             metadata={}, document_id=document_id, chunk_id=chunk.id, occurred_start=None, occurred_end=None,
             mentioned_at=utcnow(),
         )  # fmt: skip
         writes.append(DocumentWrite(RetainItem(content=text, document_id=document_id), document_id, [chunk], [memory]))
-    for start in range(0, MEMORIES, 500):
-        store.write_documents("b", writes[start : start + 500], model=("embed-a", DIM))
+    for start in range(0, len(writes), 500):
+        store.write_documents("b", writes[start : start + 500], model=model)
 
 
 def _free_port() -> int:
@@ -78,18 +84,23 @@ def _wait(check: Callable[[], bool], timeout: float, what: str) -> None:
 
 
 class Server:
-    """``mindbank serve`` on ``database`` embedding with ``embed-b`` (``embed-a`` as the previous model)."""
+    """``mindbank serve`` (API and worker) on ``database`` embedding with the openai provider at ``embeddings``:
+    ``model``, and ``previous`` as the previous model (None: the bundled MiniLM, which needs no setting)."""
 
-    def __init__(self, database: str, embeddings: FakeServer) -> None:
+    def __init__(
+        self, database: str, embeddings: FakeServer, model: str = "embed-b", previous: str | None = "embed-a"
+    ) -> None:
         self.port = _free_port()
         self.base = f"http://127.0.0.1:{self.port}/v1/default/banks/b"
         self.env = {
             **os.environ, "MINDBANK_DATABASE_URL": database, "MINDBANK_PORT": str(self.port),
-            "MINDBANK_EMBEDDING_PROVIDER": "openai", "MINDBANK_EMBEDDING_MODEL": "embed-b",
-            "MINDBANK_EMBEDDING_PREVIOUS_MODEL": "embed-a", "MINDBANK_EMBEDDING_BASE_URL": embeddings.url + "/v1",
+            "MINDBANK_EMBEDDING_PROVIDER": "openai", "MINDBANK_EMBEDDING_MODEL": model,
+            "MINDBANK_EMBEDDING_BASE_URL": embeddings.url + "/v1",
             "MINDBANK_EMBEDDING_API_KEY": "test-key", "MINDBANK_WORKER_LEASE_SECONDS": "1",
             "MINDBANK_WORKER_POLL_SECONDS": "0.05", "MINDBANK_ENABLE_AUTO_CONSOLIDATION": "false",
         }  # fmt: skip
+        if previous is not None:
+            self.env["MINDBANK_EMBEDDING_PREVIOUS_MODEL"] = previous
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
@@ -117,66 +128,84 @@ class Server:
         return [r["text"] for r in response.json()["results"]]
 
 
-def _embedded_with(seen: list[Seen], model: str) -> int:
-    """Texts the fake server embedded with ``model``."""
+def embedded_with(seen: list[Seen], model: str) -> int:
+    """Texts the embeddings server was asked to embed with ``model``."""
     return sum(len(s.body["input"]) for s in seen if s.body.get("model") == model and isinstance(s.body["input"], list))
 
 
-def test_a_killed_reembedding_leaves_one_model_and_resumes(
-    embedding_database: str, fake_embeddings: FakeServer
-) -> None:
-    database = embedding_database
-    store = open_store(database, dimension=DIM)
-    try:
-        _fill(store)
-    finally:
-        store.close()
-    server = Server(database, fake_embeddings)
+VectorCheck = Callable[[Store], None]
+
+
+def kill_mid_reembedding(
+    database: str, server: Server, embeddings: FakeServer, *, memories: int, old: tuple[str, int],
+    new: tuple[str, int], on_old: VectorCheck, on_new: VectorCheck,
+) -> None:  # fmt: skip
+    """Move the filled bank ``b`` (``memories`` memories on ``old``) to ``new`` with ``server`` (embedding through
+    ``embeddings``), SIGKILL it once a fifth of the bank is staged, check the bank is wholly on ``old`` (``on_old``:
+    every vector is the old model's), restart it, let the operation resume and commit, and check the bank is wholly
+    on ``new`` (``on_new``), nothing lost or doubled, recall answers. A retain and a recall arrive mid-way."""
+    total = memories + 1  # and the retain that arrives meanwhile
     server.start()
     try:
         op_id = httpx.post(f"{server.base}/reembed", timeout=10).json()["operation_id"]
-        # a retain and a recall while the re-embedding runs: served with embed-a (the previous model)
+        # a retain and a recall while the re-embedding runs: served with the bank's old model
         retained = httpx.post(f"{server.base}/memories", json={"items": [{"content": "Bo moored boat 77 late."}]},
-                              timeout=30)  # fmt: skip
+                              timeout=60)  # fmt: skip
         assert retained.status_code == 200, retained.text
         assert server.recall()
 
         def some_parts_staged() -> bool:
             progress = server.operation(op_id)["progress"]
-            return bool(progress) and progress["processed"] >= 500
+            return bool(progress) and progress["processed"] >= memories // 5
 
-        _wait(some_parts_staged, 60, "parts staged")
+        _wait(some_parts_staged, 600, "parts staged")
         staged = server.operation(op_id)["progress"]["processed"]
         server.kill()
-        assert staged < MEMORIES + 1
+        assert staged < total
 
-        store = open_store(database, dimension=DIM)
-        try:  # the bank is wholly on embed-a: nothing switched, nothing mixed
-            assert store.bank_embedding_model("b") == ("embed-a", DIM)
-            assert store.count_memories("b") == MEMORIES + 1
-            assert_vectors_are(store, "b", "embed-a")
+        store = open_store(database, dimension=new[1])
+        try:  # the bank is wholly on the old model: nothing switched, nothing mixed
+            assert store.bank_embedding_model("b") == old
+            assert store.count_memories("b") == total
+            on_old(store)
         finally:
             store.close()
 
-        seen_before = len(fake_embeddings.seen)
+        seen_before = len(embeddings.seen)
         server.start()
-        _wait(lambda: server.operation(op_id)["status"] == "completed", 90, "re-embedding completed")
+        _wait(lambda: server.operation(op_id)["status"] == "completed", 900, "re-embedding completed")
         op = server.operation(op_id)
-        assert op["result_metadata"]["switched"] is True and op["result_metadata"]["memories"] == MEMORIES + 1
-        # resumed, not restarted: only what no committed part had staged was embedded again
-        resumed = _embedded_with(fake_embeddings.seen[seen_before:], "embed-b")
-        assert resumed <= MEMORIES + 1 - staged + 1, (resumed, staged)
+        assert op["result_metadata"]["switched"] is True and op["result_metadata"]["memories"] == total
+        # resumed, not restarted: only what no committed part had staged was embedded again (and the probe)
+        resumed = embedded_with(embeddings.seen[seen_before:], new[0])
+        assert resumed <= total - staged + 1, (resumed, staged)
         assert any("boat 77" in text for text in server.recall())
         server.kill()
     finally:
         if server.proc is not None and server.proc.poll() is None:
             server.kill()
 
-    store = open_store(database, dimension=DIM)
-    try:  # wholly on embed-b, nothing lost or doubled
-        assert store.bank_embedding_model("b") == ("embed-b", DIM)
-        assert store.count_memories("b") == MEMORIES + 1
-        assert_vectors_are(store, "b", "embed-b")
-        assert store.reembed_counts("b", "embed-b").staged == 0
+    store = open_store(database, dimension=new[1])
+    try:  # wholly on the new model, nothing lost or doubled
+        assert store.bank_embedding_model("b") == new
+        assert store.count_memories("b") == total
+        on_new(store)
+        assert store.reembed_counts("b", new[0]).staged == 0
     finally:
         store.close()
+
+
+def test_a_killed_reembedding_leaves_one_model_and_resumes(
+    embedding_database: str, fake_embeddings: FakeServer
+) -> None:
+    store = open_store(embedding_database, dimension=DIM)
+    try:
+        fill(store, np.asarray([hashed_vector(note(i), DIM, "embed-a") for i in range(MEMORIES)], np.float32),
+             ("embed-a", DIM))  # fmt: skip
+    finally:
+        store.close()
+    kill_mid_reembedding(
+        embedding_database, Server(embedding_database, fake_embeddings), fake_embeddings, memories=MEMORIES,
+        old=("embed-a", DIM), new=("embed-b", DIM), on_old=lambda s: assert_vectors_are(s, "b", "embed-a"),
+        on_new=lambda s: assert_vectors_are(s, "b", "embed-b"),
+    )  # fmt: skip

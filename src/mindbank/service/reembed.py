@@ -2,14 +2,14 @@
 
 ``POST /v1/default/banks/{bank_id}/reembed`` queues a ``reembed`` operation (one active per bank: a repeat returns
 the active one) whose target is the model this server is configured with. The worker embeds the bank's memories
-(facts and observations) in parts of :data:`REEMBED_BATCH` into the store's staging area, each part one fenced
-transaction that also checkpoints the progress, so a restarted operation embeds only what no committed part staged
-and two workers never both commit a part. When nothing is left to embed, one transaction switches the bank (every
-vector and the bank's recorded model at once, :meth:`~mindbank.store.reembed.ReembedQueries.commit_reembed`); a
-retain or an edit that arrived since the last part makes that transaction change nothing, and the operation embeds
-what arrived and tries again. Until the switch, the bank's recalls and retains run with its earlier model
-(:meth:`~mindbank.service.core.ServiceCore.bank_embedder`). Docs: docs/configuration.md "Switching a bank to
-another model".
+(facts and observations) in parts of ``MINDBANK_REEMBED_PART_SIZE`` (256) into the store's staging area, each part
+one fenced transaction that also checkpoints the progress, so a restarted operation embeds only what no committed
+part staged and two workers never both commit a part. When nothing is left to embed, one transaction switches the
+bank (every vector and the bank's recorded model at once,
+:meth:`~mindbank.store.reembed.ReembedQueries.commit_reembed`); a retain or an edit that arrived since the last part
+makes that transaction change nothing, and the operation embeds what arrived and tries again. Until the switch, the
+bank's recalls and retains run with its earlier model (:meth:`~mindbank.service.core.ServiceCore.bank_embedder`).
+Docs: docs/configuration.md "Switching a bank to another model".
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from mindbank.store.fence import current_fence
 from mindbank.worker.runner import PermanentFailure, Requeue
 
 REEMBED = "reembed"
-REEMBED_BATCH = 256  # memories per part: one embedder call and one transaction each
 REEMBED_SLICE_SECONDS = 5.0  # then the operation steps aside (Requeue) so waiting work gets a turn
 ACTIVE = ("pending", "processing")
 
@@ -113,11 +112,12 @@ class ReembedService(ServiceCore):
             return {**result, "switched": False}
         self.store.reembed_begin(bank, name)
         fence = current_fence()
+        part = max(1, self.settings.reembed_part_size)  # memories per part: one embedder call and one transaction
         began = time.monotonic()
         staged = counts.staged
         after = ""  # the keyset cursor: parts read on by id; a last sweep from the start catches what arrived
         while True:
-            pending = self.store.reembed_pending(bank, name, REEMBED_BATCH, after=after)
+            pending = self.store.reembed_pending(bank, name, part, after=after)
             if not pending and after:
                 after = ""
                 continue

@@ -4,9 +4,10 @@
 The operation that moves a bank to another embedding model stages one vector per memory (``reembed_vectors``:
 memory id, target model, the text embedded, the vector) in fenced transactions, so a restarted operation embeds only
 what no committed part staged. The switch is one transaction: under the bank's write lock it checks that every
-memory has a staged vector of its current text, then copies them into ``memory_units``, records the target model
-for the bank, forgets the bank's page search vectors (made by the old model) and empties the staging rows. A kill
-at any point leaves the bank wholly on one model.
+memory has a staged vector of its current text, then copies them into ``memory_units`` (of the target model's
+width, which may differ from the old one's: where the backend keeps an index per width, the new width's is made in
+the same transaction), records the target model for the bank, forgets the bank's page search vectors (made by the
+old model) and empties the staging rows. A kill at any point leaves the bank wholly on one model.
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ class ReembedQueries(SharedQueries):
     def _lock_memory_writes(self, conn: Any, bank_id: str) -> None:
         """Serialise the bank's memory writers for the open transaction (the backend's)."""
         raise NotImplementedError
+
+    def _index_width(self, conn: Any, dimension: int) -> None:
+        """Make the vectors of width ``dimension`` searchable through an index in the open transaction (the
+        backend's; nothing to do where the index is built per bank in process)."""
 
     def _vectors_replaced(self, bank_id: str) -> None:
         """Forget what this process caches of the bank's vectors after a committed switch (the backend's)."""
@@ -63,7 +68,7 @@ class ReembedQueries(SharedQueries):
             for memory_id, text, vector in rows
         ]
         with self._tx() as conn, closing(conn.cursor()) as cur:
-            cur.executemany(self._q["reembed_stage"], params)  # one batch: a part is up to REEMBED_BATCH rows
+            cur.executemany(self._q["reembed_stage"], params)  # one batch: a part's rows (MINDBANK_REEMBED_PART_SIZE)
 
     def commit_reembed(self, bank_id: str, model: str, dimension: int) -> bool:
         """Switch the bank to ``model`` in one transaction: every memory takes its staged vector, the bank records
@@ -75,6 +80,7 @@ class ReembedQueries(SharedQueries):
             if int(counts["total"]) != int(counts["staged"]):
                 return False
             conn.execute(self._q["reembed_swap"], (bank_id,))
+            self._index_width(conn, dimension)  # the target model may have another width than any bank before
             conn.execute(self._q["reembed_record_model"], (bank_id, model, dimension, self._columns.time(utcnow())))
             conn.execute(self._q["reembed_clear_page_vectors"], (bank_id,))
             conn.execute(self._q["reembed_clear"], (bank_id,))

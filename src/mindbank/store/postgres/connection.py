@@ -22,7 +22,7 @@ from psycopg.rows import dict_row, tuple_row
 from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool
 
-from mindbank.store.postgres.migrate import embedding_dimension, migrate
+from mindbank.store.postgres.migrate import migrate
 from mindbank.store.postgres.queries import DIALECT, Q
 from mindbank.store.postgres.rows import COLUMNS
 from mindbank.store.shared import SharedQueries
@@ -103,12 +103,6 @@ class PostgresBase(SharedQueries):
         self.dimension = dimension
         with psycopg.connect(url, autocommit=True) as conn:
             migrate(conn, dimension=dimension)
-            found = embedding_dimension(conn)
-            if found != dimension:
-                raise ValueError(
-                    f"database {conn.info.dbname!r} stores {found}-dimensional embeddings; "
-                    f"this store was opened for {dimension} (use a separate database per embedding model)"
-                )
             row = conn.execute(Q["vector_version"]).fetchone()
         # iterative index scans (pgvector >= 0.8) keep filtered HNSW queries from returning fewer than k rows
         self._iterative_scan = _version_tuple(row[0] if row else None) >= (0, 8)

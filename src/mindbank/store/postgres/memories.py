@@ -169,7 +169,7 @@ class MemoriesMixin(PostgresBase, RetentionQueries, WriteModelCheck, Observation
                 where, params = self._filter_sql(flt, "m")
                 vec = self._vector(vector)
                 rows = conn.execute(
-                    nearest_sql(statement.format(where=where), self.dimension), (vec, bank_id, *params, vec, k)
+                    nearest_sql(statement, where, len(vector)), (vec, bank_id, *params, vec, k)
                 ).fetchall()
                 out.append(sorted(((r["id"], 1.0 - float(r["distance"])) for r in rows), key=lambda h: -h[1]))
         return out

@@ -42,7 +42,7 @@ class SearchMixin(PostgresBase, MemoryReads):
             if self._iterative_scan:
                 conn.execute(Q["set_iterative_scan"])
             rows = conn.execute(
-                nearest_sql(Q["vector_search"].format(where=where), self.dimension), (vec, bank_id, *params, vec, k)
+                nearest_sql(Q["vector_search"], where, len(query)), (vec, bank_id, *params, vec, k)
             ).fetchall()
         hits = [(r["id"], 1.0 - float(r["distance"])) for r in rows]
         hits.sort(key=lambda h: -h[1])  # stable: ties keep the index's order

@@ -8,8 +8,9 @@ autocommit mode; every write runs in one explicit transaction.
   and stamp in commit order, so once a refresh has read a watermark W no row stamped at or below W can still
   commit, whichever process wrote it (a memory a refresh did not read is always newer than its watermark). Every
   write path takes the bank lock first, so lock order is always bank → rows (no deadlocks between writers).
-* Vector search is pgvector's HNSW index (approximate; ``hnsw.ef_search`` raised per query, iterative scans for
-  filtered queries — every query is filtered by ``bank_id`` at least). Results are re-sorted by exact score.
+* Vector search is pgvector's HNSW index of the query's width (approximate; ``hnsw.ef_search`` raised per query,
+  iterative scans for filtered queries — every query is filtered by ``bank_id`` at least). Results are re-sorted
+  by exact score.
 * Keyword search is a generated ``tsvector`` column + GIN, ranked with ``ts_rank_cd``.
 * The operation queue is claimed with ``FOR UPDATE SKIP LOCKED``; a partial unique index keeps at most one running
   operation per mental model.
@@ -59,8 +60,8 @@ class PostgresStore(
 ):
     """The scale-out store over one PostgreSQL database with the ``vector`` extension.
 
-    ``url`` is a libpq URL (``postgresql://user@host:port/db``); ``dimension`` is the embedding width, fixed when the
-    schema is first created. Opening migrates the schema (forward-only, safe when several processes open at once).
-    Raises ``psycopg.OperationalError`` if the database is unreachable and ``ValueError`` if the database was created
-    for another embedding dimension.
+    ``url`` is a libpq URL (``postgresql://user@host:port/db``); ``dimension`` is the configured model's embedding
+    width. The database holds vectors of any width, one per bank (its recorded model's), each width with its own
+    HNSW index; opening migrates the schema (forward-only, safe when several processes open at once) and indexes
+    ``dimension`` and every bank's width. Raises ``psycopg.OperationalError`` if the database is unreachable.
     """

@@ -1,0 +1,3 @@
+-- Any embedding width per database, one per bank (PostgreSQL's 0099 drops its columns' fixed width). SQLite's
+-- embedding columns are float32 blobs of any length and its vector index is built per bank at the bank's width:
+-- nothing to change; the number keeps the two backends' migrations in step.
