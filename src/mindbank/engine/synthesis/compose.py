@@ -38,7 +38,9 @@ from mindbank.engine.synthesis.answer import (
     answer_order,
     is_broad,
     linked,
+    quoted_relevance,
     scope_names,
+    to_come,
 )
 from mindbank.engine.synthesis.answer import floor as relevance_floor
 from mindbank.engine.synthesis.attribution import about_others
@@ -322,6 +324,9 @@ def compose_briefing(
     # a broad question is answered by the whole scope: no answer section, no floor, today's topic breadth
     speakers = speaker_names([c.hit.memory.text for c in cands])
     named = scope_names(cands, speakers)
+    if read.relevance and not ranked:
+        # what a fact shows is its quote: a turn whose matching part is never quoted does not answer by it
+        cands = to_come(quoted_relevance(cands, read.query_vector, read.embed, read.vectors), source_query)
     answering = bool(read.relevance) and not ranked and not is_broad(source_query, named)
     if answering:
         cands = linked(cands, [cands[i] for i in answer_order(cands, ANSWER_BAR)], speakers)
