@@ -161,17 +161,3 @@ def test_a_full_delta_on_a_narrow_question_drops_the_least_relevant_blocks_first
     )  # fmt: skip
     assert used == ["d0"] and not left_out
 
-
-def test_a_turn_whose_matching_part_is_not_quoted_does_not_open_the_answer(embedder: MiniLMEmbedder) -> None:
-    question = "What pets does Jolene have, and how are they doing?"
-    asked = "Jolene: How are your pets doing, are they all healthy? After one night of camping I could barely walk."
-    hits = facts(asked, *PETS, *OTHER)
-    scores = {h.memory.id: 0.5 for h in hits} | {"m0": 1.0, "m1": 0.85, "m2": 0.8, "m3": 0.75}
-    read = read_for(embedder, question, hits, scores)
-    briefing = compose_briefing(source_query=question, hits=hits, max_tokens=2048, read=read)
-    first = next(s for s in parse_markdown(briefing.markdown).sections if s.heading)
-    # m0 matched on its question, which is never quoted: what it shows ("After one night of camping …") does not
-    # answer, so the pets open the answer
-    assert first.blocks[0].memory_ids[0] != "m0"
-    assert [b.memory_ids[0] for b in first.blocks][:3] == ["m1", "m2", "m3"]
-    assert "m0" not in [b.memory_ids[0] for b in first.blocks][:3]

@@ -145,3 +145,8 @@ def test_a_statement_that_itself_says_it_names_nothing_for_the_reply() -> None:
     previous = "Ana: The glaze is lovely. I would drink tea from it."
     assert previous_antecedent(previous) == ""
     assert quote("Ben: It's yours as soon as I make one that doesn't leak.", previous) is None
+
+
+def test_relish_at_the_other_speakers_news_is_a_reaction() -> None:
+    assert quote("Tim: Mmm, that sounds delicious, John!") is None
+    assert quote("Tim: Yum, a lemon tart with fresh berries.") is None

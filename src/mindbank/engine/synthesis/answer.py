@@ -26,12 +26,6 @@ improves documents.
   them?" once "My snake Seraphim …" does): its relevance is raised to at least :data:`SUBJECT_SHARE` × that fact's
   (``linked``). Speakers' names link nothing, nor does a name more than :data:`NAME_MAX_FACTS` facts use (a place
   or group the whole scope talks about).
-* **What is quoted answers.** A fact's recall score is earned by its whole turn, but a document quotes only the
-  turn's informative sentences (``salience.py``): when the part that matched is one it never quotes — a question
-  the speaker asked ("How do you fit that around nights? After one week of on-call I could barely find my
-  shoes.") — what is shown does not answer. So among the :data:`QUOTED_CHECK` most relevant facts, each whose
-  quote leaves sentences out is embedded as quoted (with its speaker prefix, as the stored turn was) and its
-  relevance scaled by the quote's cosine to the question over the turn's, when lower (:func:`quoted_relevance`).
 * **What is to come.** A question about plans, goals or upcoming events is answered by statements of intention or
   schedule, not by what happened: a quote that speaks only of the past has its relevance scaled by
   ``tense.PAST_SHARE`` for such a question (``tense.py``, :func:`to_come`).
@@ -43,12 +37,9 @@ improves documents.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
-
-import numpy as np
-import numpy.typing as npt
 
 from mindbank.domain.text import keyword_terms, strip_speaker
 from mindbank.engine.synthesis.selection import Candidate, stem
@@ -74,7 +65,6 @@ GENERIC = frozenset(
     general overall think thinks feel feels day days time times talk talks talked talking discuss discussed
     mention mentioned say says said upcoming future coming next soon event events""".split()
 )
-QUOTED_CHECK = 40  # the most relevant facts whose quote is re-scored (as many as a document has blocks)
 _QUESTION_WORDS = frozenset("what which who whom whose when where why how is are was were does do did".split())
 
 
@@ -189,40 +179,6 @@ def answer_heading(question: str, quotes: Sequence[str], banned: set[str]) -> st
     if asked:
         return title(asked[0][0])
     return ANSWER_HEADING
-
-
-def _trimmed(cand: Candidate) -> bool:
-    """Whether the quote of ``cand`` leaves out part of its turn (whitespace aside)."""
-    return " ".join(cand.quote.text.split()) != " ".join(strip_speaker(cand.hit.memory.text).split())
-
-
-def quoted_relevance(
-    cands: Sequence[Candidate],
-    query_vector: npt.NDArray[np.float32] | None,
-    embed: Callable[[Sequence[str]], npt.NDArray[np.float32]] | None,
-    vectors: Mapping[str, npt.NDArray[np.float32]],
-) -> list[Candidate]:
-    """``cands`` with the relevance of what is quoted (module docstring): each of the :data:`QUOTED_CHECK` most
-    relevant whose quote leaves part of its turn out, and whose stored vector (``vectors``, unit, by memory id) has
-    a positive cosine to ``query_vector``, gets its relevance × (cosine of the quote, embedded by ``embed`` behind
-    the speaker's prefix) / (cosine of the turn) when that ratio is below 1. Unchanged without an embedder or a
-    query vector. One batch of at most :data:`QUOTED_CHECK` short texts is embedded."""
-    if embed is None or query_vector is None or not cands:
-        return list(cands)
-    query = np.asarray(query_vector, dtype=np.float32)
-    todo = [i for i in answer_order(cands)[:QUOTED_CHECK] if cands[i].id in vectors and _trimmed(cands[i])]
-    whole = {i: float(np.asarray(vectors[cands[i].id], dtype=np.float32) @ query) for i in todo}
-    todo = [i for i in todo if whole[i] > 0 and len(vectors[cands[i].id]) == len(query)]
-    if not todo:
-        return list(cands)
-    texts = [f"{c.speaker}: {c.quote.text}" if c.speaker else c.quote.text for c in (cands[i] for i in todo)]
-    quoted = np.asarray(embed(texts), dtype=np.float32) @ query
-    out = list(cands)
-    for i, cosine in zip(todo, quoted, strict=True):
-        ratio = max(0.0, float(cosine)) / whole[i]
-        if ratio < 1.0:
-            out[i] = replace(cands[i], relevance=cands[i].relevance * ratio)
-    return out
 
 
 def to_come(cands: Sequence[Candidate], question: str) -> list[Candidate]:

@@ -38,7 +38,6 @@ from mindbank.engine.synthesis.answer import (
     answer_order,
     is_broad,
     linked,
-    quoted_relevance,
     scope_names,
     to_come,
 )
@@ -325,8 +324,8 @@ def compose_briefing(
     speakers = speaker_names([c.hit.memory.text for c in cands])
     named = scope_names(cands, speakers)
     if read.relevance and not ranked:
-        # what a fact shows is its quote: a turn whose matching part is never quoted does not answer by it
-        cands = to_come(quoted_relevance(cands, read.query_vector, read.embed, read.vectors), source_query)
+        # a question about plans is answered by what is to come, not by what happened (tense.py)
+        cands = to_come(cands, source_query)
     answering = bool(read.relevance) and not ranked and not is_broad(source_query, named)
     if answering:
         cands = linked(cands, [cands[i] for i in answer_order(cands, ANSWER_BAR)], speakers)

@@ -67,10 +67,12 @@ REACTIONS = frozenset(
     adorable glad sorry sounds totally definitely absolutely exactly true right agreed ok okay sure well so that's
     that what how neat brilliant perfect""".split()
 )
-# sympathy and judgement passed on someone ("Poor Biscuit, framed again.", "Lucky Marta, a week in Lisbon.", "Ugh,
-# damp."): a reaction to what the other person told, whoever it names, even as an opener before a comma
+# sympathy, judgement or relish passed on what the other person told ("Poor Biscuit, framed again.", "Lucky Marta, a
+# week in Lisbon.", "Ugh, damp.", "Mmm, that sounds delicious, John!"): a reaction, whoever it names, even as an
+# opener before a comma
 JUDGEMENTS = frozenset(
-    "poor lucky ugh ouch yikes phew whew bummer shame pity gosh geez jeez ha hah hooray bravo darn dang".split()
+    "poor lucky ugh ouch yikes phew whew bummer shame pity gosh geez jeez ha hah hooray bravo darn dang mmm mm yum"
+    " yummy".split()
 )
 REACTIONS = REACTIONS | JUDGEMENTS
 GREETINGS = frozenset(

@@ -9,9 +9,10 @@ do they talk about?", "What is Nate planning next?"), a quoted fact that speaks 
 less: its relevance is scaled by :data:`PAST_SHARE` (``answer.py``). A fact in the present ("I do my long run on
 the second day off") is left alone: a routine is part of a plan.
 
-Both tests read words only (no parser): a past form is a word in :data:`PAST_WORDS` or a regular ``-ed`` form of at
-least five letters (not in :data:`NOT_PAST`); what escapes: an irregular past form not listed, and a past
-commitment phrased without a listed word ("I got tickets for June" counts as past).
+Both tests read words only (no parser): a past form is a word in :data:`PAST_WORDS`, or a regular ``-ed`` form of at
+least five letters (not in :data:`NOT_PAST`) within two words after a subject pronoun ("I finally started"; "roasted
+veg" is an adjective); what escapes: an irregular past form not listed, a regular past after a noun subject ("My
+bowl collapsed"), and a past commitment phrased without a listed word ("I got tickets for June" counts as past).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ PAST_WORDS = frozenset(
     caught felt fell flew drove rode ate drank wrote sold sent spent told thought taught heard kept slept swam
     ago yesterday last""".split()
 )
+SUBJECTS = frozenset("i we he she they you".split())  # a regular "-ed" right after one of these is a past verb
 NOT_PAST = frozenset("need needed indeed speed exceed proceed succeed hundred seed feed bleed breed".split())
 
 
@@ -53,9 +55,14 @@ def asks_future(question: str) -> bool:
 
 
 def past_only(text: str) -> bool:
-    """Whether ``text`` (a quote) speaks only of the past: a past form or past time word (:data:`PAST_WORDS`, a
-    regular ``-ed`` form) and no word of :data:`FUTURE_WORDS` (module docstring)."""
+    """Whether ``text`` (a quote) speaks only of the past: a past form or past time word (:data:`PAST_WORDS`, or a
+    regular ``-ed`` form within two words after a subject pronoun: "I finally started", "we painted" — not an
+    adjective, "roasted veg") and no word of :data:`FUTURE_WORDS` (module docstring)."""
     words = _words(text)
     if any(w in FUTURE_WORDS for w in words):
         return False
-    return any(w in PAST_WORDS or (len(w) >= 5 and w.endswith("ed") and w not in NOT_PAST) for w in words)
+    return any(
+        w in PAST_WORDS
+        or (len(w) >= 5 and w.endswith("ed") and w not in NOT_PAST and SUBJECTS & set(words[max(0, i - 2) : i]))
+        for i, w in enumerate(words)
+    )
