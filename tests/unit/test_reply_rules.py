@@ -6,8 +6,11 @@ for what they said and is quoted behind it."""
 from __future__ import annotations
 
 import pytest
+from test_briefing import facts
 
+from mindbank.engine.synthesis.compose import compose_briefing
 from mindbank.engine.synthesis.exchange import prompt_note, prompt_of, reacts_to, said_note
+from mindbank.engine.synthesis.port import ScopeRead
 from mindbank.engine.synthesis.referents import opens_turn
 from mindbank.engine.synthesis.salience import previous_antecedent, quote
 
@@ -150,3 +153,16 @@ def test_a_statement_that_itself_says_it_names_nothing_for_the_reply() -> None:
 def test_relish_at_the_other_speakers_news_is_a_reaction() -> None:
     assert quote("Tim: Mmm, that sounds delicious, John!") is None
     assert quote("Tim: Yum, a lemon tart with fresh berries.") is None
+
+
+def test_a_briefing_quotes_a_continuation_behind_the_other_speakers_statement() -> None:
+    hits = facts(
+        "Ben: She sounds sharp, mine missed a torn ligament in my knee for months.",
+        "Ben: I restored an old road bike from 1984 with my brother over the winter.",
+    )
+    read = ScopeRead(previous={"m0": NEWS})
+    briefing = compose_briefing(source_query="What matters most to Ben?", hits=hits, max_tokens=2048, read=read)
+    assert '[Ana said: "My physio found the problem with my shin last week."] She sounds sharp' in briefing.markdown
+    assert set(briefing.cited) == {"m0", "m1"}  # the note is context: the block cites Ben's turn only
+    alone = compose_briefing(source_query="What matters most to Ben?", hits=hits, max_tokens=2048)
+    assert alone.cited == ["m1"]  # without the turn before, "She …" names nothing and is not quoted
