@@ -6,7 +6,7 @@ on PostgreSQL). Four parts:
 * **quality**, per LoCoMo conversation: every turn retained in one call, then consolidated to the end. Reports the
   facts, the observations, *evidence coverage* — of the turns cited as evidence by the conversation's questions of
   categories 1–4, the share whose fact is a source of some observation — and the *small-talk* share of the
-  observations (definition below).
+  observations (definition below), every small-talk observation listed.
 * **labelled**: the paraphrase groups and near-miss pairs of ``bench/data/consolidation_labels.json`` (written before
   the consolidator was tuned), each group and pair in its own observation scope (its own tag), each statement
   retained a day after the previous one. A group is *collapsed* when one observation cites all its statements; a
@@ -154,7 +154,7 @@ def quality(embedder: Embedder, path: Path, database_url: str | None) -> dict[st
         "evidence_coverage": round(len(evidence & covered) / max(1, len(evidence)), 4),
         "small_talk": len(small),
         "small_talk_share": round(len(small) / max(1, len(observations)), 4),
-        "small_talk_examples": small[:5],
+        "small_talk_examples": small,
     }
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from api.conftest import Served
 
 from mindbank.domain.records import MemoryUnit, RetainItem
@@ -166,3 +167,39 @@ def test_extractive_reflect_quotes_observations_with_their_proof(served: Callabl
         in answer
     )
     assert f"[mem:{ids[1]}]" not in answer  # the observation states it: the raw fact is not quoted again
+
+
+CHAT = [
+    ("Andrew", "We adopted two German Shepherds from the shelter in Portland last week."),
+    ("Audrey", "German Shepherds are indeed awesome and loyal companions for hiking trips!"),
+    ("Audrey", "What was your favorite book when you were a kid?"),
+    ("Andrew", 'I loved reading "Charlotte\'s Web" as a kid.'),
+    ("Andrew", "My teammates gave me a signed basketball after the charity game on Saturday."),
+    ("Audrey", "That's so cool of your teammates. Did they sign it for a special reason?"),
+    ("Andrew", "They signed it to show our friendship and appreciation."),
+]
+
+
+@pytest.mark.parametrize("arrival", ["one call", "turn by turn"])
+def test_a_turn_is_read_with_the_turn_before_it(served: Callable[..., Served], arrival: str) -> None:
+    s = served()
+    items = [
+        {"content": f"{who}: {text}", "timestamp": (DAY0 + timedelta(seconds=i)).isoformat(),
+         "context": "chat session 1", "tags": [f"speaker:{who.lower()}"]}
+        for i, (who, text) in enumerate(CHAT)
+    ]  # fmt: skip
+    for batch in [items] if arrival == "one call" else [[item] for item in items]:
+        r = s.http.post(f"{BASE}/memories", json={"items": batch})
+        assert r.status_code < 300, r.text
+        s.mb.run_pending()  # turn by turn: the turn before was consolidated in an earlier round
+    texts = sorted(o["text"] for o in observations(s))
+    assert texts == sorted(
+        [
+            'Andrew: [Audrey asked: "Did they sign it for a special reason?"] They signed it to show our friendship '
+            "and appreciation.",
+            'Andrew: [Audrey asked: "What was your favorite book when you were a kid?"] I loved reading '
+            '"Charlotte\'s Web" as a kid.',
+            "Andrew: My teammates gave me a signed basketball after the charity game on Saturday.",
+            "Andrew: We adopted two German Shepherds from the shelter in Portland last week.",
+        ]
+    )  # the reaction to Andrew's news forms none

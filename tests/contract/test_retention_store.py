@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
+from store_testing import stale_flags
 
 from mindbank.domain.records import Chunk, NewMemory, RetainItem
 from mindbank.domain.repeats import repeat_key
 from mindbank.domain.scope import MemoryFilter
-from mindbank.engine.refresh.staleness import stale_flags
 from mindbank.store.base import DocumentChanged, DocumentWrite, StalenessProbe, Store
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)

@@ -9,13 +9,13 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
+from store_testing import stale_flags
 
 from mindbank.domain.document import parse_markdown
 from mindbank.domain.records import Chunk, MentalModel, NewMemory, Operation, RetainItem
 from mindbank.domain.tags import TAGS_MATCH_MODES, matches
 from mindbank.domain.timeutil import to_iso, utcnow
 from mindbank.domain.trigger import default_trigger
-from mindbank.engine.refresh.staleness import stale_flags
 from mindbank.store.base import AlreadyExists, DocumentWrite, MemoryFilter, StalenessProbe, Store
 from mindbank.store.postgres import migrate as postgres_migrate
 from mindbank.store.sqlite import migrate as sqlite_migrate
@@ -290,7 +290,6 @@ def test_retry_puts_operation_back_with_due_time(store: Store) -> None:
     assert store.claim_operation("w", 60) is None
     again = store.get_operation("b", o.id)
     assert again is not None and again.status == "pending" and again.retry_count == 1 and again.error == "boom"
-    assert store.find_pending_refresh("b", "m1") is None
 
 
 def test_no_row_commits_at_or_below_a_watermark_already_read(store: Store) -> None:

@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 
 from mindbank.domain.document import count_tokens, parse_markdown, render_markdown
 from mindbank.domain.records import MemoryUnit, ScoredMemory
-from mindbank.engine.synthesis.compose import compose_markdown, is_informative
+from mindbank.engine.synthesis.compose import compose_markdown
+from mindbank.engine.synthesis.salience import quote
 
 
 def hit(i: int, text: str) -> ScoredMemory:
@@ -20,11 +21,12 @@ def hit(i: int, text: str) -> ScoredMemory:
     return ScoredMemory(memory, 1.0 / (i + 1))
 
 
-def test_is_informative() -> None:
-    assert not is_informative("Tom: Which is?")
-    assert not is_informative("Tom: Go on!")
-    assert not is_informative("Tom: How is the garden project coming along these days?")
-    assert is_informative("Tom: I repaired the greenhouse roof and planted tomatoes.")
+def test_questions_and_small_talk_are_never_quoted() -> None:
+    """Questions, reactions, greetings and small talk are kept as memories but a briefing never quotes them."""
+    assert quote("Tom: Which is?") is None
+    assert quote("Tom: Go on!") is None
+    assert quote("Tom: How is the garden project coming along these days?") is None
+    assert quote("Tom: I repaired the greenhouse roof and planted tomatoes.") is not None
 
 
 FACTS = [

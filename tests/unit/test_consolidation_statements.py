@@ -11,7 +11,7 @@ import pytest
 from mindbank.domain.records import MemoryUnit
 from mindbank.engine.consolidate.addressed import without_vocatives
 from mindbank.engine.consolidate.extractive import ExtractiveConsolidator
-from mindbank.engine.consolidate.statements import names, numbers, split_history, stated, with_history
+from mindbank.engine.consolidate.statements import names, numbers, split_history, stated, statement, with_history
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
@@ -91,6 +91,10 @@ def test_vocatives_are_removed_but_phrases_and_photo_descriptions_are_kept() -> 
     assert without_vocatives("Alright Sam, have fun with it!") == "Have fun with it!"
     assert without_vocatives("I 100% agree, Mel.") == "I 100% agree."
     assert without_vocatives("Oof, Sam, so embarrassing!") == "So embarrassing!"  # a capitalised opener too
+    # thanks to the listener is the address too
+    assert without_vocatives("Thanks for the idea, my mate and I are going kayaking on the lake!") == (
+        "My mate and I are going kayaking on the lake!"
+    )
     for unchanged in ("In Paris, I met Tom.", "Last March, I joined the team.", "[shares a photo: a dog, Max]",
                       "Thanks, Gina!"):  # fmt: skip
         assert without_vocatives(unchanged) == unchanged
@@ -156,3 +160,79 @@ def test_different_people_or_numbers_are_different_observations(embedder: MiniLM
     paraphrases = ["Raj: I play the violin in a community orchestra every Thursday.",
                    "Raj: Every Thursday I play violin with a community orchestra."]  # fmt: skip
     assert [sources for _, sources in plan(paraphrases, embedder)] == [("f0", "f1")]
+
+
+# the turn before: the rules of engine/synthesis/exchange.py, as the briefing applies them
+NEWS = "Andrew: We adopted two German Shepherds from the shelter in Portland last week."
+BOOK_QUESTION = "Caroline: What was your favorite book when you were a kid?"
+
+
+def test_a_reaction_to_the_news_before_it_states_nothing() -> None:
+    reaction = "Audrey: German Shepherds are indeed awesome and loyal companions for hiking trips!"
+    assert stated(reaction) is not None  # alone it reads as a statement ...
+    assert stated(reaction, NEWS) is None  # ... after the news it is a comment on it
+    # the speaker's own statement after the news stays
+    own = "Audrey: I adopted a border collie from the same shelter in 2019."
+    assert stated(own, NEWS) == (own, True)
+    # a short statement read with the rest of its turn does not take the reaction back in
+    turn = "Audrey: German Shepherds are such loyal and smart companions for hiking! I walk Pepper daily."
+    assert stated(turn) == (turn, True)
+    assert stated(turn, NEWS) == ("Audrey: I walk Pepper daily.", True)
+
+
+def test_a_short_answer_carries_the_question_it_answers() -> None:
+    answer = 'Melanie: I loved reading "Charlotte\'s Web" as a kid.'
+    assert stated(answer) == (answer, True)  # alone: a short statement that names something
+    assert stated(answer, BOOK_QUESTION) == (
+        'Melanie: [Caroline asked: "What was your favorite book when you were a kid?"] I loved reading '
+        '"Charlotte\'s Web" as a kid.',
+        True,
+    )
+    # a question that says nothing ("How are you?") lends nothing; a statement that says enough needs none
+    assert stated(answer, "Caroline: How are you?") == (answer, True)
+    long = "Melanie: I read Charlotte's Web to my kids every night before bed last summer."
+    assert stated(long, BOOK_QUESTION) == (long, True)
+
+
+def test_an_answer_leaning_on_the_question_is_stated_behind_it() -> None:
+    answer = "Tomas: They signed it to show our friendship and appreciation."
+    asked = "Priya: That's so cool of your teammates. Did they sign it for a special reason?"
+    assert stated(answer) is None  # "they" stands for no one in its own turn
+    assert stated(answer, asked) == (
+        'Tomas: [Priya asked: "Did they sign it for a special reason?"] They signed it to show our friendship and '
+        "appreciation.",
+        True,
+    )
+
+
+def test_the_listeners_name_is_their_address_not_something_the_statement_names() -> None:
+    reply = "Joanna: I love the thought Nate!"
+    news = "Nate: I might adopt a third turtle for the tank next month."
+    assert stated(reply) == (reply, True)  # "Nate" reads as a name the statement gives
+    assert stated(reply, news) == (reply, False)  # said to Nate: too short to stand alone
+
+
+def test_a_statement_is_compared_by_what_the_speaker_said(embedder: MiniLMEmbedder) -> None:
+    text = 'Melanie: [Caroline asked: "What was your favorite book when you were a kid?"] I loved "Charlotte\'s Web".'
+    unit, vector = fact(0, text, embedder)
+    said = statement(unit, text, vector)
+    assert said is not None and said.unit.text == text
+    assert "asked" not in said.quoted.text and "Charlotte" in said.quoted.text
+    assert names(said.quoted.text) == {"Charlotte's", "Web"}
+
+
+def test_consolidation_reads_each_fact_with_the_turn_before_it(embedder: MiniLMEmbedder) -> None:
+    texts = [NEWS, "Audrey: German Shepherds are indeed awesome and loyal companions for hiking trips!",
+             BOOK_QUESTION, 'Melanie: I loved reading "Charlotte\'s Web" as a kid.']  # fmt: skip
+    facts, vectors = [], {}
+    for i, text in enumerate(texts):
+        unit, vector = fact(i, text, embedder)
+        facts.append(unit)
+        vectors[unit.id] = vector
+    previous = {"f1": NEWS, "f3": BOOK_QUESTION}
+    found = ExtractiveConsolidator().plan(facts, vectors, [], "combined", previous=previous)
+    assert [(c.text, c.source_memory_ids) for c in found.creates] == [
+        (NEWS, ("f0",)),
+        ('Melanie: [Caroline asked: "What was your favorite book when you were a kid?"] I loved reading '
+         '"Charlotte\'s Web" as a kid.', ("f3",)),
+    ]  # fmt: skip

@@ -13,7 +13,14 @@ import pytest
 from mindbank.domain.records import MemoryUnit, ScoredMemory
 from mindbank.engine.synthesis.answer import is_broad, scope_names
 from mindbank.engine.synthesis.blocks import Unit
-from mindbank.engine.synthesis.exchange import asked_note, previous_turns, question_of, reacts_to
+from mindbank.engine.synthesis.exchange import (
+    asked_note,
+    listener_of,
+    previous_turns,
+    question_of,
+    reacts_to,
+    split_asked_note,
+)
 from mindbank.engine.synthesis.layout import follow_layout
 from mindbank.engine.synthesis.salience import Quote, quote
 from mindbank.engine.synthesis.selection import Candidate
@@ -162,3 +169,14 @@ def test_a_full_refresh_puts_quoted_facts_back_where_they_were() -> None:
     composed = [("Pets", [a, b]), ("Garden", [c]), ("Work", [d, e]), ("Pottery", [_unit_of("p", 0.1, 9)])]
     assert [h for h, _ in follow_layout(composed, layout, answering=True)] == ["Pets", "Garden", "Work", "Pottery"]
     assert follow_layout(composed, (), answering=True) == composed  # no current document: as composed
+
+
+def test_the_asked_note_is_read_back_from_a_quote() -> None:
+    asked = "Priya: That's so cool. Did they sign it for a special reason?"
+    note = asked_note(asked)
+    quoted = f"{note}They signed it to show our friendship."
+    assert split_asked_note(quoted) == (note, "They signed it to show our friendship.")
+    assert split_asked_note(f"{asked_note('Did you go?')}We did.") == ('[asked: "Did you go?"] ', "We did.")
+    for plain in ("They signed it.", "[shares a photo: a signed ball] They signed it."):
+        assert split_asked_note(plain) == ("", plain)
+    assert listener_of(asked) == "Priya" and listener_of("no prefix here") == ""

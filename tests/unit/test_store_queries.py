@@ -58,8 +58,7 @@ SQLITE_ONLY = {
 
 # statements only the PostgreSQL store runs, and why SQLite has no counterpart
 POSTGRES_ONLY = {
-    # the database clock and the pgvector version (SQLite: the process clock, no extension)
-    "db_now",
+    # the pgvector version (SQLite: no extension)
     "vector_version",
     # consolidation's neighbours through HNSW (SQLite: the in-process index and pending_fact_ids)
     "consolidated_neighbours",

@@ -461,10 +461,6 @@ class SharedQueries:
             rows = conn.execute(statement, (bank_id, *params, limit, offset)).fetchall()
         return [self._columns.operation_row(r) for r in rows], 0 if row is None else int(row["n"])
 
-    def find_pending_refresh(self, bank_id: str, model_id: str) -> Operation | None:
-        """The model's queued (not yet running) refresh, if any."""
-        return self._one(self._q["find_pending_refresh"], (bank_id, model_id), self._columns.operation_row)
-
     def get_operation(self, bank_id: str, operation_id: str) -> Operation | None:
         """One operation of the bank, or None."""
         return self._one(self._q["get_operation"], (bank_id, operation_id), self._columns.operation_row)

@@ -10,7 +10,8 @@ sentence is said to and whom it is about:
   single name set off on both sides ("Sam, …", "Alright Sam, …", "Got it Nate, …", "…, Mel.", "Oof, Sam, so
   embarrassing!") — is removed before the sentence is weighed: it names whom the sentence is said to, not anyone it
   is about. A piece with a preposition ("In Paris, …"), a time word ("Last March, …") or a person ("I met Tom,
-  …") is a phrase or a clause of the sentence.
+  …") is a phrase or a clause of the sentence. A leading piece that thanks the listener ("Thanks for the idea, my
+  mate and I …") is the address too.
 * **An exclamation about no one is a reaction or an exhortation.** A sentence ending in "!" that speaks neither in
   the first person, nor of a third person by a subject pronoun ("They are so sweet!" and "It has great characters!"
   describe what the pronoun stands for), nor names anyone or anything (a capitalised word after its first), nor
@@ -36,7 +37,14 @@ from __future__ import annotations
 import re
 
 from mindbank.engine.synthesis.referents import THIRD_PERSON
-from mindbank.engine.synthesis.salience import ELLIPSIS, FIRST_PERSON, SECOND_PERSON, TIME_WORDS, split_sentences
+from mindbank.engine.synthesis.salience import (
+    ELLIPSIS,
+    FIRST_PERSON,
+    SECOND_PERSON,
+    THANKS,
+    TIME_WORDS,
+    split_sentences,
+)
 
 MAX_VOCATIVE_WORDS = 3
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’_-]*")
@@ -67,9 +75,16 @@ def _vocative(piece: str) -> bool:
     return not any(w.lower() in _PHRASE_WORDS for w in words)
 
 
+def _thanks(piece: str) -> bool:
+    """Whether a comma-delimited ``piece`` thanks the listener ("Thanks for the idea", "Thank you so much")."""
+    words = [w.lower() for w in _tokens(piece)]
+    return bool(words) and words[0] in THANKS
+
+
 def without_vocatives(sentence: str) -> str:
-    """``sentence`` without the names it addresses the listener by (module docstring), its end punctuation kept;
-    unchanged when it has none or is nothing but one, and a photo description ("[shares a photo: …]") always."""
+    """``sentence`` without the names it addresses the listener by and a leading thanks to them (module docstring),
+    its end punctuation kept; unchanged when it has none or is nothing but that, and a photo description ("[shares
+    a photo: …]") always."""
     if sentence.startswith("["):
         return sentence
     end = _END.search(sentence)
@@ -81,7 +96,7 @@ def without_vocatives(sentence: str) -> str:
     last = len(pieces) - 1
     kept = [
         p for i, p in enumerate(pieces)
-        if not (_vocative(p) and (i in (0, last) or len(_tokens(p)) == 1))
+        if not (_vocative(p) and (i in (0, last) or len(_tokens(p)) == 1)) and not (i == 0 and _thanks(p))
     ]  # fmt: skip
     if len(kept) == len(pieces) or not kept:
         return sentence

@@ -4,8 +4,10 @@ keep history (no model).
 Per new fact, in order (spec "Automatic Refresh"; reference facts §6 — observations are the consolidated,
 deduplicated statements of a bank, each with its proof):
 
-* a fact with nothing quotable — greetings, thanks, questions, reactions, by the briefing's salience bar
-  (:func:`mindbank.engine.consolidate.statements.stated`) — forms no observation and is marked consolidated;
+* a fact with nothing quotable — greetings, thanks, questions, reactions, by the briefing's salience bar read with
+  the other speaker's turn before it (:func:`mindbank.engine.consolidate.statements.stated`: a reaction to that
+  turn's news states nothing, an answer to its question carries the question) — forms no observation and is
+  marked consolidated;
 * otherwise it is compared with the observations of its scope (those stored and those formed earlier in the round),
   nearest first by cosine, with the briefing's rules (:mod:`mindbank.engine.synthesis.updates`): a *repeat* (the
   same statement in other words, or a paraphrase: cosine ≥ :data:`PARAPHRASE_COSINE` with the same numbers and no
@@ -71,9 +73,10 @@ def _when(unit: MemoryUnit) -> datetime | None:
     return unit.occurred_start or unit.mentioned_at
 
 
-def _text(fact: MemoryUnit) -> str | None:
-    """What ``fact`` states (:func:`~mindbank.engine.consolidate.statements.stated`), standing alone or not."""
-    found = stated(fact.text)
+def _text(fact: MemoryUnit, previous: Mapping[str, str]) -> str | None:
+    """What ``fact`` states (:func:`~mindbank.engine.consolidate.statements.stated`, read with the turn before it
+    in ``previous``), standing alone or not."""
+    found = stated(fact.text, previous.get(fact.id, ""))
     return found[0] if found is not None else None
 
 
@@ -108,27 +111,32 @@ class ExtractiveConsolidator:
         scopes: ObservationScopes,
         neighbours: Neighbours | None = None,
         lost: Mapping[str, Sequence[MemoryUnit]] | None = None,
+        previous: Mapping[str, str] | None = None,
     ) -> ConsolidationPlan:
         """Creates, updates and replacements for a batch of pending ``facts`` (module docstring). ``vectors`` holds
         the facts', the observations', the neighbours' and the ``lost`` sources' embeddings; ``lost``: per
         observation that lost sources, the source facts it still has; ``neighbours``: per fact, earlier consolidated
-        facts, the second witnesses a short statement may form an observation with."""
+        facts, the second witnesses a short statement may form an observation with; ``previous``: memory id -> the
+        other speaker's turn just before it (``exchange.previous_turns``), for the facts, neighbours and remaining
+        sources that have one — each is read with it (``statements.stated``)."""
+        turns = previous or {}
         pools: dict[tuple[str, ...], list[_Draft]] = {}
         wanted = {scope for fact in facts for scope in scope_keys(fact.tags, scopes)}
         for obs in observations:
             if obs.tags not in wanted and obs.id not in (lost or {}):
                 continue  # a scope no fact of this round belongs to: nothing to compare or retell
-            draft = self._stored(obs, vectors, (lost or {}).get(obs.id))
+            draft = self._stored(obs, vectors, (lost or {}).get(obs.id), turns)
             if draft is not None:
                 pools.setdefault(obs.tags, []).append(draft)
         singles: dict[tuple[str, ...], list[Statement]] = {}  # short statements of this round with no observation
         for fact in facts:
-            vector, found = vectors.get(fact.id), stated(fact.text)
+            vector, found = vectors.get(fact.id), stated(fact.text, turns.get(fact.id, ""))
             said = statement(fact, found[0], vector) if vector is not None and found is not None else None
             if said is None or found is None:
                 continue
             for scope in scope_keys(fact.tags, scopes):
-                earlier = [*singles.get(scope, []), *self._short(fact, scope, scopes, neighbours or {}, vectors)]
+                twins = self._short(fact, scope, scopes, neighbours or {}, vectors, turns)
+                earlier = [*singles.get(scope, []), *twins]
                 if not self._place(fact, said, pools.setdefault(scope, []), scope, alone=found[1], witnesses=earlier):
                     singles.setdefault(scope, []).append(said)
         return self._plan([d for pool in pools.values() for d in pool])
@@ -136,12 +144,12 @@ class ExtractiveConsolidator:
     @staticmethod
     def _short(
         fact: MemoryUnit, scope: tuple[str, ...], scopes: ObservationScopes, neighbours: Neighbours,
-        vectors: dict[str, np.ndarray],
+        vectors: dict[str, np.ndarray], previous: Mapping[str, str],
     ) -> list[Statement]:  # fmt: skip
         """The fact's earlier neighbours of ``scope`` (consolidated facts from the vector index) as statements."""
         out: list[Statement] = []
         for twin, _ in neighbours.get(fact.id, ()):
-            vector, found = vectors.get(twin.id), stated(twin.text)
+            vector, found = vectors.get(twin.id), stated(twin.text, previous.get(twin.id, ""))
             if vector is not None and found is not None and in_scope(twin, scope, scopes):
                 said = statement(twin, found[0], vector)
                 if said is not None:
@@ -150,8 +158,9 @@ class ExtractiveConsolidator:
 
     @staticmethod
     def _stored(
-        obs: MemoryUnit, vectors: dict[str, np.ndarray], remaining: Sequence[MemoryUnit] | None
-    ) -> _Draft | None:
+        obs: MemoryUnit, vectors: dict[str, np.ndarray], remaining: Sequence[MemoryUnit] | None,
+        previous: Mapping[str, str],
+    ) -> _Draft | None:  # fmt: skip
         """A stored observation as a draft; retold from its ``remaining`` sources when some were lost."""
         vector = vectors.get(obs.id)
         if vector is None:
@@ -162,7 +171,7 @@ class ExtractiveConsolidator:
         draft = _Draft(obs.tags, said, history, sources, obs.proof_count or 1, existing=obs) if said else None
         if remaining is None:
             return draft
-        says = {_text(s): s for s in remaining}
+        says = {_text(s, previous): s for s in remaining}
         kept_history = [(when, text) for when, text in history if any(
             s is not None and s.endswith(text) for s in says)]  # fmt: skip
         if current in says:
@@ -171,7 +180,7 @@ class ExtractiveConsolidator:
             return draft
         # the fact the observation stated is gone: the newest remaining source states it now
         newest = max(remaining, key=lambda s: (_when(s) is not None, _when(s) or 0, s.created_at))
-        text, vector = _text(newest), vectors.get(newest.id)
+        text, vector = _text(newest, previous), vectors.get(newest.id)
         retold = statement(newest, text, vector) if text is not None and vector is not None else None
         if retold is None:
             return draft

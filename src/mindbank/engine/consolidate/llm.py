@@ -101,11 +101,13 @@ class LLMConsolidator:
         scopes: ObservationScopes,
         neighbours: Neighbours | None = None,
         lost: Mapping[str, Sequence[MemoryUnit]] | None = None,
+        previous: Mapping[str, str] | None = None,
     ) -> ConsolidationPlan:
         """Creates, updates (grown sources), rewrites and deletes for a batch of pending facts, as
         ``Store.write_consolidation`` takes them; ``neighbours``: per fact, earlier consolidated facts shown beside
         it. ``lost`` is not read: an observation the model wrote keeps its text when sources go (the model restates
-        it when a later fact touches it). Raises ``LLMTransientError``."""
+        it when a later fact touches it). ``previous`` (the turn before each fact) is read only by the extractive
+        fallback for a batch the model gave no usable reply for. Raises ``LLMTransientError``."""
         by_scope: dict[tuple[str, ...], list[MemoryUnit]] = {}
         for fact in facts:
             for scope in scope_keys(fact.tags, scopes):
@@ -122,7 +124,9 @@ class LLMConsolidator:
                 earlier = self._earlier(batch, scope, scopes, neighbours or {})
                 reply = self._ask(batch, self._related(batch, in_scope_obs, vectors), earlier)
                 if reply is None:
-                    fallback = self.fallback.plan(batch, vectors, in_scope_obs, scopes, neighbours=neighbours)
+                    fallback = self.fallback.plan(
+                        batch, vectors, in_scope_obs, scopes, neighbours=neighbours, previous=previous
+                    )
                     creates.extend(fallback.creates)
                     deletes.update(fallback.deletes)  # observations the fallback restated with a later value
                     for obs_id, sources, _ in fallback.updates:

@@ -53,7 +53,9 @@ class ConsolidationPlan:
 class Consolidator(Protocol):
     """Turns a batch of facts into a :class:`ConsolidationPlan` against the existing observations. ``lost``: per
     observation that lost sources this round (deleted or edited facts), the source facts it still has, for a
-    consolidator that retells such an observation from what remains."""
+    consolidator that retells such an observation from what remains. ``previous``: memory id -> the text of the
+    other speaker's turn just before that memory (``synthesis/exchange.py``), for the round's facts, neighbours
+    and remaining sources that are conversation turns with one."""
 
     def plan(
         self,
@@ -63,6 +65,7 @@ class Consolidator(Protocol):
         scopes: ObservationScopes,
         neighbours: Neighbours | None = None,
         lost: Mapping[str, Sequence[MemoryUnit]] | None = None,
+        previous: Mapping[str, str] | None = None,
     ) -> ConsolidationPlan: ...
 
 

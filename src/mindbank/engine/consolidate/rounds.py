@@ -6,8 +6,9 @@ of their scope. Observation scopes: ``combined`` (default: a fact's whole tag se
 (one scope per tag). A round takes up to :data:`~mindbank.engine.consolidate.plan.ROUND_SIZE` pending facts and
 hands the consolidator what it compares them with, all read through indexes (consolidation stays incremental):
 the observations nearest each fact in its scopes (:func:`nearby_observations`), its earlier consolidated
-neighbours (:func:`earlier_neighbours`, so facts that arrive one retain at a time still meet), and the
-observations whose sources were deleted or edited since (:func:`detach_sources`). What the extractive
+neighbours (:func:`earlier_neighbours`, so facts that arrive one retain at a time still meet), the
+observations whose sources were deleted or edited since (:func:`detach_sources`), and the other speaker's turn
+before each of those facts (:func:`turns_before`), which decides what a reply states. What the extractive
 consolidator makes of them: ``engine/consolidate/extractive.py``. Source facts get ``consolidated_at``, which is
 bookkeeping and never a write for staleness.
 """
@@ -21,6 +22,7 @@ import numpy as np
 
 from mindbank.domain.records import FactType, MemoryUnit
 from mindbank.domain.scope import MemoryFilter
+from mindbank.domain.text import speaker_prefix
 from mindbank.engine.consolidate.plan import (
     NEARBY_OBSERVATIONS,
     NEIGHBOUR_FLOOR,
@@ -32,7 +34,11 @@ from mindbank.engine.consolidate.plan import (
     scope_filter,
     scope_keys,
 )
+from mindbank.engine.synthesis.exchange import TURN_WINDOW_S, previous_turns
 from mindbank.store.base import Store
+
+# moments a neighbour read asks for at once: SQLite spells each as two parts of one compound SELECT (at most 500)
+TURN_ANCHORS = 100
 
 
 def _probes(
@@ -81,6 +87,28 @@ def earlier_neighbours(
                 kept.append((units[memory_id], score))
         kept.sort(key=lambda hit: -hit[1])
     return {f: hits for f, hits in out.items() if hits}
+
+
+def turns_before(store: Store, bank_id: str, units: Sequence[MemoryUnit]) -> dict[str, str]:
+    """Memory id -> the text of the other speaker's turn just before it (``exchange.previous_turns``), for each of
+    ``units`` that is a conversation turn with one. The turns are read with ``Store.memory_neighbours`` (the facts
+    said at the nearest moment before and after each distinct ``(context, moment)``, observations left out: they
+    carry their facts' contexts and dates), at most :data:`TURN_ANCHORS` moments a call: one call for a round of
+    turns retained one at a time."""
+    anchors = sorted(
+        {
+            (u.context, when)
+            for u in units
+            if u.context and speaker_prefix(u.text) and (when := u.occurred_start or u.mentioned_at) is not None
+        }
+    )
+    if not anchors:
+        return {}
+    facts = MemoryFilter(fact_types=("world", "experience"))
+    pool: list[MemoryUnit] = []
+    for start in range(0, len(anchors), TURN_ANCHORS):
+        pool.extend(store.memory_neighbours(bank_id, anchors[start : start + TURN_ANCHORS], TURN_WINDOW_S, facts))
+    return previous_turns(units, pool)
 
 
 def nearby_observations(
@@ -162,7 +190,10 @@ def consolidate_round(
     kept = sorted({u.id for us in lost.values() for u in us})
     vectors.update(store.memory_vectors(bank_id, [o.id for o in observations] + kept))
     neighbours = earlier_neighbours(store, bank_id, facts, vectors, scopes) if facts else {}
-    plan = consolidator.plan(facts, vectors, observations, scopes, neighbours=neighbours, lost=lost)
+    # each fact is read with the turn before it (reactions and answers), and so are the earlier facts it meets
+    read = {m.id: m for m in [*facts, *(n for hits in neighbours.values() for n, _ in hits), *units.values()]}
+    previous = turns_before(store, bank_id, list(read.values()))
+    plan = consolidator.plan(facts, vectors, observations, scopes, neighbours=neighbours, lost=lost, previous=previous)
     planned = {u[0] for u in plan.updates} | set(plan.deletes)
     updates = [*plan.updates, *((i, *trimmed[i]) for i in trimmed if i not in planned)]
     deletes = [*plan.deletes, *emptied]

@@ -4,7 +4,10 @@ An observation formed without a model states the quotable part of one fact (the 
 :func:`mindbank.engine.synthesis.salience.quote`: informative sentences kept, questions, greetings, thanks and
 reactions dropped) with the fact's ``Name:`` speaker prefix, so it reads on its own ("Deborah: Max is my mother's
 cat … I took him when my mother passed away."). A fact with nothing quotable forms no observation. Its dates are
-the fact's (``occurred_start`` / ``mentioned_at``).
+the fact's (``occurred_start`` / ``mentioned_at``). A conversation turn is read with the other speaker's turn
+before it, by the rules the briefing quotes by (``synthesis/exchange.py``): a reaction to that turn's news states
+nothing, and a reply that leans on its question, or says little beside it, states the question in front
+(:func:`stated`).
 
 When a later fact updates the attribute an observation states, the observation states the new value and keeps the
 earlier ones as history, newest first, after the statement: ``"Xavier: I moved to Berlin. (earlier, 3 January
@@ -23,11 +26,20 @@ import numpy as np
 from mindbank.domain.records import MemoryUnit, ScoredMemory
 from mindbank.domain.text import strip_speaker
 from mindbank.engine.consolidate.addressed import left_out, observable, to_listener, without_addressee
+from mindbank.engine.synthesis.exchange import (
+    asked_note,
+    listener_of,
+    question_of,
+    question_words,
+    reacts_to,
+    split_asked_note,
+)
 from mindbank.engine.synthesis.salience import (
     NUMBER_WORDS,
     TIME_WORDS,
     Quote,
     content_words,
+    plain_words,
     quote,
     score_sentence,
     split_sentences,
@@ -53,24 +65,27 @@ def speaker_of(text: str) -> str:
     return text[: len(text) - len(body)].strip().rstrip(":") if body != text else ""
 
 
-def _specific(text: str) -> bool:
+def _specific(text: str, listener: str = "") -> bool:
     """Whether a statement names something checkable: a name or place (:func:`names`, a name it is addressed to
-    left out) or a number in digits ("Xavier lives in Paris.", "I ran 14 km.")."""
+    left out: after a comma, or the ``listener``'s anywhere) or a number in digits ("Xavier lives in Paris.", "I
+    ran 14 km.")."""
     text = _VOCATIVE.sub(r"\1", text)  # "Way to go, Maria!": the name is whom it is said to, not what it says
-    return bool(names(text)) or any(ch.isdigit() for ch in text)
+    return bool(names(text) - {listener}) or any(ch.isdigit() for ch in text)
 
 
-def _fuller(fact_text: str) -> str:
-    """Every sentence of a fact that is neither a question, a request nor scored below zero (glue), with any photo
-    description, verbatim and in order: what a short quotable statement says together with its turn. A sentence
-    whose pronoun has lost its referent (``referents.py``) comes only right after the statement that may name it
-    ("Congrats on your degree, John! It must have been quite the adventure." keeps neither as a statement)."""
+def _fuller(fact_text: str, turn_before: str = "") -> str:
+    """Every sentence of a fact that is neither a question, a request, scored below zero (glue) nor a reaction to
+    the news of ``turn_before`` (``exchange.reacts_to``), with any photo description, verbatim and in order: what a
+    short quotable statement says together with its turn. A sentence whose pronoun has lost its referent
+    (``referents.py``) comes only right after the statement that may name it ("Congrats on your degree, John! It
+    must have been quite the adventure." keeps neither as a statement)."""
     kept: list[str] = []
     previous = None
     for sentence in split_sentences(strip_speaker(fact_text)):
         scored = score_sentence(sentence)
         plain = scored.score >= 0 and not scored.question and not scored.request and scored.plain_words > 0
-        plain = plain and not left_out(sentence)
+        reaction = bool(turn_before) and not sentence.startswith("[") and reacts_to(sentence, turn_before)
+        plain = plain and not left_out(sentence) and not reaction
         if plain and (not scored.referring or (previous is not None and previous.antecedent and kept)):
             kept.append(sentence)
             previous = scored
@@ -87,35 +102,58 @@ def _addressless(body: str) -> str:
     return body
 
 
-def _short(body: str) -> bool:
+def _short(body: str, listener: str = "") -> bool:
     """Whether ``body`` says too little to read on its own (:data:`MIN_WORDS`, :data:`MIN_SPECIFIC_WORDS`; a
     statement to the listener needs :data:`MIN_WORDS` whatever it names: the name is often the listener's)."""
-    specific = _specific(body) and not to_listener(body)
+    specific = _specific(body, listener) and not to_listener(body)
     return len(content_words(body)) < (MIN_SPECIFIC_WORDS if specific else MIN_WORDS)
 
 
-def stated(fact_text: str) -> tuple[str, bool] | None:
+def _brief(body: str) -> bool:
+    """Whether ``body`` has fewer than :data:`MIN_WORDS` content words: it may stand alone when it names something,
+    but reads as a reply when the turn before asked what it answers."""
+    return len(content_words(body)) < MIN_WORDS
+
+
+def stated(fact_text: str, previous: str = "") -> tuple[str, bool] | None:
     """``(text, stands alone)`` of what a fact states (module docstring): its quotable sentences, or — when those
     say too little — every sentence of the turn that is not a question or glue (its photo description included),
     without a leading greeting or vocative, and without what :mod:`~mindbank.engine.consolidate.addressed` leaves
     out of an observation (names said to the listener, reactions, exhortations and compliments). A statement that is
     still short does not stand alone: it may repeat or update an observation, never form one; a short one said to
     the listener (:func:`~mindbank.engine.consolidate.addressed.to_listener`) states nothing. None when the fact
-    has nothing quotable."""
+    has nothing quotable.
+
+    ``previous``: the other speaker's turn just before this one (``exchange.previous_turns``; "" when unknown),
+    read by the briefing's rules (``salience.quote``): a sentence reacting to its news states nothing; an answer
+    leaning on its question opens with the question as an editorial note, and so does a statement of fewer than
+    :data:`MIN_WORDS` content words answering a question that says something (a content word: what the briefing
+    lets an answer borrow, ``exchange.question_words``):
+    ``[Melanie asked: "What's your favorite childhood book?"] I loved reading "Charlotte's Web" as a kid.``. The
+    question counts with it when deciding whether it stands alone; the other speaker's name in it is their
+    address, not a name it gives."""
     speaker = speaker_of(fact_text)
+    listener = listener_of(previous)
     body = without_addressee(strip_speaker(fact_text))
     turn = f"{speaker}: {body}" if speaker else body  # quote() strips the prefix it is given, and only that
-    found = quote(turn)
-    said = observable(found.text) if found is not None else None
+    found = quote(turn, previous)
+    note, quoted = split_asked_note(found.text) if found is not None else ("", "")
+    said = observable(quoted) if found is not None else None
     if said is None:
         return None
     body = _addressless(said)
-    if _short(body):
-        fuller = _addressless(_fuller(turn))
-        body = fuller if not _short(fuller) else body
-    if _short(body) and to_listener(body):
+    if _brief(body) and not note:  # read with the rest of its turn (a note's answer leans on the question instead)
+        fuller = _addressless(_fuller(turn, previous))
+        more = len(content_words(fuller)) > len(content_words(body))
+        if not _short(fuller, listener) and (more or _short(body, listener)):
+            body = fuller
+    if _short(body, listener) and to_listener(body):
         return None
-    return (f"{speaker}: {body}" if speaker else body), not _short(body)
+    if not note and _brief(body) and question_words(previous):
+        note = asked_note(previous)
+    asked = question_of(previous) if note else ""
+    alone = not _short(body, listener) or bool(asked and not _short(f"{asked} {body}", listener))
+    return (f"{speaker}: {note}{body}" if speaker else f"{note}{body}"), alone
 
 
 def day(when: datetime | None) -> str:
@@ -156,8 +194,15 @@ class Statement:
 
 
 def statement(unit: MemoryUnit, text: str, vector: np.ndarray) -> Statement | None:
-    """A :class:`Statement` of ``unit`` stating ``text`` (None when ``text`` has nothing quotable)."""
-    found = quote(text)
+    """A :class:`Statement` of ``unit`` stating ``text`` (None when ``text`` says nothing). What it is compared by
+    is what the speaker said: the quote of ``text`` without the question it may be said behind (``[Tim asked:
+    "…"]``, :func:`stated`), or all of that when the answer is not quotable alone ("It's Shia Labeouf!")."""
+    speaker = speaker_of(text)
+    rest = split_asked_note(strip_speaker(text))[1]
+    found = quote(f"{speaker}: {rest}" if speaker else rest)
+    words = len(plain_words(rest))
+    if found is None and words:
+        found = Quote(rest, 0.0, words)
     return None if found is None else Statement(replace(unit, text=text), vector, found)
 
 

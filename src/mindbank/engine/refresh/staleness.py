@@ -115,11 +115,6 @@ def stale_kinds(store: Store, bank_id: str, probes: Sequence[StalenessProbe]) ->
     return decide_staleness(probes, reads, broken)
 
 
-def stale_flags(store: Store, bank_id: str, probes: Sequence[StalenessProbe]) -> dict[str, bool]:
-    """:func:`stale_kinds` as ``{model id: stale}``."""
-    return {model_id: kind is not None for model_id, kind in stale_kinds(store, bank_id, probes).items()}
-
-
 def mark_stale(store: Store, bank_id: str, models: Sequence[MentalModel]) -> None:
     """Set ``is_stale`` and ``staleness_reason`` (``{"kind": ...}`` or None) on every model of the page, in one
     batched read."""

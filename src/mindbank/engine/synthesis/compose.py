@@ -46,7 +46,6 @@ from mindbank.engine.synthesis.attribution import about_others
 from mindbank.engine.synthesis.blocks import Unit, render_unit
 from mindbank.engine.synthesis.layout import follow_layout, layout_of
 from mindbank.engine.synthesis.port import ScopeRead
-from mindbank.engine.synthesis.salience import quote
 from mindbank.engine.synthesis.selection import Candidate, Vector, candidates, matrix_of, mmr_order, stems
 from mindbank.engine.synthesis.topics import cluster, headings, section_count, speaker_names, topic_vectors
 from mindbank.engine.synthesis.updates import RELATED_COSINE, REPEAT_COSINE, repeats, updates
@@ -59,12 +58,6 @@ HEADING_RESERVE = 8  # tokens set aside per section heading while blocks are cho
 SPLIT_AT = 4  # an untitled cluster this large is split in two and titled again
 JOIN_COSINE = 0.6  # a block from an untitled cluster joins a titled section this close (raw cosine to its centroid)
 MAX_MISSES = 12  # blocks too large for what is left of the budget before the composer stops trying
-
-
-def is_informative(text: str) -> bool:
-    """Whether a fact has anything a briefing would quote (``salience.quote``): questions, reactions, greetings
-    and small talk ("Which is?", "Go on!", "That's amazing!") are kept as memories but never quoted."""
-    return quote(text) is not None
 
 
 def intro_line(source_query: str) -> str:

@@ -52,8 +52,10 @@ MAX_QUESTION_WORDS = 30  # a question longer than this is cut (with "…") in th
 
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’_-]*")
 _FIRST_PERSON = frozenset("i i'm i've i'd i'll me my mine myself we we're we've we'd we'll our ours us".split())
-_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
+# a sentence ends after ".", "!" or "?" — not after an initial ("George R. R. Martin's books?", "J.K. Rowling")
+_SENTENCE = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)[\"')\]]*\s+")
 _CLAUSE = re.compile(r"[,;:—–]")
+_NOTE = re.compile(r'^\[(?:[^\]"]+ )?asked: ".*?"\] ')  # asked_note's shape, its trailing space included
 
 
 def _word(token: str) -> str:
@@ -175,6 +177,20 @@ def asked_note(previous: str) -> str:
     (the question cut to :data:`MAX_QUESTION_WORDS` words); "" when ``previous`` ends with no question."""
     question = question_of(previous)
     return _note(previous, "asked", question) if question else ""
+
+
+def split_asked_note(text: str) -> tuple[str, str]:
+    """``(note, rest)`` of a quote that opens with the editorial note of :func:`asked_note` (the note with its
+    trailing space; ``("", text)`` when there is none): how a reader of a stored quote tells the question it was
+    said behind from what the speaker said."""
+    found = _NOTE.match(text)
+    return (found.group(0), text[found.end() :]) if found else ("", text)
+
+
+def listener_of(previous: str) -> str:
+    """The other speaker a reply is said to: the ``Name`` of ``previous``'s speaker prefix ("" when unknown). A
+    name of theirs in the reply is its address ("I love the thought Nate!"), not something the reply names."""
+    return speaker_prefix(previous) or ""
 
 
 def _when(memory: MemoryUnit) -> datetime | None:

@@ -30,7 +30,8 @@ class MiniLMEmbedder:
     lock, so twenty concurrent retains do not oversubscribe the cores; small calls (up to ``_INTERACTIVE_TEXTS``
     texts: queries) skip that queue and run beside at most one bulk batch, so a recall never waits for other
     requests' retains. The intra-op threads spin only within a run, never while idle (they would burn the cores
-    that request threads need). A single short text (a query) is served from a bounded LRU of recent ones when it repeats.
+    that request threads need). A single short text (a query) is served from a bounded LRU of recent ones when it
+    repeats.
     """
 
     dimension = 384

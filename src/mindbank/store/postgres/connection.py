@@ -167,14 +167,6 @@ class PostgresBase(SharedQueries):
         """Close every pooled connection."""
         self._pool.close()
 
-    def db_now(self) -> datetime:
-        """The database clock (``clock_timestamp()``): the one clock every process sharing the database agrees on."""
-        with self._read() as conn:
-            row = conn.execute(Q["db_now"]).fetchone()
-        assert row is not None
-        now: datetime = row["clock_timestamp"]  # psycopg decodes timestamptz as an aware datetime
-        return now
-
     def _ensure_bank(self, conn: psycopg.Connection[Any], bank_id: str) -> None:
         conn.execute(Q["ensure_bank"], (bank_id, bank_id))
 

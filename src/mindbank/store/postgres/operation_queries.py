@@ -18,10 +18,6 @@ OPERATION_Q: dict[str, str] = {
         "SELECT * FROM operations WHERE bank_id = %s AND mental_model_id IS NOT DISTINCT FROM %s "
         "AND status = 'pending' AND operation_type = %s ORDER BY created_at, id LIMIT 1"
     ),
-    "find_pending_refresh": (
-        "SELECT * FROM operations WHERE bank_id = %s AND mental_model_id = %s AND status = 'pending' "
-        "AND operation_type = 'refresh_mental_model' ORDER BY created_at, id LIMIT 1"
-    ),
     "coalesce_operation": "UPDATE operations SET payload = %s, next_retry_at = %s, updated_at = now() WHERE id = %s",
     "count_operations": "SELECT COUNT(*) AS n FROM operations WHERE bank_id = %s{where}",
     "list_operations": (

@@ -38,7 +38,6 @@ from mindbank.store.postgres.spend_queries import SPEND_Q
 from mindbank.store.postgres.transfer_queries import TRANSFER_Q
 
 _CONNECTION_Q: dict[str, str] = {
-    "db_now": "SELECT clock_timestamp()",
     "vector_version": "SELECT extversion FROM pg_extension WHERE extname = 'vector'",
     # worker heartbeats are process liveness, not data: a running worker writes them whatever a request does
     "list_tables": (

@@ -118,10 +118,6 @@ class SQLiteBase(SharedQueries):
         with self._write_lock:
             self._writer.close()
 
-    def db_now(self) -> datetime:
-        """Database time; for SQLite the process clock (one process owns the file)."""
-        return utcnow()
-
     def _ensure_bank(self, conn: sqlite3.Connection, bank_id: str) -> None:
         now = to_iso(utcnow())
         conn.execute(Q["ensure_bank"], (bank_id, bank_id, now, now))

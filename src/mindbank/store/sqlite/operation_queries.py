@@ -19,10 +19,6 @@ OPERATION_Q: dict[str, str] = {
         "SELECT * FROM operations WHERE bank_id = ? AND mental_model_id IS ? AND status = 'pending' "
         "AND operation_type = ? ORDER BY created_at LIMIT 1"
     ),
-    "find_pending_refresh": (
-        "SELECT * FROM operations WHERE bank_id = ? AND mental_model_id = ? AND status = 'pending' "
-        "AND operation_type = 'refresh_mental_model' ORDER BY created_at LIMIT 1"
-    ),
     "coalesce_operation": "UPDATE operations SET payload = ?, next_retry_at = ?, updated_at = ? WHERE id = ?",
     "count_operations": "SELECT COUNT(*) AS n FROM operations WHERE bank_id = ?{where}",
     "list_operations": (
