@@ -9,7 +9,7 @@ import pytest
 from test_briefing import facts
 
 from mindbank.engine.synthesis.compose import compose_briefing
-from mindbank.engine.synthesis.exchange import prompt_note, prompt_of, reacts_to, said_note
+from mindbank.engine.synthesis.exchange import prompt_note, prompt_of, reacts_to, said_note, split_asked_note
 from mindbank.engine.synthesis.port import ScopeRead
 from mindbank.engine.synthesis.referents import opens_turn
 from mindbank.engine.synthesis.salience import previous_antecedent, quote
@@ -166,3 +166,10 @@ def test_a_briefing_quotes_a_continuation_behind_the_other_speakers_statement() 
     assert set(briefing.cited) == {"m0", "m1"}  # the note is context: the block cites Ben's turn only
     alone = compose_briefing(source_query="What matters most to Ben?", hits=hits, max_tokens=2048)
     assert alone.cited == ["m1"]  # without the turn before, "She …" names nothing and is not quoted
+
+
+def test_a_said_note_is_read_back_from_a_quote() -> None:
+    note = said_note(NEWS, "My physio found the problem with my shin last week.")
+    assert split_asked_note(f"{note}She sounds sharp.") == (note, "She sounds sharp.")
+    request = prompt_note("Gina: Keep going after your dreams!")
+    assert split_asked_note(f"{request}I'm not giving up.") == (request, "I'm not giving up.")

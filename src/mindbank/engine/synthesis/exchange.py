@@ -55,7 +55,8 @@ _FIRST_PERSON = frozenset("i i'm i've i'd i'll me my mine myself we we're we've 
 # a sentence ends after ".", "!" or "?" — not after an initial ("George R. R. Martin's books?", "J.K. Rowling")
 _SENTENCE = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)[\"')\]]*\s+")
 _CLAUSE = re.compile(r"[,;:—–]")
-_NOTE = re.compile(r'^\[(?:[^\]"]+ )?asked: ".*?"\] ')  # asked_note's shape, its trailing space included
+# the editorial notes' shape (asked_note, prompt_note, said_note), the trailing space included
+_NOTE = re.compile(r'^\[(?:[^\]"]+ )?(?:asked|said): ".*?"\] ')
 
 
 def _word(token: str) -> str:
@@ -180,9 +181,10 @@ def asked_note(previous: str) -> str:
 
 
 def split_asked_note(text: str) -> tuple[str, str]:
-    """``(note, rest)`` of a quote that opens with the editorial note of :func:`asked_note` (the note with its
-    trailing space; ``("", text)`` when there is none): how a reader of a stored quote tells the question it was
-    said behind from what the speaker said."""
+    """``(note, rest)`` of a quote that opens with an editorial note — :func:`asked_note`, or the ``said`` note of
+    :func:`prompt_note` and :func:`said_note` (the note with its trailing space; ``("", text)`` when there is
+    none): how a reader of a stored quote tells the question or statement it was said behind from what the
+    speaker said."""
     found = _NOTE.match(text)
     return (found.group(0), text[found.end() :]) if found else ("", text)
 
