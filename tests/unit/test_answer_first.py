@@ -160,4 +160,3 @@ def test_a_full_delta_on_a_narrow_question_drops_the_least_relevant_blocks_first
         read=read_for(embedder, QUESTION, [answer], scores, cited=cited),
     )  # fmt: skip
     assert used == ["d0"] and not left_out
-
