@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from test_briefing import facts
 
-from mindbank.engine.synthesis.answer import to_come
+from mindbank.engine.synthesis.answer import is_broad, to_come
 from mindbank.engine.synthesis.selection import candidates
 from mindbank.engine.synthesis.tense import PAST_SHARE, asks_future, past_only
 
@@ -53,3 +53,15 @@ def test_a_past_only_fact_answers_a_question_about_plans_at_a_share_of_its_relev
     planned = to_come(cands, "What plans and goals does Sam talk about?")
     assert [c.relevance for c in planned] == pytest.approx([0.8 * PAST_SHARE, 0.8])
     assert [c.relevance for c in to_come(cands, "What does Sam do at work?")] == [0.8, 0.8]
+
+
+@pytest.mark.parametrize(
+    ("question", "broad"),
+    [
+        ("What plans, goals and upcoming events do they talk about?", True),  # names no topic of its own
+        ("What do they talk about?", True),
+        ("What upcoming races do they mention?", False),  # races: a topic
+    ],
+)
+def test_talk_and_upcoming_events_name_no_topic(question: str, broad: bool) -> None:
+    assert is_broad(question) is broad
