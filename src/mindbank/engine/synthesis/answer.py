@@ -26,6 +26,9 @@ improves documents.
   them?" once "My snake Seraphim …" does): its relevance is raised to at least :data:`SUBJECT_SHARE` × that fact's
   (``linked``). Speakers' names link nothing, nor does a name more than :data:`NAME_MAX_FACTS` facts use (a place
   or group the whole scope talks about).
+* **What is to come.** A question about plans, goals or upcoming events is answered by statements of intention or
+  schedule, not by what happened: a quote that speaks only of the past has its relevance scaled by
+  ``tense.PAST_SHARE`` for such a question (``tense.py``, :func:`to_come`).
 * **Delta.** A delta refresh admits a new fact whose relevance reaches :data:`DELTA_FLOOR` (relative to the
   scope's best score, a looser bar than the full refresh's: a fact that nearly answers is kept rather than lost
   until the next full refresh); a fact below it is recorded in the refresh trace with the reason.
@@ -40,6 +43,7 @@ from functools import lru_cache
 
 from mindbank.domain.text import keyword_terms, strip_speaker
 from mindbank.engine.synthesis.selection import Candidate, stem
+from mindbank.engine.synthesis.tense import PAST_SHARE, asks_future, past_only
 from mindbank.engine.synthesis.topics import phrases_of, rank_phrases, title
 
 FLOOR = 0.65  # a quoted fact scores at least this share of the best quotable fact's relevance
@@ -58,7 +62,8 @@ GENERIC = frozenset(
     goals share shared sharing common both together care cares caring about everything anything something thing
     things stuff know known knows interest interests interested focus focused focusing priority priorities
     value values want wants wanted like likes love loves recent recently lately current currently now today
-    general overall think thinks feel feels day days time times""".split()
+    general overall think thinks feel feels day days time times talk talks talked talking discuss discussed
+    mention mentioned say says said upcoming future coming next soon event events""".split()
 )
 _QUESTION_WORDS = frozenset("what which who whom whose when where why how is are was were does do did".split())
 
@@ -174,3 +179,12 @@ def answer_heading(question: str, quotes: Sequence[str], banned: set[str]) -> st
     if asked:
         return title(asked[0][0])
     return ANSWER_HEADING
+
+
+def to_come(cands: Sequence[Candidate], question: str) -> list[Candidate]:
+    """``cands`` with the rule of ``tense.py`` applied: when ``question`` asks about the future
+    (``tense.asks_future``), each candidate whose quote speaks only of the past (``tense.past_only``) keeps
+    ``tense.PAST_SHARE`` of its relevance; otherwise unchanged."""
+    if not asks_future(question):
+        return list(cands)
+    return [replace(c, relevance=c.relevance * PAST_SHARE) if past_only(c.quote.text) else c for c in cands]

@@ -39,6 +39,7 @@ from mindbank.engine.synthesis.answer import (
     is_broad,
     linked,
     scope_names,
+    to_come,
 )
 from mindbank.engine.synthesis.answer import floor as relevance_floor
 from mindbank.engine.synthesis.attribution import about_others
@@ -315,6 +316,9 @@ def compose_briefing(
     # a broad question is answered by the whole scope: no answer section, no floor, today's topic breadth
     speakers = speaker_names([c.hit.memory.text for c in cands])
     named = scope_names(cands, speakers)
+    if read.relevance and not ranked:
+        # a question about plans is answered by what is to come, not by what happened (tense.py)
+        cands = to_come(cands, source_query)
     answering = bool(read.relevance) and not ranked and not is_broad(source_query, named)
     if answering:
         cands = linked(cands, [cands[i] for i in answer_order(cands, ANSWER_BAR)], speakers)

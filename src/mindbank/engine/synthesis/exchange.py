@@ -1,6 +1,6 @@
 """The turn before: a conversation turn is read with the turn it answers or reacts to.
 
-A fact retained from a conversation is one speaker's turn. Two kinds of its sentences only make sense against the
+A fact retained from a conversation is one speaker's turn. Three kinds of its sentences only make sense against the
 other speaker's turn just before it (:func:`previous_turns` finds it), and both the briefing (``salience.quote``)
 and offline consolidation read them by these rules:
 
@@ -9,14 +9,25 @@ and offline consolidation read them by these rules:
   ("Biscuit in a bandana is the real winner here." after "Biscuit and Anjali were waiting at the finish"), or at
   least :data:`REACTION_SHARE` of its own content words (at least two) come from the news ("Fifteen minutes of
   verbs on a nursing break is serious commitment." after "I do fifteen minutes on a language app during my
-  break") — is a comment on the other speaker's life, not a fact about the speaker: never quoted as the speaker's
-  own fact (:func:`reacts_to`). So is a sentence that opens on a name the news used and brings the speaker in only
+  break"), or that takes a word from it and names nothing the news did not ("Everyone's first pot should be
+  kept." after "My first bowl collapsed into an ashtray"; "The blue is gorgeous." after a photo of a blue mug) —
+  is a comment on the other speaker's life, not a fact about the speaker: never quoted as the speaker's own fact
+  (:func:`reacts_to`). So is a sentence that opens on a name the news used and brings the speaker in only
   after that clause ("Biscuit the beagle as a running partner, that I would like to see.").
 * **Answers.** When the turn before ends with a question to the speaker, the reply's sentences are answers to it:
   a sentence whose subject is a pronoun with nothing to stand for in its own turn ("They signed it to show our
   friendship." after "Did they sign it for a special reason?") or that is too short to stand alone ("It's Shia
   Labeouf!" after "Who do those words belong to?") is quoted with the question it answers in front, as an
   editorial note (:func:`asked_note`): ``[Tim asked: "Did they sign it for a special reason?"] They signed it …``.
+  A turn ending with a request or exhortation to the speaker ("Keep going after your dreams!") asks for a reply
+  the same way (:func:`prompt_of`): "I'm not giving up." is quoted behind it, ``[Gina said: "Keep going after your
+  dreams!"] I'm not giving up.`` (:func:`prompt_note`).
+* **Continuations.** When the turn before ends with news, a reply whose first statement has only a pronoun for a
+  subject ("She sounds like she knows her stuff, I had a coach like that for two years.") continues it: the
+  pronoun stands for what the other speaker just said, and the sentence is quoted behind the statement of theirs
+  that names it, ``[Priya said: "My physio found the problem."] She …`` (:func:`said_note`; which statement:
+  ``salience.quote``). A pronoun after a statement of the reply's own takes that statement instead
+  (``referents.py``).
 
 The turn before a fact is the memory of the same ``context`` (one conversation session) at the nearest earlier
 moment (``occurred_start``, else ``mentioned_at``; LoCoMo turns are a second apart) within
@@ -33,6 +44,7 @@ from datetime import datetime
 
 from mindbank.domain.records import MemoryUnit
 from mindbank.domain.text import STOPWORDS, speaker_prefix, strip_speaker
+from mindbank.engine.synthesis.referents import is_request
 
 TURN_WINDOW_S = 3600.0  # a memory further back than this (seconds) is not the turn a fact replies to
 REACTION_SHARE = 1 / 3  # a reply sentence with this share of its content words from the news comments on it
@@ -43,7 +55,8 @@ _FIRST_PERSON = frozenset("i i'm i've i'd i'll me my mine myself we we're we've 
 # a sentence ends after ".", "!" or "?" — not after an initial ("George R. R. Martin's books?", "J.K. Rowling")
 _SENTENCE = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)[\"')\]]*\s+")
 _CLAUSE = re.compile(r"[,;:—–]")
-_NOTE = re.compile(r'^\[(?:[^\]"]+ )?asked: ".*?"\] ')  # asked_note's shape, its trailing space included
+# the editorial notes' shape (asked_note, prompt_note, said_note), the trailing space included
+_NOTE = re.compile(r'^\[(?:[^\]"]+ )?(?:asked|said): ".*?"\] ')
 
 
 def _word(token: str) -> str:
@@ -78,9 +91,10 @@ def question_of(previous: str) -> str:
 def reacts_to(sentence: str, previous: str) -> bool:
     """Whether ``sentence`` (of a reply) is a reaction to the other speaker's news in ``previous`` (module
     docstring): ``previous`` ends with a statement, and the sentence either has no first-person word and names
-    something the news names with a capital ("Biscuit") or takes at least :data:`REACTION_SHARE` (and two) of its
-    content words from the news, or opens on such a name with no first-person word before its first comma."""
-    if not previous or question_of(previous):
+    something the news names with a capital ("Biscuit"), or takes at least :data:`REACTION_SHARE` (and two) of its
+    content words from the news, or takes one and names nothing the news did not (no name, no number), or it opens
+    on such a name with no first-person word before its first comma."""
+    if not previous or prompt_of(previous):
         return False
     own = _content(sentence)
     news = strip_speaker(previous)
@@ -94,7 +108,63 @@ def reacts_to(sentence: str, previous: str) -> bool:
     if named:
         return True
     shared = own & _content(news)
-    return len(shared) >= 2 and len(shared) >= REACTION_SHARE * len(own)
+    if len(shared) >= 2 and len(shared) >= REACTION_SHARE * len(own):
+        return True
+    # "Everyone's first pot should be kept." after "My first bowl collapsed …": it picks up the news and brings
+    # nothing of its own (no name or number the news did not give), so it is a comment on it
+    return bool(shared) and not _own_specifics(sentence, news)
+
+
+def _own_specifics(sentence: str, news: str) -> bool:
+    """Whether ``sentence`` names something ``news`` does not: a number, or a capitalised word inside it."""
+    tokens = _TOKEN.findall(sentence)
+    given = _capitalised(news)
+    return any(any(ch.isdigit() for ch in t) for t in tokens) or any(
+        t[:1].isupper() and t != "I" and _word(t) not in STOPWORDS and _word(t) not in given for t in tokens[1:]
+    )
+
+
+def prompt_of(previous: str) -> str:
+    """What ``previous`` (a turn) ends with that asks the speaker for a reply: its question (:func:`question_of`), or
+    its last sentence when that is a request or exhortation to the listener ("Keep going after your dreams!",
+    ``referents.is_request``); "" when it ends with news."""
+    question = question_of(previous)
+    if question:
+        return question
+    body = re.sub(r"\s*\[[^\]]*\]\s*$", "", strip_speaker(previous)).strip()
+    sentences = [s.strip() for s in _SENTENCE.split(body) if s.strip()]
+    return sentences[-1] if sentences and is_request(sentences[-1]) else ""
+
+
+def prompt_words(previous: str) -> int:
+    """How many content words the question or request ``previous`` ends with holds (:func:`prompt_of`; 0 when it
+    ends with news): what a reply borrows from it to stand on its own ("I'm not giving up." after "Keep going
+    after your dreams!")."""
+    return len(_content(prompt_of(previous)))
+
+
+def _note(previous: str, verb: str, said: str) -> str:
+    words = said.split()
+    if len(words) > MAX_QUESTION_WORDS:
+        said = " ".join(words[:MAX_QUESTION_WORDS]) + " …"
+    who = speaker_prefix(previous)
+    return f'[{who} {verb}: "{said}"] ' if who else f'[{verb}: "{said}"] '
+
+
+def prompt_note(previous: str) -> str:
+    """The editorial note a reply leaning on ``previous`` is quoted behind: :func:`asked_note` for a question,
+    ``[Gina said: "Keep going after your dreams!"] `` for a request; "" when ``previous`` ends with news."""
+    if question_of(previous):
+        return asked_note(previous)
+    prompt = prompt_of(previous)
+    return _note(previous, "said", prompt) if prompt else ""
+
+
+def said_note(previous: str, sentence: str) -> str:
+    """The editorial note a reply is quoted behind when its pronoun stands for what the other speaker just said:
+    ``[Priya said: "My physio found the problem."] `` (``sentence``, a statement of ``previous``, cut to
+    :data:`MAX_QUESTION_WORDS` words); "" when ``sentence`` is empty."""
+    return _note(previous, "said", sentence) if sentence else ""
 
 
 def question_words(previous: str) -> int:
@@ -107,19 +177,14 @@ def asked_note(previous: str) -> str:
     """The editorial note an answer is quoted behind: ``[Tim asked: "Did they sign it for a special reason?"] ``
     (the question cut to :data:`MAX_QUESTION_WORDS` words); "" when ``previous`` ends with no question."""
     question = question_of(previous)
-    if not question:
-        return ""
-    words = question.split()
-    if len(words) > MAX_QUESTION_WORDS:
-        question = " ".join(words[:MAX_QUESTION_WORDS]) + " …"
-    who = speaker_prefix(previous)
-    return f'[{who} asked: "{question}"] ' if who else f'[asked: "{question}"] '
+    return _note(previous, "asked", question) if question else ""
 
 
 def split_asked_note(text: str) -> tuple[str, str]:
-    """``(note, rest)`` of a quote that opens with the editorial note of :func:`asked_note` (the note with its
-    trailing space; ``("", text)`` when there is none): how a reader of a stored quote tells the question it was
-    said behind from what the speaker said."""
+    """``(note, rest)`` of a quote that opens with an editorial note — :func:`asked_note`, or the ``said`` note of
+    :func:`prompt_note` and :func:`said_note` (the note with its trailing space; ``("", text)`` when there is
+    none): how a reader of a stored quote tells the question or statement it was said behind from what the
+    speaker said."""
     found = _NOTE.match(text)
     return (found.group(0), text[found.end() :]) if found else ("", text)
 

@@ -10,10 +10,12 @@ alone:
   is quoted with the sentence before it in the same turn when that sentence is a statement (its antecedent: "My
   physio found the problem. She's cutting my mileage …"), else behind the question the turn answers when the other
   speaker's turn before it asked one (``exchange.py``), else with a photo the turn shares (what "he" is shows in
-  it), or not at all (:func:`resolve`). Leading conjunctions and fillers ("And she …", "So they …") are skipped when
-  finding the subject. A dummy or anticipatory "it" is not a lost referent: "It's six weeks to race day", "It took
-  me a year to finish", "It's hard to train on nights" (followed by a number or time word, or by an infinitive
-  "to" / "how" / "since" / "ago" clause).
+  it), else — when it opens the turn and the other speaker's turn before ended with news — behind the statement
+  of that turn that names it (``exchange.py``: continuations), or not at all (:func:`resolve`). Leading
+  conjunctions and fillers ("And she …", "So they …") are skipped when finding the subject. A dummy or
+  anticipatory "it" is not a lost referent: "It's six weeks to race day", "It took me a year to finish", "It's
+  hard to train on nights" (followed by a number or time word, or by an infinitive "to" / "how" / "since" / "ago"
+  clause).
 * **Requests.** An imperative addressed to the other person ("Send me pictures of the kitchen …", "Let me know how
   it goes.", "Don't forget your charger.") asks for something; it states no knowledge and is never quoted, like a
   question (:func:`is_request`).
@@ -108,14 +110,29 @@ def has_antecedent(i: int, referring: Sequence[bool], antecedent: Sequence[bool]
     return j if j >= 0 and antecedent[j] and not referring[j] else -1
 
 
+def opens_turn(i: int, referring: Sequence[bool], antecedent: Sequence[bool]) -> bool:
+    """Whether sentence ``i`` comes before every statement of its turn that could name something (only greetings,
+    reactions, questions or other referring sentences precede it): what its pronoun stands for was said before the
+    turn, by the other speaker (``exchange.py``: continuations)."""
+    return not any(antecedent[j] and not referring[j] for j in range(i))
+
+
 def resolve(
-    kept: Sequence[int], referring: Sequence[bool], antecedent: Sequence[bool], photo: int, *, asked: bool = False
+    kept: Sequence[int],
+    referring: Sequence[bool],
+    antecedent: Sequence[bool],
+    photo: int,
+    *,
+    asked: bool = False,
+    carried: bool = False,
 ) -> list[int]:
     """The sentence indices a quote keeps once lost referents are dealt with (module docstring): each kept sentence
     that ``referring`` marks brings the sentences before it back to the nearest ``antecedent`` (a statement that may
     name what it refers to) when there is one in the turn; else it stays when the turn answers a question
-    (``asked``: the question, quoted in front, names it — ``exchange.py``), else only beside the turn's shared
-    ``photo`` (its index, -1 when none), which is then kept too; else it is dropped. Sorted, without repeats."""
+    (``asked``: the question, quoted in front, names it — ``exchange.py``), else beside the turn's shared ``photo``
+    (its index, -1 when none), which is then kept too; else, when it opens the turn (:func:`opens_turn`) and the
+    turn before ended with a statement that can name it (``carried``: quoted in front, ``exchange.said_note``), it
+    stays; else it is dropped. Sorted, without repeats."""
     out: set[int] = set()
     for i in kept:
         if not referring[i]:
@@ -128,4 +145,6 @@ def resolve(
             out.add(i)
         elif photo >= 0:
             out.update((i, photo))
+        elif carried and opens_turn(i, referring, antecedent):
+            out.add(i)
     return sorted(out)

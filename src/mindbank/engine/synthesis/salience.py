@@ -11,14 +11,16 @@ document's own quotes.
 
 Score of one sentence (unitless, typically −3 … 6)::
 
-    info       = min(distinct content words, 12) / 3     how much it says at all (0 … 4)
+    info       = min(distinct content words, 12) / 3     how much it says at all (0 … 4); chat filler and words
+                                                         naming talk itself (news, word, question) do not count
   + disclosure = 1.0 if it speaks in the first person   (I, my, we, our …)
   + specifics  = 0.5 per name / number / time word, at most 3 of them
   + event      = 0.75 if it names an event verb          (started, moved, adopted, joined …)
-  − glue       = 2.0 greeting, thanks or a bare vocative ("Thanks, Gina."); 1.5 a reaction or interjection
-                 without a first-person statement, or second person without first person ("You'll be an awesome
-                 mom!"); 1.0 second person beside first person ("I'm proud of you") or an exhortation ("Let's …");
-                 0.75 a statement opened by a greeting or vocative ("Hey Caroline, since we last chatted, …")
+  − glue       = 2.0 greeting, thanks or a bare vocative ("Thanks, Gina."); 1.5 a reaction, interjection or
+                 word of sympathy or judgement ("Poor Biscuit …", "Lucky Marta!") without a first-person
+                 statement, or second person without first person ("You'll be an awesome mom!"); 1.0 second
+                 person beside first person ("I'm proud of you") or an exhortation ("Let's …"); 0.75 a
+                 statement opened by a greeting or vocative ("Hey Caroline, since we last chatted, …")
 
 A question (ends with "?") is never quoted whatever it scores. A sentence is quotable when it scores at least
 :data:`SENTENCE_BAR` and has at least :data:`MIN_SENTENCE_WORDS` content words — three content words and no glue
@@ -40,8 +42,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from mindbank.domain.text import STOPWORDS, strip_speaker
-from mindbank.engine.synthesis.exchange import asked_note, question_words, reacts_to
-from mindbank.engine.synthesis.referents import has_antecedent, is_request, needs_referent, resolve
+from mindbank.engine.synthesis.exchange import prompt_note, prompt_of, prompt_words, reacts_to, said_note
+from mindbank.engine.synthesis.referents import THIRD_PERSON, has_antecedent, is_request, needs_referent, resolve
 
 SENTENCE_BAR = 1.0
 MIN_SENTENCE_WORDS = 3
@@ -65,6 +67,14 @@ REACTIONS = frozenset(
     adorable glad sorry sounds totally definitely absolutely exactly true right agreed ok okay sure well so that's
     that what how neat brilliant perfect""".split()
 )
+# sympathy, judgement or relish passed on what the other person told ("Poor Biscuit, framed again.", "Lucky Marta, a
+# week in Lisbon.", "Ugh, damp.", "Mmm, that sounds delicious, John!"): a reaction, whoever it names, even as an
+# opener before a comma
+JUDGEMENTS = frozenset(
+    "poor lucky ugh ouch yikes phew whew bummer shame pity gosh geez jeez ha hah hooray bravo darn dang mmm mm yum"
+    " yummy".split()
+)
+REACTIONS = REACTIONS | JUDGEMENTS
 GREETINGS = frozenset(
     "hi hey hello hiya howdy bye goodbye cya morning evening night later care soon chat catch".split()
 )
@@ -76,6 +86,10 @@ FILLER = frozenset(
     awesome amazing great good nice cool sweet lovely wonderful fantastic incredible thing things stuff
     glad happy sure okay ok thanks thank hear heard sounds sound seems seem looks look wait can't cannot
     always never ever still even well much many every everything something anything nothing""".split()
+) | frozenset(
+    # words that name talk itself: a sentence made of them announces or remarks on what is said without saying
+    # anything ("I have news too, two things actually.", "Obrigado is the only word I know.")
+    "news word words question questions update updates announcement".split()
 )
 EVENT_VERBS = frozenset(
     """start started starting begin began begun finish finished finishing complete completed move moved moving
@@ -107,6 +121,7 @@ _IDIOM = re.compile(
 )
 # a pronoun and verb that open a statement naming someone or something ("It's Shia Labeouf!"), not an address
 _NAMING = frozenset("it's that's he's she's they're this's".split())
+_PRONOUNS = THIRD_PERSON | frozenset("him them".split())  # what stands for something named elsewhere
 # words that, capitalised mid-sentence, are still not names
 _NOT_NAMES = FIRST_PERSON | SECOND_PERSON | frozenset({"I", "OK", "Ok", "LOL", "OMG"})
 
@@ -225,9 +240,12 @@ def score_sentence(sentence: str) -> SentenceScore:
     vocative_only = all(t[:1].isupper() or t.lower() in STOPWORDS for t in tokens) and not (
         len(tokens) > 1 and lower[0].replace("’", "'") in _NAMING
     )
+    judged = any(t.lower() in JUDGEMENTS for t in all_tokens[:opened])  # "Poor Biscuit, …", "Lucky Marta, …"
     if vocative_only or opener in GREETINGS or opener in THANKS or (opener == "good" and lower[1:2] == ["night"]):
         glue = 2.0
-    elif (opener in REACTIONS and not (first and len(words) >= MIN_SENTENCE_WORDS)) or (second and not first):
+    elif ((opener in REACTIONS or judged) and not (first and len(words) >= MIN_SENTENCE_WORDS)) or (
+        second and not first
+    ):
         glue = 1.5
     elif second or opener in EXHORTATIONS:
         glue = 1.0
@@ -247,13 +265,16 @@ def quote(fact_text: str, previous: str = "") -> Quote | None:
     of the text, cached: every refresh of a scope quotes the same facts again.
 
     ``previous``: the other speaker's turn just before this one (``exchange.previous_turns``; "" when unknown). A
-    sentence reacting to the news it told is not quoted (``exchange.reacts_to``); when it ended with a question,
-    a sentence answering it may lean on it — a pronoun subject with nothing to stand for in its own turn, or fewer
-    than :data:`MIN_SENTENCE_WORDS` content words of its own that the question's make up — and the quote then
-    opens with the question as an editorial note (``exchange.asked_note``)."""
+    sentence reacting to the news it told is not quoted (``exchange.reacts_to``); when it ended with a question
+    or a request, a sentence answering it may lean on it — a pronoun subject with nothing to stand for in its own
+    turn, or fewer than :data:`MIN_SENTENCE_WORDS` content words of its own that the question's make up — and the
+    quote then opens with it as an editorial note (``exchange.prompt_note``); when it ended with news, a pronoun
+    subject opening this turn stands for what it said, and the quote opens with the statement of it that names
+    it (:func:`previous_antecedent`, ``exchange.said_note``)."""
     sentences = split_sentences(strip_speaker(fact_text))
     scored = [score_sentence(s) for s in sentences]
-    borrowed = question_words(previous)
+    borrowed = prompt_words(previous)
+    said = previous_antecedent(previous)
     # what the other speaker just said decides what a reply's sentences are: reactions to it, or answers to it
     reaction = [bool(previous) and not _ANNOTATION.match(t) and reacts_to(t, previous) for t in sentences]
     short = [
@@ -275,13 +296,17 @@ def quote(fact_text: str, previous: str = "") -> Quote | None:
     photo = max((i for i, s in enumerate(sentences) if _ANNOTATION.match(s)), default=-1)
     referring = [s.referring for s in scored]
     antecedent = [s.antecedent for s in scored]
-    kept = resolve(kept, referring, antecedent, photo, asked=bool(borrowed))
+    kept = resolve(kept, referring, antecedent, photo, asked=bool(borrowed), carried=bool(said))
     spoken = [i for i in kept if not _ANNOTATION.match(sentences[i])]
     if not spoken:
         return None
-    leans = any(short[i] or (referring[i] and has_antecedent(i, referring, antecedent) < 0) for i in kept)
+    lost = any(referring[i] and has_antecedent(i, referring, antecedent) < 0 for i in kept)
     best = max(scored[i].score for i in kept)
-    parts: list[str] = [asked_note(previous).strip()] if borrowed and leans else []
+    parts: list[str] = []
+    if borrowed and (lost or any(short[i] for i in kept)):
+        parts.append(prompt_note(previous).strip())
+    elif said and lost and photo not in kept:
+        parts.append(said_note(previous, said).strip())
     for position, i in enumerate(kept):
         if position and i != kept[position - 1] + 1:
             parts.append(ELLIPSIS.strip())
@@ -290,6 +315,30 @@ def quote(fact_text: str, previous: str = "") -> Quote | None:
     words = sum(scored[i].plain_words for i in kept)
     salience = best + EXTRA_SENTENCE_SHARE * (sum(max(scored[i].score, 0.0) for i in kept) - best)
     return Quote(text, salience, words)
+
+
+def previous_antecedent(previous: str) -> str:
+    """The statement of ``previous`` (the other speaker's turn before a reply) that a pronoun opening the reply
+    stands for: back from its end past greetings, reactions and photo descriptions, the nearest statement that may
+    name something (:attr:`SentenceScore.antecedent`), back through a chain of referring statements to the one
+    that names it ("I adopted a kitten named Luna. She sleeps all day. So cute!" -> "I adopted a kitten named
+    Luna."). "" when ``previous`` is empty, ends with a question or request (``exchange.prompt_of``: the reply
+    answers that instead) or holds no such statement, or when that statement has a third-person pronoun of its
+    own ("I would drink tea from it.": it names nothing either)."""
+    if not previous or prompt_of(previous):
+        return ""
+    sentences = [s for s in split_sentences(strip_speaker(previous)) if not _ANNOTATION.match(s)]
+    scored = [score_sentence(s) for s in sentences]
+    end = len(scored)
+    while end and not scored[end - 1].antecedent:
+        end -= 1  # trailing glue ("So cute!") names nothing
+    if not end:
+        return ""
+    j = has_antecedent(end, [s.referring for s in scored], [s.antecedent for s in scored])
+    # a statement that itself says "it" or "them" ("I would drink tea from it.") does not name what "it" is
+    if j < 0 or any(t.lower().replace("’", "'") in _PRONOUNS for t in _tokens(sentences[j])):
+        return ""
+    return sentences[j]
 
 
 def plain_quote(fact_text: str) -> Quote | None:
