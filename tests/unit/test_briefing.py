@@ -31,7 +31,7 @@ from mindbank.engine.synthesis.delta import plan_delta_operations
 from mindbank.engine.synthesis.port import ScopeRead
 from mindbank.engine.synthesis.salience import quote, score_sentence
 from mindbank.engine.synthesis.selection import stems
-from mindbank.engine.synthesis.topics import headings, speaker_names
+from mindbank.engine.synthesis.topics import headings, phrases_of, speaker_names
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 
 START = datetime(2025, 1, 6, 10, 0, tzinfo=UTC)
@@ -376,3 +376,13 @@ def test_the_extractive_refresh_reads_its_whole_scope_with_stored_vectors(mindba
     assert count == in_scope >= 30  # every in-scope memory, whatever the recall budget (40 tokens: about 2 facts)
     assert read is not None and len(read.vectors) == count and read.query_vector is not None and read.embed
     assert mindbank.get_mental_model("b", model_id).content.count("[mem:") >= 6
+
+
+def test_a_title_never_starts_or_ends_on_a_number_word() -> None:
+    """A quantity ("three kilometres", "twenty minutes") says how much, not what a section is about."""
+    found = [
+        p[0].lower() for p in phrases_of("He's great for three kilometres and then he sniffs every lamppost.", set())
+    ]
+    assert "kilometres" in found and "lamppost" in found
+    assert not any(p.split()[0] in ("three", "twenty") or p.split()[-1] in ("three", "twenty") for p in found)
+    assert not any(p.startswith("twenty") for p in (q[0].lower() for q in phrases_of("Twenty minutes of yoga.", set())))

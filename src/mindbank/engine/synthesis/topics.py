@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mindbank.domain.text import STOPWORDS
-from mindbank.engine.synthesis.salience import FILLER, REACTIONS, TIME_WORDS, split_sentences
+from mindbank.engine.synthesis.salience import FILLER, NUMBER_WORDS, REACTIONS, TIME_WORDS, split_sentences
 from mindbank.engine.synthesis.selection import lexical_vectors, stem
 
 Embed = Callable[[Sequence[str]], npt.NDArray[np.float32]]
@@ -163,11 +163,12 @@ def _content(word: str) -> bool:
 
 @lru_cache(maxsize=65536)
 def _edge(word: str) -> bool:
-    """Whether a title may start or end on ``word``: a content word, not weak, not a time word, and not a
-    lower-case past tense ("called", "worked": a title names a thing, not what happened to it)."""
+    """Whether a title may start or end on ``word``: a content word, not weak, not a time word, not a number word
+    ("three kilometres" is a quantity, not what the section is about), and not a lower-case past tense ("called",
+    "worked": a title names a thing, not what happened to it)."""
     lower = word.lower()
     past = word.islower() and len(word) > 4 and word.endswith("ed")
-    return _content(word) and lower not in WEAK and lower not in TIME_WORDS and not past
+    return _content(word) and lower not in WEAK and lower not in TIME_WORDS and lower not in NUMBER_WORDS and not past
 
 
 def phrases_of(quote: str, banned: set[str]) -> list[tuple[str, tuple[str, ...], bool]]:
