@@ -104,6 +104,12 @@ class MemoryUnit:
     mention_count: int = 1
     last_mentioned_at: datetime | None = None
 
+    @property
+    def moment(self) -> datetime | None:
+        """When the memory happened (``occurred_start``), else when it was said (``mentioned_at``); None without
+        both. The one time by which turns are ordered and paired (neighbours, the turn before, updates)."""
+        return self.occurred_start or self.mentioned_at
+
 
 @dataclass(frozen=True, slots=True)
 class ScoredMemory:

@@ -49,7 +49,7 @@ def expand_neighbours(
     anchors: list[tuple[str, datetime]] = []
     for memory_id, _ in ranked[:top]:
         memory = memories.get(memory_id)
-        when = None if memory is None else moment_of(memory)
+        when = None if memory is None else memory.moment
         if memory is not None and memory.context is not None and when is not None:
             anchors.append((memory.context, when))
     scores = dict(ranked)
@@ -64,11 +64,6 @@ def expand_neighbours(
         memories[memory.id] = memory
         scores[memory.id] = floor
     return best_first(scores)
-
-
-def moment_of(memory: MemoryUnit) -> datetime | None:
-    """When ``memory`` happened (``occurred_start``), else when it was said (``mentioned_at``); None without both."""
-    return memory.occurred_start or memory.mentioned_at
 
 
 def neighbour_boost(
@@ -96,7 +91,7 @@ def neighbour_boost(
     moments: dict[str | None, dict[datetime, float]] = {}
     for memory_id, score in base.items():
         memory = memories.get(memory_id)
-        when = None if memory is None else moment_of(memory)
+        when = None if memory is None else memory.moment
         if memory is None or when is None:
             continue
         slots = moments.setdefault(memory.context, {})
@@ -105,7 +100,7 @@ def neighbour_boost(
     boosted = dict(base)
     for memory_id, score in base.items():
         memory = memories.get(memory_id)
-        when = None if memory is None else moment_of(memory)
+        when = None if memory is None else memory.moment
         if memory is None or when is None:
             continue
         times, slots = timelines[memory.context], moments[memory.context]

@@ -69,7 +69,6 @@ from mindbank.engine.neighbours import (
     NEIGHBOUR_PREV,
     NEIGHBOUR_WINDOW_S,
     expand_neighbours,
-    moment_of,
     neighbour_boost,
 )
 from mindbank.engine.neighbours import best_first as _ranked
@@ -248,7 +247,7 @@ def period_boost(
     scores = dict(ranked)
     for memory_id in scores:
         memory = memories.get(memory_id)
-        when = None if memory is None else moment_of(memory)
+        when = None if memory is None else memory.moment
         if when is not None and start <= when <= end:
             scores[memory_id] += boost
     return _ranked(scores)

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 import numpy as np
 
@@ -67,10 +66,6 @@ class _Draft:
     existing: MemoryUnit | None = None
     restated: bool = False  # its statement, dates or history changed: the stored row is replaced
     grown: bool = False
-
-
-def _when(unit: MemoryUnit) -> datetime | None:
-    return unit.occurred_start or unit.mentioned_at
 
 
 def _text(fact: MemoryUnit, previous: Mapping[str, str]) -> str | None:
@@ -179,7 +174,7 @@ class ExtractiveConsolidator:
                 draft.history, draft.restated = kept_history, True
             return draft
         # the fact the observation stated is gone: the newest remaining source states it now
-        newest = max(remaining, key=lambda s: (_when(s) is not None, _when(s) or 0, s.created_at))
+        newest = max(remaining, key=lambda s: (s.moment is not None, s.moment or 0, s.created_at))
         text, vector = _text(newest, previous), vectors.get(newest.id)
         retold = statement(newest, text, vector) if text is not None and vector is not None else None
         if retold is None:
@@ -217,7 +212,7 @@ class ExtractiveConsolidator:
                     earlier = draft.current.unit.text
                     speaker = speaker_of(earlier)
                     earlier = earlier[len(speaker) + 2 :] if speaker else earlier
-                    draft.history.insert(0, (day(_when(draft.current.unit)), earlier))
+                    draft.history.insert(0, (day(draft.current.unit.moment), earlier))
                     draft.current = said
                     draft.sources.append(fact.id)
                     draft.proof += 1

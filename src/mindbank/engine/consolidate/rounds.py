@@ -96,11 +96,7 @@ def turns_before(store: Store, bank_id: str, units: Sequence[MemoryUnit]) -> dic
     carry their facts' contexts and dates), at most :data:`TURN_ANCHORS` moments a call: one call for a round of
     turns retained one at a time."""
     anchors = sorted(
-        {
-            (u.context, when)
-            for u in units
-            if u.context and speaker_prefix(u.text) and (when := u.occurred_start or u.mentioned_at) is not None
-        }
+        {(u.context, when) for u in units if u.context and speaker_prefix(u.text) and (when := u.moment) is not None}
     )
     if not anchors:
         return {}

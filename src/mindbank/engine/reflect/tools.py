@@ -107,7 +107,7 @@ def memory_view(hit: ScoredMemory) -> dict[str, Any]:
         "id": m.id,
         "type": m.fact_type,
         "text": m.text,
-        "date": to_iso(m.occurred_start or m.mentioned_at),
+        "date": to_iso(m.moment),
     }
     if m.context:
         view["context"] = m.context

@@ -214,7 +214,7 @@ class ScopeReader:
         already) or no fact is a conversation turn."""
         if not (model.tags or model.trigger.get("fact_types") or model.trigger.get("tag_groups")):
             return []
-        times = [t for m in facts if m.context and speaker_prefix(m.text) and (t := m.occurred_start or m.mentioned_at)]
+        times = [t for m in facts if m.context and speaker_prefix(m.text) and (t := m.moment)]
         if not times:
             return []
         start = min(times) - timedelta(seconds=TURN_WINDOW_S)

@@ -195,23 +195,19 @@ def listener_of(previous: str) -> str:
     return speaker_prefix(previous) or ""
 
 
-def _when(memory: MemoryUnit) -> datetime | None:
-    return memory.occurred_start or memory.mentioned_at
-
-
 def previous_turns(facts: Iterable[MemoryUnit], pool: Iterable[MemoryUnit]) -> dict[str, str]:
     """Memory id -> the text of the turn before it (module docstring), for each of ``facts`` that has one among
     ``pool`` (the memories it may be found in: the facts themselves count). A turn stored as several facts (one
     moment) is read whole: its pieces joined in the order they were written, under one speaker prefix."""
     moments: dict[str, dict[datetime, dict[str, MemoryUnit]]] = {}
     for memory in pool:
-        when = _when(memory)
+        when = memory.moment
         if memory.context and when is not None and speaker_prefix(memory.text):
             moments.setdefault(memory.context, {}).setdefault(when, {})[memory.id] = memory
     timelines = {context: sorted(slots) for context, slots in moments.items()}
     out: dict[str, str] = {}
     for fact in facts:
-        when = _when(fact)
+        when = fact.moment
         speaker = speaker_prefix(fact.text)
         times = timelines.get(fact.context or "")
         if when is None or not speaker or not times:

@@ -62,7 +62,7 @@ class Candidate:
     @property
     def when(self) -> datetime | None:
         """When the fact happened (else when it was said)."""
-        return self.hit.memory.occurred_start or self.hit.memory.mentioned_at
+        return self.hit.memory.moment
 
     @property
     def speaker(self) -> str:
