@@ -78,6 +78,11 @@ class NewMemory:
     # a fact of an item without document_id: a stored fact with the same key takes it as a repeat (domain/repeats.py)
     repeat_key: str | None = None
 
+    @property
+    def moment(self) -> datetime | None:
+        """When it happened, else when it was said (:attr:`MemoryUnit.moment`, the same rule before it is stored)."""
+        return self.occurred_start or self.mentioned_at
+
 
 @dataclass(frozen=True, slots=True)
 class MemoryUnit:

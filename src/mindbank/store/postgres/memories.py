@@ -121,7 +121,7 @@ class MemoriesMixin(PostgresBase, RetentionQueries, WriteModelCheck, Observation
         rows = []
         for mid, m in memories:
             row = COLUMNS.memory_params(mid, bank_id, m, stamp, self._vector(m.embedding))
-            moment = m.occurred_start or m.mentioned_at
+            moment = m.moment
             rows.append((*row, m.context, m.fact_type, bank_id, m.context, bank_id, m.context, moment))
         if rows:
             cur.executemany(Q["insert_memory"], rows)

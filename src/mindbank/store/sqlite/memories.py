@@ -126,7 +126,7 @@ class MemoriesMixin(SearchMixin, RetentionQueries, WriteModelCheck, ObservationQ
         rows = []
         for mid, m in memories:
             row = COLUMNS.memory_params(mid, bank_id, m, stamp, vector_blob(m.embedding))
-            moment = COLUMNS.time(m.occurred_start or m.mentioned_at)
+            moment = COLUMNS.time(m.moment)
             rows.append((*row, m.context, m.fact_type, bank_id, m.context, bank_id, m.context, moment))
         conn.executemany(Q["insert_memory"], rows)
 
