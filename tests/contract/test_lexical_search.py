@@ -135,3 +135,29 @@ def test_migration_0097_indexes_the_preceding_text_of_memories_already_stored(st
                 conn.execute(statement)
     assert _search(store, ["paint"]) == ["Ann: what did you paint?", "Bo: a sunset over the lake"]
     assert _search(store, ["sunset"]) == ["Bo: a sunset over the lake"]
+
+
+
+def test_a_write_links_preceding_text_by_id_without_walking_the_bank(store: Store) -> None:
+    """Setting the preceding text after a write finds the rows to update by id (the memory index), so a write into a
+    large bank costs what it writes, not what the bank holds. SQLite plans without table statistics, so its plan is
+    asserted; PostgreSQL chooses by statistics (on a 40-row table any index will do), so there only the result is
+    checked, and its plan at 20,000 memories is in docs/benchmarks.md ("Writes into a large bank")."""
+    from mindbank.store.sqlite.search_queries import SEARCH_Q
+    from mindbank.store.sqlite.store import SQLiteStore
+
+    store.write_documents("b", [turn(f"Ann: the {_word(i)} garden", T0 + i * S, context="a") for i in range(40)])
+    # the reply is still found by the words of the turn before it (the preceding text was set)
+    assert _texts(store, _word(6))[:2] == [f"Ann: the {_word(6)} garden", f"Ann: the {_word(7)} garden"]
+    if not isinstance(store, SQLiteStore):
+        return
+    mid = store.list_memories("b", MemoryFilter(), query=None, limit=1, offset=0)[0][0].id
+    with store._read() as conn:
+        sql = "EXPLAIN QUERY PLAN " + SEARCH_Q["link_preceding"].format(marks="?")
+        plan = [r[3] for r in conn.execute(sql, ("b", mid, "b", mid))]
+    assert plan[0].startswith("SEARCH memory_units USING INDEX sqlite_autoindex_memory_units_1 (id=?)"), plan
+
+
+def _word(i: int) -> str:
+    """A made-up word, distinct for each ``i`` < 676."""
+    return "zq" + chr(97 + i % 26) + chr(97 + i // 26)

@@ -15,8 +15,22 @@ def preceding_sql(bank: str, context: str, moment: str, *, concat: str) -> str:
     return (
         f"(SELECT {concat} FROM memory_units p "
         f"WHERE p.bank_id = {bank} AND p.context = {context} AND p.fact_type <> 'observation' "
-        f"AND {moment_sql('p')} = (SELECT MAX({moment_sql('x')}) FROM memory_units x WHERE x.bank_id = {bank} "
-        f"AND x.context = {context} AND x.fact_type <> 'observation' AND {moment_sql('x')} < {moment}))"
+        f"AND {moment_sql('p')} = {nearest_moment('x', bank, context, f'< {moment}')})"
+    )
+
+
+def nearest_moment(alias: str, bank: str, context: str, bound: str) -> str:
+    """SQL for the moment of ``context``'s facts nearest to ``bound`` (``"< m"``: the latest before ``m``; ``"> m"``:
+    the earliest after it), observations left out; NULL when there is none.
+
+    Spelled ``ORDER BY ... LIMIT 1`` rather than ``MAX``/``MIN`` so that both stores walk the context's moment index
+    from the bound and stop at the first fact, instead of reading every earlier (or later) row of the context to
+    filter out observations: a context can hold a whole bank's memories."""
+    order = "DESC" if bound.lstrip().startswith("<") else "ASC"
+    return (
+        f"(SELECT {moment_sql(alias)} FROM memory_units {alias} WHERE {alias}.bank_id = {bank} "
+        f"AND {alias}.context = {context} AND {alias}.fact_type <> 'observation' AND {moment_sql(alias)} {bound} "
+        f"ORDER BY {moment_sql(alias)} {order} LIMIT 1)"
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mindbank.store.lexical import PRECEDING_WEIGHT
+from mindbank.store.lexical import PRECEDING_WEIGHT, nearest_moment
 from mindbank.store.lexical import moment_sql as _m
 from mindbank.store.postgres.consolidation_queries import MEMORY_COLUMNS
 from mindbank.store.postgres.memory_queries import preceding_of
@@ -62,12 +62,13 @@ SEARCH_Q: dict[str, str] = {
     # the lexical index's second field, per bank: every fact's preceding text (after an archive import)
     "link_preceding_bank": _SET_PRECEDING,
     # ... of the listed memories and of the memories said at the next moment after each (after a write)
+    # (one IN over a union, so the rows are found by id: with two ORed conditions the planner filtered the whole
+    # bank, making every write cost time in proportion to the bank's size)
     "link_preceding": (
-        _SET_PRECEDING + " AND (m.id = ANY(%s) OR m.id IN ("
+        _SET_PRECEDING + " AND m.id IN (SELECT unnest(%s::text[]) UNION "
         "SELECT n.id FROM memory_units f JOIN memory_units n ON n.bank_id = f.bank_id AND n.context = f.context "
-        f"AND {_m('n')} = (SELECT MIN({_m('y')}) FROM memory_units y WHERE y.bank_id = f.bank_id "
-        f"AND y.context = f.context AND y.fact_type <> 'observation' AND {_m('y')} > {_m('f')}) "
-        f"WHERE f.bank_id = %s AND f.id = ANY(%s))) AND m.preceding_text IS DISTINCT FROM {_OWN}"
+        f"AND {_m('n')} = {nearest_moment('y', 'f.bank_id', 'f.context', '> ' + _m('f'))} "
+        f"WHERE f.bank_id = %s AND f.id = ANY(%s)) AND m.preceding_text IS DISTINCT FROM {_OWN}"
     ),
     "scope_watermark": (
         "SELECT m.updated_at FROM memory_units m WHERE m.bank_id = %s AND {where} ORDER BY m.updated_at DESC LIMIT 1"

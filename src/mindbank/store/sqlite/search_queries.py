@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mindbank.store.lexical import PRECEDING_WEIGHT
+from mindbank.store.lexical import PRECEDING_WEIGHT, nearest_moment
 from mindbank.store.lexical import moment_sql as _m
 from mindbank.store.sqlite.memory_queries import MEMORY_COLUMNS_M, preceding_of
 
@@ -66,11 +66,14 @@ SEARCH_Q: dict[str, str] = {
     "link_preceding_bank": _SET_PRECEDING,
     # ... of the listed memories and of the memories said at the next moment after each (after a write)
     # (rows whose value is already right are not written: a write inserted in order changes nothing here)
+    # The rows are found by id: the unary + keeps SQLite off the (bank, context) index, which it would otherwise
+    # walk for the whole bank, making every write cost time in proportion to the bank's size.
     "link_preceding": (
-        _SET_PRECEDING + " AND (id IN ({marks}) OR id IN ("
-        "SELECT n.id FROM memory_units f JOIN memory_units n ON n.bank_id = f.bank_id AND n.context = f.context "
-        f"AND {_m('n')} = (SELECT MIN({_m('y')}) FROM memory_units y WHERE y.bank_id = f.bank_id "
-        f"AND y.context = f.context AND y.fact_type <> 'observation' AND {_m('y')} > {_m('f')}) "
+        f"UPDATE memory_units SET preceding_text = {_OWN} "
+        "WHERE +bank_id = ? AND +context IS NOT NULL AND fact_type <> 'observation' "
+        "AND id IN (SELECT value FROM (SELECT id AS value FROM memory_units WHERE id IN ({marks}) "
+        "UNION SELECT n.id FROM memory_units f JOIN memory_units n ON n.bank_id = f.bank_id AND n.context = f.context "
+        f"AND {_m('n')} = {nearest_moment('y', 'f.bank_id', 'f.context', '> ' + _m('f'))} "
         f"WHERE f.bank_id = ? AND f.id IN ({{marks}}))) AND preceding_text IS NOT {_OWN}"
     ),
     "scope_watermark": (
