@@ -137,7 +137,6 @@ def test_migration_0097_indexes_the_preceding_text_of_memories_already_stored(st
     assert _search(store, ["sunset"]) == ["Bo: a sunset over the lake"]
 
 
-
 def test_a_write_links_preceding_text_by_id_without_walking_the_bank(store: Store) -> None:
     """Setting the preceding text after a write finds the rows to update by id (the memory index), so a write into a
     large bank costs what it writes, not what the bank holds. SQLite plans without table statistics, so its plan is
