@@ -160,3 +160,15 @@ def test_a_write_links_preceding_text_by_id_without_walking_the_bank(store: Stor
 def _word(i: int) -> str:
     """A made-up word, distinct for each ``i`` < 676."""
     return "zq" + chr(97 + i % 26) + chr(97 + i // 26)
+
+
+def test_a_preceding_text_holds_only_the_last_pieces_of_a_long_moment(store: Store) -> None:
+    """Facts sharing one moment (a long turn, a document retained in one piece) lend the next fact of the context
+    only their last ``PRECEDING_PIECES``, so a fact never carries a whole document as its preceding text."""
+    from mindbank.store.lexical import PRECEDING_PIECES
+
+    pieces = [turn(f"Ann: the {_word(i)} chapter", T0, context="a") for i in range(PRECEDING_PIECES + 12)]
+    store.write_documents("b", [*pieces, turn("Bo: thanks for the summary", T0 + S, context="a")])
+    last, first = _word(PRECEDING_PIECES + 11), _word(0)
+    assert _texts(store, last) == [f"Ann: the {last} chapter", "Bo: thanks for the summary"]
+    assert _texts(store, first) == [f"Ann: the {first} chapter"]

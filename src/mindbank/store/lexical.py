@@ -8,14 +8,22 @@ from __future__ import annotations
 PRECEDING_WEIGHT = 0.3
 
 
+# a preceding text holds at most this many facts, the last ones written at that moment: a long turn's pieces share
+# its moment, and so does every fact of a document retained in one piece, whose successor in the same context would
+# otherwise carry the whole document as its preceding text (and the lexical index a copy of it per fact)
+PRECEDING_PIECES = 8
+
+
 def preceding_sql(bank: str, context: str, moment: str, *, concat: str) -> str:
     """SQL for the preceding text of a fact of ``bank`` / ``context`` said at ``moment`` (SQL expressions): the
-    texts (joined by ``concat``, the dialect's aggregate over ``p.text``) of the facts at the nearest earlier moment
-    of that context; observations neither have nor lend one. NULL when nothing was said before."""
+    texts (joined by ``concat``, the dialect's aggregate over ``p.text``, in write order ``p.seq``) of the last
+    :data:`PRECEDING_PIECES` facts at the nearest earlier moment of that context; observations neither have nor lend
+    one. NULL when nothing was said before."""
     return (
-        f"(SELECT {concat} FROM memory_units p "
-        f"WHERE p.bank_id = {bank} AND p.context = {context} AND p.fact_type <> 'observation' "
-        f"AND {moment_sql('p')} = {nearest_moment('x', bank, context, f'< {moment}')})"
+        f"(SELECT {concat} FROM (SELECT * FROM (SELECT l.text, l.seq FROM memory_units l "
+        f"WHERE l.bank_id = {bank} AND l.context = {context} AND l.fact_type <> 'observation' "
+        f"AND {moment_sql('l')} = {nearest_moment('x', bank, context, f'< {moment}')} "
+        f"ORDER BY l.seq DESC LIMIT {PRECEDING_PIECES}) AS t ORDER BY t.seq) AS p)"
     )
 
 
