@@ -316,10 +316,11 @@ def compose_briefing(
     # a broad question is answered by the whole scope: no answer section, no floor, today's topic breadth
     speakers = speaker_names([c.hit.memory.text for c in cands])
     named = scope_names(cands, speakers)
+    broad = is_broad(source_query, named)
     if read.relevance and not ranked:
         # a question about plans is answered by what is to come, not by what happened (tense.py)
-        cands = to_come(cands, source_query)
-    answering = bool(read.relevance) and not ranked and not is_broad(source_query, named)
+        cands = to_come(cands, source_query, broad=broad)
+    answering = bool(read.relevance) and not ranked and not broad
     if answering:
         cands = linked(cands, [cands[i] for i in answer_order(cands, ANSWER_BAR)], speakers)
         bar = relevance_floor(cands, source_query, named)
