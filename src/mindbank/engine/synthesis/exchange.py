@@ -13,7 +13,9 @@ and offline consolidation read them by these rules:
   kept." after "My first bowl collapsed into an ashtray"; "The blue is gorgeous." after a photo of a blue mug) —
   is a comment on the other speaker's life, not a fact about the speaker: never quoted as the speaker's own fact
   (:func:`reacts_to`). So is such a sentence that speaks of the news by a third-person pronoun and names nothing of
-  its own ("Better to find it now than under brand new tiles." after "I found damp underneath"), and a sentence
+  its own, when the news told of its speaker's own life in the first person ("Better to find it now than under
+  brand new tiles." after "I found damp underneath"; not after a remark such as "Looks like you all had fun!",
+  where the pronoun is the reply's own story: "The kids loved it."), and a sentence
   that opens on a name the news used and brings the speaker in only after that clause ("Biscuit the beagle as a
   running partner, that I would like to see.").
 * **Answers.** When the turn before ends with a question to the speaker, the reply's sentences are answers to it:
@@ -101,7 +103,7 @@ def reacts_to(sentence: str, previous: str) -> bool:
     """Whether ``sentence`` (of a reply) is a reaction to the other speaker's news in ``previous`` (module
     docstring): ``previous`` ends with a statement, and the sentence either has no first-person word and names
     something the news names with a capital ("Biscuit"), or speaks of it by a third-person pronoun and names
-    nothing the news did not, or takes at least :data:`REACTION_SHARE` (and two) of its
+    nothing the news did not (news in the first person), or takes at least :data:`REACTION_SHARE` (and two) of its
     content words from the news, or takes one and names nothing the news did not (no name, no number), or it opens
     on such a name with no first-person word before its first comma."""
     if not previous or prompt_of(previous):
@@ -118,8 +120,9 @@ def reacts_to(sentence: str, previous: str) -> bool:
     if named:
         return True
     # "Better to find it now than under brand new tiles." after "I found damp underneath": it speaks of what the
-    # news told by a pronoun alone, and names nothing of its own
-    if any(t.lower().replace("’", "'") in _POINTERS for t in _TOKEN.findall(sentence)):
+    # other speaker told of their own life by a pronoun alone, and names nothing of its own (after a remark that
+    # tells nothing of its speaker — "The connection to nature must be incredible." — the pronoun is the reply's)
+    if any(t.lower().replace("’", "'") in _POINTERS for t in _TOKEN.findall(sentence)) and _tells_own(news):
         return not _own_specifics(sentence, news)
     shared = own & _content(news)
     if len(shared) >= 2 and len(shared) >= REACTION_SHARE * len(own):
@@ -127,6 +130,13 @@ def reacts_to(sentence: str, previous: str) -> bool:
     # "Everyone's first pot should be kept." after "My first bowl collapsed …": it picks up the news and brings
     # nothing of its own (no name or number the news did not give), so it is a comment on it
     return bool(shared) and not _own_specifics(sentence, news)
+
+
+def _tells_own(news: str) -> bool:
+    """Whether ``news`` (a turn's text, no prefix) holds a statement in the first person: news of its speaker's own
+    life, not only a remark on the listener's ("Looks like you all had fun!")."""
+    body = re.sub(r"\[[^\]]*\]", " ", news)
+    return any(_first_person(s) and not s.rstrip().endswith("?") for s in _SENTENCE.split(body))
 
 
 def _own_specifics(sentence: str, news: str) -> bool:
