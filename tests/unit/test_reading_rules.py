@@ -211,3 +211,21 @@ def test_a_delta_section_added_to_a_document_with_other_notes_goes_before_it(emb
     heading, blocks = sections[-2]  # the new section, titled by what the two new facts share
     assert heading not in {h for h, _ in _sections(render_markdown(document))}
     assert all("[mem:n" in b for b in blocks) and len(blocks) == 2, render_markdown(after.document)
+
+
+def test_a_lone_topic_block_after_an_answer_section_takes_no_title_of_its_own(embedder: MiniLMEmbedder) -> None:
+    query = "What pets does Sam have?"
+    pets = [
+        "Sam: I adopted a tabby cat called Luna from the shelter on Elm Street.",
+        "Sam: Luna sleeps on my keyboard every afternoon while I work.",
+        "Sam: My snake Seraphim is a ball python, my oldest pet.",
+        "Sam: Seraphim shed her skin in one piece this week.",
+        "Sam: My second cat Susie is eating again after the vet visit.",
+        "Sam: The volunteers said the text is too small for people holding a phone with greasy fingers.",
+    ]
+    hits = facts(*pets)
+    read = replace(scope(embedder, query, hits), relevance={h.memory.id: 1.0 - i / 100 for i, h in enumerate(hits)})
+    briefing = compose_briefing(source_query=query, hits=hits, max_tokens=2048, read=read)
+    sections = _sections(briefing.markdown)
+    assert len(sections) == 2 and len(sections[0][1]) == 5, briefing.markdown
+    assert sections[1] == (OTHER_HEADING, sections[1][1]) and "greasy fingers" in sections[1][1][0]

@@ -397,7 +397,8 @@ def _layout(
         heading = answer_heading(source_query, [q for u in first for q in shown_quotes(u)], banned)
         sections.append(Section(heading, list(first)))
         banned = banned | {w.lower() for w in heading.split()}
-    sections.extend(group_sections(rest, read, banned))
+    # a lone topic block beside an answer section is not titled by a phrase of its own (topics.py)
+    sections.extend(group_sections(rest, read, banned, lone=not first and len(rest) == 1))
     current = read.current
     preamble = current.sections[0] if current is not None and current.sections else None
     if preamble is not None and not preamble.heading and [b.text for b in preamble.blocks] == [intro]:
