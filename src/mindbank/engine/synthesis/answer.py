@@ -28,7 +28,8 @@ improves documents.
   or group the whole scope talks about).
 * **What is to come.** A question about plans, goals or upcoming events is answered by statements of intention or
   schedule, not by what happened: a quote that speaks only of the past has its relevance scaled by
-  ``tense.PAST_SHARE`` for such a question (``tense.py``, :func:`to_come`).
+  ``tense.PAST_SHARE`` for such a question, and when plans are all a broad question asks about, a statement of the
+  speaker's own plan scores at least ``tense.PLAN_SHARE`` × the best (``tense.py``, :func:`to_come`).
 * **Delta.** A delta refresh admits a new fact whose relevance reaches :data:`DELTA_FLOOR` (relative to the
   scope's best score, a looser bar than the full refresh's: a fact that nearly answers is kept rather than lost
   until the next full refresh); a fact below it is recorded in the refresh trace with the reason.
@@ -43,7 +44,7 @@ from functools import lru_cache
 
 from mindbank.domain.text import keyword_terms, strip_speaker
 from mindbank.engine.synthesis.selection import Candidate, stem
-from mindbank.engine.synthesis.tense import PAST_SHARE, asks_future, past_only
+from mindbank.engine.synthesis.tense import PAST_SHARE, PLAN_SHARE, asks_future, past_only, states_plan
 from mindbank.engine.synthesis.topics import phrases_of, rank_phrases, title
 
 FLOOR = 0.65  # a quoted fact scores at least this share of the best quotable fact's relevance
@@ -181,10 +182,16 @@ def answer_heading(question: str, quotes: Sequence[str], banned: set[str]) -> st
     return ANSWER_HEADING
 
 
-def to_come(cands: Sequence[Candidate], question: str) -> list[Candidate]:
+def to_come(cands: Sequence[Candidate], question: str, *, broad: bool = False) -> list[Candidate]:
     """``cands`` with the rule of ``tense.py`` applied: when ``question`` asks about the future
     (``tense.asks_future``), each candidate whose quote speaks only of the past (``tense.past_only``) keeps
-    ``tense.PAST_SHARE`` of its relevance; otherwise unchanged."""
+    ``tense.PAST_SHARE`` of its relevance, and when it is ``broad`` (plans are all it asks about) each candidate
+    stating a plan of its speaker's (``tense.states_plan``) scores at least ``tense.PLAN_SHARE`` × the best;
+    otherwise unchanged."""
     if not asks_future(question):
         return list(cands)
-    return [replace(c, relevance=c.relevance * PAST_SHARE) if past_only(c.quote.text) else c for c in cands]
+    out = [replace(c, relevance=c.relevance * PAST_SHARE) if past_only(c.quote.text) else c for c in cands]
+    if not broad or not out:
+        return out
+    bar = PLAN_SHARE * max(c.relevance for c in out)
+    return [replace(c, relevance=bar) if c.relevance < bar and states_plan(c.quote.text) else c for c in out]

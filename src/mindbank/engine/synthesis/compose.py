@@ -12,8 +12,9 @@ steps below then lay out the rest):
    value of what it states (older values shown as "earlier", ``updates.updates``) and every fact that says the
    same thing again (cited in the block, "mentioned N times", ``updates.repeats``). Blocks are taken until
    ``max_tokens`` or :data:`MAX_BLOCKS` is reached.
-3. **Topics** (``topics.py``): blocks are clustered into sections titled by a key phrase of their own facts;
-   sections by weight, blocks within a section by date. A full refresh over a document answering the same
+3. **Topics** (``topics.py``): blocks are clustered into sections titled by a key phrase their facts share, each
+   block under a heading whose words it holds (``topics.fits``); sections by weight, blocks within a section by
+   date. A full refresh over a document answering the same
    question keeps its layout (``layout.py``): facts still quoted stay under their sections, in their order.
 4. Rendering: an intro line, the answer section (when there is one), then ``## heading`` and one block per list
    item. :func:`compose_briefing` also says why each fact it read is not quoted (``Briefing.left_out``).
@@ -47,7 +48,7 @@ from mindbank.engine.synthesis.blocks import Unit, render_unit
 from mindbank.engine.synthesis.layout import follow_layout, layout_of
 from mindbank.engine.synthesis.port import ScopeRead
 from mindbank.engine.synthesis.selection import Candidate, Vector, candidates, matrix_of, mmr_order, stems
-from mindbank.engine.synthesis.topics import cluster, headings, section_count, speaker_names, topic_vectors
+from mindbank.engine.synthesis.topics import cluster, fits, headings, section_count, speaker_names, topic_vectors
 from mindbank.engine.synthesis.updates import RELATED_COSINE, REPEAT_COSINE, repeats, updates
 
 # a briefing a person reads through: about eight topics of five points; max_tokens caps it further
@@ -56,7 +57,7 @@ OTHER_HEADING = "Other notes"  # the blocks of clusters that no title drawn from
 BLOCK_SEPARATOR = 2  # tokens the blank line between blocks adds (count_tokens of the rendered document)
 HEADING_RESERVE = 8  # tokens set aside per section heading while blocks are chosen
 SPLIT_AT = 4  # an untitled cluster this large is split in two and titled again
-JOIN_COSINE = 0.6  # a block from an untitled cluster joins a titled section this close (raw cosine to its centroid)
+JOIN_COSINE = 0.6  # a block joins a section whose heading it does not hold this close (raw cosine to its centroid)
 MAX_MISSES = 12  # blocks too large for what is left of the budget before the composer stops trying
 
 
@@ -172,40 +173,69 @@ def _topic_groups(units: Sequence[Unit], k: int) -> list[list[Unit]]:
 
 
 def _title(
-    groups: list[list[Unit]], read: ScopeRead, banned: set[str], *, rerank: bool = True
+    groups: list[list[Unit]], read: ScopeRead, banned: set[str], *, rerank: bool = True, lone: bool = False
 ) -> tuple[list[str | None], Vector]:
     groups.sort(key=lambda g: -Section("", g).weight)  # the heaviest section titles first
     centroids = _centroids(groups)
     quotes = [[q for u in g for q in shown_quotes(u)] for g in groups]
-    return headings(quotes, centroids, banned=banned, embed=read.embed if rerank else None), centroids
+    embed = read.embed if rerank else None
+    return headings(quotes, centroids, banned=banned, embed=embed, lone=lone), centroids
 
 
-def group_sections(units: Sequence[Unit], read: ScopeRead, banned: set[str]) -> list[Section]:
-    """Sections for ``units`` (``topics.py``): clustered and titled. A cluster of four or more blocks that no title
-    fits is split in two and each half titled again. A block still without a title joins the nearest titled
-    section of two or more blocks when close to it (raw centroid cosine ≥ :data:`JOIN_COSINE`: that title still
-    rests on two of the section's facts), else one :data:`OTHER_HEADING` section at the end. Sections by weight,
-    blocks within a section by date."""
-    if not units:
-        return []
-    groups = _topic_groups(units, section_count(len(units)))
+def _titled(
+    units: Sequence[Unit], read: ScopeRead, banned: set[str], lone: bool, k: int
+) -> tuple[list[Section], list[Unit]]:
+    """One pass of :func:`group_sections` over ``k`` clusters: ``(titled sections, blocks no heading fits)``."""
+    groups = _topic_groups(units, k)
     # whether a cluster can be titled at all does not depend on the embedding re-rank: find out without it
-    titles, _ = _title(groups, read, banned, rerank=False)
+    titles, _ = _title(groups, read, banned, rerank=False, lone=lone)
     if any(not t and len(g) >= SPLIT_AT for t, g in zip(titles, groups, strict=True)):
         groups = [half for t, g in zip(titles, groups, strict=True)
                   for half in ([g] if t or len(g) < SPLIT_AT else _topic_groups(g, 2))]  # fmt: skip
-    titles, centroids = _title(groups, read, banned)
-    sections = {i: Section(t, list(groups[i])) for i, t in enumerate(titles) if t}
-    hosts = [i for i in sections if len(groups[i]) >= 2]
-    rest: list[Unit] = []
+    titles, _ = _title(groups, read, banned, lone=lone)
+    sections: dict[int, Section] = {}
+    misfits: list[Unit] = []
     for i, title in enumerate(titles):
-        for unit in groups[i] if not title else ():
-            near = max(hosts, key=lambda h: float(centroids[h] @ unit.current.vector), default=None)
-            if near is not None and float(centroids[near] @ unit.current.vector) >= JOIN_COSINE:
-                sections[near].units.append(unit)
+        for unit in groups[i]:
+            if title and fits(title, shown_quotes(unit)):
+                sections.setdefault(i, Section(title, [])).units.append(unit)
             else:
-                rest.append(unit)
-    ordered = list(sections.values())
+                misfits.append(unit)
+    # where a block that fits none of its own cluster's heading goes: the nearest section whose heading it holds,
+    # else the nearest section it is close to (what the heading's blocks say, it says in other words)
+    near = {i: _centroids([s.units])[0] for i, s in sections.items()}
+    rest: list[Unit] = []
+    for unit in misfits:
+        cosine = {i: float(v @ unit.current.vector) for i, v in near.items()}
+        homes = [i for i, s in sections.items() if fits(s.heading, shown_quotes(unit))]
+        home = max(homes or [i for i, c in cosine.items() if c >= JOIN_COSINE], key=cosine.__getitem__, default=None)
+        if home is None:
+            rest.append(unit)
+        else:
+            sections[home].units.append(unit)
+    return list(sections.values()), rest
+
+
+def group_sections(
+    units: Sequence[Unit], read: ScopeRead, banned: set[str], *, lone: bool | None = None
+) -> list[Section]:
+    """Sections for ``units`` (``topics.py``): clustered and titled. A cluster of four or more blocks that no title
+    fits is split in two and each half titled again. A heading rests on two facts: a cluster of one block is not
+    titled by it unless ``lone`` (default: when it is the only block). A block sits under a heading it fits
+    (``topics.fits``: its quote holds a word of the heading); one that fits none of its cluster's joins the
+    nearest titled section it fits, else the nearest one whose fitting blocks it is close to (raw centroid cosine
+    ≥ :data:`JOIN_COSINE`: it says the same in other words), else the blocks left over are clustered once more,
+    more coarsely (⌈√n⌉ − 1 clusters), and titled (the headings already used set aside), and what is still left
+    goes to one :data:`OTHER_HEADING` section at the end. Sections by weight, blocks within a section by date."""
+    if not units:
+        return []
+    lone = len(units) == 1 if lone is None else lone
+    ordered, rest = _titled(units, read, banned, lone, section_count(len(units)))
+    if len(rest) >= 2:
+        used = banned | {w.lower() for s in ordered for w in s.heading.split()}
+        # coarser than the first pass (two lone blocks are one cluster), so what they share can title them
+        more, rest = _titled(rest, read, used, False, max(1, section_count(len(rest)) - 1))
+        ordered += more
     if rest:
         ordered.append(Section(OTHER_HEADING, rest))
     for section in ordered:
@@ -316,10 +346,11 @@ def compose_briefing(
     # a broad question is answered by the whole scope: no answer section, no floor, today's topic breadth
     speakers = speaker_names([c.hit.memory.text for c in cands])
     named = scope_names(cands, speakers)
+    broad = is_broad(source_query, named)
     if read.relevance and not ranked:
         # a question about plans is answered by what is to come, not by what happened (tense.py)
-        cands = to_come(cands, source_query)
-    answering = bool(read.relevance) and not ranked and not is_broad(source_query, named)
+        cands = to_come(cands, source_query, broad=broad)
+    answering = bool(read.relevance) and not ranked and not broad
     if answering:
         cands = linked(cands, [cands[i] for i in answer_order(cands, ANSWER_BAR)], speakers)
         bar = relevance_floor(cands, source_query, named)
@@ -366,7 +397,8 @@ def _layout(
         heading = answer_heading(source_query, [q for u in first for q in shown_quotes(u)], banned)
         sections.append(Section(heading, list(first)))
         banned = banned | {w.lower() for w in heading.split()}
-    sections.extend(group_sections(rest, read, banned))
+    # a lone topic block beside an answer section is not titled by a phrase of its own (topics.py)
+    sections.extend(group_sections(rest, read, banned, lone=not first and len(rest) == 1))
     current = read.current
     preamble = current.sections[0] if current is not None and current.sections else None
     if preamble is not None and not preamble.heading and [b.text for b in preamble.blocks] == [intro]:

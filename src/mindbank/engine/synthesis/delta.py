@@ -11,12 +11,16 @@ A delta refresh never rewrites what it does not have to:
   (a rewritten block is re-minted where it stands — ``insert_block`` after it, ``remove_block`` of it — so it gets
   the id its new text parses to, and the structured document stays its markdown's parse);
   - a variation of a quoted fact (``selection.VARIATION_COSINE``) adds nothing and is left out;
-  - otherwise it is a new block, appended to the section whose centroid is nearest (cosine ≥
-    :data:`SECTION_JOIN`), or, when none is near, grouped with the other leftovers into new titled sections
-    (``topics.py``) placed at the end;
+  - otherwise it is a new block, appended to the nearest section (centroid cosine ≥ :data:`SECTION_JOIN`) whose
+    heading it fits (``topics.fits``: it holds a word of the heading; an answering document's answer section takes
+    a block as relevant as a full refresh's floor asks, ``answer.FLOOR``, whatever its words), or to the nearest
+    section it is close to in other words (cosine ≥ ``compose.JOIN_COSINE``), or, when none will do, grouped with
+    the other leftovers into new titled sections (``topics.py``; a lone new fact is not titled by a phrase of its
+    own) placed before "Other notes", what no title fits joining the nearest section it fits, else "Other notes";
 * over ``max_tokens`` or :data:`compose.MAX_BLOCKS` blocks, the least worthy blocks — old or new — go (worth =
   salience + relevance + mentions: ``blocks.Unit.worth``), never simply the oldest; a new fact less worthy than
-  everything already there is not added at all, and a section left without blocks goes with its last block.
+  everything already there is not added at all, and a section left without blocks goes with its last block (a new
+  section left with one block gives it to "Other notes": its heading rested on two facts).
 
 Sections and blocks no operation names stay byte-identical. Without the scope read (a caller with no vectors) the
 editor still appends and evicts, placing new blocks by the words they share with each section, but cannot
@@ -46,11 +50,12 @@ from mindbank.domain.document import (
 )
 from mindbank.domain.records import ScoredMemory
 from mindbank.domain.text import strip_speaker
-from mindbank.engine.synthesis.answer import DELTA_FLOOR, is_broad, linked, scope_names
+from mindbank.engine.synthesis.answer import DELTA_FLOOR, FLOOR, is_broad, linked, scope_names
 from mindbank.engine.synthesis.attribution import about_others
 from mindbank.engine.synthesis.blocks import MENTION_WEIGHT, Unit, add_repeats, day, read_block, render_unit
 from mindbank.engine.synthesis.compose import (
     BLOCK_SEPARATOR,
+    JOIN_COSINE,
     MAX_BLOCKS,
     NOT_QUOTABLE,
     NOT_TAKEN,
@@ -58,6 +63,7 @@ from mindbank.engine.synthesis.compose import (
     Pool,
     group_sections,
     select_units,
+    shown_quotes,
 )
 from mindbank.engine.synthesis.port import ScopeRead
 from mindbank.engine.synthesis.salience import Quote, salience
@@ -68,7 +74,7 @@ from mindbank.engine.synthesis.selection import (
     lexical_vectors,
     mmr_order,
 )
-from mindbank.engine.synthesis.topics import speaker_names
+from mindbank.engine.synthesis.topics import fits, speaker_names
 from mindbank.engine.synthesis.updates import RELATED_COSINE, repeats, updates
 
 EVICTED = "over max_tokens: less worthy than every block kept"
@@ -246,8 +252,10 @@ def plan_delta_operations(
         if p.block.id in requoted:
             p.text, p.keep = requoted[p.block.id], True
     edit = Edit()
+    # an answering document's first section is placed by relevance, not by its heading's words
+    answer = next((sec.id for sec in document.sections if sec.heading), None) if narrow else None
     if fresh:
-        _fold(document, placed, fresh, edit, read, lexical)
+        _fold(document, placed, fresh, edit, read, lexical, answer)
     _evict(document, placed, edit, max_tokens, by_relevance=narrow)
     requoted_only = [i for i in used if i not in edit.used]
     if left_out is not None:
@@ -267,11 +275,14 @@ def _fold(
     edit: Edit,
     read: ScopeRead,
     lexical: bool,
+    answer: str | None = None,
 ) -> None:
-    """Turn the new facts into replacements (updates, repeats) and new blocks."""
+    """Turn the new facts into replacements (updates, repeats) and new blocks (``answer``: the id of the answer
+    section, which takes a block by nearness alone)."""
     pool = Pool(fresh)
     units = select_units(pool, mmr_order(pool.cands, exclude=pool.used), budget=10**9, limit=len(fresh))
     leftovers: list[Unit] = []
+    headings = {sec.id: sec.heading for sec in document.sections}
     centroids = _section_centroids(placed)
     if lexical:
         texts: dict[str, list[str]] = {}
@@ -301,10 +312,8 @@ def _fold(
             for m in unit.members:
                 edit.reasons[m.id] = f"a variation of block {near_block.block.id}"
             continue
-        near = [(float(v @ unit.current.vector), sid) for sid, v in centroids.items()
-                if v.shape == unit.current.vector.shape]  # fmt: skip
-        score, section_id = max(near, default=(-1.0, ""))
-        if score >= SECTION_JOIN:
+        section_id = _home(unit, centroids, headings, answer, SECTION_JOIN)
+        if section_id is not None:
             edit.appended.append((section_id, unit))
         else:
             leftovers.append(unit)
@@ -312,19 +321,48 @@ def _fold(
         return
     existing = {s.heading.lower(): s.id for s in document.sections if s.heading}
     banned = speaker_names([c.hit.memory.text for c in fresh] + [p.text for p in placed])
-    for section in group_sections(leftovers, read, banned):
+    # a delta extends a document: a lone new fact is not titled by a phrase of its own (topics.py)
+    for section in group_sections(leftovers, read, banned, lone=False):
         target = existing.get(section.heading.lower())
-        if section.heading == OTHER_HEADING and target is None and centroids:
-            # nothing new to title: each block joins its nearest section
+        if section.heading == OTHER_HEADING and centroids:
+            # nothing new to title: each block joins its nearest section that it fits, else Other notes
+            unplaced: list[Unit] = []
             for unit in section.units:
-                near = [(float(v @ unit.current.vector), sid) for sid, v in centroids.items()
-                        if v.shape == unit.current.vector.shape]  # fmt: skip
-                if near:
-                    edit.appended.append((max(near)[1], unit))
+                section_id = _home(unit, centroids, headings, answer, -1.0)
+                if section_id is None:
+                    unplaced.append(unit)
+                else:
+                    edit.appended.append((section_id, unit))
+            if unplaced and target is not None:
+                edit.appended.extend((target, unit) for unit in unplaced)
+            elif unplaced:
+                edit.added.append((OTHER_HEADING, unplaced))
         elif target is not None:
             edit.appended.extend((target, unit) for unit in section.units)
         else:
             edit.added.append((section.heading, section.units))
+
+
+def _home(
+    unit: Unit, centroids: dict[str, np.ndarray], headings: dict[str, str], answer: str | None, floor: float
+) -> str | None:
+    """The section a new block joins (module docstring): the nearest one (centroid cosine ≥ ``floor``) whose
+    heading it fits (``topics.fits``; the answer section takes a block relevant enough, ``answer.FLOOR``), or the
+    nearest one it is close to
+    whatever the heading's words (≥ ``compose.JOIN_COSINE``); None when no section will do (it is then grouped with
+    the other leftovers, and "Other notes" takes what no title fits)."""
+    vector = unit.current.vector
+    cosine = {sid: float(v @ vector) for sid, v in centroids.items() if v.shape == vector.shape}
+    quotes = shown_quotes(unit)
+
+    def fitting(sid: str) -> bool:
+        heading = headings.get(sid, "")
+        if sid == answer and unit.current.relevance >= FLOOR:
+            return True  # as relevant as a full refresh's answer needs to be
+        return heading != OTHER_HEADING and fits(heading, quotes)
+
+    homes = [sid for sid, c in cosine.items() if (c >= floor and fitting(sid)) or c >= JOIN_COSINE]
+    return max(homes, key=cosine.__getitem__, default=None)
 
 
 def _evict(
@@ -355,6 +393,7 @@ def _evict(
             total += count_tokens(render_unit(unit)) + BLOCK_SEPARATOR
             items.append((key(unit.worth, unit.current), "added", (heading, unit)))
     blocks = len(placed) + len(edit.appended) + sum(len(u) for _, u in edit.added)
+    added_sizes = [(h, list(us)) for h, us in edit.added]
     items.sort(key=lambda item: item[0])
     for _, kind, item in items:
         if total <= max_tokens and blocks <= MAX_BLOCKS:
@@ -385,12 +424,40 @@ def _evict(
                 total -= count_tokens(f"## {heading}") + BLOCK_SEPARATOR
         blocks -= 1
     edit.added = [(h, us) for h, us in edit.added if us]
+    _unhead(document, edit, {h: len(us) for h, us in added_sizes}, max_tokens - total)
     # what the document now cites that it did not: requotes, replaced blocks' new facts, new blocks
     used = [i for p in placed if p.keep and p.block.memory_ids for i in p.block.memory_ids[:1]]
     used += [i for block_id, ids in edit.replaced_by.items() if block_id not in edit.removed for i in ids]
     used += [m.id for _, unit in edit.appended for m in unit.members]
     used += [m.id for _, units in edit.added for unit in units for m in unit.members]
     edit.used = list(dict.fromkeys(used))
+
+
+def _unhead(document: StructuredDocument, edit: Edit, sizes: dict[str, int], room: int) -> None:
+    """A new section the eviction left with one of its blocks loses its heading (it rested on two facts): the
+    block goes to "Other notes" — the document's, when it has one and keeps it, else a new one when that heading
+    fits in ``room`` (tokens left under max_tokens) beside those it replaces."""
+    lone = [(h, us) for h, us in edit.added if h != OTHER_HEADING and len(us) == 1 and sizes.get(h, 0) > 1]
+    if not lone:
+        return
+    other = next((s for s in document.sections if s.heading == OTHER_HEADING), None)
+    kept = other is not None and (
+        not all(b.id in edit.removed for b in other.blocks) or any(sid == other.id for sid, _ in edit.appended)
+    )
+    if other is not None and kept:
+        edit.appended.extend((other.id, us[0]) for _, us in lone)
+    else:
+        freed = sum(count_tokens(f"## {h}") + BLOCK_SEPARATOR for h, _ in lone)
+        if count_tokens(f"## {OTHER_HEADING}") + BLOCK_SEPARATOR > freed + room:
+            return
+        units = [us[0] for _, us in lone]
+        existing = next((us for h, us in edit.added if h == OTHER_HEADING), None)
+        if existing is not None:
+            existing.extend(units)
+        else:
+            edit.added.append((OTHER_HEADING, units))
+    names = {h for h, _ in lone}
+    edit.added = [(h, us) for h, us in edit.added if h not in names]
 
 
 def _operations(
@@ -425,6 +492,10 @@ def _operations(
     for section_id, unit in edit.appended:
         operations.append(AppendBlock(section_id=section_id, text=render_unit(unit)))
     taken = {s.id for s in document.sections}
+    # new sections go before the document's Other notes, which stays last (None: at the end)
+    kept = [s for s in document.sections if s.id not in removed_sections]
+    other = next((i for i, s in enumerate(kept) if s.heading == OTHER_HEADING), None)
+    after = kept[other - 1].id if other else None
     for heading, units in edit.added:
         base, n = slugify(heading), 2
         section_id = base
@@ -432,7 +503,9 @@ def _operations(
             section_id, n = f"{base}-{n}", n + 1
         taken.add(section_id)
         ordered = sorted(units, key=lambda u: (u.current.when is None, u.current.when, u.current.id))
-        operations.append(
-            AddSection(heading=heading, level=2, blocks=tuple(render_unit(u) for u in ordered), new_id=section_id)
-        )
+        blocks = tuple(render_unit(u) for u in ordered)
+        at = None if heading == OTHER_HEADING else after
+        operations.append(AddSection(heading=heading, level=2, blocks=blocks, after_section_id=at, new_id=section_id))
+        if at is not None:
+            after = section_id
     return operations

@@ -12,13 +12,19 @@ and offline consolidation read them by these rules:
   break"), or that takes a word from it and names nothing the news did not ("Everyone's first pot should be
   kept." after "My first bowl collapsed into an ashtray"; "The blue is gorgeous." after a photo of a blue mug) —
   is a comment on the other speaker's life, not a fact about the speaker: never quoted as the speaker's own fact
-  (:func:`reacts_to`). So is a sentence that opens on a name the news used and brings the speaker in only
-  after that clause ("Biscuit the beagle as a running partner, that I would like to see.").
+  (:func:`reacts_to`). So is such a sentence that speaks of the news by a third-person pronoun and names nothing of
+  its own, when the news told of its speaker's own life in the first person ("Better to find it now than under
+  brand new tiles." after "I found damp underneath"; not after a remark such as "Looks like you all had fun!",
+  where the pronoun is the reply's own story: "The kids loved it."), and a sentence
+  that opens on a name the news used and brings the speaker in only after that clause ("Biscuit the beagle as a
+  running partner, that I would like to see.").
 * **Answers.** When the turn before ends with a question to the speaker, the reply's sentences are answers to it:
   a sentence whose subject is a pronoun with nothing to stand for in its own turn ("They signed it to show our
   friendship." after "Did they sign it for a special reason?") or that is too short to stand alone ("It's Shia
   Labeouf!" after "Who do those words belong to?") is quoted with the question it answers in front, as an
-  editorial note (:func:`asked_note`): ``[Tim asked: "Did they sign it for a special reason?"] They signed it …``.
+  editorial note (:func:`asked_note`) — the pronoun only when the question names something
+  (:func:`names_something`: "Beatriz taught me that one early." after "Did I say that right?" still says
+  nothing a reader can place): ``[Tim asked: "Did they sign it for a special reason?"] They signed it …``.
   A turn ending with a request or exhortation to the speaker ("Keep going after your dreams!") asks for a reply
   the same way (:func:`prompt_of`): "I'm not giving up." is quoted behind it, ``[Gina said: "Keep going after your
   dreams!"] I'm not giving up.`` (:func:`prompt_note`).
@@ -55,6 +61,11 @@ _FIRST_PERSON = frozenset("i i'm i've i'd i'll me my mine myself we we're we've 
 # a sentence ends after ".", "!" or "?" — not after an initial ("George R. R. Martin's books?", "J.K. Rowling")
 _SENTENCE = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)[\"')\]]*\s+")
 _CLAUSE = re.compile(r"[,;:—–]")
+# third-person pronouns: in a reply to news with no first-person word, what they stand for is what the news told
+_POINTERS = frozenset("it it's its them they they're their he he's him his she she's her".split())
+# words a noun follows: what a prompt names something with ("the race", "your sister"; not "that", which may stand
+# alone: "Did I say that right?")
+_DETERMINERS = frozenset("a an the my your his her our their these those".split())
 # the editorial notes' shape (asked_note, prompt_note, said_note), the trailing space included
 _NOTE = re.compile(r'^\[(?:[^\]"]+ )?(?:asked|said): ".*?"\] ')
 
@@ -91,7 +102,8 @@ def question_of(previous: str) -> str:
 def reacts_to(sentence: str, previous: str) -> bool:
     """Whether ``sentence`` (of a reply) is a reaction to the other speaker's news in ``previous`` (module
     docstring): ``previous`` ends with a statement, and the sentence either has no first-person word and names
-    something the news names with a capital ("Biscuit"), or takes at least :data:`REACTION_SHARE` (and two) of its
+    something the news names with a capital ("Biscuit"), or speaks of it by a third-person pronoun and names
+    nothing the news did not (news in the first person), or takes at least :data:`REACTION_SHARE` (and two) of its
     content words from the news, or takes one and names nothing the news did not (no name, no number), or it opens
     on such a name with no first-person word before its first comma."""
     if not previous or prompt_of(previous):
@@ -107,12 +119,24 @@ def reacts_to(sentence: str, previous: str) -> bool:
         return opener in named and not _first_person(_CLAUSE.split(sentence, maxsplit=1)[0])
     if named:
         return True
+    # "Better to find it now than under brand new tiles." after "I found damp underneath": it speaks of what the
+    # other speaker told of their own life by a pronoun alone, and names nothing of its own (after a remark that
+    # tells nothing of its speaker — "The connection to nature must be incredible." — the pronoun is the reply's)
+    if any(t.lower().replace("’", "'") in _POINTERS for t in _TOKEN.findall(sentence)) and _tells_own(news):
+        return not _own_specifics(sentence, news)
     shared = own & _content(news)
     if len(shared) >= 2 and len(shared) >= REACTION_SHARE * len(own):
         return True
     # "Everyone's first pot should be kept." after "My first bowl collapsed …": it picks up the news and brings
     # nothing of its own (no name or number the news did not give), so it is a comment on it
     return bool(shared) and not _own_specifics(sentence, news)
+
+
+def _tells_own(news: str) -> bool:
+    """Whether ``news`` (a turn's text, no prefix) holds a statement in the first person: news of its speaker's own
+    life, not only a remark on the listener's ("Looks like you all had fun!")."""
+    body = re.sub(r"\[[^\]]*\]", " ", news)
+    return any(_first_person(s) and not s.rstrip().endswith("?") for s in _SENTENCE.split(body))
 
 
 def _own_specifics(sentence: str, news: str) -> bool:
@@ -141,6 +165,21 @@ def prompt_words(previous: str) -> int:
     ends with news): what a reply borrows from it to stand on its own ("I'm not giving up." after "Keep going
     after your dreams!")."""
     return len(_content(prompt_of(previous)))
+
+
+def names_something(prompt: str) -> bool:
+    """Whether a question or request (``prompt``) names something a reply's pronoun may stand for: a noun after an
+    article or possessive ("Does that mean the race is off?", "How are the lessons with Beatriz?"), a capitalised
+    word inside it, or a number. A prompt that itself only points back ("Did I say that right?", "What will it
+    do?", "Which is?") names nothing, so a reply leaning on it ("Beatriz taught me that one early.") still has
+    nothing to stand for."""
+    tokens = _TOKEN.findall(prompt)
+    return any(
+        (t.lower() in _DETERMINERS and i + 1 < len(tokens) and _word(tokens[i + 1]) not in STOPWORDS)
+        or (i and t[:1].isupper() and t != "I" and _word(t) not in STOPWORDS)
+        or any(ch.isdigit() for ch in t)
+        for i, t in enumerate(tokens)
+    )
 
 
 def _note(previous: str, verb: str, said: str) -> str:

@@ -11,8 +11,10 @@ document's own quotes.
 
 Score of one sentence (unitless, typically −3 … 6)::
 
-    info       = min(distinct content words, 12) / 3     how much it says at all (0 … 4); chat filler and words
-                                                         naming talk itself (news, word, question) do not count
+    info       = min(distinct content words, 12) / 3     how much it says at all (0 … 4); chat filler, words
+                                                         naming talk itself (news, word, question) and words
+                                                         standing for nobody in particular (everyone, someone)
+                                                         do not count
   + disclosure = 1.0 if it speaks in the first person   (I, my, we, our …)
   + specifics  = 0.5 per name / number / time word, at most 3 of them
   + event      = 0.75 if it names an event verb          (started, moved, adopted, joined …)
@@ -42,7 +44,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from mindbank.domain.text import STOPWORDS, strip_speaker
-from mindbank.engine.synthesis.exchange import prompt_note, prompt_of, prompt_words, reacts_to, said_note
+from mindbank.engine.synthesis.exchange import (
+    names_something,
+    prompt_note,
+    prompt_of,
+    prompt_words,
+    reacts_to,
+    said_note,
+)
 from mindbank.engine.synthesis.referents import THIRD_PERSON, has_antecedent, is_request, needs_referent, resolve
 
 SENTENCE_BAR = 1.0
@@ -81,15 +90,23 @@ GREETINGS = frozenset(
 THANKS = frozenset("thanks thank thx ty appreciate appreciated appreciation".split())
 EXHORTATIONS = frozenset("let's lets let".split())  # "Let's keep motivating each other!"
 # words that carry no content of their own in chat (beyond the stopword list): evaluations, fillers, chat verbs
-FILLER = frozenset(
-    """really yeah yes no oh hey hi wow lol haha gonna wanna gotta kinda sorta totally super pretty lots lot
+FILLER = (
+    frozenset(
+        """really yeah yes no oh hey hi wow lol haha gonna wanna gotta kinda sorta totally super pretty lots lot
     awesome amazing great good nice cool sweet lovely wonderful fantastic incredible thing things stuff
     glad happy sure okay ok thanks thank hear heard sounds sound seems seem looks look wait can't cannot
     always never ever still even well much many every everything something anything nothing""".split()
-) | frozenset(
-    # words that name talk itself: a sentence made of them announces or remarks on what is said without saying
-    # anything ("I have news too, two things actually.", "Obrigado is the only word I know.")
-    "news word words question questions update updates announcement".split()
+    )
+    | frozenset(
+        # words that name talk itself: a sentence made of them announces or remarks on what is said without saying
+        # anything ("I have news too, two things actually.", "Obrigado is the only word I know.")
+        "news word words question questions update updates announcement".split()
+    )
+    | frozenset(
+        # words that stand for nobody in particular: a remark about "everyone" states no fact about anyone ("Everyone
+        # has an opinion about my floor.", "Everyone asks that!")
+        "everyone everybody someone somebody anyone anybody nobody".split()
+    )
 )
 EVENT_VERBS = frozenset(
     """start started starting begin began begun finish finished finishing complete completed move moved moving
@@ -296,7 +313,9 @@ def quote(fact_text: str, previous: str = "") -> Quote | None:
     photo = max((i for i, s in enumerate(sentences) if _ANNOTATION.match(s)), default=-1)
     referring = [s.referring for s in scored]
     antecedent = [s.antecedent for s in scored]
-    kept = resolve(kept, referring, antecedent, photo, asked=bool(borrowed), carried=bool(said))
+    # a question that only points back itself ("Did I say that right?") names nothing a pronoun could stand for
+    asked = bool(borrowed) and names_something(prompt_of(previous))
+    kept = resolve(kept, referring, antecedent, photo, asked=asked, carried=bool(said))
     spoken = [i for i in kept if not _ANNOTATION.match(sentences[i])]
     if not spoken:
         return None

@@ -11,7 +11,9 @@ Headings. Candidates are the 1–3-word phrases of the section's quotes that sta
 (inner "of", "and", "for" … allowed) and never cross punctuation. A candidate is never a stopword, never holds a
 speaker's name (the ``Name:`` prefixes, and names used to address someone: "Thanks, Melanie!"), never starts or
 ends on a weak word ("great", "time", "went" …), and every content word of it is found in at least two of the
-section's facts (a one-fact section takes a phrase of that fact). Candidates are ranked by how many of the
+section's facts: a heading names what facts share, so a section of one fact takes no title of its own (the phrase
+of a lone fact names something it mentions — "People holding", "Lamppost" — not what it is about), unless the
+whole document is that one fact (``lone``). Candidates are ranked by how many of the
 section's facts hold their rarest word times how specific their words are to this section (inverse frequency
 across the document's facts: c-TF-IDF, Grootendorst 2022), with a bonus per extra word (a phrase says more) and a
 discount for a phrase never used as a noun (never after a determiner or preposition, never a name); a single word
@@ -19,6 +21,10 @@ never so used ("tough", "joining") is no candidate;
 then, when an embedder is at hand, the best few are re-ranked KeyBERT-style by the cosine of the phrase's
 embedding to the section's centroid (Grootendorst 2020). A section with no candidate is merged into its nearest
 section.
+
+A block sits under a heading only when it says what the heading names (:func:`fits`: its quote holds a content
+word of the heading, stems compared): clustering by embedding can put "My first bowl collapsed …" beside kitchen
+facts, and a reader would find it under "Kitchen floor".
 """
 
 from __future__ import annotations
@@ -205,10 +211,13 @@ def _phrases(quote: str, banned: frozenset[str]) -> list[tuple[str, tuple[str, .
     return out
 
 
-def rank_phrases(quotes: Sequence[str], frequency: dict[str, int], total: int, banned: set[str]) -> list[Phrase]:
+def rank_phrases(
+    quotes: Sequence[str], frequency: dict[str, int], total: int, banned: set[str], *, lone: bool = True
+) -> list[Phrase]:
     """Heading candidates of one section's ``quotes``, best first (module docstring, without the embedding step).
 
-    ``frequency``: per stem, how many facts of the whole document hold it; ``total``: how many facts it has."""
+    ``frequency``: per stem, how many facts of the whole document hold it; ``total``: how many facts it has;
+    ``lone``: whether a section of one quote may take a phrase of it (else it has no candidate)."""
     holders: list[set[str]] = []
     found: dict[tuple[str, ...], str] = {}
     nouns: set[tuple[str, ...]] = set()
@@ -219,7 +228,7 @@ def rank_phrases(quotes: Sequence[str], frequency: dict[str, int], total: int, b
             found.setdefault(stems, surface)
             if marked:
                 nouns.add(stems)
-    need = 2 if len(quotes) >= 2 else 1
+    need = 2 if len(quotes) >= 2 or not lone else 1
     ranked: list[Phrase] = []
     for stems, surface in found.items():
         covers = [sum(1 for h in holders if s in h) for s in stems]
@@ -240,6 +249,20 @@ def rank_phrases(quotes: Sequence[str], frequency: dict[str, int], total: int, b
             continue
         kept.append(phrase)
     return kept
+
+
+def heading_stems(text: str) -> frozenset[str]:
+    """The stems of the content words of ``text`` (a heading, or a quote with its bracketed notes and photo
+    descriptions left out, as headings are drawn without them): what :func:`fits` compares."""
+    body = re.sub(r"\[[^\]]*\]", " ", text)
+    return frozenset(stem(w.lower()) for w in _WORD.findall(body) if _content(w))
+
+
+def fits(heading: str, quotes: Sequence[str]) -> bool:
+    """Whether a block whose shown ``quotes`` are these belongs under ``heading``: they hold a content word of it
+    (stems compared: "Kitchen floor" holds "the kitchen tiles arrived", not "My first bowl collapsed …")."""
+    wanted = heading_stems(heading)
+    return any(wanted & heading_stems(q) for q in quotes)
 
 
 def title(phrase: str) -> str:
@@ -276,9 +299,10 @@ def headings(
     *,
     banned: set[str],
     embed: Embed | None = None,
+    lone: bool = True,
 ) -> list[str | None]:
     """A heading per section (``sections``: each a list of quotes, heaviest section first), ``None`` where no
-    candidate qualifies.
+    candidate qualifies (``lone``: whether a section of one quote may be titled by it: :func:`rank_phrases`).
 
     The embedding re-rank (when ``embed`` is given) embeds at most :data:`RERANK` candidates per section, in one
     batch for the whole document."""
@@ -288,7 +312,7 @@ def headings(
             for s in {s for _, stems, _ in phrases_of(text, banned) for s in stems}:
                 frequency[s] = frequency.get(s, 0) + 1
     total = sum(len(q) for q in sections)
-    ranked = [rank_phrases(quotes, frequency, total, banned)[:RERANK] for quotes in sections]
+    ranked = [rank_phrases(quotes, frequency, total, banned, lone=lone)[:RERANK] for quotes in sections]
     if embed is not None and any(ranked) and len(centroids) == len(sections):
         vectors = embed([p.text.lower() for options in ranked for p in options])
         if vectors.shape[1] == np.asarray(centroids).shape[1]:  # not against centroids of stand-in vectors
