@@ -24,7 +24,7 @@ from fastapi.testclient import TestClient
 from llama_server import CHAT_MODEL, EMBED_DIMENSION, EMBED_MODEL, llama_server
 from llm_helpers import QUERY, TAG, retain, untouched
 from sample_texts import BOAT
-from test_reembed_kill import Server, fill, kill_mid_reembedding, note
+from test_reembed_kill import Server, fill, kill_mid_reembedding
 
 from mindbank.config import Settings
 from mindbank.domain.records import MentalModel, RetainItem
@@ -41,8 +41,23 @@ from mindbank.store.open import open_store
 
 REPLY_TOKENS = 128
 EMBED_BATCH = 64  # texts per embeddings request (the launcher's sequences per context)
-REEMBED_MEMORIES = 300  # the bank moved to the real model with a kill -9 mid-way, on each store
-REEMBED_PART = 32  # memories per part of that re-embedding
+REEMBED_MEMORIES = 2000  # the bank moved to the real model with a kill -9 mid-way, on each store
+REEMBED_PART = 64  # memories per part of that re-embedding (one request each)
+# The real model's cost is per token (SmolLM2 reads every token through all its layers), so the bank's memories are
+# as short as memories come: two words each, 2-3 tokens, where a sentence such as "Ana moored boat 12 at pier 12."
+# is 16 (each digit is a token). 2,000 of them cost about what 300 sentences did.
+WORDS = (
+    "red blue green black white gold silver pink brown grey apple bread cake corn fish milk rice salt soup tea boat "
+    "bike car ship train road park farm lake hill river beach field garden house door roof wall chair table lamp "
+    "book map pen cup"
+).split()
+
+
+def short_note(i: int) -> str:
+    """The text of the re-embedded bank's memory ``i`` (< ``len(WORDS) ** 2``): two words, each pair once."""
+    return f"{WORDS[i // len(WORDS)].capitalize()} {WORDS[i % len(WORDS)]}"
+
+
 DIALOGUE = "Dana: Hi!\n\nAssistant: I booked the boat yard for Saturday.\n\nDana: Great, my brother comes too."
 
 
@@ -243,7 +258,7 @@ def test_embeddings_from_the_real_server(llama: str, tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def minilm_notes(embedder: MiniLMEmbedder) -> npt.NDArray[np.float32]:
     """The bundled MiniLM's vectors of the bank's notes (made once for both stores)."""
-    return embedder.embed([note(i) for i in range(REEMBED_MEMORIES)])
+    return embedder.embed([short_note(i) for i in range(REEMBED_MEMORIES)])
 
 
 def _vectors_of(store: Store) -> dict[str, npt.NDArray[np.float32]]:
@@ -263,10 +278,10 @@ def test_a_killed_reembedding_to_the_real_model_leaves_one_model(
     minilm, real = (embedder.name, embedder.dimension), (EMBED_MODEL, EMBED_DIMENSION)
     store = open_store(embedding_database, dimension=embedder.dimension)
     try:
-        fill(store, minilm_notes, minilm)
+        fill(store, minilm_notes, minilm, short_note)
     finally:
         store.close()
-    made = {note(i): minilm_notes[i] / np.linalg.norm(minilm_notes[i]) for i in range(REEMBED_MEMORIES)}
+    made = {short_note(i): minilm_notes[i] / np.linalg.norm(minilm_notes[i]) for i in range(REEMBED_MEMORIES)}
 
     def on_minilm(store: Store) -> None:
         for text, vector in _vectors_of(store).items():

@@ -53,12 +53,14 @@ def note(i: int) -> str:
     return f"Ana moored boat {i} at pier {i % 13}."
 
 
-def fill(store: Store, vectors: npt.NDArray[np.float32], model: tuple[str, int]) -> None:
+def fill(
+    store: Store, vectors: npt.NDArray[np.float32], model: tuple[str, int], text_of: Callable[[int], str] = note
+) -> None:
     """The bank ``b`` on ``model``: one one-fact document per row of ``vectors`` (the model's vectors of
-    :func:`note` 0, 1, …), written in transactions of 500."""
+    ``text_of`` 0, 1, …; :func:`note` by default), written in transactions of 500."""
     writes = []
     for i, vector in enumerate(vectors):
-        text, document_id = note(i), f"d{i}"
+        text, document_id = text_of(i), f"d{i}"
         chunk = Chunk(id=uuid.uuid4().hex, document_id=document_id, index=0, text=text)
         memory = NewMemory(
             text=text, fact_type="world", embedding=vector / np.linalg.norm(vector), tags=(), context=None,
@@ -106,7 +108,7 @@ class Server:
     def start(self) -> None:
         self.proc = subprocess.Popen([sys.executable, "-c", SERVE, "serve"], env=self.env,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-        _wait(self.healthy, 60, "server up")
+        _wait(self.healthy, 180, "server up")  # a loaded 2-core CI machine can take a minute
 
     def healthy(self) -> bool:
         try:

@@ -15,19 +15,34 @@ from mindbank.domain.scope import MemoryFilter
 from mindbank.store.columns import memory_source
 from mindbank.store.dialect import substring_pattern
 from mindbank.store.shared import SharedQueries
+from mindbank.store.unit_cache import UnitCache
 
 
 class MemoryReads(SharedQueries):
     """Read-only queries over ``memory_units`` (and its chunks and documents) written once for both backends."""
 
+    _units: UnitCache  # the memories lookups by id have read, per bank state (set by the backend)
+
     def get_memories(self, bank_id: str, ids: Sequence[str]) -> list[MemoryUnit]:
-        """The memories with ``ids`` that exist in the bank, in the order of ``ids``."""
-        found: dict[str, MemoryUnit] = {}
+        """The memories with ``ids`` that exist in the bank, in the order of ``ids``.
+
+        The bank's memory state is read first; memories read before under the same state come from
+        :class:`~mindbank.store.unit_cache.UnitCache`, and only the others are read (rows read after the state
+        are at least as new as it, and a later write moves the state past them)."""
         with self._read() as conn:
-            for batch in self._id_batches(ids):
+            row = conn.execute(self._q["bank_memory_state"], (bank_id,)).fetchone()
+            if row is None:  # no such bank: nothing to keep
+                self._units.forget(bank_id)
+                return []
+            state = (row["memory_version"], row["last_memory_write_at"])
+            found, missing = self._units.get(bank_id, state, ids)
+            read: list[MemoryUnit] = []
+            for batch in self._id_batches(missing):
                 statement, id_params = self._bind_ids(self._q["get_memories"], batch)
-                for memory in self._columns.memory_rows(conn.execute(statement, (bank_id, *id_params)).fetchall()):
-                    found[memory.id] = memory
+                read += self._columns.memory_rows(conn.execute(statement, (bank_id, *id_params)).fetchall())
+        if read:
+            self._units.put(bank_id, state, read)
+            found.update((m.id, m) for m in read)
         return [found[i] for i in ids if i in found]
 
     def list_memories(

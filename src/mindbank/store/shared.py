@@ -139,19 +139,21 @@ class SharedQueries:
 
         A memory's moment is ``occurred_start``, else ``mentioned_at`` (memories with neither have none). The
         pieces of one long turn share a moment, so a side returns every memory at its nearest moment, up to
-        ``NEIGHBOURS_PER_SIDE``. One statement for all anchors, returning whole rows, so recall's neighbour
-        expansion costs one round trip (an empty list asks nothing); each backend spells it
-        (:meth:`_neighbour_rows`).
+        ``NEIGHBOURS_PER_SIDE``. One statement for all anchors, returning ids (each backend spells it:
+        :meth:`_neighbour_rows`; an empty list asks nothing), then :meth:`get_memories`, which reads only the rows
+        it has not kept since the bank's last write: recall asks for the same turns query after query.
         """
         if not anchors:
             return []
         rows = self._neighbour_rows(
             bank_id, anchors, timedelta(seconds=window_s), self._filter_sql(flt, "m"), self._filter_sql(flt, "x")
         )
-        found: dict[str, MemoryUnit] = {}
-        for memory in self._columns.memory_rows(rows):  # a memory reached from two anchors comes back twice
-            found.setdefault(memory.id, memory)
-        return list(found.values())
+        # a memory reached from two anchors comes back twice
+        return self.get_memories(bank_id, list(dict.fromkeys(r["id"] for r in rows)))
+
+    def get_memories(self, bank_id: str, ids: Sequence[str]) -> list[MemoryUnit]:
+        """The memories with ``ids`` that exist in the bank, in the order of ``ids`` (the backend's reads)."""
+        raise NotImplementedError
 
     def _neighbour_rows(
         self, bank_id: str, anchors: Anchors, window: timedelta, outer: FilterSQL, inner: FilterSQL

@@ -26,6 +26,7 @@ from mindbank.store.postgres.migrate import migrate
 from mindbank.store.postgres.queries import DIALECT, Q
 from mindbank.store.postgres.rows import COLUMNS
 from mindbank.store.shared import SharedQueries
+from mindbank.store.unit_cache import UnitCache
 
 
 def _vector_registrar() -> Callable[[psycopg.Connection[Any]], None] | None:
@@ -101,6 +102,7 @@ class PostgresBase(SharedQueries):
     def __init__(self, url: str, *, dimension: int, min_connections: int = 1, max_connections: int = 10) -> None:
         self.url = url
         self.dimension = dimension
+        self._units = UnitCache()
         with psycopg.connect(url, autocommit=True) as conn:
             migrate(conn, dimension=dimension)
             row = conn.execute(Q["vector_version"]).fetchone()

@@ -13,6 +13,8 @@ def preceding_of(bank: str, context: str, moment: str) -> str:
 
 
 MEMORY_Q: dict[str, str] = {
+    # the bank's memory state (every memory write moves both): the key of the memories a lookup by id keeps
+    "bank_memory_state": "SELECT memory_version, last_memory_write_at FROM banks WHERE bank_id = %s",
     "get_document": "SELECT original_text, created_at FROM documents WHERE bank_id = %s AND id = %s",
     "count_document_chunks": "SELECT COUNT(*) FROM chunks WHERE bank_id = %s AND document_id = %s",
     "delete_document_memories": "DELETE FROM memory_units WHERE bank_id = %s AND document_id = %s",

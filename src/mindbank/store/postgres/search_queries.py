@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from mindbank.store.lexical import PRECEDING_WEIGHT, nearest_moment
 from mindbank.store.lexical import moment_sql as _m
-from mindbank.store.postgres.consolidation_queries import MEMORY_COLUMNS
 from mindbank.store.postgres.memory_queries import preceding_of
 
 # ts_rank_cd's weights are {D, C, B, A}: the memory's own words are 'A' (1.0), the text said before it 'B'
@@ -39,20 +38,20 @@ SEARCH_Q: dict[str, str] = {
         "OR (m.mentioned_at >= %s AND m.mentioned_at <= %s)) "
         "ORDER BY COALESCE(m.occurred_start, m.mentioned_at) DESC, m.id LIMIT %s"
     ),
-    # recall's neighbour expansion: per anchor (context, moment, moment - window, moment + window), the memories
-    # (whole rows) of that context at the nearest visible moment before and after it (the inner query finds that
+    # recall's neighbour expansion: per anchor (context, moment, moment - window, moment + window), the ids of the
+    # memories of that context at the nearest visible moment before and after it (the inner query finds that
     # moment on the index; the pieces of one long turn share it). One statement whatever the number of anchors, so
     # it is planned once ({where} / {inner}: the filter over the outer / inner alias)
     "memory_neighbours": (
         "SELECT n.* FROM unnest(%s::text[], %s::timestamptz[], %s::timestamptz[], %s::timestamptz[]) "
         "WITH ORDINALITY AS a(context, at, lo, hi, part) CROSS JOIN LATERAL ("
-        f"(SELECT {MEMORY_COLUMNS}, 2 * a.part + 0 AS side FROM memory_units m WHERE m.bank_id = %s "
+        "(SELECT m.id, 2 * a.part + 0 AS side FROM memory_units m WHERE m.bank_id = %s "
         "AND m.context = a.context AND COALESCE(m.occurred_start, m.mentioned_at) = (SELECT MAX(COALESCE("
         "x.occurred_start, x.mentioned_at)) FROM memory_units x WHERE x.bank_id = %s AND x.context = a.context "
         "AND COALESCE(x.occurred_start, x.mentioned_at) < a.at AND COALESCE(x.occurred_start, x.mentioned_at) "
         ">= a.lo AND {inner}) AND {where} LIMIT %s)"
         " UNION ALL "
-        f"(SELECT {MEMORY_COLUMNS}, 2 * a.part + 1 AS side FROM memory_units m WHERE m.bank_id = %s "
+        "(SELECT m.id, 2 * a.part + 1 AS side FROM memory_units m WHERE m.bank_id = %s "
         "AND m.context = a.context AND COALESCE(m.occurred_start, m.mentioned_at) = (SELECT MIN(COALESCE("
         "x.occurred_start, x.mentioned_at)) FROM memory_units x WHERE x.bank_id = %s AND x.context = a.context "
         "AND COALESCE(x.occurred_start, x.mentioned_at) > a.at AND COALESCE(x.occurred_start, x.mentioned_at) "

@@ -25,6 +25,7 @@ from mindbank.store.sqlite.migrate import migrate
 from mindbank.store.sqlite.queries import DIALECT, Q, marks
 from mindbank.store.sqlite.rows import COLUMNS, ts
 from mindbank.store.sqlite.vector_index import IndexRow, VectorIndex
+from mindbank.store.unit_cache import UnitCache
 
 INDEX_CACHE_BYTES = 512 * 1024 * 1024  # vector memory the per-bank index cache keeps before evicting banks
 
@@ -51,6 +52,7 @@ class SQLiteBase(SharedQueries):
         self._index_lock = threading.Lock()
         self._build_locks: dict[str, threading.Lock] = {}
         self._advanced: set[str] = set()  # banks whose cached index the open write transaction advanced
+        self._units = UnitCache()
         self._writer = self._connect()
         with self._write_lock:
             migrate(self._writer)

@@ -16,6 +16,8 @@ MEMORY_COLUMNS_M = ", ".join("m." + c.strip() for c in MEMORY_COLUMNS.split(",")
 
 MEMORY_Q: dict[str, str] = {
     "bank_memory_version": "SELECT memory_version FROM banks WHERE bank_id = ?",
+    # the bank's memory state (every memory write moves both): the key of the memories a lookup by id keeps
+    "bank_memory_state": "SELECT memory_version, last_memory_write_at FROM banks WHERE bank_id = ?",
     "index_rows": "SELECT id, embedding, fact_type, tags, updated_at FROM memory_units WHERE bank_id = ? ORDER BY seq",
     "get_document": "SELECT original_text, created_at FROM documents WHERE bank_id = ? AND id = ?",
     "count_document_chunks": "SELECT COUNT(*) FROM chunks WHERE bank_id = ? AND document_id = ?",

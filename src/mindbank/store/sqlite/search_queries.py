@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mindbank.store.lexical import PRECEDING_WEIGHT, nearest_moment
 from mindbank.store.lexical import moment_sql as _m
-from mindbank.store.sqlite.memory_queries import MEMORY_COLUMNS_M, preceding_of
+from mindbank.store.sqlite.memory_queries import preceding_of
 
 # BM25 over the two fields of the index: the memory's text (weight 1) and the text said just before it
 _WEIGHTS = f"1.0, {PRECEDING_WEIGHT}"
@@ -44,19 +44,19 @@ SEARCH_Q: dict[str, str] = {
         "OR (m.mentioned_at >= ? AND m.mentioned_at <= ?)) "
         "ORDER BY COALESCE(m.occurred_start, m.mentioned_at) DESC, m.id LIMIT ?"
     ),
-    # recall's neighbour expansion: per anchor (context, moment), the memories (whole rows) of that context at the
+    # recall's neighbour expansion: per anchor (context, moment), the ids of the memories of that context at the
     # nearest visible moment before / after it within a window (the inner query finds that moment on the index; the
     # pieces of one long turn share it). Parts are joined with UNION ALL; {where} / {inner}: the filter over the
     # outer / inner alias; {n}: the part's number
     "neighbours_before": (
-        f"SELECT * FROM (SELECT {MEMORY_COLUMNS_M} FROM memory_units m WHERE m.bank_id = ? AND m.context = ? "
+        "SELECT * FROM (SELECT m.id FROM memory_units m WHERE m.bank_id = ? AND m.context = ? "
         "AND COALESCE(m.occurred_start, m.mentioned_at) = (SELECT MAX(COALESCE(x.occurred_start, x.mentioned_at)) "
         "FROM memory_units x WHERE x.bank_id = ? AND x.context = ? "
         "AND COALESCE(x.occurred_start, x.mentioned_at) < ? "
         "AND COALESCE(x.occurred_start, x.mentioned_at) >= ? AND {inner}) AND {where} LIMIT ?) AS p{n}"
     ),
     "neighbours_after": (
-        f"SELECT * FROM (SELECT {MEMORY_COLUMNS_M} FROM memory_units m WHERE m.bank_id = ? AND m.context = ? "
+        "SELECT * FROM (SELECT m.id FROM memory_units m WHERE m.bank_id = ? AND m.context = ? "
         "AND COALESCE(m.occurred_start, m.mentioned_at) = (SELECT MIN(COALESCE(x.occurred_start, x.mentioned_at)) "
         "FROM memory_units x WHERE x.bank_id = ? AND x.context = ? "
         "AND COALESCE(x.occurred_start, x.mentioned_at) > ? "
