@@ -18,7 +18,7 @@ from typing import Literal
 
 from mindbank.domain.records import MemorySource, MemoryUnit, ScoredMemory
 from mindbank.domain.scope import MemoryFilter
-from mindbank.engine.neighbours import NEIGHBOUR_WINDOW_S
+from mindbank.engine.neighbours import NEIGHBOUR_WINDOW_S, nearest_on_side
 from mindbank.store.base import Store
 
 Side = Literal["before", "after"]
@@ -110,7 +110,7 @@ def _session_sides(
     for hit, chunk_id, side in pending:
         anchor = anchors.get(hit.memory.id)
         if anchor is not None:
-            memory = _nearest(nearby, anchor, side)
+            memory = nearest_on_side(nearby, *anchor, before=side == "before")
             if memory is not None:
                 picked[(chunk_id, side)] = memory
     chunks = {s.memory_id: s for s in store.memory_sources(bank_id, [m.id for m in picked.values()], documents=False)}
@@ -122,19 +122,3 @@ def _session_sides(
                 chunk_id, side, source.chunk_id, source.chunk_text, source.chunk_index or 0
             )
     return out
-
-
-def _nearest(memories: Sequence[MemoryUnit], anchor: tuple[str, datetime], side: Side) -> MemoryUnit | None:
-    """Of ``memories``, the first one in ``anchor``'s context at the nearest moment strictly on ``side`` of it.
-
-    ``memories`` holds the nearest memories on both sides of every anchor, so the nearest among them on a side is
-    the nearest in the bank; of several at that moment (the pieces of one long turn) the first read is kept."""
-    context, when = anchor
-    best: tuple[datetime, MemoryUnit] | None = None
-    for memory in memories:
-        moment = memory.moment
-        if memory.context != context or moment is None or moment == when or (moment < when) != (side == "before"):
-            continue
-        if best is None or (moment > best[0] if side == "before" else moment < best[0]):
-            best = (moment, memory)
-    return None if best is None else best[1]
