@@ -14,8 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
+from mindbank.domain.document import count_tokens
+from mindbank.domain.document.model import clip_tokens
 from mindbank.domain.records import MemorySource, MemoryUnit, ScoredMemory
 from mindbank.domain.scope import MemoryFilter
 from mindbank.engine.neighbours import NEIGHBOUR_WINDOW_S, nearest_on_side
@@ -33,6 +35,37 @@ class NeighbourChunk:
     chunk_id: str
     text: str
     chunk_index: int
+
+
+def result_chunks(
+    store: Store, bank_id: str, hits: Sequence[ScoredMemory], flt: MemoryFilter, *, max_tokens: int, neighbours: bool
+) -> dict[str, dict[str, Any]]:
+    """Recall's ``include.chunks``: the chunk each hit came from, keyed by chunk id, in hit order, ``{id, text,
+    chunk_index, truncated}``, texts cut so that together they fit ``max_tokens``. With ``neighbours``, once every
+    hit's own chunk is in, the chunks beside them (:func:`neighbour_chunks`, which keeps to ``flt``) follow with
+    what the budget has left, each also carrying ``neighbour_of`` and ``side``."""
+    sources = store.memory_sources(bank_id, [h.memory.id for h in hits], documents=False)
+    out: dict[str, dict[str, Any]] = {}
+    left = max_tokens
+    for source in sources:
+        if source.chunk_id is None or source.chunk_text is None or source.chunk_id in out or left <= 0:
+            continue
+        text, truncated = clip_tokens(source.chunk_text, left)
+        left -= count_tokens(text)
+        out[source.chunk_id] = {"id": source.chunk_id, "text": text, "chunk_index": source.chunk_index or 0,
+                                "truncated": truncated}  # fmt: skip
+    if not neighbours or left <= 0:
+        return out
+    for chunk in neighbour_chunks(store, bank_id, hits, sources, flt):
+        if chunk.chunk_id in out:
+            continue
+        text, truncated = clip_tokens(chunk.text, left)
+        left -= count_tokens(text)
+        out[chunk.chunk_id] = {"id": chunk.chunk_id, "text": text, "chunk_index": chunk.chunk_index,
+                               "truncated": truncated, "neighbour_of": chunk.of_chunk, "side": chunk.side}  # fmt: skip
+        if left <= 0:
+            break
+    return out
 
 
 def neighbour_chunks(

@@ -10,7 +10,6 @@ from datetime import datetime
 from typing import Any, Literal
 
 from mindbank.domain.document import count_tokens
-from mindbank.domain.document.model import clip_tokens
 from mindbank.domain.limits import (
     check_metadata,
     check_offset,
@@ -19,12 +18,12 @@ from mindbank.domain.limits import (
     check_text,
     check_token_budget,
 )
-from mindbank.domain.records import FactType, MemorySource, MemoryUnit, Operation, RetainItem, ScoredMemory
+from mindbank.domain.records import FactType, MemoryUnit, Operation, RetainItem, ScoredMemory
 from mindbank.domain.repeats import content_hash, restate_eligible
 from mindbank.domain.scope import MemoryFilter, admits_tags
 from mindbank.domain.tags import TagsMatch, freeze_groups, normalize_tags, validate_tag_groups
 from mindbank.domain.timeutil import parse_timestamp, to_iso, utcnow
-from mindbank.engine.chunk_context import neighbour_chunks
+from mindbank.engine.chunk_context import result_chunks
 from mindbank.engine.consolidate.plan import ObservationScopes
 from mindbank.engine.recall import RecallRequest, Retriever, recall
 from mindbank.engine.retain.extractive import prepare_documents
@@ -54,25 +53,6 @@ class RetainResult:
     items_count: int
     operation_id: str | None
     memory_ids: list[str]
-
-
-def _own_chunks(sources: Sequence[MemorySource], budget: int) -> dict[str, dict[str, Any]]:
-    """The results' chunks (``sources`` in result order) keyed by chunk id, ``{id, text, chunk_index, truncated}``,
-    texts cut so that together they fit ``budget`` tokens."""
-    out: dict[str, dict[str, Any]] = {}
-    left = budget
-    for source in sources:
-        if source.chunk_id is None or source.chunk_text is None or source.chunk_id in out or left <= 0:
-            continue
-        text, truncated = clip_tokens(source.chunk_text, left)
-        left -= count_tokens(text)
-        out[source.chunk_id] = {
-            "id": source.chunk_id,
-            "text": text,
-            "chunk_index": source.chunk_index or 0,
-            "truncated": truncated,
-        }
-    return out
 
 
 def item_to_json(item: RetainItem) -> dict[str, Any]:
@@ -354,43 +334,13 @@ class MemoriesService(ServiceCore):
         flt = _recall_filter(None, tags, tags_match, tag_groups)
         chunks = None
         if chunks_max_tokens is not None:
-            sources = self.store.memory_sources(bank_id, [h.memory.id for h in hits], documents=False)
-            chunks = _own_chunks(sources, chunks_max_tokens)
-            if chunk_neighbours:
-                self._add_neighbour_chunks(bank_id, hits, sources, flt, chunks, chunks_max_tokens)
+            chunks = result_chunks(
+                self.store, bank_id, hits, flt, max_tokens=chunks_max_tokens, neighbours=chunk_neighbours
+            )
         if source_facts_max_tokens is None:
             return chunks, None, False
         facts, truncated = self._source_facts(bank_id, hits, flt, source_facts_max_tokens, source_facts_per_observation)
         return chunks, facts, truncated
-
-    def _add_neighbour_chunks(
-        self,
-        bank_id: str,
-        hits: Sequence[ScoredMemory],
-        sources: Sequence[MemorySource],
-        flt: MemoryFilter,
-        out: dict[str, dict[str, Any]],
-        budget: int,
-    ) -> None:
-        """Add the results' neighbour chunks to ``out`` (the results' own chunks) with what ``budget`` has left."""
-        left = budget - sum(count_tokens(c["text"]) for c in out.values())
-        if left <= 0:
-            return
-        for chunk in neighbour_chunks(self.store, bank_id, hits, sources, flt):
-            if chunk.chunk_id in out:
-                continue
-            text, truncated = clip_tokens(chunk.text, left)
-            left -= count_tokens(text)
-            out[chunk.chunk_id] = {
-                "id": chunk.chunk_id,
-                "text": text,
-                "chunk_index": chunk.chunk_index,
-                "truncated": truncated,
-                "neighbour_of": chunk.of_chunk,
-                "side": chunk.side,
-            }
-            if left <= 0:
-                return
 
     def _source_facts(
         self, bank_id: str, hits: Sequence[ScoredMemory], flt: MemoryFilter, budget: int, per_observation: int
