@@ -419,7 +419,7 @@ def _paired_store() -> _FixedStore:
 
 
 def test_the_pair_rerank_reads_a_reply_with_the_turn_it_answers() -> None:
-    base = FusionParams(neighbour_prev=0.0, neighbour_next=0.0, context_share=0.0, expand_top=0)
+    base = FusionParams(neighbour_prev=0.0, neighbour_next=0.0, context_share=0.0, expand_top=0, pair_weight=0.6)
     store = _paired_store()
     assert _run(store, fusion=base) == ["q", "answer", "noise", "later"]  # the reply is lifted past the noise
     assert _run(store, fusion=replace(base, pair_weight=0.0)) == ["q", "noise", "later", "answer"]

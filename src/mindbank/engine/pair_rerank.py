@@ -6,10 +6,10 @@ answered by the turn after it. Neither turn alone is close to the question; the 
 best candidates (after fusion and the who-and-when, context and neighbour passes), the pair cosine is the largest
 of the query's cosine with the memory's own vector and with the normalised sum of its vector and the vector of the
 memory said at the nearest moment before (after) it in the same context within the neighbour window. The
-candidate's score gains ``weight * pair cosine``. Only stored vectors are read (one neighbour lookup and one vector
-read for all candidates): nothing is embedded at query time. A candidate without a vector (none stored) keeps its
-score; one without a context or a moment has no pair and gains by its own cosine, like every other.
-Tuned on the LoCoMo tuning conversations and measured by ablation (docs/benchmarks.md).
+candidate's score gains ``weight * pair cosine`` (``0.6`` when on; off by default). Only stored vectors are read
+(one neighbour lookup and one vector read for all candidates): nothing is embedded at query time. A candidate
+without a stored vector keeps its score; one without a context or a moment has no pair and gains by its own
+cosine, like every other. Tuned on the LoCoMo tuning conversations and measured by ablation (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -25,7 +25,10 @@ from mindbank.domain.scope import MemoryFilter
 from mindbank.engine.neighbours import best_first, nearest_on_side
 from mindbank.store.base import Store
 
-PAIR_WEIGHT = 0.6  # added to a candidate's score per unit of its pair cosine (0: the stage is off)
+# added to a candidate's score per unit of its pair cosine; 0: off, the default. 0.6 was best on the tuning
+# conversations (hit@10 0.832 -> 0.851) but did not carry over to the report ones and cost hit@1 (docs/benchmarks.md)
+PAIR_WEIGHT = 0.0
+PAIR_WEIGHT_TUNED = 0.6
 PAIR_TOP = 30  # the stage reranks this many best candidates
 
 
@@ -38,7 +41,7 @@ def pair_rerank(
     flt: MemoryFilter,
     *,
     top: int = PAIR_TOP,
-    weight: float = PAIR_WEIGHT,
+    weight: float,
     window_s: float,
 ) -> list[tuple[str, float]]:
     """Add ``weight * pair cosine`` (module docstring) to each of the ``top`` best of ``ranked`` (``(id, score)``

@@ -30,10 +30,11 @@ Hybrid recall runs in these steps (the fourth runs between fusion and the neighb
    :func:`context_lift` mixes each score 1 : 0.6 with its context's strength (the mean of the three best scores in
    that context, a conversation session), so the turns of a session about the query rank above a lone match.
 
-5. **Turn pairs** (:func:`mindbank.engine.pair_rerank.pair_rerank`, last). Each of the 30 best gains ``0.6`` times
-   the query's best cosine with its own stored vector or with that vector summed with the turn said just before or
-   after it (same context, within the hour), so a short reply is read with its question and a question with its
-   answer. Stored vectors only: nothing more is embedded.
+5. **Turn pairs** (:func:`mindbank.engine.pair_rerank.pair_rerank`, last; built, measured and **off** by default:
+   ``pair_weight`` 0). Each of the 30 best gains ``pair_weight`` times the query's best cosine with its own stored
+   vector or with that vector summed with the turn said just before or after it (same context, within the hour),
+   so a short reply is read with its question. It raised hit@10 on the tuning conversations but not on the report
+   ones, and cost hit@1 (docs/benchmarks.md).
 
 **The lexical arm** (``Store.keyword_search``) gets the query's content words (:func:`keyword_terms`: lowercased,
 possessives reduced, stopwords dropped) and ranks with BM25 over two stemmed fields (SQLite: FTS5, Porter;
