@@ -11,6 +11,7 @@ neighbour of itself, and neighbours are context only: they are not results and c
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,7 +21,7 @@ from mindbank.domain.document import count_tokens
 from mindbank.domain.document.model import clip_tokens
 from mindbank.domain.records import MemorySource, MemoryUnit, ScoredMemory
 from mindbank.domain.scope import MemoryFilter
-from mindbank.engine.neighbours import NEIGHBOUR_WINDOW_S, nearest_on_side
+from mindbank.engine.neighbours import NEIGHBOUR_WINDOW_S
 from mindbank.store.base import Store
 
 Side = Literal["before", "after"]
@@ -139,13 +140,23 @@ def _session_sides(
     if not anchors:
         return {}
     nearby = store.memory_neighbours(bank_id, list(dict.fromkeys(anchors.values())), window_s, flt)
+    # per context, each moment's first memory read (the pieces of one turn share a moment) and the moments in order:
+    # a result list of a hundred hits asks two sides each, so each side is a bisection, not a scan of every memory
+    first: dict[str, dict[datetime, MemoryUnit]] = {}
+    for memory in nearby:
+        if memory.context is not None and memory.moment is not None:
+            first.setdefault(memory.context, {}).setdefault(memory.moment, memory)
+    times = {context: sorted(moments) for context, moments in first.items()}
     picked: dict[tuple[str, Side], MemoryUnit] = {}
     for hit, chunk_id, side in pending:
         anchor = anchors.get(hit.memory.id)
-        if anchor is not None:
-            memory = nearest_on_side(nearby, *anchor, before=side == "before")
-            if memory is not None:
-                picked[(chunk_id, side)] = memory
+        if anchor is None or anchor[0] not in times:
+            continue
+        context, when = anchor
+        line = times[context]
+        at = bisect.bisect_left(line, when) - 1 if side == "before" else bisect.bisect_right(line, when)
+        if 0 <= at < len(line):
+            picked[(chunk_id, side)] = first[context][line[at]]
     chunks = {s.memory_id: s for s in store.memory_sources(bank_id, [m.id for m in picked.values()], documents=False)}
     out: dict[tuple[str, Side], NeighbourChunk] = {}
     for (chunk_id, side), memory in picked.items():
