@@ -66,14 +66,14 @@ ARMS_OFF: dict[str, dict[str, Any]] = {
     "period": {"period_boost": 0.0},
     "context": {"context_share": 0.0},
     "cues": {"speaker_boost": 0.0, "when_boost": 0.0, "period_boost": 0.0},
+    # the preceding turn's share only for memories without a context (the lexical preceding-text field carries it)
+    "prev-in-context": {"neighbour_prev_in_context": 0.0},
 }
 # Arms measured but off in the shipped hybrid (they did not earn their place), turned on on their own.
 ARMS_ON: dict[str, dict[str, Any]] = {
     "phrases": {"phrases": True},  # the query's word pairs as extra lexical terms
     "mmr": {"mmr_lambda": 0.3},  # maximal marginal relevance over the 30 best
     "pair": {"pair_weight": PAIR_WEIGHT_TUNED},  # the turn-pair rerank of the 30 best, at its tuned weight
-    # the preceding turn's share (0.8) for memories with a context too, as shipped before the turn-pair rerank
-    "prev-in-context": {"neighbour_prev_in_context": None},
 }
 ABLATIONS = (
     *(Config(f"hybrid-{arm}", "hybrid", replace(FusionParams(), **off)) for arm, off in ARMS_OFF.items()),

@@ -391,17 +391,19 @@ def test_the_mmr_arm_moves_a_near_duplicate_below_the_next_distinct_result() -> 
     assert _run(store, fusion=FusionParams(mmr_lambda=0.3)) == ["q", "answer", "noise", "later"]
 
 
-def test_recall_lifts_by_the_turn_before_only_where_no_context_carries_it() -> None:
+def test_the_preceding_share_can_be_left_to_the_lexical_field_inside_a_context() -> None:
     store = _store()
     store.dense = [("q", 0.7), ("noise", 0.5), ("later", 0.3)]
     store.neighbours = ["answer"]
-    # in a context the lexical arm's preceding-text field carries the turn before: no lift, the reply stays last
-    assert _run(store) == ["q", "noise", "later", "answer"]
+    outside = FusionParams(neighbour_prev_in_context=0.0)
+    assert _run(store)[:2] == ["q", "answer"]  # the default lifts the reply inside a context too
+    # with the share 0 in a context (the lexical arm's preceding-text field carries the turn before) it stays last
+    assert _run(store, fusion=outside) == ["q", "noise", "later", "answer"]
     for memory_id in ("q", "answer", "later"):  # the same turns retained without a context
         store.memories[memory_id] = replace(store.memories[memory_id], context=None)
     store.neighbours = []
     store.dense = [("q", 0.7), ("noise", 0.5), ("later", 0.3), ("answer", 0.2)]
-    assert _run(store)[:2] == ["q", "answer"]
+    assert _run(store, fusion=outside)[:2] == ["q", "answer"]
 
 
 def _paired_store() -> _FixedStore:

@@ -17,10 +17,10 @@ from mindbank.store.base import Store
 NEIGHBOUR_PREV = 0.8  # a memory scores at least this share of the memory said just before it (answer after question)
 NEIGHBOUR_NEXT = 0.6  # ... and this share of the one said just after it (a turn whose follow-up spells it out)
 NEIGHBOUR_WINDOW_S = 3600.0  # memories further apart in time than this (seconds) are never neighbours
-# the preceding share for a memory that has a context: there the lexical arm already weighs the text said before it
-# (its preceding-text field), and lifting by that turn's score as well put replies above the evidence for questions
-# whose answer is a turn of its own (tuned on the LoCoMo tuning conversations: docs/benchmarks.md)
-NEIGHBOUR_PREV_IN_CONTEXT = 0.0
+# the preceding share for a memory that has a context (None: NEIGHBOUR_PREV). There the lexical arm already weighs
+# the text said before it, and 0 gave LoCoMo recall its open-domain hit@5 back, but cost the knowledge pages (issue
+# 21's synthesizers rank with this recall) 7 of 210 questions, so the lift stays on everywhere (docs/benchmarks.md)
+NEIGHBOUR_PREV_IN_CONTEXT: float | None = None
 
 
 def best_first(scores: Mapping[str, float]) -> list[tuple[str, float]]:

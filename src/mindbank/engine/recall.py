@@ -10,9 +10,8 @@ Hybrid recall runs in these steps (the fourth runs between fusion and the neighb
    Reciprocal-rank fusion (:func:`fuse`) is still available. It throws away how far apart the scores are, and
    on LoCoMo it scored below BM25 alone (docs/benchmarks.md).
 3. **Neighbours** (:func:`neighbour_boost`). A memory scores at least a discounted share of the fused score of
-   the memory said just before it (``0.8``; ``0`` for a memory with a context, whose lexical preceding-text field
-   already carries that turn), and a smaller share of the one said just after it (``0.6``), in the same context
-   (conversation) and within an hour. The reason is that in a dialogue the answer often sits one
+   the memory said just before it (``0.8``), and a smaller share of the one said just after it (``0.6``), in the
+   same context (conversation) and within an hour. The reason is that in a dialogue the answer often sits one
    turn after the turn that matches the question ("Anything you're excited about in the adoption process?" ->
    "I'm thrilled to make a family ..."); the lexical arm's preceding-text field finds such a reply too, but only
    within a context, while the lift also joins memories retained without one. Taking the larger of the memory's
@@ -113,7 +112,8 @@ class FusionParams:
     off) is how many of the best fused candidates bring their neighbours in (:func:`expand_neighbours`).
     ``phrases`` adds the query's word pairs to the lexical terms; ``mmr_lambda`` (0: off) weighs a candidate's
     likeness to the results above it among the ``mmr_top`` best (both measured, off by default).
-    ``neighbour_prev_in_context`` (None: ``neighbour_prev``) is the preceding share for memories with a context.
+    ``neighbour_prev_in_context`` (None, the default: ``neighbour_prev``) is the preceding share for memories with a
+    context (measured at 0 in docs/benchmarks.md).
     ``pair_weight`` (0: off) and ``pair_top`` set the turn-pair rerank (:mod:`mindbank.engine.pair_rerank`).
     """
 
