@@ -27,6 +27,7 @@ from bench.common import RESULTS_DIR, command_line, load_embedder, machine_info,
 from mindbank.config import Settings
 from mindbank.domain.records import RetainItem
 from mindbank.domain.timeutil import utcnow
+from mindbank.engine.pair_rerank import PAIR_WEIGHT_TUNED
 from mindbank.engine.recall import FusionParams, RecallRequest, Retriever, recall
 from mindbank.engine.retain.extractive import prepare_documents
 from mindbank.importers import LocomoConversation, load_locomo, locomo_items
@@ -65,11 +66,14 @@ ARMS_OFF: dict[str, dict[str, Any]] = {
     "period": {"period_boost": 0.0},
     "context": {"context_share": 0.0},
     "cues": {"speaker_boost": 0.0, "when_boost": 0.0, "period_boost": 0.0},
+    # the preceding turn's share only for memories without a context (the lexical preceding-text field carries it)
+    "prev-in-context": {"neighbour_prev_in_context": 0.0},
 }
 # Arms measured but off in the shipped hybrid (they did not earn their place), turned on on their own.
 ARMS_ON: dict[str, dict[str, Any]] = {
     "phrases": {"phrases": True},  # the query's word pairs as extra lexical terms
     "mmr": {"mmr_lambda": 0.3},  # maximal marginal relevance over the 30 best
+    "pair": {"pair_weight": PAIR_WEIGHT_TUNED},  # the turn-pair rerank of the 30 best, at its tuned weight
 }
 ABLATIONS = (
     *(Config(f"hybrid-{arm}", "hybrid", replace(FusionParams(), **off)) for arm, off in ARMS_OFF.items()),

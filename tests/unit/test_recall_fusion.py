@@ -29,7 +29,8 @@ from mindbank.store.base import MemoryFilter
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 PREV = NEIGHBOUR_PREV  # the preceding turn's share, passed explicitly where a test is about the lift itself
-LIFT = FusionParams(neighbour_prev=PREV)
+# the lift inside a context too, and no turn-pair rerank (its own neighbour lookup would replace the anchors seen)
+LIFT = FusionParams(neighbour_prev=PREV, neighbour_prev_in_context=None, pair_weight=0.0)
 
 
 def _memory(memory_id: str, *, context: str | None = "chat", at: datetime | None = T0, text: str = "") -> MemoryUnit:
@@ -249,6 +250,7 @@ class _FixedStore:
         self.terms: list[str] = []
         self.neighbours: list[str] = []  # what memory_neighbours answers, whatever the anchors
         self.anchors: list[tuple[str, object]] = []
+        self.vectors: dict[str, npt.NDArray[np.float32]] = {}  # stored vectors (none: the pair rerank is inert)
 
     def vector_search(self, bank_id: str, query: object, k: int, flt: MemoryFilter) -> list[tuple[str, float]]:
         return self.dense[:k]
@@ -265,6 +267,9 @@ class _FixedStore:
     ) -> list[MemoryUnit]:
         self.anchors = list(anchors)
         return [self.memories[i] for i in self.neighbours]
+
+    def memory_vectors(self, bank_id: str, ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        return {i: self.vectors[i] for i in ids if i in self.vectors}
 
 
 def _store() -> _FixedStore:
@@ -384,3 +389,56 @@ def test_the_mmr_arm_moves_a_near_duplicate_below_the_next_distinct_result() -> 
     store.dense = [("q", 0.7), ("answer", 0.65), ("later", 0.64), ("noise", 0.6)]
     assert _run(store) == ["q", "answer", "later", "noise"]
     assert _run(store, fusion=FusionParams(mmr_lambda=0.3)) == ["q", "answer", "noise", "later"]
+
+
+def test_the_preceding_share_can_be_left_to_the_lexical_field_inside_a_context() -> None:
+    store = _store()
+    store.dense = [("q", 0.7), ("noise", 0.5), ("later", 0.3)]
+    store.neighbours = ["answer"]
+    outside = FusionParams(neighbour_prev_in_context=0.0)
+    assert _run(store)[:2] == ["q", "answer"]  # the default lifts the reply inside a context too
+    # with the share 0 in a context (the lexical arm's preceding-text field carries the turn before) it stays last
+    assert _run(store, fusion=outside) == ["q", "noise", "later", "answer"]
+    for memory_id in ("q", "answer", "later"):  # the same turns retained without a context
+        store.memories[memory_id] = replace(store.memories[memory_id], context=None)
+    store.neighbours = []
+    store.dense = [("q", 0.7), ("noise", 0.5), ("later", 0.3), ("answer", 0.2)]
+    assert _run(store, fusion=outside)[:2] == ["q", "answer"]
+
+
+def _paired_store() -> _FixedStore:
+    """A question turn, its reply and an unrelated turn; the query's vector is (1, 1) (:class:`_FixedEmbedder`)."""
+    store = _store()
+    store.dense = [("q", 0.7), ("noise", 0.5), ("later", 0.3), ("answer", 0.2)]
+    store.neighbours = ["q", "answer", "later"]
+    store.vectors = {
+        "q": np.array([1.0, 0.0], dtype=np.float32),  # half the query's topic
+        "answer": np.array([0.0, 1.0], dtype=np.float32),  # the other half: together they are the query
+        "noise": np.array([1.0, -0.6], dtype=np.float32),
+        "later": np.array([-1.0, 0.0], dtype=np.float32),
+    }
+    return store
+
+
+def test_the_pair_rerank_reads_a_reply_with_the_turn_it_answers() -> None:
+    base = FusionParams(neighbour_prev=0.0, neighbour_next=0.0, context_share=0.0, expand_top=0, pair_weight=0.6)
+    store = _paired_store()
+    assert _run(store, fusion=base) == ["q", "answer", "noise", "later"]  # the reply is lifted past the noise
+    assert _run(store, fusion=replace(base, pair_weight=0.0)) == ["q", "noise", "later", "answer"]
+    assert _run(store, fusion=replace(base, pair_top=2)) == ["q", "noise", "later", "answer"]  # past the top: as is
+    assert [context for context, _ in store.anchors] == ["chat", "other chat"]
+
+
+def test_the_pair_rerank_adds_the_weighted_pair_cosine() -> None:
+    base = FusionParams(neighbour_prev=0.0, neighbour_next=0.0, context_share=0.0, expand_top=0, pair_weight=0.5)
+    store = _paired_store()
+    plain = {h.memory.id: h.final for h in recall(store, _FixedEmbedder(), "b", RecallRequest(query="x"),  # type: ignore[arg-type]
+                                                   fusion=replace(base, pair_weight=0.0))}  # fmt: skip
+    hits = {h.memory.id: h.final for h in recall(store, _FixedEmbedder(), "b", RecallRequest(query="x"), fusion=base)}  # type: ignore[arg-type]
+    assert hits["answer"] == pytest.approx(plain["answer"] + 0.5 * 1.0)  # (0,1)+(1,0) is the query's direction
+    assert hits["noise"] == pytest.approx(
+        plain["noise"] + 0.5 * float(np.dot([1.0, -0.6], [1, 1]) / np.hypot(1, 0.6) / np.sqrt(2))
+    )
+    del store.vectors["later"]  # no stored vector: the score is left alone
+    hits = {h.memory.id: h.final for h in recall(store, _FixedEmbedder(), "b", RecallRequest(query="x"), fusion=base)}  # type: ignore[arg-type]
+    assert hits["later"] == pytest.approx(plain["later"])

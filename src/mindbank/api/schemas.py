@@ -132,9 +132,18 @@ class EntityIncludeOptions(RequestBody):
 
 
 class ChunkIncludeOptions(RequestBody):
-    """``include.chunks``: the chunk each result came from, keyed by chunk id, texts within ``max_tokens``."""
+    """``include.chunks``: the chunk each result came from, keyed by chunk id, texts within ``max_tokens``.
+
+    ``neighbours`` (a mindbank extension): also the chunks just before and after each
+    result's chunk (the document's adjacent chunks, else the turns said just before and after in the same
+    context), after every result's own chunk and within the same ``max_tokens``. Each carries ``neighbour_of``
+    (the result chunk it sits beside) and ``side`` (``"before"`` / ``"after"``)."""
 
     max_tokens: TokenBudget = 8192
+    neighbours: bool = Field(
+        default=False,
+        description="Also return the chunks just before and after each result's chunk (mindbank extension).",
+    )
 
 
 class SourceFactsIncludeOptions(RequestBody):

@@ -17,6 +17,10 @@ from mindbank.store.base import Store
 NEIGHBOUR_PREV = 0.8  # a memory scores at least this share of the memory said just before it (answer after question)
 NEIGHBOUR_NEXT = 0.6  # ... and this share of the one said just after it (a turn whose follow-up spells it out)
 NEIGHBOUR_WINDOW_S = 3600.0  # memories further apart in time than this (seconds) are never neighbours
+# the preceding share for a memory that has a context (None: NEIGHBOUR_PREV). There the lexical arm already weighs
+# the text said before it, and 0 gave LoCoMo recall its open-domain hit@5 back, but cost the knowledge pages (issue
+# 21's synthesizers rank with this recall) 7 of 210 questions, so the lift stays on everywhere (docs/benchmarks.md)
+NEIGHBOUR_PREV_IN_CONTEXT: float | None = None
 
 
 def best_first(scores: Mapping[str, float]) -> list[tuple[str, float]]:
@@ -73,6 +77,7 @@ def neighbour_boost(
     prev: float = NEIGHBOUR_PREV,
     next_: float = NEIGHBOUR_NEXT,
     window_s: float = NEIGHBOUR_WINDOW_S,
+    prev_in_context: float | None = None,
 ) -> list[tuple[str, float]]:
     """Raise each candidate to at least ``prev`` times the best fused score at the nearest earlier moment and
     ``next_`` times the best at the nearest later moment. Best first.
@@ -83,9 +88,12 @@ def neighbour_boost(
     one long turn, are one moment and lend nothing to each other. Candidates with no time, or missing from
     ``memories``, keep their own score. Scores are read from ``fused`` as given, before any boost, so a boost never
     chains along a conversation. With shares below 1, a top candidate with a positive score keeps its place.
+
+    ``prev_in_context`` (None: ``prev``) replaces ``prev`` for a memory that has a context, where the lexical arm
+    already weighs the text said before it; ``prev`` then lifts the memories retained without one.
     """
     base = dict(fused)
-    if prev == 0 and next_ == 0:
+    if prev == 0 and next_ == 0 and not prev_in_context:
         return best_first(base)
     # context -> {time -> best fused score at that time}
     moments: dict[str | None, dict[datetime, float]] = {}
@@ -105,9 +113,25 @@ def neighbour_boost(
             continue
         times, slots = timelines[memory.context], moments[memory.context]
         at = bisect.bisect_left(times, when)  # times[at] == when: the memory's own moment
+        share = prev if memory.context is None or prev_in_context is None else prev_in_context
         if at > 0 and (when - times[at - 1]).total_seconds() <= window_s:
-            score = max(score, prev * slots[times[at - 1]])
+            score = max(score, share * slots[times[at - 1]])
         if at + 1 < len(times) and (times[at + 1] - when).total_seconds() <= window_s:
             score = max(score, next_ * slots[times[at + 1]])
         boosted[memory_id] = score
     return best_first(boosted)
+
+
+def nearest_on_side(pool: Sequence[MemoryUnit], context: str, when: datetime, *, before: bool) -> MemoryUnit | None:
+    """Of ``pool``, a memory in ``context`` at the nearest moment strictly before (``before``) or after ``when``;
+    None when there is none. Of several at that moment (the pieces of one long turn) the first in ``pool`` is kept.
+    ``pool`` is typically :meth:`Store.memory_neighbours` of the anchor, which holds the nearest memories on both
+    sides of every anchor asked, so the nearest among them is the nearest in the bank."""
+    best: tuple[datetime, MemoryUnit] | None = None
+    for memory in pool:
+        moment = memory.moment
+        if memory.context != context or moment is None or moment == when or (moment < when) != before:
+            continue
+        if best is None or (moment > best[0] if before else moment < best[0]):
+            best = (moment, memory)
+    return None if best is None else best[1]

@@ -29,6 +29,12 @@ Hybrid recall runs in these steps (the fourth runs between fusion and the neighb
    :func:`context_lift` mixes each score 1 : 0.6 with its context's strength (the mean of the three best scores in
    that context, a conversation session), so the turns of a session about the query rank above a lone match.
 
+5. **Turn pairs** (:func:`mindbank.engine.pair_rerank.pair_rerank`, last; built, measured and **off** by default:
+   ``pair_weight`` 0). Each of the 30 best gains ``pair_weight`` times the query's best cosine with its own stored
+   vector or with that vector summed with the turn said just before or after it (same context, within the hour),
+   so a short reply is read with its question. It raised hit@10 on the tuning conversations but not on the report
+   ones, and cost hit@1 (docs/benchmarks.md).
+
 **The lexical arm** (``Store.keyword_search``) gets the query's content words (:func:`keyword_terms`: lowercased,
 possessives reduced, stopwords dropped) and ranks with BM25 over two stemmed fields (SQLite: FTS5, Porter;
 PostgreSQL: a weighted ``tsvector``, English Snowball, ``ts_rank_cd``): the memory's own text (1) and the text said
@@ -67,11 +73,13 @@ from mindbank.engine.diversity import mmr
 from mindbank.engine.neighbours import (
     NEIGHBOUR_NEXT,
     NEIGHBOUR_PREV,
+    NEIGHBOUR_PREV_IN_CONTEXT,
     NEIGHBOUR_WINDOW_S,
     expand_neighbours,
     neighbour_boost,
 )
 from mindbank.engine.neighbours import best_first as _ranked
+from mindbank.engine.pair_rerank import PAIR_TOP, PAIR_WEIGHT, pair_rerank
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.store.base import Store
 
@@ -104,6 +112,9 @@ class FusionParams:
     off) is how many of the best fused candidates bring their neighbours in (:func:`expand_neighbours`).
     ``phrases`` adds the query's word pairs to the lexical terms; ``mmr_lambda`` (0: off) weighs a candidate's
     likeness to the results above it among the ``mmr_top`` best (both measured, off by default).
+    ``neighbour_prev_in_context`` (None, the default: ``neighbour_prev``) is the preceding share for memories with a
+    context (measured at 0 in docs/benchmarks.md).
+    ``pair_weight`` (0: off) and ``pair_top`` set the turn-pair rerank (:mod:`mindbank.engine.pair_rerank`).
     """
 
     method: FusionMethod = "convex"
@@ -112,6 +123,7 @@ class FusionParams:
     neighbour_prev: float = NEIGHBOUR_PREV
     neighbour_next: float = NEIGHBOUR_NEXT
     neighbour_window_s: float = NEIGHBOUR_WINDOW_S
+    neighbour_prev_in_context: float | None = NEIGHBOUR_PREV_IN_CONTEXT
     speaker_boost: float = SPEAKER_BOOST
     when_boost: float = WHEN_BOOST
     period_boost: float = PERIOD_BOOST
@@ -120,6 +132,8 @@ class FusionParams:
     phrases: bool = False
     mmr_lambda: float = MMR_LAMBDA
     mmr_top: int = MMR_TOP
+    pair_weight: float = PAIR_WEIGHT
+    pair_top: int = PAIR_TOP
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,6 +331,7 @@ def _recall_once(
     dense: list[tuple[str, float]] = []
     sparse: list[tuple[str, float]] = []
     keyword = None
+    vector = None
     terms = keyword_terms(request.query)
     if request.retriever in ("hybrid", "bm25"):
         lexical = [*terms, *query_phrases(request.query)] if params.phrases else terms
@@ -344,7 +359,7 @@ def _recall_once(
         else:
             ranked = convex_fuse(dense, sparse, dense_weight=params.dense_weight)
         if any((params.neighbour_prev, params.neighbour_next, params.speaker_boost, params.when_boost,
-                params.period_boost, params.context_share, params.mmr_lambda)):  # fmt: skip
+                params.period_boost, params.context_share, params.mmr_lambda, params.pair_weight)):  # fmt: skip
             # the who-and-when, context and neighbour passes read every candidate's speaker, text, context and time
             memories = {m.id: m for m in store.get_memories(bank_id, [i for i, _ in ranked])}
             if params.neighbour_prev or params.neighbour_next:
@@ -365,8 +380,14 @@ def _recall_once(
                 prev=params.neighbour_prev,
                 next_=params.neighbour_next,
                 window_s=params.neighbour_window_s,
+                prev_in_context=params.neighbour_prev_in_context,
             )
             ranked = mmr(ranked, memories, lam=params.mmr_lambda, top=params.mmr_top)
+            if vector is not None:
+                ranked = pair_rerank(
+                    store, bank_id, ranked, memories, vector, request.filter, top=params.pair_top,
+                    weight=params.pair_weight, window_s=params.neighbour_window_s,
+                )  # fmt: skip
     if request.window is not None:
         start, end = request.window
         ranked = temporal_boost(ranked, store.memories_in_window(bank_id, start, end, candidates, request.filter))

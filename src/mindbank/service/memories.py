@@ -10,7 +10,6 @@ from datetime import datetime
 from typing import Any, Literal
 
 from mindbank.domain.document import count_tokens
-from mindbank.domain.document.model import clip_tokens
 from mindbank.domain.limits import (
     check_metadata,
     check_offset,
@@ -24,6 +23,7 @@ from mindbank.domain.repeats import content_hash, restate_eligible
 from mindbank.domain.scope import MemoryFilter, admits_tags
 from mindbank.domain.tags import TagsMatch, freeze_groups, normalize_tags, validate_tag_groups
 from mindbank.domain.timeutil import parse_timestamp, to_iso, utcnow
+from mindbank.engine.chunk_context import result_chunks
 from mindbank.engine.consolidate.plan import ObservationScopes
 from mindbank.engine.recall import RecallRequest, Retriever, recall
 from mindbank.engine.retain.extractive import prepare_documents
@@ -309,13 +309,19 @@ class MemoriesService(ServiceCore):
         tags_match: TagsMatch = "any",
         tag_groups: list[dict[str, Any]] | None = None,
         chunks_max_tokens: int | None = None,
+        chunk_neighbours: bool = False,
         source_facts_max_tokens: int | None = None,
         source_facts_per_observation: int = -1,
     ) -> tuple[dict[str, dict[str, Any]] | None, dict[str, MemoryUnit] | None, bool]:
         """What recall's ``include`` asks beside the results: ``(chunks, source facts, truncated)``.
 
         ``chunks`` (with ``chunks_max_tokens``): the chunk each result was extracted from, keyed by chunk id, in
-        result order, ``{id, text, chunk_index, truncated}``, texts cut to the budget. ``source facts`` (with
+        result order, ``{id, text, chunk_index, truncated}``, texts cut to the budget. With ``chunk_neighbours``,
+        once every result's own chunk is in, the chunks just before and after each one follow in result order
+        (:func:`mindbank.engine.chunk_context.neighbour_chunks`: the document's adjacent chunks, else the turns said
+        just before and after in the same context that pass the tag filter), each with ``neighbour_of`` (the
+        result chunk it sits beside) and ``side`` (``"before"`` / ``"after"``), within the same budget: a
+        neighbour is context, never a result. ``source facts`` (with
         ``source_facts_max_tokens``, -1 unlimited): the facts each observation result was built from, keyed by id,
         at most ``source_facts_per_observation`` tokens per observation (-1 unlimited); ``truncated`` says the
         budget cut the map short. Both None when not asked.
@@ -326,27 +332,15 @@ class MemoriesService(ServiceCore):
         is by definition of another type than the observation citing it. Raises :class:`InvalidInputError` for
         a bad tag group."""
         flt = _recall_filter(None, tags, tags_match, tag_groups)
-        chunks = None if chunks_max_tokens is None else self._recall_chunks(bank_id, hits, chunks_max_tokens)
+        chunks = None
+        if chunks_max_tokens is not None:
+            chunks = result_chunks(
+                self.store, bank_id, hits, flt, max_tokens=chunks_max_tokens, neighbours=chunk_neighbours
+            )
         if source_facts_max_tokens is None:
             return chunks, None, False
         facts, truncated = self._source_facts(bank_id, hits, flt, source_facts_max_tokens, source_facts_per_observation)
         return chunks, facts, truncated
-
-    def _recall_chunks(self, bank_id: str, hits: Sequence[ScoredMemory], budget: int) -> dict[str, dict[str, Any]]:
-        out: dict[str, dict[str, Any]] = {}
-        left = budget
-        for source in self.store.memory_sources(bank_id, [h.memory.id for h in hits], documents=False):
-            if source.chunk_id is None or source.chunk_text is None or source.chunk_id in out or left <= 0:
-                continue
-            text, truncated = clip_tokens(source.chunk_text, left)
-            left -= count_tokens(text)
-            out[source.chunk_id] = {
-                "id": source.chunk_id,
-                "text": text,
-                "chunk_index": source.chunk_index or 0,
-                "truncated": truncated,
-            }
-        return out
 
     def _source_facts(
         self, bank_id: str, hits: Sequence[ScoredMemory], flt: MemoryFilter, budget: int, per_observation: int

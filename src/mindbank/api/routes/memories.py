@@ -80,6 +80,7 @@ def recall(bank_id: str, body: RecallRequest, mb: Bank) -> FastJSONResponse:
         tags_match=body.tags_match,
         tag_groups=body.tag_groups,
         chunks_max_tokens=include.chunks.max_tokens if include.chunks else None,
+        chunk_neighbours=bool(include.chunks and include.chunks.neighbours),
         source_facts_max_tokens=facts_options.max_tokens if facts_options else None,
         source_facts_per_observation=facts_options.max_tokens_per_observation if facts_options else -1,
     )

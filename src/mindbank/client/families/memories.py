@@ -70,9 +70,16 @@ class MemoryMethods:
         min_scores: Mapping[str, float] | None = None,
         temporal_window: tuple[str | datetime, str | datetime] | None = None,
         prefer_observations: bool | None = None,
+        include_chunks: bool = False,
+        max_chunk_tokens: int | None = None,
+        chunk_neighbours: bool = False,
     ) -> Request[RecallResponse]:
         """Search memories (semantic + keyword); ``results`` best first. ``min_scores``: floors on ``semantic``,
-        ``keyword`` and ``final``; ``temporal_window``: ``(start, end)``, memories dated inside rank higher."""
+        ``keyword`` and ``final``; ``temporal_window``: ``(start, end)``, memories dated inside rank higher.
+
+        ``include_chunks``: the response's ``chunks`` maps chunk id to the chunk each result came from, within
+        ``max_chunk_tokens`` (server default 8192); ``chunk_neighbours`` (implies ``include_chunks``) adds the chunks
+        said just before and after each, marked ``neighbour_of`` / ``side``, within the same budget."""
         window = None
         if temporal_window is not None:
             window = {"start": iso_time(temporal_window[0]), "end": iso_time(temporal_window[1])}
@@ -88,6 +95,7 @@ class MemoryMethods:
                 "min_scores": None if min_scores is None else dict(min_scores),
                 "temporal_window": window,
                 "prefer_observations": prefer_observations,
+                "include": _recall_include(include_chunks or chunk_neighbours, max_chunk_tokens, chunk_neighbours),
             }
         )
         return Request("POST", f"{bank_path(bank_id)}/memories/recall", RecallResponse.model_validate, json=body)
@@ -142,3 +150,13 @@ class MemoryMethods:
         """The mental models (knowledge pages among them) whose current document cites ``memory_id`` — those that
         deleting or retagging it makes stale (``GET /memories/{id}/cited-by``)."""
         return Request("GET", f"{child_path(bank_id, 'memories', memory_id)}/cited-by", CitedBy.model_validate)
+
+
+def _recall_include(chunks: bool, max_tokens: int | None, neighbours: bool) -> dict[str, Any] | None:
+    """The recall request's ``include`` for chunks, or None (the server's defaults: entities on, chunks off)."""
+    if not chunks:
+        return None
+    options: dict[str, Any] = {} if max_tokens is None else {"max_tokens": max_tokens}
+    if neighbours:
+        options["neighbours"] = True
+    return {"chunks": options}

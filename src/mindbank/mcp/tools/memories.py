@@ -60,20 +60,35 @@ class MemoryTools(ToolFamily):
         tags: TagList = None,
         tags_match: Annotated[TagsMatch, Field(description="How tags filter memories.")] = "any",
         limit: Annotated[int | None, Field(ge=1, le=1000, description="At most this many results.")] = None,
+        include_chunks: Annotated[
+            bool, Field(description="Also return the source chunk (conversation turn or paragraph) of each result.")
+        ] = False,
+        chunk_neighbours: Annotated[
+            bool, Field(description="Also return the chunks said just before and after each result's chunk.")
+        ] = False,
+        chunks_max_tokens: Annotated[fields.TokenBudget, Field(description="Budget of chunk text in tokens.")] = 8192,
         *,
         bank_id: BankId,
     ) -> dict[str, Any]:
         """Search the bank's memories (semantic + keyword), best first.
 
         Returns {results: [{id, text, type, entities, context, tags, occurred_start, mentioned_at, document_id, scores,
-        ...}]}: entities are the names each text mentions.
+        ...}]}: entities are the names each text mentions. With include_chunks or chunk_neighbours also {chunks:
+        {chunk_id: {id, text, chunk_index, truncated}}}, each result's chunk first, then (chunk_neighbours) the chunks
+        around them with neighbour_of (the result chunk) and side ("before" / "after"); neighbours are context only.
         """
         if not query.strip():
             raise ToolInputError("query must not be blank")
         hits = self.mb.recall(
             bank_id, query, types=types, tags=tags or (), tags_match=tags_match, max_tokens=max_tokens, limit=limit
         )
-        return {"results": [recall_result(h, entities=True) for h in hits]}
+        out: dict[str, Any] = {"results": [recall_result(h, entities=True) for h in hits]}
+        if include_chunks or chunk_neighbours:
+            out["chunks"], _, _ = self.mb.recall_sources(
+                bank_id, hits, tags=tags or (), tags_match=tags_match, chunks_max_tokens=chunks_max_tokens,
+                chunk_neighbours=chunk_neighbours,
+            )  # fmt: skip
+        return out
 
     def reflect(
         self,
