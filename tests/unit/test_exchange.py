@@ -30,12 +30,14 @@ BISCUIT = "Priya: Like I was hit by a bus, in a good way. Biscuit and Anjali wer
 VERBS = "Priya: I have a tutor now, and I do fifteen minutes on a language app during my break at the hospital."
 
 
-def unit(memory_id: str, text: str, seconds: float, context: str | None = "s1", created: int = 0) -> MemoryUnit:
+def unit(
+    memory_id: str, text: str, seconds: float, context: str | None = "s1", created: int = 0, seq: int = 0
+) -> MemoryUnit:
     when = T0 + timedelta(seconds=seconds)
     return MemoryUnit(
         id=memory_id, bank_id="b", text=text, fact_type="world", tags=(), context=context, metadata={},
         document_id=None, chunk_id=None, occurred_start=when, occurred_end=when, mentioned_at=when,
-        created_at=T0 + timedelta(milliseconds=created), updated_at=T0,
+        created_at=T0 + timedelta(milliseconds=created), updated_at=T0, seq=seq,
     )  # fmt: skip
 
 
@@ -114,6 +116,20 @@ def test_the_turn_before_is_the_other_speakers_last_moment_in_the_same_context()
     assert found == {
         "b": "Priya: I ran the Riverside Half in 1:58. Biscuit was waiting at the finish.",
     }
+
+
+def test_the_pieces_of_one_turn_before_are_joined_in_the_order_they_were_written() -> None:
+    # one write stamps every piece of a long turn alike (created_at): their ids sort against the write order,
+    # and only the store's sequence puts the question the reply answers last
+    turns = [
+        unit("z", "Jon: I found a place with great light for the studio.", 0, seq=7),
+        unit("a", "Jon: Did you ever visit Rome?", 0, seq=8),
+        unit("m", "Gina: Been only to Rome once, with my sister.", 1, seq=9),
+    ]
+    assert previous_turns(turns[2:], turns) == {
+        "m": "Jon: I found a place with great light for the studio. Did you ever visit Rome?"
+    }
+    assert question_of(previous_turns(turns[2:], turns)["m"]) == "Did you ever visit Rome?"
 
 
 @pytest.mark.parametrize(

@@ -198,7 +198,8 @@ def listener_of(previous: str) -> str:
 def previous_turns(facts: Iterable[MemoryUnit], pool: Iterable[MemoryUnit]) -> dict[str, str]:
     """Memory id -> the text of the turn before it (module docstring), for each of ``facts`` that has one among
     ``pool`` (the memories it may be found in: the facts themselves count). A turn stored as several facts (one
-    moment) is read whole: its pieces joined in the order they were written, under one speaker prefix."""
+    moment) is read whole: its pieces joined in the order they were written (``MemoryUnit.seq``), under one speaker
+    prefix."""
     moments: dict[str, dict[datetime, dict[str, MemoryUnit]]] = {}
     for memory in pool:
         when = memory.moment
@@ -215,7 +216,8 @@ def previous_turns(facts: Iterable[MemoryUnit], pool: Iterable[MemoryUnit]) -> d
         at = bisect.bisect_left(times, when)  # the fact's own moment, or where it would be
         if at == 0 or (when - times[at - 1]).total_seconds() > TURN_WINDOW_S:
             continue
-        pieces = sorted(moments[fact.context or ""][times[at - 1]].values(), key=lambda m: (m.created_at, m.id))
+        # the pieces of one turn share every time: the store's write order (``seq``) is the order they were said in
+        pieces = sorted(moments[fact.context or ""][times[at - 1]].values(), key=lambda m: (m.created_at, m.seq, m.id))
         who = {speaker_prefix(m.text) for m in pieces}
         if len(who) == 1 and speaker not in who:
             out[fact.id] = f"{pieces[0].text.split(':', 1)[0]}: " + " ".join(strip_speaker(m.text) for m in pieces)
