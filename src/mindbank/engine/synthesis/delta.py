@@ -46,7 +46,7 @@ from mindbank.domain.document import (
 )
 from mindbank.domain.records import ScoredMemory
 from mindbank.domain.text import strip_speaker
-from mindbank.engine.synthesis.answer import DELTA_FLOOR, is_broad, linked, scope_names
+from mindbank.engine.synthesis.answer import DELTA_FLOOR, asks_speech, is_broad, linked, scope_names
 from mindbank.engine.synthesis.attribution import about_others
 from mindbank.engine.synthesis.blocks import MENTION_WEIGHT, Unit, add_repeats, day, read_block, render_unit
 from mindbank.engine.synthesis.compose import (
@@ -225,8 +225,9 @@ def plan_delta_operations(
     old_hits = [ScoredMemory(m, 0.0) for m in read.cited]
     new_hits = [h for h in facts if h.memory.id not in cited]
     every = candidates(
-        [*old_hits, *new_hits], None if lexical else read.vectors, read.query_vector, read.relevance, read.previous
-    )
+        [*old_hits, *new_hits], None if lexical else read.vectors, read.query_vector, read.relevance, read.previous,
+        asks_speech(source_query),
+    )  # fmt: skip
     known = {c.id: c for c in every if c.id in cited}
     fresh = [c for c in every if c.id not in cited]
     # a question about one speaker is not answered by what another says about their own life (attribution.py)

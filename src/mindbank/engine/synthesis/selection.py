@@ -130,6 +130,7 @@ def candidates(
     query_vector: Vector | None = None,
     scores: Mapping[str, float] | None = None,
     previous: Mapping[str, str] | None = None,
+    advice: bool = False,
 ) -> list[Candidate]:
     """The quotable facts among ``hits`` (an observation whose sources are all there is left out, any other speaks
     for those of its sources that are there), each with its vector and relevance. The same text retained twice is
@@ -140,7 +141,9 @@ def candidates(
     ``/recall`` returns, on a 0…1 scale; else the cosine to ``query_vector`` (both centred on the candidates' mean,
     floored at 0), else the hit's dense score, else 0. When a hit has no stored vector every candidate gets a
     lexical one, so all cosines share one space. ``previous`` (memory id -> the other speaker's turn just before
-    it: ``ScopeRead.previous``) is what a fact's quote is read against (``salience.quote``: reactions, answers)."""
+    it: ``ScopeRead.previous``) is what a fact's quote is read against (``salience.quote``: reactions, answers);
+    ``advice`` (a question asking what someone said or advised: ``answer.asks_speech``) quotes a request to the
+    listener as a statement."""
     present = {h.memory.id for h in hits}
     # a fact speaks for itself: an observation whose sources are all among the hits is left out (it would cite the
     # same statement twice); any other observation speaks for those of its sources that are there
@@ -157,7 +160,7 @@ def candidates(
     for hit in hits:
         if hit.memory.id in covered or hit.memory.id in stated:
             continue
-        found = quote(hit.memory.text, turns_before.get(hit.memory.id, ""))
+        found = quote(hit.memory.text, turns_before.get(hit.memory.id, ""), advice)
         if found is not None:
             kept.append((hit, found))
     if not kept:
