@@ -133,9 +133,10 @@ def test_the_pieces_of_one_turn_before_are_joined_in_the_order_they_were_written
     assert question_of(previous_turns(turns[2:], turns)["m"]) == "Did you ever visit Rome?"
 
 
-def test_an_observation_is_no_turn_before_and_has_none() -> None:
+def test_an_observation_is_no_turn_before_but_is_read_with_its_facts() -> None:
     # consolidation dates an observation at its fact's moment, in its session, under its speaker: read as a piece of
-    # that turn it would end it with a statement, and the reply would lose the question it answers
+    # that turn it would end it with a statement, and the reply would lose the question it answers; an observation
+    # restating the reply is read with the same question (a knowledge page quotes "It's Shia Labeouf!" behind it)
     question = unit("q", "John: The students are doing great. How's your new pup doing, Maria?", 0, seq=1)
     said = replace(unit("o", "John: The students are doing great.", 0, created=5, seq=3), fact_type="observation")
     reply = unit("r", "Maria: The little one is doing great - learning commands and house training.", 1, seq=2)
@@ -143,7 +144,7 @@ def test_an_observation_is_no_turn_before_and_has_none() -> None:
         unit("e", "Maria: The little one is learning commands.", 1, created=5, seq=4), fact_type="observation"
     )
     found = previous_turns([reply, echo], [question, said, reply, echo])
-    assert found == {"r": question.text}
+    assert found == {"r": question.text, "e": question.text}
     assert quote(reply.text, found["r"]) is not None  # an answer to the question, not a reaction to news
 
 

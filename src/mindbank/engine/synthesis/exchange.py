@@ -32,8 +32,9 @@ and offline consolidation read them by these rules:
 The turn before a fact is the memory of the same ``context`` (one conversation session) at the nearest earlier
 moment (``occurred_start``, else ``mentioned_at``; LoCoMo turns are a second apart) within
 :data:`TURN_WINDOW_S`, said by another speaker (both texts carry a ``Name:`` prefix); a fact without a context,
-a time or a prefix has none. Observations (which carry their facts' contexts, dates and speakers) are not turns:
-they neither have a turn before nor are one, as in the stores' preceding text and consolidation's turns before.
+a time or a prefix has none. Observations (which carry their facts' contexts, dates and speakers) are no turn
+before anything, as in the stores' preceding text and consolidation's turns before; an observation is read with
+the turn before the fact it restates, like that fact.
 Everything here is a pure function of texts and records.
 """
 
@@ -205,7 +206,7 @@ def previous_turns(facts: Iterable[MemoryUnit], pool: Iterable[MemoryUnit]) -> d
     moments: dict[str, dict[datetime, dict[str, MemoryUnit]]] = {}
     for memory in pool:
         when = memory.moment
-        # an observation carries its facts' context, dates and speaker, but it is no turn: joined to the turn it
+        # an observation carries its fact's context, dates and speaker, but it is no turn: joined to the turn it
         # restates it would bury the question that turn ends with under a statement
         if memory.context and when is not None and speaker_prefix(memory.text) and memory.fact_type != "observation":
             moments.setdefault(memory.context, {}).setdefault(when, {})[memory.id] = memory
@@ -215,7 +216,7 @@ def previous_turns(facts: Iterable[MemoryUnit], pool: Iterable[MemoryUnit]) -> d
         when = fact.moment
         speaker = speaker_prefix(fact.text)
         times = timelines.get(fact.context or "")
-        if when is None or not speaker or not times or fact.fact_type == "observation":
+        if when is None or not speaker or not times:
             continue
         at = bisect.bisect_left(times, when)  # the fact's own moment, or where it would be
         if at == 0 or (when - times[at - 1]).total_seconds() > TURN_WINDOW_S:
