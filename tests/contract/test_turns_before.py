@@ -14,7 +14,8 @@ from test_memory_neighbours import AXIS, T0, _memory, turn
 from mindbank.domain.records import NewMemory
 from mindbank.engine.consolidate import rounds
 from mindbank.engine.consolidate.rounds import turns_before
-from mindbank.store.base import Store
+from mindbank.engine.synthesis.exchange import previous_turns
+from mindbank.store.base import MemoryFilter, Store
 
 
 @pytest.mark.parametrize("per_call", [rounds.TURN_ANCHORS, 1])
@@ -54,3 +55,20 @@ def _memory_as_observation(text: str, source: str) -> NewMemory:
     base = _memory(text, T0, "chat 1", AXIS, (), "", "")
     return replace(base, fact_type="observation", document_id=None, chunk_id=None, source_memory_ids=(source,),
                    proof_count=1)  # fmt: skip
+
+
+def test_the_pieces_of_a_long_turn_read_back_in_the_order_they_were_written(store: Store) -> None:
+    # a turn split in pieces is one write: every piece has the same moment and stamp, and only the store's write
+    # order says which came first (the turn before ends with its last piece: the question a reply answers)
+    s = timedelta(seconds=1)
+    ids = store.write_documents(
+        "b", [turn("Jon: I found a studio with great light.", T0, pieces=4), turn("Gina: Been to Rome once.", T0 + s)]
+    )
+    pieces, reply = ids[0], ids[1][0]
+    read = {m.id: m for m in store.get_memories("b", [*pieces, reply])}
+    assert [read[i].seq for i in pieces] == sorted(read[i].seq for i in pieces)
+    assert len({read[i].seq for i in pieces}) == 4
+    listed, _ = store.list_memories("b", MemoryFilter(), query=None, limit=10, offset=0)
+    assert {m.id: m.seq for m in listed} == {i: read[i].seq for i in read}
+    joined = previous_turns([read[reply]], list(read.values()))[reply]
+    assert joined == "Jon: " + " ".join(f"I found a studio with great light. ({n})" for n in range(4))

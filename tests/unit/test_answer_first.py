@@ -15,7 +15,7 @@ from test_briefing import scope as briefing_scope
 
 from mindbank.domain.document import parse_markdown
 from mindbank.domain.records import ScoredMemory
-from mindbank.engine.synthesis.answer import DELTA_FLOOR, FLOOR, is_broad
+from mindbank.engine.synthesis.answer import DELTA_FLOOR, FLOOR, asks_speech, is_broad
 from mindbank.engine.synthesis.compose import NOT_QUOTABLE, compose_briefing
 from mindbank.engine.synthesis.delta import plan_delta_operations
 from mindbank.engine.synthesis.port import ScopeRead
@@ -160,3 +160,53 @@ def test_a_full_delta_on_a_narrow_question_drops_the_least_relevant_blocks_first
         read=read_for(embedder, QUESTION, [answer], scores, cited=cited),
     )  # fmt: skip
     assert used == ["d0"] and not left_out
+
+
+ADVICE = "Evan: But remember, it's important to believe in yourself and take it one day at a time, Sam."
+
+
+@pytest.mark.parametrize(
+    ("question", "speech"),
+    [
+        ("According to Evan, what is important for Sam to believe in concerning his weight?", True),
+        ("What does Jon tell Gina he won't do?", True),
+        ("What city did Tim suggest to John for the team trip?", True),
+        ("What pets does Jolene have?", False),
+        ("When did Joanna plan to go over to Nate's?", False),
+    ],
+)
+def test_a_question_about_what_someone_said_is_recognised(question: str, speech: bool) -> None:
+    assert asks_speech(question) is speech
+
+
+def test_advice_answers_a_question_about_what_someone_said_and_nothing_else(embedder: MiniLMEmbedder) -> None:
+    hits = facts(ADVICE, "Sam: I'm struggling with my weight and it's affecting my confidence.", *OTHER)
+    scores = {h.memory.id: 1.0 - 0.05 * n for n, h in enumerate(hits)}
+    asked = "According to Evan, what is important for Sam to believe in concerning his weight?"
+    said = compose_briefing(source_query=asked, hits=hits, max_tokens=2048,
+                            read=read_for(embedder, asked, hits, scores))  # fmt: skip
+    assert "m0" in said.cited and "believe in yourself" in said.markdown
+    # the same request is no fact of Evan's for a question that does not ask what he said
+    other = "How does Sam feel about his weight?"
+    plain = compose_briefing(source_query=other, hits=hits, max_tokens=2048,
+                             read=read_for(embedder, other, hits, scores))  # fmt: skip
+    assert plain.left_out["m0"] == NOT_QUOTABLE
+
+
+def test_a_delta_quotes_new_advice_for_a_question_about_what_someone_said(embedder: MiniLMEmbedder) -> None:
+    asked = "What did Evan tell Sam about his weight?"
+    hits = facts("Sam: I'm struggling with my weight and it's affecting my confidence.", *OTHER)
+    scores = {h.memory.id: 1.0 - 0.05 * n for n, h in enumerate(hits)}
+    first = compose_briefing(source_query=asked, hits=hits, max_tokens=2048,
+                             read=read_for(embedder, asked, hits, scores))  # fmt: skip
+    cited = [h for h in hits if h.memory.id in set(first.cited)]
+    advice = ScoredMemory(memory("d0", ADVICE, 70), 0)
+    scores["d0"] = 0.9
+    for question, quoted in ((asked, True), ("How does Sam feel about his weight?", False)):
+        left_out: dict[str, str] = {}
+        _, used = plan_delta_operations(
+            parse_markdown(first.markdown), [advice], max_tokens=2048, source_query=question, left_out=left_out,
+            read=read_for(embedder, question, [advice], scores, cited=cited),
+        )  # fmt: skip
+        assert (used == ["d0"]) is quoted
+        assert left_out == ({} if quoted else {"d0": NOT_QUOTABLE})

@@ -86,3 +86,21 @@ def test_observations_speak_for_their_sources_and_duplicates_are_quoted_once() -
     assert cited == ["m2", "m3"]
     (block,) = [b for s in parse_markdown(markdown).sections for b in s.blocks if b.memory_ids]
     assert block.memory_ids == ("m2", "m3") and "(mentioned 2 times, last 4 Jan 2025)" in block.text
+
+
+def test_an_observation_with_nothing_quotable_leaves_its_source_to_speak() -> None:
+    from dataclasses import replace
+
+    from mindbank.engine.synthesis.selection import candidates
+
+    new = hit(1, "Maria: The new puppy is learning commands and house training.")
+    # an observation of it and an earlier fact (m0, not in the read) whose text has nothing to quote (its statement was cut to a reaction): it cannot speak
+    # for the new fact, which is quoted itself rather than lost
+    observation = hit(2, "Maria: Awesome, John!")
+    observation = replace(
+        observation, memory=replace(observation.memory, fact_type="observation", source_memory_ids=("m0", "m1"))
+    )
+    assert [c.id for c in candidates([new, observation])] == ["m1"]
+    # one that has something to say speaks for its source, as before
+    said = replace(observation, memory=replace(observation.memory, text="Maria: The puppy is learning commands."))
+    assert [c.id for c in candidates([new, said])] == ["m2"]

@@ -5,6 +5,7 @@ document's layout (``layout.py``)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -30,12 +31,14 @@ BISCUIT = "Priya: Like I was hit by a bus, in a good way. Biscuit and Anjali wer
 VERBS = "Priya: I have a tutor now, and I do fifteen minutes on a language app during my break at the hospital."
 
 
-def unit(memory_id: str, text: str, seconds: float, context: str | None = "s1", created: int = 0) -> MemoryUnit:
+def unit(
+    memory_id: str, text: str, seconds: float, context: str | None = "s1", created: int = 0, seq: int = 0
+) -> MemoryUnit:
     when = T0 + timedelta(seconds=seconds)
     return MemoryUnit(
         id=memory_id, bank_id="b", text=text, fact_type="world", tags=(), context=context, metadata={},
         document_id=None, chunk_id=None, occurred_start=when, occurred_end=when, mentioned_at=when,
-        created_at=T0 + timedelta(milliseconds=created), updated_at=T0,
+        created_at=T0 + timedelta(milliseconds=created), updated_at=T0, seq=seq,
     )  # fmt: skip
 
 
@@ -114,6 +117,35 @@ def test_the_turn_before_is_the_other_speakers_last_moment_in_the_same_context()
     assert found == {
         "b": "Priya: I ran the Riverside Half in 1:58. Biscuit was waiting at the finish.",
     }
+
+
+def test_the_pieces_of_one_turn_before_are_joined_in_the_order_they_were_written() -> None:
+    # one write stamps every piece of a long turn alike (created_at): their ids sort against the write order,
+    # and only the store's sequence puts the question the reply answers last
+    turns = [
+        unit("z", "Jon: I found a place with great light for the studio.", 0, seq=7),
+        unit("a", "Jon: Did you ever visit Rome?", 0, seq=8),
+        unit("m", "Gina: Been only to Rome once, with my sister.", 1, seq=9),
+    ]
+    assert previous_turns(turns[2:], turns) == {
+        "m": "Jon: I found a place with great light for the studio. Did you ever visit Rome?"
+    }
+    assert question_of(previous_turns(turns[2:], turns)["m"]) == "Did you ever visit Rome?"
+
+
+def test_an_observation_is_no_turn_before_but_is_read_with_its_facts() -> None:
+    # consolidation dates an observation at its fact's moment, in its session, under its speaker: read as a piece of
+    # that turn it would end it with a statement, and the reply would lose the question it answers; an observation
+    # restating the reply is read with the same question (a knowledge page quotes "It's Shia Labeouf!" behind it)
+    question = unit("q", "John: The students are doing great. How's your new pup doing, Maria?", 0, seq=1)
+    said = replace(unit("o", "John: The students are doing great.", 0, created=5, seq=3), fact_type="observation")
+    reply = unit("r", "Maria: The little one is doing great - learning commands and house training.", 1, seq=2)
+    echo = replace(
+        unit("e", "Maria: The little one is learning commands.", 1, created=5, seq=4), fact_type="observation"
+    )
+    found = previous_turns([reply, echo], [question, said, reply, echo])
+    assert found == {"r": question.text, "e": question.text}
+    assert quote(reply.text, found["r"]) is not None  # an answer to the question, not a reaction to news
 
 
 @pytest.mark.parametrize(

@@ -108,6 +108,9 @@ class MemoryUnit:
     # is the only mention)
     mention_count: int = 1
     last_mentioned_at: datetime | None = None
+    # the store's write order (its insertion sequence, ``seq``): the pieces of one turn, which share every time,
+    # stand in the order they were said; 0 for a record not read back from a store
+    seq: int = 0
 
     @property
     def moment(self) -> datetime | None:

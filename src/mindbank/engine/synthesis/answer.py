@@ -30,6 +30,11 @@ improves documents.
   schedule, not by what happened: a quote that speaks only of the past has its relevance scaled by
   ``tense.PAST_SHARE`` for such a question, and when plans are all a broad question asks about, a statement of the
   speaker's own plan scores at least ``tense.PLAN_SHARE`` × the best (``tense.py``, :func:`to_come`).
+* **What someone said.** A question about what a person said, told, suggested or advised ("What does Jon tell Gina
+  he won't do?", "According to Evan, what is important for Sam to believe in?": :func:`asks_speech`) is answered by
+  their words to the other speaker, advice and exhortations included: a request to the listener ("But remember,
+  it's important to believe in yourself …"), never quoted otherwise, is quoted like a statement
+  (``salience.quote``'s ``advice``).
 * **Delta.** A delta refresh admits a new fact whose relevance reaches :data:`DELTA_FLOOR` (relative to the
   scope's best score, a looser bar than the full refresh's: a fact that nearly answers is kept rather than lost
   until the next full refresh); a fact below it is recorded in the refresh trace with the reason.
@@ -66,6 +71,11 @@ GENERIC = frozenset(
     general overall think thinks feel feels day days time times talk talks talked talking discuss discussed
     mention mentioned say says said upcoming future coming next soon event events""".split()
 )
+# words of a question asking for what someone said: their words, advice and exhortations answer it
+SPEECH_WORDS = frozenset(
+    """say says said tell tells told suggest suggests suggested advise advises advised advice recommend recommends
+    recommended encourage encourages encouraged remind reminds reminded""".split()
+)
 _QUESTION_WORDS = frozenset("what which who whom whose when where why how is are was were does do did".split())
 
 
@@ -81,6 +91,13 @@ def is_broad(question: str, named: set[str] | frozenset[str] = frozenset()) -> b
     names -= set(named)
     terms = [t for t in keyword_terms(question) if t not in names and t not in _QUESTION_WORDS]
     return all(t in GENERIC or stem(t) in GENERIC for t in terms)
+
+
+def asks_speech(question: str) -> bool:
+    """Whether ``question`` asks what someone said, told or advised (module docstring): it holds a word of
+    :data:`SPEECH_WORDS` or "according to"."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+", question)]
+    return any(w in SPEECH_WORDS for w in words) or re.search(r"\baccording to\b", question, re.IGNORECASE) is not None
 
 
 def scope_names(cands: Sequence[Candidate], speakers: set[str]) -> frozenset[str]:

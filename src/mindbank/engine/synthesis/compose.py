@@ -37,6 +37,7 @@ from mindbank.engine.synthesis.answer import (
     ANSWER_MAX,
     answer_heading,
     answer_order,
+    asks_speech,
     is_broad,
     linked,
     scope_names,
@@ -338,7 +339,7 @@ def compose_briefing(
     scores (without them a lexical stand-in is used, headings are not re-ranked by embedding, and without scores
     there is no answer section or relevance floor). Empty markdown when nothing is worth quoting."""
     read = read or ScopeRead()
-    cands = candidates(hits, read.vectors, read.query_vector, read.relevance, read.previous)
+    cands = candidates(hits, read.vectors, read.query_vector, read.relevance, read.previous, asks_speech(source_query))
     quotable = {c.id for c in cands}
     # a question about one speaker is not answered by what another says about their own life (attribution.py)
     cands, others = about_others(cands, source_query)

@@ -38,7 +38,10 @@ and offline consolidation read them by these rules:
 The turn before a fact is the memory of the same ``context`` (one conversation session) at the nearest earlier
 moment (``occurred_start``, else ``mentioned_at``; LoCoMo turns are a second apart) within
 :data:`TURN_WINDOW_S`, said by another speaker (both texts carry a ``Name:`` prefix); a fact without a context,
-a time or a prefix has none. Everything here is a pure function of texts and records.
+a time or a prefix has none. Observations (which carry their facts' contexts, dates and speakers) are no turn
+before anything, as in the stores' preceding text and consolidation's turns before; an observation is read with
+the turn before the fact it restates, like that fact.
+Everything here is a pure function of texts and records.
 """
 
 from __future__ import annotations
@@ -237,11 +240,14 @@ def listener_of(previous: str) -> str:
 def previous_turns(facts: Iterable[MemoryUnit], pool: Iterable[MemoryUnit]) -> dict[str, str]:
     """Memory id -> the text of the turn before it (module docstring), for each of ``facts`` that has one among
     ``pool`` (the memories it may be found in: the facts themselves count). A turn stored as several facts (one
-    moment) is read whole: its pieces joined in the order they were written, under one speaker prefix."""
+    moment) is read whole: its pieces joined in the order they were written (``MemoryUnit.seq``), under one speaker
+    prefix."""
     moments: dict[str, dict[datetime, dict[str, MemoryUnit]]] = {}
     for memory in pool:
         when = memory.moment
-        if memory.context and when is not None and speaker_prefix(memory.text):
+        # an observation carries its fact's context, dates and speaker, but it is no turn: joined to the turn it
+        # restates it would bury the question that turn ends with under a statement
+        if memory.context and when is not None and speaker_prefix(memory.text) and memory.fact_type != "observation":
             moments.setdefault(memory.context, {}).setdefault(when, {})[memory.id] = memory
     timelines = {context: sorted(slots) for context, slots in moments.items()}
     out: dict[str, str] = {}
@@ -254,7 +260,8 @@ def previous_turns(facts: Iterable[MemoryUnit], pool: Iterable[MemoryUnit]) -> d
         at = bisect.bisect_left(times, when)  # the fact's own moment, or where it would be
         if at == 0 or (when - times[at - 1]).total_seconds() > TURN_WINDOW_S:
             continue
-        pieces = sorted(moments[fact.context or ""][times[at - 1]].values(), key=lambda m: (m.created_at, m.id))
+        # the pieces of one turn share every time: the store's write order (``seq``) is the order they were said in
+        pieces = sorted(moments[fact.context or ""][times[at - 1]].values(), key=lambda m: (m.created_at, m.seq, m.id))
         who = {speaker_prefix(m.text) for m in pieces}
         if len(who) == 1 and speaker not in who:
             out[fact.id] = f"{pieces[0].text.split(':', 1)[0]}: " + " ".join(strip_speaker(m.text) for m in pieces)

@@ -40,7 +40,7 @@ photo shows can be what the turn is about. It is quoted beside a quoted sentence
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from mindbank.domain.text import STOPWORDS, strip_speaker
@@ -277,7 +277,7 @@ def score_sentence(sentence: str) -> SentenceScore:
 
 
 @lru_cache(maxsize=65536)
-def quote(fact_text: str, previous: str = "") -> Quote | None:
+def quote(fact_text: str, previous: str = "", advice: bool = False) -> Quote | None:
     """The quotable part of a fact (module docstring), or None when it has nothing worth quoting. A pure function
     of the text, cached: every refresh of a scope quotes the same facts again.
 
@@ -287,9 +287,15 @@ def quote(fact_text: str, previous: str = "") -> Quote | None:
     turn, or fewer than :data:`MIN_SENTENCE_WORDS` content words of its own that the question's make up — and the
     quote then opens with it as an editorial note (``exchange.prompt_note``); when it ended with news, a pronoun
     subject opening this turn stands for what it said, and the quote opens with the statement of it that names
-    it (:func:`previous_antecedent`, ``exchange.said_note``)."""
+    it (:func:`previous_antecedent`, ``exchange.said_note``).
+
+    ``advice``: the standing question asks what someone said, told or advised (``answer.asks_speech``), so a
+    request or exhortation to the listener that otherwise passes the bar ("But remember, it's important to believe
+    in yourself …") is what it asks for, and is quoted like a statement."""
     sentences = split_sentences(strip_speaker(fact_text))
     scored = [score_sentence(s) for s in sentences]
+    if advice:
+        scored = [replace(s, request=False) for s in scored]
     borrowed = prompt_words(previous)
     said = previous_antecedent(previous)
     # what the other speaker just said decides what a reply's sentences are: reactions to it, or answers to it

@@ -130,6 +130,7 @@ def candidates(
     query_vector: Vector | None = None,
     scores: Mapping[str, float] | None = None,
     previous: Mapping[str, str] | None = None,
+    advice: bool = False,
 ) -> list[Candidate]:
     """The quotable facts among ``hits`` (an observation whose sources are all there is left out, any other speaks
     for those of its sources that are there), each with its vector and relevance. The same text retained twice is
@@ -140,24 +141,33 @@ def candidates(
     ``/recall`` returns, on a 0…1 scale; else the cosine to ``query_vector`` (both centred on the candidates' mean,
     floored at 0), else the hit's dense score, else 0. When a hit has no stored vector every candidate gets a
     lexical one, so all cosines share one space. ``previous`` (memory id -> the other speaker's turn just before
-    it: ``ScopeRead.previous``) is what a fact's quote is read against (``salience.quote``: reactions, answers)."""
+    it: ``ScopeRead.previous``) is what a fact's quote is read against (``salience.quote``: reactions, answers);
+    ``advice`` (a question asking what someone said or advised: ``answer.asks_speech``) quotes a request to the
+    listener as a statement."""
     present = {h.memory.id for h in hits}
     # a fact speaks for itself: an observation whose sources are all among the hits is left out (it would cite the
-    # same statement twice); any other observation speaks for those of its sources that are there
+    # same statement twice); any other observation speaks for those of its sources that are there — when it has
+    # something quotable to say: one that has not leaves its sources to be quoted themselves
     stated = {
         h.memory.id for h in hits
         if h.memory.fact_type == "observation" and set(h.memory.source_memory_ids or ("",)) <= present
     }  # fmt: skip
+    turns_before = previous or {}
+    said = {
+        h.memory.id: quote(h.memory.text, turns_before.get(h.memory.id, ""), advice) for h in hits
+        if h.memory.fact_type == "observation" and h.memory.id not in stated
+    }  # fmt: skip
     covered = {
-        s for h in hits if h.memory.fact_type == "observation" and h.memory.id not in stated
-        for s in (h.memory.source_memory_ids or ())
+        s for h in hits if said.get(h.memory.id) is not None for s in (h.memory.source_memory_ids or ())
     }  # fmt: skip
     kept: list[tuple[ScoredMemory, Quote]] = []
-    turns_before = previous or {}
     for hit in hits:
         if hit.memory.id in covered or hit.memory.id in stated:
             continue
-        found = quote(hit.memory.text, turns_before.get(hit.memory.id, ""))
+        memory_id = hit.memory.id
+        found = (
+            said[memory_id] if memory_id in said else quote(hit.memory.text, turns_before.get(memory_id, ""), advice)
+        )
         if found is not None:
             kept.append((hit, found))
     if not kept:

@@ -10,7 +10,7 @@ from __future__ import annotations
 MEMORY_COLUMNS = (
     "m.id, m.bank_id, m.document_id, m.chunk_id, m.text, m.fact_type, m.tags, m.context, m.metadata, "
     "m.occurred_start, m.occurred_end, m.mentioned_at, m.source_memory_ids, m.proof_count, m.created_at, m.updated_at, "
-    "m.mention_count, m.last_mentioned_at"
+    "m.mention_count, m.last_mentioned_at, m.seq"
 )
 
 CONSOLIDATION_Q: dict[str, str] = {

@@ -9,7 +9,7 @@ from __future__ import annotations
 MEMORY_COLUMNS = (
     "id, bank_id, document_id, chunk_id, text, fact_type, tags, context, metadata, occurred_start, occurred_end, "
     "mentioned_at, source_memory_ids, proof_count, consolidated_at, created_at, updated_at, mention_count, "
-    "last_mentioned_at"
+    "last_mentioned_at, seq"
 )
 
 CONSOLIDATION_Q: dict[str, str] = {
