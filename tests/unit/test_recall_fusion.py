@@ -216,6 +216,13 @@ def test_keyword_terms_reduce_possessives_to_their_owner() -> None:
     assert keyword_terms("her parents' house") == ["parents", "house"]
 
 
+def test_keyword_terms_drop_the_light_verb_go() -> None:
+    # "how is it going?" asks for news: a reply that says "go" is not an answer to it
+    assert keyword_terms("What is Priya training for, and how is it going?") == ["priya", "training"]
+    assert keyword_terms("How did the interview go?") == ["interview"]
+    assert keyword_terms("Where is Caroline going this summer?") == ["caroline", "summer"]
+
+
 def test_keyword_terms_drop_contractions_and_question_words() -> None:
     assert keyword_terms("I'm sure they don't know what it's about, can't you?") == ["know"]
     assert keyword_terms("Who, what, when, where, why, which and how?") == []
