@@ -26,4 +26,3 @@ def test_how_is_it_going_recalls_the_training_not_a_reply_that_says_go(served: C
     # the first results are about the training, each holding a word of it
     for text in texts[:3]:
         assert any(w in text.lower() for w in ("train", "race", "run", "mileage")), texts[:3]
-
