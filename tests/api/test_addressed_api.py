@@ -86,3 +86,37 @@ def test_a_question_naming_both_speakers_is_ranked_without_their_names(served: C
     queries = [c["input"]["query"] for c in dry["trace"]["tool_calls"] if c.get("tool") == "recall"]
     assert queries == ["What sports do and do?"], dry["trace"]["tool_calls"]
     assert "Riverside Half" in dry["preview_content"]
+
+
+def test_a_delta_trace_keeps_what_an_earlier_refresh_left_out_and_why(served: Callable[..., Any]) -> None:
+    s = served()
+    path = f"/v1/default/banks/{BANK}"
+    _ok(s.http.post(f"{path}/memories", json={"items": _items(TURNS)}))
+    s.mb.run_pending()
+    trigger = {"mode": "delta", "keep_trace": True}
+    body = {"name": "gym", "source_query": QUESTION, "trigger": trigger}
+    model_id = _ok(s.http.post(f"{path}/mental-models", json=body))["mental_model_id"]
+    s.mb.run_pending()
+
+    def refresh_with(turns: list[tuple[str, str]], first: int) -> list[dict[str, Any]]:
+        _ok(s.http.post(f"{path}/memories", json={"items": _items(turns, first=first)}))
+        s.mb.run_pending()
+        _ok(s.http.post(f"{path}/mental-models/{model_id}/refresh"))
+        s.mb.run_pending()
+        model = _ok(s.http.get(f"{path}/mental-models/{model_id}"))
+        return list(model["reflect_response"]["trace"]["left_out"])
+
+    about_tomas = "about another person: said by Tomas, the question asks about Priya"
+    first = refresh_with([LATER[1]], len(TURNS))
+    # the fact itself (an observation restating it may be listed beside it, for its own reason)
+    ids = [e["id"] for e in first if "surf" in e["text"] and e["reason"] == about_tomas]
+    assert len(ids) == 1, first
+    later = refresh_with([("Priya", "The climbing gym added a beginners' lead class on Wednesday nights.")], 40)
+    kept = [e for e in later if e["id"] == ids[0]]
+    assert len(kept) == 1 and kept[0]["reason"] == about_tomas
+    assert kept[0]["recorded_at"]  # when the earlier refresh gave the reason
+    # a memory deleted since is no longer listed
+    _ok(s.http.delete(f"{path}/memories/{ids[0]}"))
+    s.mb.run_pending()
+    gone = refresh_with([("Priya", "I bought new climbing shoes for the lead class at the gym.")], 80)
+    assert not [e for e in gone if e["id"] == ids[0]]
