@@ -46,7 +46,8 @@ def without_speakers(question: str, speakers: Sequence[str]) -> str:
     with them, when it names every one of them and there are at least two ("When did Joanna plan to go over to
     Nate's?" -> "When did plan to go over to?"): the query a question's relevance is ranked by
     (``engine/refresh/reading.py``). Every turn carries one of those names (its prefix, or an address to the
-    other speaker), so together they lift the whole conversation and let a narrow question's relevance floor pass
+    other speaker; recall's who arm lifts a memory said by a person the query names, so every turn), so together
+    they lift the whole conversation and let a narrow question's relevance floor pass
     most of it, while telling nothing about what is asked. A question naming some speakers only keeps their names:
     they tell whose turns answer it. ``question`` unchanged as well when nothing would be left to search for but
     question words and stopwords ("What about Caroline and Melanie?")."""
