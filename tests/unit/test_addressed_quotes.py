@@ -126,3 +126,21 @@ def test_a_delta_adds_a_sentence_said_to_the_person_asked_about(embedder: MiniLM
 def test_a_question_naming_every_speaker_is_ranked_without_their_names(question: str, ranked_by: str) -> None:
     assert without_speakers(question, ["Nate", "Joanna", "Nate"]) == ranked_by
     assert without_speakers(question, ["Nate"]) == question  # a single speaker: every turn is theirs anyway
+
+
+def test_no_heading_rests_on_sentences_said_to_the_listener(embedder: MiniLMEmbedder) -> None:
+    question = "What matters most to Priya?"
+    said = [
+        "Tomas: Your bouldering sessions at the climbing gym look intense - I might join you for bouldering next week!",
+        "Tomas: I bet your bouldering coach is proud of your progress, I watched your bouldering video twice.",
+    ]
+    hits = facts(*PRIYA, NEWS, *said)
+    previous = {hits[3].memory.id: NEWS, hits[4].memory.id: NEWS}
+    read = replace(briefing_scope(embedder, question, hits), previous=previous)
+    briefing = compose_briefing(source_query=question, hits=hits, max_tokens=2048, read=read)
+    assert {hits[3].memory.id, hits[4].memory.id} <= set(briefing.cited)
+    assert "Tomas, to Priya: Your bouldering sessions" in briefing.markdown
+    headings = [s.heading.lower() for s in parse_markdown(briefing.markdown).sections if s.heading]
+    # "climbing gym" is in one of Priya's facts and in one said to her: a heading rests on two facts, and a
+    # sentence said to the listener is not one of them
+    assert not any("bouldering" in h or "climbing" in h for h in headings), headings
