@@ -20,6 +20,7 @@ from mindbank.domain.timeutil import to_iso
 from mindbank.engine.recall import RecallRequest, recall
 from mindbank.engine.refresh.plan import TRANSIENT, RefreshPlan, RefreshSettings, fact_entry, load_document, newer
 from mindbank.engine.refresh.source_chunks import select_chunks
+from mindbank.engine.synthesis.attribution import without_speakers
 from mindbank.engine.synthesis.exchange import TURN_WINDOW_S, previous_turns
 from mindbank.engine.synthesis.port import ScopeRead
 from mindbank.providers.embeddings.base import Embedder
@@ -133,6 +134,8 @@ class ScopeReader:
             pool = settings.recall_candidates
         try:
             hits = recall(self.store, self.embedder, model.bank_id, request, candidates=pool)
+            if whole:
+                hits, request = self._ranked_without_speakers(model, request, hits, pool)
         except TRANSIENT:
             raise
         except Exception as exc:
@@ -143,7 +146,7 @@ class ScopeReader:
                 "tool": "recall",
                 "reason": ("every fact in the model's scope" if whole else "facts in the model's scope")
                 + (" written since the watermark" if window.updated_after else ""),
-                "input": {"query": model.source_query, "max_tokens": budget},
+                "input": {"query": request.query, "max_tokens": budget},
                 "updated_at": to_iso(window.updated_after),  # the delta window's lower bound (reference shape)
                 "result_count": len(hits),
                 "duration_ms": int((time.perf_counter() - started) * 1000),
@@ -179,7 +182,23 @@ class ScopeReader:
         request = RecallRequest(
             query=model.source_query, filter=window, max_tokens=SCOPE_MAX_TOKENS, limit=SCOPE_MAX_FACTS
         )
-        return recall(self.store, self.embedder, model.bank_id, request, candidates=SCOPE_MAX_FACTS)
+        hits = recall(self.store, self.embedder, model.bank_id, request, candidates=SCOPE_MAX_FACTS)
+        return self._ranked_without_speakers(model, request, hits, SCOPE_MAX_FACTS)[0]
+
+    def _ranked_without_speakers(
+        self, model: MentalModel, request: RecallRequest, hits: list[ScoredMemory], pool: int
+    ) -> tuple[list[ScoredMemory], RecallRequest]:
+        """The whole scope ranked for the source query without the names of the scope's speakers
+        (``attribution.without_speakers``: a speaker's name is on every turn of theirs, so it would lift the whole
+        conversation and let a narrow question's relevance floor pass most of it), with the request that ranked
+        it; ``(hits, request)`` unchanged when the question names no speaker of ``hits``. Who the question asks
+        about is decided by the attribution rule, not by this ranking."""
+        speakers = sorted({name for h in hits if (name := speaker_prefix(h.memory.text))})
+        query = without_speakers(model.source_query, speakers)
+        if query == model.source_query:
+            return hits, request
+        request = replace(request, query=query)
+        return recall(self.store, self.embedder, model.bank_id, request, candidates=pool), request
 
     def scope_read(
         self,

@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
 from mindbank.domain.document import (
     DocumentError,
@@ -298,6 +299,24 @@ class RefreshRunner:
             if seen is not None
             else []
         )
+        if plan.effective_mode == "delta":
+            plan.left_out = self._with_earlier_reasons(plan)
+
+    def _with_earlier_reasons(self, plan: RefreshPlan) -> list[dict[str, Any]]:
+        """``plan.left_out`` followed by what the model's previous trace left out and this delta did not read again:
+        a delta reads only what is new since the watermark, so a fact an earlier refresh left out is still out, for
+        the reason it gave then (the entry keeps that trace's ``recorded_at``) — unless the memory is gone. At most
+        :data:`LEFT_OUT_MAX` entries, this refresh's first."""
+        trace = (plan.model.reflect_response or {}).get("trace") or {}
+        judged = {e["id"] for e in plan.left_out} | {h.memory.id for h in plan.retrieved}
+        earlier = [e for e in trace.get("left_out") or [] if isinstance(e, dict) and e.get("id") not in judged]
+        room = LEFT_OUT_MAX - len(plan.left_out)
+        if not earlier or room <= 0:
+            return plan.left_out
+        present = {m.id for m in self.store.get_memories(plan.model.bank_id, [str(e["id"]) for e in earlier])}
+        when = trace.get("recorded_at")
+        kept = [{**e, "recorded_at": e.get("recorded_at") or when} for e in earlier if e["id"] in present]
+        return [*plan.left_out, *kept[:room]]
 
     def _inputs(
         self, plan: RefreshPlan, hits: list[ScoredMemory], *, full: bool, read: ScopeRead | None

@@ -5,7 +5,9 @@ Shape (one block of the structured document; the nested line only when the fact 
     - (14 Jun 2025) Xavier: I moved to Berlin. (mentioned 2 times, last 2 Jul 2025) [mem:b] [mem:c]
       - earlier (12 Jan 2025): I live in Paris. [mem:a]
 
-* the date is when the quoted fact happened (else when it was said), the speaker prefix is the fact's own;
+* the date is when the quoted fact happened (else when it was said), the speaker prefix is the fact's own; a quote
+  in the second person names whom it was said to (``Maria, to John: … your exercise routine …``:
+  ``selection.Candidate.listener``), since it tells of the listener's life, not only the speaker's;
 * the quote is what ``salience.quote`` keeps of the fact, verbatim;
 * "(mentioned N times, last D)" appears when N ≥ 2 facts say the same thing (``updates.repeats``); the block
   cites all of them, the quoted one first;
@@ -78,7 +80,9 @@ def mention_note(count: int, last: datetime | None) -> str:
 
 
 def _line(candidate: Candidate, *, speaker: bool) -> str:
-    prefix = f"{candidate.speaker}: " if speaker and candidate.speaker else ""
+    # a sentence said to the other speaker is theirs as much as the speaker's: "Maria, to John: … your routine …"
+    said = f"{candidate.speaker}, to {candidate.listener}" if candidate.listener else candidate.speaker
+    prefix = f"{said}: " if speaker and candidate.speaker else ""
     return f"{prefix}{candidate.quote.text}"
 
 

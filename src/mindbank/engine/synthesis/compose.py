@@ -168,6 +168,13 @@ def shown_quotes(unit: Unit) -> list[str]:
     return [unit.current.quote.text, *(c.quote.text for c in unit.earlier)]
 
 
+def heading_quotes(unit: Unit) -> list[str]:
+    """The quotes a heading may rest on: :func:`shown_quotes`, none for a block said to the other speaker
+    (``Candidate.listener``): it supports the facts of the person it speaks to, under their headings, and never
+    titles a section of its own."""
+    return [] if unit.current.listener else shown_quotes(unit)
+
+
 def _topic_groups(units: Sequence[Unit], k: int) -> list[list[Unit]]:
     vectors = topic_vectors(np.stack([u.current.vector for u in units]), [" ".join(shown_quotes(u)) for u in units])
     return [[units[i] for i in g] for g in cluster(vectors, [u.worth for u in units], k)]
@@ -178,7 +185,7 @@ def _title(
 ) -> tuple[list[str | None], Vector]:
     groups.sort(key=lambda g: -Section("", g).weight)  # the heaviest section titles first
     centroids = _centroids(groups)
-    quotes = [[q for u in g for q in shown_quotes(u)] for g in groups]
+    quotes = [[q for u in g for q in heading_quotes(u)] for g in groups]
     embed = read.embed if rerank else None
     return headings(quotes, centroids, banned=banned, embed=embed, lone=lone), centroids
 
@@ -198,7 +205,7 @@ def _titled(
     misfits: list[Unit] = []
     for i, title in enumerate(titles):
         for unit in groups[i]:
-            if title and fits(title, shown_quotes(unit)):
+            if title and fits(title, heading_quotes(unit)):
                 sections.setdefault(i, Section(title, [])).units.append(unit)
             else:
                 misfits.append(unit)
@@ -208,7 +215,7 @@ def _titled(
     rest: list[Unit] = []
     for unit in misfits:
         cosine = {i: float(v @ unit.current.vector) for i, v in near.items()}
-        homes = [i for i, s in sections.items() if fits(s.heading, shown_quotes(unit))]
+        homes = [i for i, s in sections.items() if fits(s.heading, heading_quotes(unit))]
         home = max(homes or [i for i, c in cosine.items() if c >= JOIN_COSINE], key=cosine.__getitem__, default=None)
         if home is None:
             rest.append(unit)
@@ -395,7 +402,7 @@ def _layout(
     it answers the same question (``layout.py``), rendered."""
     sections: list[Section] = []
     if first:
-        heading = answer_heading(source_query, [q for u in first for q in shown_quotes(u)], banned)
+        heading = answer_heading(source_query, [q for u in first for q in heading_quotes(u)], banned)
         sections.append(Section(heading, list(first)))
         banned = banned | {w.lower() for w in heading.split()}
     # a lone topic block beside an answer section is not titled by a phrase of its own (topics.py)

@@ -56,8 +56,8 @@ from mindbank.engine.synthesis.compose import (
     OTHER_HEADING,
     Pool,
     group_sections,
+    heading_quotes,
     select_units,
-    shown_quotes,
 )
 from mindbank.engine.synthesis.eviction import Edit, Placed, evict
 from mindbank.engine.synthesis.port import ScopeRead
@@ -320,7 +320,7 @@ def _home(
     the other leftovers, and "Other notes" takes what no title fits)."""
     vector = unit.current.vector
     cosine = {sid: float(v @ vector) for sid, v in centroids.items() if v.shape == vector.shape}
-    quotes = shown_quotes(unit)
+    quotes = heading_quotes(unit)
 
     def fitting(sid: str) -> bool:
         heading = headings.get(sid, "")

@@ -51,6 +51,7 @@ from mindbank.engine.synthesis.exchange import (
     prompt_words,
     reacts_to,
     said_note,
+    split_asked_note,
 )
 from mindbank.engine.synthesis.referents import THIRD_PERSON, has_antecedent, is_request, needs_referent, resolve
 
@@ -388,6 +389,15 @@ def salience(fact_text: str) -> float:
     """A fact's salience (0.0 when it has nothing quotable)."""
     found = quote(fact_text)
     return found.salience if found else 0.0
+
+
+def speaks_to_listener(quote_text: str) -> bool:
+    """Whether a quote (:func:`quote`'s text) speaks to the listener: what the speaker said holds a second-person
+    word ("Trying new classes sounds like a fun way to switch up your exercise routine"), an editorial note in
+    front of it (the other speaker's question, ``exchange.split_asked_note``) aside. Such a sentence is about the
+    listener's life as much as the speaker's: a briefing shows whom it was said to (``blocks.py``)."""
+    _, said = split_asked_note(quote_text)
+    return any(t.lower() in SECOND_PERSON for t in _tokens(said))
 
 
 def without_opener(sentence: str) -> str:

@@ -34,8 +34,8 @@ import numpy as np
 import numpy.typing as npt
 
 from mindbank.domain.records import ScoredMemory
-from mindbank.domain.text import strip_speaker
-from mindbank.engine.synthesis.salience import Quote, content_words, plain_quote, quote
+from mindbank.domain.text import speaker_prefix, strip_speaker
+from mindbank.engine.synthesis.salience import Quote, content_words, plain_quote, quote, speaks_to_listener
 
 Vector = npt.NDArray[np.float32]
 
@@ -53,6 +53,9 @@ class Candidate:
     quote: Quote
     vector: Vector
     relevance: float
+    # the other speaker the quote speaks to in the second person ("" when it does not, or nobody is known): what it
+    # says is about their life too, so it is shown as said to them and never titles a section (``compose.py``)
+    listener: str = ""
 
     @property
     def id(self) -> str:
@@ -141,7 +144,8 @@ def candidates(
     ``/recall`` returns, on a 0…1 scale; else the cosine to ``query_vector`` (both centred on the candidates' mean,
     floored at 0), else the hit's dense score, else 0. When a hit has no stored vector every candidate gets a
     lexical one, so all cosines share one space. ``previous`` (memory id -> the other speaker's turn just before
-    it: ``ScopeRead.previous``) is what a fact's quote is read against (``salience.quote``: reactions, answers);
+    it: ``ScopeRead.previous``) is what a fact's quote is read against (``salience.quote``: reactions, answers)
+    and names whom a quote in the second person speaks to (``Candidate.listener``);
     ``advice`` (a question asking what someone said or advised: ``answer.asks_speech``) quotes a request to the
     listener as a statement."""
     present = {h.memory.id for h in hits}
@@ -198,7 +202,19 @@ def candidates(
         relevance = np.maximum(relevance, 0.0)  # an unrelated fact is not worth less than an unasked one
     else:
         relevance = np.array([h.semantic or 0.0 for h, _ in kept], dtype=np.float32)
-    return [Candidate(h, q, matrix[i], float(relevance[i])) for i, (h, q) in enumerate(kept)]
+    return [
+        Candidate(h, q, matrix[i], float(relevance[i]), _listener(h, q, turns_before.get(h.memory.id, "")))
+        for i, (h, q) in enumerate(kept)
+    ]
+
+
+def _listener(hit: ScoredMemory, found: Quote, previous: str) -> str:
+    """Whom ``found`` (the quote of ``hit``) speaks to: the speaker of the turn before (``previous``), when the quote
+    holds a second-person word (``salience.speaks_to_listener``) and that speaker is another; else ""."""
+    listener = speaker_prefix(previous) or ""
+    if not listener or listener == speaker_prefix(hit.memory.text) or not speaks_to_listener(found.text):
+        return ""
+    return listener
 
 
 def matrix_of(cands: Sequence[Candidate]) -> Vector:
