@@ -116,6 +116,19 @@ def test_a_fact_naming_the_answers_subject_is_lifted_to_the_answer(embedder: Min
     assert "n0" in briefing.cited
 
 
+def test_a_month_or_weekday_is_no_subject_that_lifts_a_fact(embedder: MiniLMEmbedder) -> None:
+    # "in June" in a pet fact and in an exam fact: the calendar names no one, so the exam stays where recall put it
+    hits, scores = scope()
+    month = ScoredMemory(memory("m0", "Jolene: Susie goes back to the vet in June for her jabs.", 60), 0)
+    scores["m0"] = 0.95
+    exam = next(h for h in hits if "exam in June" in h.memory.text)
+    every = [*hits, month]
+    briefing = compose_briefing(source_query=QUESTION, hits=every, max_tokens=2048,
+                                read=read_for(embedder, QUESTION, every, scores))  # fmt: skip
+    assert "m0" in briefing.cited
+    assert exam.memory.id not in briefing.cited
+
+
 def test_what_is_not_quotable_is_left_out_with_its_reason(embedder: MiniLMEmbedder) -> None:
     hits, scores = scope()
     chat = ScoredMemory(memory("q0", "Deborah: Do you have any pets?", 3), 0)

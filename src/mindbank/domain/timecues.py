@@ -22,6 +22,9 @@ _RELATIVE = (
     "morning evening night afternoon earlier later last next since before after during summer winter spring autumn "
     "fall christmas birthday anniversary holiday holidays vacation weekday"
 )
+# the calendar's proper names ("May", "Saturdays", "Christmas"): capitalised, yet naming no one and nothing a fact
+# is about
+CALENDAR_NAMES = frozenset(f"{_MONTHS} {_DAYS} christmas easter".split()) | frozenset(d + "s" for d in _DAYS.split())
 _CUE_WORDS = frozenset(f"{_MONTHS} {_DAYS} {_RELATIVE}".split()) - {"may"}  # "may" is mostly the verb
 _WORD = re.compile(r"[a-z]+|\d{4}")
 # phrases that open or carry a question about time

@@ -24,8 +24,8 @@ improves documents.
   "Luna") that a strong answer (relevance ≥ :data:`ANSWER_BAR` × the best) also names is about the answer's
   subject, whatever words it uses ("Seraphim shed her skin" answers "What pets do they have, and what happened with
   them?" once "My snake Seraphim …" does): its relevance is raised to at least :data:`SUBJECT_SHARE` × that fact's
-  (``linked``). Speakers' names link nothing, nor does a name more than :data:`NAME_MAX_FACTS` facts use (a place
-  or group the whole scope talks about).
+  (``linked``). Speakers' names link nothing, nor do the calendar's ("in May", "on Saturdays"), nor does a name
+  more than :data:`NAME_MAX_FACTS` facts use (a place or group the whole scope talks about).
 * **What is to come.** A question about plans, goals or upcoming events is answered by statements of intention or
   schedule, not by what happened: a quote that speaks only of the past has its relevance scaled by
   ``tense.PAST_SHARE`` for such a question, and when plans are all a broad question asks about, a statement of the
@@ -48,6 +48,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from mindbank.domain.text import keyword_terms, strip_speaker
+from mindbank.domain.timecues import CALENDAR_NAMES
 from mindbank.engine.synthesis.selection import Candidate, stem
 from mindbank.engine.synthesis.tense import PAST_SHARE, PLAN_SHARE, asks_future, past_only, states_plan
 from mindbank.engine.synthesis.topics import phrases_of, rank_phrases, title
@@ -119,10 +120,11 @@ def floor(cands: Sequence[Candidate], question: str, named: set[str] | frozenset
 
 @lru_cache(maxsize=65536)
 def capitalised(text: str) -> tuple[frozenset[str], frozenset[str]]:
-    """``(names, capitalised)`` of a text, lowercased, a possessive dropped, bracketed annotations and the speaker
-    prefix left out: ``names`` are the capitalised words inside a sentence (not its first word, not "I") — surely
-    names; ``capitalised`` every capitalised word, a sentence's first included (a name there only when it is used as
-    one elsewhere: :func:`linked`)."""
+    """``(names, capitalised)`` of a text, lowercased, a possessive dropped, bracketed annotations, the speaker
+    prefix and the calendar's names (``timecues.CALENDAR_NAMES``: "May", "Saturdays") left out: ``names`` are the
+    capitalised words inside a sentence (not its first word, not "I") — surely names; ``capitalised`` every
+    capitalised word, a sentence's first included (a name there only when it is used as one elsewhere:
+    :func:`linked`)."""
     body = re.sub(r"\[[^\]]*\]", " ", strip_speaker(text))
     inner: set[str] = set()
     every: set[str] = set()
@@ -132,6 +134,8 @@ def capitalised(text: str) -> tuple[frozenset[str], frozenset[str]]:
             if not word[:1].isupper() or word == "I" or len(word) < 3:
                 continue
             name = word.lower().removesuffix("'s").removesuffix("’s")
+            if name in CALENDAR_NAMES:  # "in May" links no fact to another
+                continue
             every.add(name)
             if position:
                 inner.add(name)
