@@ -384,9 +384,9 @@ def _recall_once(
     elif request.retriever == "bm25":
         ranked = sparse
     else:
-        ranked = _rank_hybrid(store, bank_id, request, dense, sparse, vector, memories, params, wide=False)
+        ranked = _rank_hybrid(store, bank_id, request, terms, dense, sparse, vector, memories, params, wide=False)
         if params.wide and params.method == "convex":
-            wide = _rank_hybrid(store, bank_id, request, dense, sparse, vector, memories, params, wide=True)
+            wide = _rank_hybrid(store, bank_id, request, terms, dense, sparse, vector, memories, params, wide=True)
             ranked = head_then_tail(ranked, wide, head=params.head)
     if request.window is not None:
         start, end = request.window
@@ -400,6 +400,7 @@ def _rank_hybrid(
     store: Store,
     bank_id: str,
     request: RecallRequest,
+    terms: Sequence[str],
     dense: Sequence[tuple[str, float]],
     sparse: Sequence[tuple[str, float]],
     vector: npt.NDArray[np.float32] | None,
@@ -409,8 +410,8 @@ def _rank_hybrid(
     wide: bool,
 ) -> list[tuple[str, float]]:
     """Fuse ``dense`` and ``sparse`` (the wide fusion when ``wide``), then run the neighbour, who-and-when, context,
-    MMR and turn-pair passes; best first. ``memories`` gains every candidate the passes read."""
-    terms = keyword_terms(request.query)
+    MMR and turn-pair passes; best first. ``terms``: the query's lexical terms (:func:`keyword_terms`);
+    ``memories`` gains every candidate the passes read."""
     if params.method == "rrf":
         ranked = fuse([dense, sparse], [1.0, 1.0], k=params.rrf_k)
     elif wide:
