@@ -15,6 +15,7 @@ import pytest
 
 from mindbank.domain.records import MemoryUnit
 from mindbank.domain.text import STOPWORDS, keyword_terms
+from mindbank.engine.head_tail import head_then_tail
 from mindbank.engine.recall import (
     NEIGHBOUR_NEXT,
     NEIGHBOUR_PREV,
@@ -392,10 +393,11 @@ def test_the_mmr_arm_moves_a_near_duplicate_below_the_next_distinct_result() -> 
     store = _store()
     store.memories["answer"] = _memory("answer", at=T0 + timedelta(seconds=1), text="Ann: the team shipped it")
     store.memories["later"] = _memory("later", at=T0 + timedelta(seconds=2), text="Bo: the team shipped it")
-    assert _run(store) == ["q", "answer", "noise", "later"]
+    precise = FusionParams(wide=False)  # MMR on its own, over the one fusion
+    assert _run(store, fusion=precise) == ["q", "answer", "noise", "later"]
     store.dense = [("q", 0.7), ("answer", 0.65), ("later", 0.64), ("noise", 0.6)]
-    assert _run(store) == ["q", "answer", "later", "noise"]
-    assert _run(store, fusion=FusionParams(mmr_lambda=0.3)) == ["q", "answer", "noise", "later"]
+    assert _run(store, fusion=precise) == ["q", "answer", "later", "noise"]
+    assert _run(store, fusion=replace(precise, mmr_lambda=0.3)) == ["q", "answer", "noise", "later"]
 
 
 def test_the_preceding_share_can_be_left_to_the_lexical_field_inside_a_context() -> None:
@@ -449,3 +451,72 @@ def test_the_pair_rerank_adds_the_weighted_pair_cosine() -> None:
     del store.vectors["later"]  # no stored vector: the score is left alone
     hits = {h.memory.id: h.final for h in recall(store, _FixedEmbedder(), "b", RecallRequest(query="x"), fusion=base)}  # type: ignore[arg-type]
     assert hits["later"] == pytest.approx(plain["later"])
+
+
+# ---------------------------------------------------------------- the wide fusion and the precise head
+
+
+def test_the_wide_fusion_divides_the_cosine_by_the_best_and_raises_divided_bm25() -> None:
+    dense = [("a", 0.8), ("b", 0.4)]
+    sparse = [("b", 4.0), ("c", 1.0)]
+    wide = dict(convex_fuse(dense, sparse, dense_weight=0.5, dense_scale="max", sparse_power=2.0))
+    assert wide["a"] == pytest.approx(0.5 * 1.0)  # the best cosine becomes 1; no BM25
+    assert wide["b"] == pytest.approx(0.5 * 0.5 + 0.5 * 1.0)
+    assert wide["c"] == pytest.approx(0.5 * 0.5 + 0.5 * 0.25**2)  # only BM25 found it: the lowest divided cosine
+    assert dict(convex_fuse(dense, sparse, dense_weight=0.5)) == pytest.approx(
+        {"a": 0.4, "b": 0.7, "c": 0.2 + 0.125}
+    )  # the defaults: the precise fusion, unchanged
+
+
+def test_the_wide_fusion_leaves_a_best_cosine_at_or_below_zero_alone() -> None:
+    fused = dict(convex_fuse([("a", -0.2), ("b", -0.5)], [], dense_weight=1.0, dense_scale="max"))
+    assert fused == pytest.approx({"a": -0.2, "b": -0.5})
+
+
+def test_the_head_comes_from_the_precise_order_and_the_rest_from_the_wide_one() -> None:
+    precise = [("a", 0.9), ("b", 0.7), ("c", 0.5), ("d", 0.2)]
+    wide = [("c", 0.95), ("a", 0.9), ("d", 0.6), ("e", 0.3)]  # e: only the wide pass saw it
+    merged = head_then_tail(precise, wide, head=1)
+    assert _ids(merged) == ["a", "c", "d", "e", "b"]
+    # every place keeps the precise score of that place, the last one beyond the precise list's length
+    assert [s for _, s in merged] == [0.9, 0.7, 0.5, 0.2, 0.2]
+    assert _ids(head_then_tail(precise, wide, head=0)) == ["c", "a", "d", "e", "b"]
+    assert _ids(head_then_tail(precise, wide, head=2)) == ["a", "b", "c", "d", "e"]
+    assert head_then_tail([], [], head=1) == []
+
+
+def _paraphrase_store() -> _FixedStore:
+    """A question whose best lexical match ("q") is also close in meaning, two weak lexical matches with nothing of
+    its meaning, and a paraphrase ("para") that shares no word with it, each in a session of its own."""
+    memories = {i: _memory(i, context=f"session {i}", at=T0 + timedelta(days=n)) for n, i in enumerate(
+        ["q", "weak1", "weak2", "para"])}  # fmt: skip
+    dense = [("q", 0.8), ("para", 0.6), ("weak1", 0.1), ("weak2", 0.05)]
+    sparse = [("q", 10.0), ("weak1", 7.0), ("weak2", 6.8)]
+    return _FixedStore(memories, dense, sparse)
+
+
+def test_a_paraphrase_the_lexical_arm_misses_is_placed_by_the_wide_order() -> None:
+    plain = FusionParams(neighbour_prev=0.0, neighbour_next=0.0, speaker_boost=0.0, when_boost=0.0)
+    precise = _run(_paraphrase_store(), fusion=replace(plain, wide=False))
+    assert precise == ["q", "weak1", "weak2", "para"]  # 0.5 * 0.6 = 0.30 < 0.5 * 0.1 + 0.5 * 0.7 = 0.40
+    # wide: para 0.5 * 0.75 = 0.375 > weak1 0.5 * 0.125 + 0.5 * 0.7 ** 1.5 = 0.355
+    assert _run(_paraphrase_store(), fusion=plain) == ["q", "para", "weak1", "weak2"]
+    store = _paraphrase_store()
+    hits = recall(store, _FixedEmbedder(), "b", RecallRequest(query="x"), fusion=plain)  # type: ignore[arg-type]
+    precise_hits = recall(
+        store,
+        _FixedEmbedder(),
+        "b",
+        RecallRequest(query="x"),
+        fusion=replace(plain, wide=False),  # type: ignore[arg-type]
+    )
+    assert [h.final for h in hits] == [h.final for h in precise_hits]  # the precise scale, place by place
+
+
+def test_the_wide_order_never_moves_the_precise_first_result() -> None:
+    store = _paraphrase_store()
+    store.dense = [("para", 0.8), ("q", 0.75), ("weak1", 0.1), ("weak2", 0.05)]  # the paraphrase is the nearest
+    plain = FusionParams(neighbour_prev=0.0, neighbour_next=0.0, speaker_boost=0.0, when_boost=0.0)
+    assert _run(store, fusion=plain)[0] == "q"  # precise: q 0.875 > para 0.40
+    assert _run(store, fusion=replace(plain, head=0))[0] == "q"  # wide alone: q 0.96875 > para 0.5
+    assert _run(store, fusion=replace(plain, wide=False))[0] == "q"

@@ -10,6 +10,7 @@ is parsed by ``dateutil`` (:func:`named_period`), and recall favours memories da
 from __future__ import annotations
 
 import calendar
+import functools
 import re
 from datetime import UTC, datetime
 
@@ -41,9 +42,11 @@ def asks_when(query: str) -> bool:
     return bool(_ASKS.search(query))
 
 
+@functools.lru_cache(maxsize=16384)
 def says_when(text: str) -> bool:
     """Whether ``text`` names a time: a month or weekday, a relative expression ("yesterday", "last week", "ago",
-    "this weekend", ...), a season or dated occasion, or a four-digit year."""
+    "this weekend", ...), a season or dated occasion, or a four-digit year. Memoised by text: recall asks it of the
+    same candidates query after query (and twice per query, once per fusion)."""
     for word in _WORD.findall(text.lower()):
         if word in _CUE_WORDS or (len(word) == 4 and word.isdigit() and "1900" <= word <= "2099"):
             return True

@@ -35,6 +35,13 @@ Hybrid recall runs in these steps (the fourth runs between fusion and the neighb
    so a short reply is read with its question. It raised hit@10 on the tuning conversations but not on the report
    ones, and cost hit@1 (docs/benchmarks.md).
 
+6. **Two orders** (:mod:`mindbank.engine.head_tail`, on by default: ``wide``). The pool is fused a second time
+   with the wide fusion (the cosine divided by the query's best cosine, normalised BM25 raised to the power 1.5)
+   and put through steps 3 to 5 again; the first result stays the one ranked first above, and the places after it
+   are filled in the wide order, each keeping the score the first ranking has at that place. A paraphrase with
+   none of the query's words is then no longer sunk below weak keyword matches (it raised hit@10 on the tuning
+   conversations without moving hit@1; docs/benchmarks.md).
+
 **The lexical arm** (``Store.keyword_search``) gets the query's content words (:func:`keyword_terms`: lowercased,
 possessives reduced, stopwords dropped) and ranks with BM25 over two stemmed fields (SQLite: FTS5, Porter;
 PostgreSQL: a weighted ``tsvector``, English Snowball, ``ts_rank_cd``): the memory's own text (1) and the text said
@@ -64,12 +71,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+import numpy as np
+import numpy.typing as npt
+
 from mindbank.domain.document import count_tokens
 from mindbank.domain.records import MemoryUnit, ScoredMemory
 from mindbank.domain.scope import MemoryFilter
 from mindbank.domain.text import keyword_terms, query_phrases, speaker_prefix
 from mindbank.domain.timecues import asks_when, named_period, says_when
 from mindbank.engine.diversity import mmr
+from mindbank.engine.head_tail import HEAD, TAIL_POWER, head_then_tail
 from mindbank.engine.neighbours import (
     NEIGHBOUR_NEXT,
     NEIGHBOUR_PREV,
@@ -85,6 +96,7 @@ from mindbank.store.base import Store
 
 Retriever = Literal["hybrid", "dense", "bm25"]
 FusionMethod = Literal["convex", "rrf"]
+DenseScale = Literal["cosine", "max"]
 
 RRF_K = 60  # the usual reciprocal-rank-fusion constant: damps the head so both lists contribute
 DENSE_WEIGHT = 0.5  # convex fusion: weight of the cosine; normalised BM25 gets the rest
@@ -115,6 +127,9 @@ class FusionParams:
     ``neighbour_prev_in_context`` (None, the default: ``neighbour_prev``) is the preceding share for memories with a
     context (measured at 0 in docs/benchmarks.md).
     ``pair_weight`` (0: off) and ``pair_top`` set the turn-pair rerank (:mod:`mindbank.engine.pair_rerank`).
+    ``wide`` (convex only) ranks the pool a second time with the wide fusion (cosine divided by the best cosine,
+    divided BM25 to the power ``wide_power``) and lets that order fill every place after the first ``head``, which
+    the fusion above keeps (:mod:`mindbank.engine.head_tail`; ``head`` 0: the wide order alone).
     """
 
     method: FusionMethod = "convex"
@@ -134,6 +149,9 @@ class FusionParams:
     mmr_top: int = MMR_TOP
     pair_weight: float = PAIR_WEIGHT
     pair_top: int = PAIR_TOP
+    wide: bool = True
+    head: int = HEAD
+    wide_power: float = TAIL_POWER
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +189,12 @@ def fuse(
 
 
 def convex_fuse(
-    dense: Sequence[tuple[str, float]], sparse: Sequence[tuple[str, float]], *, dense_weight: float = DENSE_WEIGHT
+    dense: Sequence[tuple[str, float]],
+    sparse: Sequence[tuple[str, float]],
+    *,
+    dense_weight: float = DENSE_WEIGHT,
+    dense_scale: DenseScale = "cosine",
+    sparse_power: float = 1.0,
 ) -> list[tuple[str, float]]:
     """Convex combination of cosine and max-normalised BM25 over the union of both lists; best first.
 
@@ -180,11 +203,18 @@ def convex_fuse(
     found gets the lowest cosine in ``dense``. That is an upper bound, since the candidate did not make the dense
     top list, and it keeps keyword-only hits from being sunk by a made-up zero. A candidate only dense found gets 0
     from BM25, the score of a text that matched no query term.
+
+    ``dense_scale`` ``"max"`` divides each cosine by the query's best one (a best cosine at or below 0 leaves them
+    as they are), and ``sparse_power`` raises divided BM25 to that power: the wide fusion of
+    :mod:`mindbank.engine.head_tail`. The defaults are the fusion above.
     """
     cos = dict(dense)
+    best_cos = max(cos.values(), default=0.0)
+    if dense_scale == "max" and best_cos > 0:
+        cos = {i: c / best_cos for i, c in cos.items()}
     floor = min(cos.values()) if cos else 0.0
     top = max((score for _, score in sparse), default=0.0)
-    bm25 = {i: (s / top if top > 0 else 0.0) for i, s in sparse}
+    bm25 = {i: (s / top if top > 0 else 0.0) ** sparse_power for i, s in sparse}
     scores = {
         memory_id: dense_weight * cos.get(memory_id, floor) + (1.0 - dense_weight) * bm25.get(memory_id, 0.0)
         for memory_id in (*cos, *bm25)
@@ -354,48 +384,80 @@ def _recall_once(
     elif request.retriever == "bm25":
         ranked = sparse
     else:
-        if params.method == "rrf":
-            ranked = fuse([dense, sparse], [1.0, 1.0], k=params.rrf_k)
-        else:
-            ranked = convex_fuse(dense, sparse, dense_weight=params.dense_weight)
-        if any((params.neighbour_prev, params.neighbour_next, params.speaker_boost, params.when_boost,
-                params.period_boost, params.context_share, params.mmr_lambda, params.pair_weight)):  # fmt: skip
-            # the who-and-when, context and neighbour passes read every candidate's speaker, text, context and time
-            memories = {m.id: m for m in store.get_memories(bank_id, [i for i, _ in ranked])}
-            if params.neighbour_prev or params.neighbour_next:
-                ranked = expand_neighbours(
-                    store, bank_id, ranked, memories, request.filter,
-                    top=params.expand_top, window_s=params.neighbour_window_s,
-                )  # fmt: skip
-            ranked = speaker_boost(ranked, memories, terms, boost=params.speaker_boost)
-            ranked = when_boost(ranked, memories, request.query, boost=params.when_boost)
-            if request.window is None and params.period_boost:
-                period = named_period(request.query)
-                if period is not None:
-                    ranked = period_boost(ranked, memories, period, boost=params.period_boost)
-            ranked = context_lift(ranked, memories, share=params.context_share)
-            ranked = neighbour_boost(
-                ranked,
-                memories,
-                prev=params.neighbour_prev,
-                next_=params.neighbour_next,
-                window_s=params.neighbour_window_s,
-                prev_in_context=params.neighbour_prev_in_context,
-            )
-            ranked = mmr(ranked, memories, lam=params.mmr_lambda, top=params.mmr_top)
-            if vector is not None:
-                ranked = pair_rerank(
-                    store, bank_id, ranked, memories, vector, request.filter, top=params.pair_top,
-                    weight=params.pair_weight, window_s=params.neighbour_window_s,
-                )  # fmt: skip
+        ranked = _rank_hybrid(store, bank_id, request, terms, dense, sparse, vector, memories, params, wide=False)
+        if params.wide and params.method == "convex":
+            wide = _rank_hybrid(store, bank_id, request, terms, dense, sparse, vector, memories, params, wide=True)
+            ranked = head_then_tail(ranked, wide, head=params.head)
     if request.window is not None:
         start, end = request.window
         ranked = temporal_boost(ranked, store.memories_in_window(bank_id, start, end, candidates, request.filter))
+    _load(store, bank_id, ranked, memories)
+    results, stopped = _take(request, ranked, memories, dict(dense), dict(sparse))
+    return results, pool_full and not stopped
+
+
+def _rank_hybrid(
+    store: Store,
+    bank_id: str,
+    request: RecallRequest,
+    terms: Sequence[str],
+    dense: Sequence[tuple[str, float]],
+    sparse: Sequence[tuple[str, float]],
+    vector: npt.NDArray[np.float32] | None,
+    memories: dict[str, MemoryUnit],
+    params: FusionParams,
+    *,
+    wide: bool,
+) -> list[tuple[str, float]]:
+    """Fuse ``dense`` and ``sparse`` (the wide fusion when ``wide``), then run the neighbour, who-and-when, context,
+    MMR and turn-pair passes; best first. ``terms``: the query's lexical terms (:func:`keyword_terms`);
+    ``memories`` gains every candidate the passes read."""
+    if params.method == "rrf":
+        ranked = fuse([dense, sparse], [1.0, 1.0], k=params.rrf_k)
+    elif wide:
+        ranked = convex_fuse(
+            dense, sparse, dense_weight=params.dense_weight, dense_scale="max", sparse_power=params.wide_power
+        )
+    else:
+        ranked = convex_fuse(dense, sparse, dense_weight=params.dense_weight)
+    if not any((params.neighbour_prev, params.neighbour_next, params.speaker_boost, params.when_boost,
+                params.period_boost, params.context_share, params.mmr_lambda, params.pair_weight)):  # fmt: skip
+        return ranked
+    # the who-and-when, context and neighbour passes read every candidate's speaker, text, context and time
+    _load(store, bank_id, ranked, memories)
+    if params.neighbour_prev or params.neighbour_next:
+        ranked = expand_neighbours(
+            store, bank_id, ranked, memories, request.filter, top=params.expand_top, window_s=params.neighbour_window_s
+        )
+    ranked = speaker_boost(ranked, memories, terms, boost=params.speaker_boost)
+    ranked = when_boost(ranked, memories, request.query, boost=params.when_boost)
+    if request.window is None and params.period_boost:
+        period = named_period(request.query)
+        if period is not None:
+            ranked = period_boost(ranked, memories, period, boost=params.period_boost)
+    ranked = context_lift(ranked, memories, share=params.context_share)
+    ranked = neighbour_boost(
+        ranked,
+        memories,
+        prev=params.neighbour_prev,
+        next_=params.neighbour_next,
+        window_s=params.neighbour_window_s,
+        prev_in_context=params.neighbour_prev_in_context,
+    )
+    ranked = mmr(ranked, memories, lam=params.mmr_lambda, top=params.mmr_top)
+    if vector is not None:
+        ranked = pair_rerank(
+            store, bank_id, ranked, memories, vector, request.filter, top=params.pair_top,
+            weight=params.pair_weight, window_s=params.neighbour_window_s,
+        )  # fmt: skip
+    return ranked
+
+
+def _load(store: Store, bank_id: str, ranked: Sequence[tuple[str, float]], memories: dict[str, MemoryUnit]) -> None:
+    """Read into ``memories`` every id of ``ranked`` it lacks (one store read)."""
     missing = [i for i, _ in ranked if i not in memories]
     if missing:
         memories.update((m.id, m) for m in store.get_memories(bank_id, missing))
-    results, stopped = _take(request, ranked, memories, dict(dense), dict(sparse))
-    return results, pool_full and not stopped
 
 
 def _take(
