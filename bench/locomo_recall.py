@@ -68,16 +68,15 @@ ARMS_OFF: dict[str, dict[str, Any]] = {
     "cues": {"speaker_boost": 0.0, "when_boost": 0.0, "period_boost": 0.0},
     # the preceding turn's share only for memories without a context (the lexical preceding-text field carries it)
     "prev-in-context": {"neighbour_prev_in_context": 0.0},
-    # the wide fusion orders nothing: the precise fusion alone (the ranking before the wide fusion)
-    "wide": {"wide": False},
-    # the wide fusion orders every place, the first included
-    "head": {"head": 0},
 }
 # Arms measured but off in the shipped hybrid (they did not earn their place), turned on on their own.
 ARMS_ON: dict[str, dict[str, Any]] = {
     "phrases": {"phrases": True},  # the query's word pairs as extra lexical terms
     "mmr": {"mmr_lambda": 0.3},  # maximal marginal relevance over the 30 best
     "pair": {"pair_weight": PAIR_WEIGHT_TUNED},  # the turn-pair rerank of the 30 best, at its tuned weight
+    # the wide fusion orders every place after the first (head_tail.py), or every place, the first included
+    "wide": {"wide": True},
+    "wide-head": {"wide": True, "head": 0},
 }
 ABLATIONS = (
     *(Config(f"hybrid-{arm}", "hybrid", replace(FusionParams(), **off)) for arm, off in ARMS_OFF.items()),

@@ -54,9 +54,9 @@ def _ranked(store: Store, fusion: FusionParams) -> list[tuple[str, float]]:
 
 def test_the_precise_fusion_places_the_first_result_and_scores_every_place(store: Store) -> None:
     _bank(store)
-    shipped = _ranked(store, FusionParams())
-    precise = _ranked(store, FusionParams(wide=False))
-    wide = _ranked(store, FusionParams(head=0))
+    shipped = _ranked(store, FusionParams(wide=True))
+    precise = _ranked(store, FusionParams())
+    wide = _ranked(store, FusionParams(wide=True, head=0))
     assert shipped[0][0] == precise[0][0] == "Ann: the garden, the garden at last"
     assert [text for text, _ in shipped[1:]] == [text for text, _ in wide if text != shipped[0][0]]
     assert [score for _, score in shipped] == [score for _, score in precise]  # place by place
@@ -65,9 +65,9 @@ def test_the_precise_fusion_places_the_first_result_and_scores_every_place(store
 
 def test_a_floor_on_the_final_score_keeps_as_many_results_as_with_the_precise_fusion_alone(store: Store) -> None:
     _bank(store)
-    precise = _ranked(store, FusionParams(wide=False))
+    precise = _ranked(store, FusionParams())
     floor = (precise[1][1] + precise[2][1]) / 2  # between the second and the third score
     request = RecallRequest(query="garden", min_final=floor)
-    cut = recall(store, _QueryEmbedder(), "b", request)  # type: ignore[arg-type]
+    cut = recall(store, _QueryEmbedder(), "b", request, fusion=FusionParams(wide=True))  # type: ignore[arg-type]
     assert len(cut) == 2 and cut[0].memory.text == precise[0][0]
     assert all(hit.final >= floor for hit in cut)

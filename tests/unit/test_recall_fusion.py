@@ -496,7 +496,7 @@ def _paraphrase_store() -> _FixedStore:
 
 
 def test_a_paraphrase_the_lexical_arm_misses_is_placed_by_the_wide_order() -> None:
-    plain = FusionParams(neighbour_prev=0.0, neighbour_next=0.0, speaker_boost=0.0, when_boost=0.0)
+    plain = FusionParams(neighbour_prev=0.0, neighbour_next=0.0, speaker_boost=0.0, when_boost=0.0, wide=True)
     precise = _run(_paraphrase_store(), fusion=replace(plain, wide=False))
     assert precise == ["q", "weak1", "weak2", "para"]  # 0.5 * 0.6 = 0.30 < 0.5 * 0.1 + 0.5 * 0.7 = 0.40
     # wide: para 0.5 * 0.75 = 0.375 > weak1 0.5 * 0.125 + 0.5 * 0.7 ** 1.5 = 0.355
@@ -516,7 +516,7 @@ def test_a_paraphrase_the_lexical_arm_misses_is_placed_by_the_wide_order() -> No
 def test_the_wide_order_never_moves_the_precise_first_result() -> None:
     store = _paraphrase_store()
     store.dense = [("para", 0.8), ("q", 0.75), ("weak1", 0.1), ("weak2", 0.05)]  # the paraphrase is the nearest
-    plain = FusionParams(neighbour_prev=0.0, neighbour_next=0.0, speaker_boost=0.0, when_boost=0.0)
+    plain = FusionParams(neighbour_prev=0.0, neighbour_next=0.0, speaker_boost=0.0, when_boost=0.0, wide=True)
     assert _run(store, fusion=plain)[0] == "q"  # precise: q 0.875 > para 0.40
     assert _run(store, fusion=replace(plain, head=0))[0] == "q"  # wide alone: q 0.96875 > para 0.5
     assert _run(store, fusion=replace(plain, wide=False))[0] == "q"
