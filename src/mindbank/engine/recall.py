@@ -36,13 +36,13 @@ Hybrid recall runs in these steps (the fourth runs between fusion and the neighb
    ones, and cost hit@1 (docs/benchmarks.md).
 
 6. **Two orders** (:mod:`mindbank.engine.head_tail`; built, measured and **off** by default: ``wide``). The pool
-   is fused a second time with the wide fusion (the cosine divided by the query's best cosine, normalised BM25 raised to the power 1.5)
-   and put through steps 3 to 5 again; the first result stays the one ranked first above, and the places after it
-   are filled in the wide order, each keeping the score the first ranking has at that place. A paraphrase with
-   none of the query's words is then no longer sunk below weak keyword matches. It raised hit@10 on the tuning
-   conversations without moving hit@1, but not on the report ones (one question more at 10, three fewer at 5), for
-   a second pass over the pool (+0.8 ms CPU a recall) and three fewer documents holding their answer
-   (docs/benchmarks.md).
+   is fused a second time with the wide fusion (the cosine divided by the query's best cosine, normalised BM25
+   raised to the power 1.5) and put through steps 3 to 5 again; the first result stays the one ranked first above,
+   and the places after it are filled in the wide order, each keeping the score the first ranking has at that
+   place. A paraphrase with none of the query's words is then no longer sunk below weak keyword matches. It raised
+   hit@10 on the tuning conversations without moving hit@1, but not on the report ones (one question more at 10,
+   three fewer at 5), for a second pass over the pool (+0.8 ms CPU a recall) and three fewer documents holding
+   their answer (docs/benchmarks.md).
 
 **The lexical arm** (``Store.keyword_search``) gets the query's content words (:func:`keyword_terms`: lowercased,
 possessives reduced, stopwords dropped) and ranks with BM25 over two stemmed fields (SQLite: FTS5, Porter;
