@@ -1,12 +1,16 @@
-"""The bundled MiniLM embeds queries and bulk batches on separate onnxruntime sessions (one intra-op thread for a
-query, one per core for a retain's facts); a text must get the same vector whichever path embeds it, or recall
-would rank a query against memories embedded by a slightly different computation."""
+"""The bundled MiniLM embeds on two onnxruntime sessions (one intra-op thread per core for a retain's facts, and
+for a query when the cores are idle; one thread for a query otherwise); a text must get the same vector whichever
+path embeds it, or recall would rank a query against memories embedded by a slightly different computation."""
 
 from __future__ import annotations
 
-import numpy as np
+import os
+from typing import Any
 
-from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
+import numpy as np
+import pytest
+
+from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder, core_to_spare
 
 TEXTS = [
     "Ada repaired the old piano last weekend (note 3)",
@@ -22,12 +26,46 @@ TEXTS = [
 ]
 
 
-def test_a_text_gets_the_same_vector_alone_and_in_a_bulk_batch() -> None:
+def test_a_text_gets_the_same_vector_alone_and_in_a_bulk_batch(monkeypatch: pytest.MonkeyPatch) -> None:
     embedder = MiniLMEmbedder(threads=2, query_threads=1)
     bulk = embedder.embed(TEXTS)  # more than the interactive limit: the multi-threaded bulk session
-    alone = np.stack([embedder.embed([text])[0] for text in TEXTS])  # one text each: the query session
-    assert bulk.shape == (len(TEXTS), MiniLMEmbedder.dimension)
-    np.testing.assert_array_equal(alone, bulk)
+    for idle in (False, True):  # a busy machine: the single-threaded session; an idle one: the bulk session
+        monkeypatch.setattr(os, "getloadavg", lambda idle=idle: (0.0 if idle else 99.0, 0.0, 0.0))
+        alone = MiniLMEmbedder(threads=2, query_threads=1)  # a fresh query cache: every text is embedded
+        runs = _count_runs(alone)
+        singles = np.stack([alone.embed([text])[0] for text in TEXTS])
+        assert runs == ({"bulk": len(TEXTS), "query": 0} if idle else {"bulk": 0, "query": len(TEXTS)})
+        assert bulk.shape == singles.shape == (len(TEXTS), MiniLMEmbedder.dimension)
+        np.testing.assert_array_equal(singles, bulk)
+
+
+def _count_runs(embedder: MiniLMEmbedder) -> dict[str, int]:
+    """Count the runs of each of ``embedder``'s two sessions (its private attributes: which path ran is the point)."""
+    runs = {"bulk": 0, "query": 0}
+    for name, attribute in (("bulk", "_session"), ("query", "_query_session")):
+        session = getattr(embedder, attribute)
+        run = session.run
+
+        def counted(*args: Any, name: str = name, run: Any = run) -> Any:
+            runs[name] += 1
+            return run(*args)
+
+        session.run = counted
+    return runs
+
+
+def test_a_query_takes_a_second_core_only_when_one_is_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert core_to_spare(0.3, 2)
+    assert core_to_spare(1.4, 2)
+    assert not core_to_spare(1.5, 2)  # on 2 cores a load of 1.5 leaves no whole core idle
+    assert not core_to_spare(0.0, 1)
+    assert core_to_spare(10.0, 16)
+
+    def no_load_average() -> tuple[float, float, float]:
+        raise OSError("no load average here")
+
+    monkeypatch.setattr(os, "getloadavg", no_load_average)
+    assert not core_to_spare(cores=2)
 
 
 def test_a_small_batch_takes_the_query_path_and_keeps_input_order() -> None:
