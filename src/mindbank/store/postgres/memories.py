@@ -24,6 +24,7 @@ from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.migrate import nearest_sql
 from mindbank.store.postgres.queries import Q, tag_list
 from mindbank.store.postgres.rows import COLUMNS, as_vector
+from mindbank.store.postgres.planner_stats import analyze_if_never
 from mindbank.store.retention import LazyStamp, RetentionQueries
 from mindbank.store.shared import observation_mentions
 from mindbank.store.write_model import WriteModelCheck
@@ -63,6 +64,10 @@ class MemoriesMixin(PostgresBase, RetentionQueries, WriteModelCheck, Observation
                     # the lexical index's preceding text of the new memories and of the memories said at the next
                     # moment after each (a memory retained between two stored ones becomes its successor's)
                     cur.execute(Q["link_preceding"], (bank_id, fresh, bank_id, fresh))
+        if fresh and not self._statistics_checked:  # a new database's first rows give the planner its statistics
+            with self._read() as conn:
+                analyze_if_never(conn)
+            self._statistics_checked = True
         return out
 
     def _write_document(
