@@ -99,7 +99,7 @@ def core_to_spare(load: float | None = None, cores: int | None = None) -> bool:
     """Whether the machine has a core to spare for a query's second intra-op thread: it has two cores or more
     (``cores``, default the system's) and its 1-minute load average (``load``, default the system's) is below their
     number less one half (below 1.5 on 2 cores). False where the system gives no load average."""
-    cores = cores or os.cpu_count() or 1
+    cores = cores or _usable_cores()
     if cores < 2:
         return False
     if load is None:
@@ -108,6 +108,12 @@ def core_to_spare(load: float | None = None, cores: int | None = None) -> bool:
         except (OSError, AttributeError):  # no load average (AttributeError: not on this platform at all)
             return False
     return load < cores - 0.5
+
+
+def _usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform tells it, else the CPU count)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
 def _session(threads: int) -> Any:
