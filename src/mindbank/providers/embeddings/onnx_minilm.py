@@ -32,7 +32,9 @@ class MiniLMEmbedder:
     concurrent retains do not oversubscribe the cores. Small calls (up to ``_INTERACTIVE_TEXTS`` texts: queries)
     never wait for that lock: a query borrows the bulk session when it is free and the machine has a core to
     spare (:func:`core_to_spare`), and otherwise runs on a second session of ``query_threads`` threads (default
-    1), so a recall never waits for other requests' retains and never spins threads that other work needs. The
+    1), so a recall never waits for other requests' retains and never spins threads that other work needs. That
+    session holds its own copy of the prepared weights (about 100 MB), so it is made the first time a query needs
+    it: a server that never meets a busy machine or concurrent queries never pays for it. The
     bulk session's intra-op threads spin only within a run, never while idle. Both sessions give bit-identical
     vectors. A single short text (a query) is served from a bounded LRU of recent ones when it repeats.
     """
@@ -51,7 +53,9 @@ class MiniLMEmbedder:
         # a query of a dozen tokens shares out well only when the other cores are idle: on an idle 2-core machine
         # two spinning threads took 3.0 ms against 4.8 ms for one; on a busy one the second thread, spinning while
         # it waited for a core, doubled a query's CPU time and its latency
-        self._query_session = _session(query_threads)
+        self._query_threads = query_threads
+        self._query_session: Any = None  # made by _single_session when a query first needs it
+        self._making = threading.Lock()
         self._input_names = {i.name for i in self._session.get_inputs()}
         self._batch_size = batch_size
         self._bulk = threading.Lock()
@@ -71,6 +75,14 @@ class MiniLMEmbedder:
             out[idx] = self._embed_batch([texts[i] for i in idx])
         return out
 
+    def _single_session(self) -> Any:
+        """The session of ``query_threads`` threads, made on first use (once, whichever thread asks first)."""
+        if self._query_session is None:
+            with self._making:
+                if self._query_session is None:
+                    self._query_session = _session(self._query_threads)
+        return self._query_session
+
     def _embed_batch(self, texts: list[str]) -> npt.NDArray[np.float32]:
         encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
@@ -87,7 +99,7 @@ class MiniLMEmbedder:
             finally:
                 self._bulk.release()
         else:
-            hidden = self._query_session.run(None, feeds)[0]
+            hidden = self._single_session().run(None, feeds)[0]
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
