@@ -34,9 +34,9 @@ class MiniLMEmbedder:
     spare (:func:`core_to_spare`), and otherwise runs on a second session of ``query_threads`` threads (default
     1), so a recall never waits for other requests' retains and never spins threads that other work needs. That
     session holds its own copy of the prepared weights (about 100 MB), so it is made the first time a query needs
-    it: a server that never meets a busy machine or concurrent queries never pays for it. The
-    bulk session's intra-op threads spin only within a run, never while idle. Both sessions give bit-identical
-    vectors. A single short text (a query) is served from a bounded LRU of recent ones when it repeats.
+    it: a server that never meets a busy machine or concurrent queries never pays for it. The bulk session's
+    intra-op threads spin only within a run, never while idle. Both sessions give bit-identical vectors. A single
+    short text (a query) is served from a bounded LRU of recent ones when it repeats.
     """
 
     dimension = 384
@@ -50,9 +50,9 @@ class MiniLMEmbedder:
         self._tokenizer.enable_truncation(max_length=_MAX_TOKENS)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self._session = _session(threads or min(4, os.cpu_count() or 1))
-        # a query of a dozen tokens shares out well only when the other cores are idle: on an idle 2-core machine
-        # two spinning threads took 3.0 ms against 4.8 ms for one; on a busy one the second thread, spinning while
-        # it waited for a core, doubled a query's CPU time and its latency
+        # a query of a dozen tokens shares out well only when the other cores are idle: at best (a core free) two
+        # spinning threads took 3.0 ms against 4.8 ms for one on 2 cores; on a busy machine the second thread,
+        # spinning while it waited for a core, doubled a query's CPU time and its latency
         self._query_threads = query_threads
         self._query_session: Any = None  # made by _single_session when a query first needs it
         self._making = threading.Lock()
