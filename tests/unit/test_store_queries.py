@@ -68,7 +68,7 @@ POSTGRES_ONLY = {
     "lock_knowledge_tree",
     # vector search in SQL with transaction-local HNSW settings (SQLite: the in-process vector index)
     "set_ef_search",
-    "set_iterative_scan",
+    "set_ef_search_iterative",
     "vector_search",
     "memory_vectors",
     # the snapshot transaction's isolation (SQLite: a WAL read transaction is a snapshot already)

@@ -103,6 +103,7 @@ class PostgresBase(SharedQueries):
         self.url = url
         self.dimension = dimension
         self._units = UnitCache()
+        self._statistics_checked = False  # whether memory_units is known to have planner statistics
         with psycopg.connect(url, autocommit=True) as conn:
             migrate(conn, dimension=dimension)
             row = conn.execute(Q["vector_version"]).fetchone()

@@ -22,6 +22,7 @@ from mindbank.store.base import DocumentWrite, MemoryFilter
 from mindbank.store.observations import ObservationQueries, changed_observations
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.migrate import nearest_sql
+from mindbank.store.postgres.planner_stats import analyze_if_never
 from mindbank.store.postgres.queries import Q, tag_list
 from mindbank.store.postgres.rows import COLUMNS, as_vector
 from mindbank.store.retention import LazyStamp, RetentionQueries
@@ -63,6 +64,10 @@ class MemoriesMixin(PostgresBase, RetentionQueries, WriteModelCheck, Observation
                     # the lexical index's preceding text of the new memories and of the memories said at the next
                     # moment after each (a memory retained between two stored ones becomes its successor's)
                     cur.execute(Q["link_preceding"], (bank_id, fresh, bank_id, fresh))
+        if fresh and not self._statistics_checked:  # a new database's first rows give the planner its statistics
+            with self._read() as conn:
+                analyze_if_never(conn)
+            self._statistics_checked = True
         return out
 
     def _write_document(
@@ -162,9 +167,8 @@ class MemoriesMixin(PostgresBase, RetentionQueries, WriteModelCheck, Observation
             return [[] for _ in probes]
         out: list[list[tuple[str, float]]] = []
         with self._tx() as conn:
-            conn.execute(Q["set_ef_search"], (str(max(40, 2 * k)),))
-            if self._iterative_scan:
-                conn.execute(Q["set_iterative_scan"])
+            knobs = Q["set_ef_search_iterative"] if self._iterative_scan else Q["set_ef_search"]
+            conn.execute(knobs, (str(max(40, 2 * k)),))
             for vector, flt in probes:
                 where, params = self._filter_sql(flt, "m")
                 vec = self._vector(vector)

@@ -38,9 +38,8 @@ class SearchMixin(PostgresBase, MemoryReads):
         where, params = self._filter_sql(flt, "m")
         vec = self._vector(query)
         with self._tx() as conn:
-            conn.execute(Q["set_ef_search"], (str(min(_EF_SEARCH_MAX, max(40, 2 * k))),))
-            if self._iterative_scan:
-                conn.execute(Q["set_iterative_scan"])
+            knobs = Q["set_ef_search_iterative"] if self._iterative_scan else Q["set_ef_search"]
+            conn.execute(knobs, (str(min(_EF_SEARCH_MAX, max(40, 2 * k))),))
             rows = conn.execute(
                 nearest_sql(Q["vector_search"], where, len(query)), (vec, bank_id, *params, vec, k)
             ).fetchall()
