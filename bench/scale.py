@@ -34,7 +34,20 @@ from mindbank.service.facade import MindBank
 from mindbank.store.base import DocumentWrite
 
 BANK = "scale"
-LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
+
+
+def _locomo_folder() -> Path:
+    """The LoCoMo files: ``shared/data/locomo`` beside the nearest folder above this checkout that has one (a
+    worktree under ``wt/`` sits one level deeper than the main checkout)."""
+    here = Path(__file__).resolve()
+    for parent in here.parents[1:]:
+        folder = parent / "shared" / "data" / "locomo"
+        if folder.is_dir():
+            return folder
+    return here.parents[2] / "shared" / "data" / "locomo"
+
+
+LOCOMO = _locomo_folder()
 
 
 def _percentile(values: list[float], q: float) -> float:

@@ -44,23 +44,27 @@ SEARCH_Q: dict[str, str] = {
         "OR (m.mentioned_at >= ? AND m.mentioned_at <= ?)) "
         "ORDER BY COALESCE(m.occurred_start, m.mentioned_at) DESC, m.id LIMIT ?"
     ),
-    # recall's neighbour expansion: per anchor (context, moment), the ids of the memories of that context at the
-    # nearest visible moment before / after it within a window (the inner query finds that moment on the index; the
-    # pieces of one long turn share it). Parts are joined with UNION ALL; {where} / {inner}: the filter over the
-    # outer / inner alias; {n}: the part's number
-    "neighbours_before": (
-        "SELECT * FROM (SELECT m.id FROM memory_units m WHERE m.bank_id = ? AND m.context = ? "
-        "AND COALESCE(m.occurred_start, m.mentioned_at) = (SELECT MAX(COALESCE(x.occurred_start, x.mentioned_at)) "
-        "FROM memory_units x WHERE x.bank_id = ? AND x.context = ? "
-        "AND COALESCE(x.occurred_start, x.mentioned_at) < ? "
-        "AND COALESCE(x.occurred_start, x.mentioned_at) >= ? AND {inner}) AND {where} LIMIT ?) AS p{n}"
-    ),
-    "neighbours_after": (
-        "SELECT * FROM (SELECT m.id FROM memory_units m WHERE m.bank_id = ? AND m.context = ? "
-        "AND COALESCE(m.occurred_start, m.mentioned_at) = (SELECT MIN(COALESCE(x.occurred_start, x.mentioned_at)) "
-        "FROM memory_units x WHERE x.bank_id = ? AND x.context = ? "
-        "AND COALESCE(x.occurred_start, x.mentioned_at) > ? "
-        "AND COALESCE(x.occurred_start, x.mentioned_at) <= ? AND {inner}) AND {where} LIMIT ?) AS p{n}"
+    # recall's neighbour expansion: per anchor (context, moment, moment - window, moment + window; all bound as one
+    # JSON array, so the statement's text and prepared plan are the same whatever the number of anchors), the ids of
+    # at most the last parameter's number of memories of that context at the nearest visible moment before / after
+    # it within the window, in write order (the inner query finds that moment on the (bank, context, moment) index;
+    # the pieces of one long turn share it), anchor by anchor, before then after. {where} / {inner}: the filter over
+    # the outer / inner alias
+    "memory_neighbours": (
+        "WITH a AS (SELECT key AS part, value ->> 0 AS context, value ->> 1 AS at, value ->> 2 AS lo, "
+        "value ->> 3 AS hi FROM json_each(?)), "
+        "s AS (SELECT a.part, 0 AS side, a.context, (SELECT MAX(COALESCE(x.occurred_start, x.mentioned_at)) "
+        "FROM memory_units x WHERE x.bank_id = ? AND x.context = a.context "
+        "AND COALESCE(x.occurred_start, x.mentioned_at) < a.at "
+        "AND COALESCE(x.occurred_start, x.mentioned_at) >= a.lo AND {inner}) AS moment FROM a "
+        "UNION ALL SELECT a.part, 1 AS side, a.context, (SELECT MIN(COALESCE(x.occurred_start, x.mentioned_at)) "
+        "FROM memory_units x WHERE x.bank_id = ? AND x.context = a.context "
+        "AND COALESCE(x.occurred_start, x.mentioned_at) > a.at "
+        "AND COALESCE(x.occurred_start, x.mentioned_at) <= a.hi AND {inner}) AS moment FROM a) "
+        "SELECT id FROM (SELECT m.id, s.part, s.side, m.seq, "
+        "ROW_NUMBER() OVER (PARTITION BY s.part, s.side ORDER BY m.seq) AS r FROM s JOIN memory_units m "
+        "ON m.bank_id = ? AND m.context = s.context AND COALESCE(m.occurred_start, m.mentioned_at) = s.moment "
+        "WHERE {where}) WHERE r <= ? ORDER BY part, side, seq"
     ),
     # the lexical index's second field, per bank: every fact's preceding text (after an archive import)
     "link_preceding_bank": _SET_PRECEDING,
