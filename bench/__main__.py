@@ -108,6 +108,11 @@ def _parser() -> argparse.ArgumentParser:
     scale.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000], help="bank sizes (memories)")
     scale.add_argument("--database-url", default=None, help="a postgresql:// URL (default: a temporary SQLite file)")
     scale.add_argument("--json", type=Path, default=None, help="report path (default bench/results/scale-*.json)")
+    scale.add_argument(
+        "--bank", choices=["replicated", "conversations"], default="replicated",
+        help="replicated (the first runs' bank): every copy of a turn in the turn's own session, at its moment; "
+        "conversations: each copy of a conversation is a session of its own, as in a bank of many conversations",
+    )  # fmt: skip
     ops = sub.add_parser("operators", help="document listing, /metrics scrape and webhook dispatch cost by size")
     ops.add_argument("--sizes", nargs="+", type=int, default=[1_000, 10_000], help="document counts")
     ops.add_argument("--operations", type=int, default=10_000, help="operations stored for the scrape")
@@ -250,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from bench import scale
 
-        scale.run(args.sizes, database_url=args.database_url, json_out=args.json)
+        scale.run(args.sizes, database_url=args.database_url, json_out=args.json, bank=args.bank)
     return 0
 
 

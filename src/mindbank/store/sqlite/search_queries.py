@@ -27,8 +27,9 @@ SEARCH_Q: dict[str, str] = {
         f"SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ? AND rank MATCH 'bm25({_WEIGHTS})' "
         "ORDER BY rank LIMIT ?"
     ),
+    # (by rowid: the unary + keeps SQLite from reading the whole bank through a (bank, ...) index instead)
     "keyword_candidates": (
-        "SELECT m.seq, m.id FROM memory_units m WHERE m.seq IN ({marks}) AND m.bank_id = ? AND {where}"
+        "SELECT m.seq, m.id FROM memory_units m WHERE m.seq IN ({marks}) AND +m.bank_id = ? AND {where}"
     ),
     "keyword_search": (
         f"SELECT m.id, {_RANK} AS score FROM memory_fts JOIN memory_units m ON m.seq = memory_fts.rowid "
@@ -70,15 +71,16 @@ SEARCH_Q: dict[str, str] = {
     "link_preceding_bank": _SET_PRECEDING,
     # ... of the listed memories and of the memories said at the next moment after each (after a write)
     # (rows whose value is already right are not written: a write inserted in order changes nothing here)
-    # The rows are found by id: the unary + keeps SQLite off the (bank, context) index, which it would otherwise
-    # walk for the whole bank, making every write cost time in proportion to the bank's size.
+    # The rows are found by id (both the updated rows and the facts just written, f): the unary + keeps SQLite off the
+    # (bank, context) index, which it would otherwise walk for the whole bank, making every write cost time in
+    # proportion to the bank's size.
     "link_preceding": (
         f"UPDATE memory_units SET preceding_text = {_OWN} "
         "WHERE +bank_id = ? AND +context IS NOT NULL AND fact_type <> 'observation' "
         "AND id IN (SELECT value FROM (SELECT id AS value FROM memory_units WHERE id IN ({marks}) "
         "UNION SELECT n.id FROM memory_units f JOIN memory_units n ON n.bank_id = f.bank_id AND n.context = f.context "
         f"AND {_m('n')} = {nearest_moment('y', 'f.bank_id', 'f.context', '> ' + _m('f'))} "
-        f"WHERE f.bank_id = ? AND f.id IN ({{marks}}))) AND preceding_text IS NOT {_OWN}"
+        f"WHERE +f.bank_id = ? AND f.id IN ({{marks}}))) AND preceding_text IS NOT {_OWN}"
     ),
     "scope_watermark": (
         "SELECT m.updated_at FROM memory_units m WHERE m.bank_id = ? AND {where} ORDER BY m.updated_at DESC LIMIT 1"
