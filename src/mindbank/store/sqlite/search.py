@@ -81,6 +81,7 @@ class SearchMixin(SQLiteBase, MemoryReads):
                 rows = conn.execute(
                     Q["keyword_candidates"].format(marks=marks(len(ranked)), where=where), (*score, bank_id, *params)
                 ).fetchall()
+                # stable: equal scores keep the candidates' conversation order (the statement's)
                 kept = sorted(((r[1], score[r[0]]) for r in rows), key=lambda x: -x[1])[:k]
             if len(kept) < k and len(ranked) == over:
                 rows = conn.execute(Q["keyword_search"].format(where=where), (match, bank_id, *params, k)).fetchall()

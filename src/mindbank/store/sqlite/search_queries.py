@@ -27,9 +27,12 @@ SEARCH_Q: dict[str, str] = {
         f"SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ? AND rank MATCH 'bm25({_WEIGHTS})' "
         "ORDER BY rank LIMIT ?"
     ),
-    # (by rowid: the unary + keeps SQLite from reading the whole bank through a (bank, ...) index instead)
+    # (by rowid: the unary + keeps SQLite from reading the whole bank through a (bank, ...) index instead), in
+    # conversation order (context, moment, write order): keyword_search keeps this order among equal BM25 scores, and
+    # it is the order the lookup returned them in while SQLite read them through that index
     "keyword_candidates": (
-        "SELECT m.seq, m.id FROM memory_units m WHERE m.seq IN ({marks}) AND +m.bank_id = ? AND {where}"
+        "SELECT m.seq, m.id FROM memory_units m WHERE m.seq IN ({marks}) AND +m.bank_id = ? AND {where} "
+        "ORDER BY m.context, COALESCE(m.occurred_start, m.mentioned_at), m.seq"
     ),
     "keyword_search": (
         f"SELECT m.id, {_RANK} AS score FROM memory_fts JOIN memory_units m ON m.seq = memory_fts.rowid "
