@@ -1,5 +1,6 @@
 """Command line of the benchmarks: ``python -m bench {locomo-recall,retain,consolidation,refresh-cost,freshness,
-mm-quality,scale,operators,gate-calibration,load,knowledge-base,transfer,recall-latency,parsers,answers} ...``."""
+mm-quality,scale,operators,gate-calibration,load,knowledge-base,transfer,recall-latency,parsers,answers,
+chunk-neighbours} ...``."""
 
 from __future__ import annotations
 
@@ -104,6 +105,17 @@ def _parser() -> argparse.ArgumentParser:
         "--json", type=Path, default=None, help="report path (default bench/results/gate-calibration.json)"
     )
 
+    chunks = sub.add_parser(
+        "chunk-neighbours", help="CPU and wall of include.chunks with and without neighbours, over one conversation"
+    )
+    chunks.add_argument("path", type=Path, metavar="PATH", help="a LoCoMo conversation JSON file")
+    chunks.add_argument(
+        "--database", default=None,
+        help="a SQLite path or postgresql:// URL whose bank is reused (default: a temporary SQLite file)",
+    )  # fmt: skip
+    chunks.add_argument("--questions", type=int, default=60, help="questions recalled (default 60)")
+    chunks.add_argument("--rounds", type=int, default=3, help="passes over the result lists (default 3)")
+    chunks.add_argument("--json", type=Path, default=None, help="report path (default bench/results/)")
     scale = sub.add_parser("scale", help="recall, GET, list and staleness latency as the bank grows")
     scale.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000], help="bank sizes (memories)")
     scale.add_argument("--database-url", default=None, help="a postgresql:// URL (default: a temporary SQLite file)")
@@ -252,6 +264,12 @@ def main(argv: list[str] | None = None) -> int:
         from bench import transfer
 
         transfer.run(args.sizes, database_url=args.database_url, json_out=args.json)
+    elif args.command == "chunk-neighbours":
+        from bench import chunk_neighbours
+
+        chunk_neighbours.run(
+            args.path, database=args.database, questions=args.questions, rounds=args.rounds, json_out=args.json
+        )
     else:
         from bench import scale
 
