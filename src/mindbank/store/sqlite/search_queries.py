@@ -53,7 +53,8 @@ SEARCH_Q: dict[str, str] = {
     # at most the last parameter's number of memories of that context at the nearest visible moment before / after
     # it within the window, in write order (the inner query finds that moment on the (bank, context, moment) index;
     # the pieces of one long turn share it), anchor by anchor, before then after. {where} / {inner}: the filter over
-    # the outer / inner alias
+    # the outer / inner alias. The sides are ranked on the index alone (rowids) and only the rows kept are read for
+    # their ids: a moment of a long turn can hold many more facts than a side keeps
     "memory_neighbours": (
         "WITH a AS (SELECT key AS part, value ->> 0 AS context, value ->> 1 AS at, value ->> 2 AS lo, "
         "value ->> 3 AS hi FROM json_each(?)), "
@@ -65,10 +66,10 @@ SEARCH_Q: dict[str, str] = {
         "FROM memory_units x WHERE x.bank_id = ? AND x.context = a.context "
         "AND COALESCE(x.occurred_start, x.mentioned_at) > a.at "
         "AND COALESCE(x.occurred_start, x.mentioned_at) <= a.hi AND {inner}) AS moment FROM a) "
-        "SELECT id FROM (SELECT m.id, s.part, s.side, m.seq, "
+        "SELECT u.id FROM (SELECT s.part, s.side, m.seq, "
         "ROW_NUMBER() OVER (PARTITION BY s.part, s.side ORDER BY m.seq) AS r FROM s JOIN memory_units m "
         "ON m.bank_id = ? AND m.context = s.context AND COALESCE(m.occurred_start, m.mentioned_at) = s.moment "
-        "WHERE {where}) WHERE r <= ? ORDER BY part, side, seq"
+        "WHERE {where}) AS t JOIN memory_units u ON u.seq = t.seq WHERE t.r <= ? ORDER BY t.part, t.side, t.seq"
     ),
     # the lexical index's second field, per bank: every fact's preceding text (after an archive import)
     "link_preceding_bank": _SET_PRECEDING,
