@@ -1,5 +1,6 @@
 """Command line of the benchmarks: ``python -m bench {locomo-recall,retain,consolidation,refresh-cost,freshness,
-mm-quality,scale,operators,gate-calibration,load,knowledge-base,transfer,recall-latency,parsers,answers} ...``."""
+mm-quality,scale,operators,gate-calibration,load,knowledge-base,transfer,recall-latency,parsers,answers,
+chunk-neighbours} ...``."""
 
 from __future__ import annotations
 
@@ -104,10 +105,26 @@ def _parser() -> argparse.ArgumentParser:
         "--json", type=Path, default=None, help="report path (default bench/results/gate-calibration.json)"
     )
 
+    chunks = sub.add_parser(
+        "chunk-neighbours", help="CPU and wall of include.chunks with and without neighbours, over one conversation"
+    )
+    chunks.add_argument("path", type=Path, metavar="PATH", help="a LoCoMo conversation JSON file")
+    chunks.add_argument(
+        "--database", default=None,
+        help="a SQLite path or postgresql:// URL whose bank is reused (default: a temporary SQLite file)",
+    )  # fmt: skip
+    chunks.add_argument("--questions", type=int, default=60, help="questions recalled (default 60)")
+    chunks.add_argument("--rounds", type=int, default=3, help="passes over the result lists (default 3)")
+    chunks.add_argument("--json", type=Path, default=None, help="report path (default bench/results/)")
     scale = sub.add_parser("scale", help="recall, GET, list and staleness latency as the bank grows")
     scale.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000], help="bank sizes (memories)")
     scale.add_argument("--database-url", default=None, help="a postgresql:// URL (default: a temporary SQLite file)")
     scale.add_argument("--json", type=Path, default=None, help="report path (default bench/results/scale-*.json)")
+    scale.add_argument(
+        "--bank", choices=["replicated", "conversations"], default="replicated",
+        help="replicated (the first runs' bank): every copy of a turn in the turn's own session, at its moment; "
+        "conversations: each copy of a conversation is a session of its own, as in a bank of many conversations",
+    )  # fmt: skip
     ops = sub.add_parser("operators", help="document listing, /metrics scrape and webhook dispatch cost by size")
     ops.add_argument("--sizes", nargs="+", type=int, default=[1_000, 10_000], help="document counts")
     ops.add_argument("--operations", type=int, default=10_000, help="operations stored for the scrape")
@@ -247,10 +264,16 @@ def main(argv: list[str] | None = None) -> int:
         from bench import transfer
 
         transfer.run(args.sizes, database_url=args.database_url, json_out=args.json)
+    elif args.command == "chunk-neighbours":
+        from bench import chunk_neighbours
+
+        chunk_neighbours.run(
+            args.path, database=args.database, questions=args.questions, rounds=args.rounds, json_out=args.json
+        )
     else:
         from bench import scale
 
-        scale.run(args.sizes, database_url=args.database_url, json_out=args.json)
+        scale.run(args.sizes, database_url=args.database_url, json_out=args.json, bank=args.bank)
     return 0
 
 

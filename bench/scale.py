@@ -17,7 +17,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from rich.console import Console
@@ -34,7 +34,20 @@ from mindbank.service.facade import MindBank
 from mindbank.store.base import DocumentWrite
 
 BANK = "scale"
-LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
+
+
+def _locomo_folder() -> Path:
+    """The LoCoMo files: ``shared/data/locomo`` beside the nearest folder above this checkout that has one (a
+    worktree under ``wt/`` sits one level deeper than the main checkout)."""
+    here = Path(__file__).resolve()
+    for parent in here.parents[1:]:
+        folder = parent / "shared" / "data" / "locomo"
+        if folder.is_dir():
+            return folder
+    return here.parents[2] / "shared" / "data" / "locomo"
+
+
+LOCOMO = _locomo_folder()
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -62,8 +75,19 @@ def _corpus(paths: list[Path], embedder: Any) -> tuple[list[RetainItem], np.ndar
     return items, vectors, questions
 
 
-def build_bank(mb: MindBank, items: list[RetainItem], vectors: np.ndarray, size: int, seed: int = 7) -> None:
-    """Write ``size`` memories replicated from ``items`` (perturbed vectors, varied tags) in batches."""
+Bank = Literal["replicated", "conversations"]
+
+
+def build_bank(
+    mb: MindBank, items: list[RetainItem], vectors: np.ndarray, size: int, seed: int = 7, bank: Bank = "replicated"
+) -> None:
+    """Write ``size`` memories replicated from ``items`` (perturbed vectors, varied tags) in batches.
+
+    ``bank`` ``"replicated"`` keeps each copy of a turn in the turn's own context (a LoCoMo session) at its moment,
+    so at 100k memories a moment holds about 25 facts and every fact's preceding text the last
+    ``PRECEDING_PIECES`` (8) of them; ``"conversations"`` gives copy ``v`` of each session a context of its own
+    (``"<context> #v"``), so a moment holds one fact and a preceding text one turn, as in a bank of many
+    conversations. The texts, vectors and tags are the same in both."""
     rng = np.random.default_rng(seed)
     batch: list[DocumentWrite] = []
     now = utcnow()
@@ -73,11 +97,12 @@ def build_bank(mb: MindBank, items: list[RetainItem], vectors: np.ndarray, size:
         vector = vectors[n % len(items)] + rng.normal(0, 0.02, vectors.shape[1]).astype(np.float32)
         vector /= np.linalg.norm(vector)
         text = base.content if variant == 0 else f"{base.content} (v{variant})"
+        context = base.context if variant == 0 or bank == "replicated" else f"{base.context} #{variant}"
         tags = (*base.tags, f"topic:{n % 50}", f"session:{base.metadata.get('session', '0')}")
         doc_id = uuid.uuid4().hex
         chunk = Chunk(id=doc_id, document_id=doc_id, index=0, text=text)
         memory = NewMemory(
-            text=text, fact_type="world", embedding=vector, tags=tags, context=base.context, metadata=base.metadata,
+            text=text, fact_type="world", embedding=vector, tags=tags, context=context, metadata=base.metadata,
             document_id=doc_id, chunk_id=chunk.id, occurred_start=base.timestamp, occurred_end=base.timestamp,
             mentioned_at=base.timestamp or now,
         )  # fmt: skip
@@ -141,9 +166,14 @@ def measure(mb: MindBank, questions: list[str]) -> dict[str, Any]:
 
 
 def run(
-    sizes: list[int], *, database_url: str | None = None, json_out: Path | None = None, console: Console | None = None
+    sizes: list[int],
+    *,
+    database_url: str | None = None,
+    json_out: Path | None = None,
+    console: Console | None = None,
+    bank: Bank = "replicated",
 ) -> dict[str, Any]:
-    """Build a bank of each size and measure; prints a table and writes JSON."""
+    """Build a bank of each size (``bank``: :func:`build_bank`) and measure; prints a table and writes JSON."""
     import tempfile
 
     console = console or Console()
@@ -159,12 +189,12 @@ def run(
                 if database_url:
                     mb.store.delete_bank(BANK)
                 started = time.perf_counter()
-                build_bank(mb, items, vectors, size)
+                build_bank(mb, items, vectors, size, bank=bank)
                 build_s = time.perf_counter() - started
                 rows.append({"memories": size, "build_seconds": round(build_s, 1), **measure(mb, questions)})
             finally:
                 mb.close()
-    table = Table(title=f"scale ({'postgres' if database_url else 'sqlite'})")
+    table = Table(title=f"scale ({'postgres' if database_url else 'sqlite'}, {bank} bank)")
     for key in rows[0]:
         table.add_column(key, justify="right")
     for r in rows:
@@ -173,9 +203,11 @@ def run(
     report = {
         "benchmark": "scale",
         "backend": "postgres" if database_url else "sqlite",
+        "bank": bank,
         "command": "python -m bench scale --sizes "
         + " ".join(map(str, sizes))
-        + (" --database-url URL" if database_url else ""),
+        + (" --database-url URL" if database_url else "")
+        + (f" --bank {bank}" if bank != "replicated" else ""),
         "machine": machine_info(),
         "rows": rows,
     }

@@ -12,6 +12,7 @@ import numpy.typing as npt
 from mindbank.domain.records import Chunk, NewMemory, RetainItem
 from mindbank.engine.recall import FusionParams, RecallRequest, recall
 from mindbank.store.base import DocumentWrite, MemoryFilter, Store
+from mindbank.store.shared import NEIGHBOURS_PER_SIDE
 
 T0 = datetime(2024, 6, 1, 12, tzinfo=UTC)
 AXIS = np.array([1, 0, 0, 0], np.float32)
@@ -68,6 +69,30 @@ def test_memory_neighbours_returns_the_nearest_moment_on_each_side(store: Store)
     assert store.memory_neighbours("b", [], 3600.0, MemoryFilter()) == []
     last = store.memory_neighbours("b", [("chat 1", T0 + timedelta(hours=3))], 3600.0, MemoryFilter())
     assert last == []  # nothing said within the hour on either side
+
+
+def test_many_anchors_in_one_call_read_as_each_anchor_alone(store: Store) -> None:
+    s = timedelta(seconds=1)
+    writes = [turn(f"chat {c} turn {t}", T0 + t * s, context=f"chat {c}", tags=("private",) if t == 3 else ())
+              for c in range(3) for t in range(6)]  # fmt: skip
+    store.write_documents("b", writes)
+    anchors = [(f"chat {c}", T0 + t * s) for c in range(3) for t in range(6)]
+    for flt in (MemoryFilter(), MemoryFilter(tags_match="exact")):
+        alone: list[str] = []
+        for anchor in anchors:
+            alone += [m.id for m in store.memory_neighbours("b", [anchor], 3600.0, flt) if m.id not in alone]
+        together = [m.id for m in store.memory_neighbours("b", anchors, 3600.0, flt)]
+        assert together == alone  # anchor by anchor, before then after, each memory once
+    assert len(alone) == 3 * 5  # (filtered) every turn but the private ones, which the filter hides
+
+
+def test_a_side_reads_at_most_its_cap_of_the_pieces_of_one_moment(store: Store) -> None:
+    pieces = NEIGHBOURS_PER_SIDE + 4
+    ids = store.write_documents("b", [turn("long turn", T0, pieces=pieces), turn("reply", T0 + timedelta(seconds=1))])
+    found = [
+        m.id for m in store.memory_neighbours("b", [("chat 1", T0 + timedelta(seconds=1))], 3600.0, MemoryFilter())
+    ]
+    assert len(found) == NEIGHBOURS_PER_SIDE and set(found) <= set(ids[0])
 
 
 class _AxisEmbedder:

@@ -136,3 +136,16 @@ def test_a_restated_observation_carries_its_history_on(store: Store) -> None:
         ("A1", (facts[0], facts[1])), ("A", (facts[0], facts[1])),
     ]  # fmt: skip
     assert store.observation_history("b", a) == []
+
+
+def test_delete_memory_is_a_write_that_leaves_every_index(store: Store) -> None:
+    kept, gone = (i for (i,) in store.write_documents("b", [doc("kept", vector=vec(0, 1, 0, 0)), doc("gone")]))
+    stamp = store.bank_last_memory_write_at("b")
+    assert store.delete_memory("nobody", gone) is False and store.delete_memory("b", "nope") is False
+    assert store.bank_last_memory_write_at("b") == stamp  # nothing deleted, no write
+    assert store.delete_memory("b", gone) is True
+    assert store.bank_last_memory_write_at("b") > stamp  # type: ignore[operator]
+    assert store.get_memories("b", [kept, gone]) == store.get_memories("b", [kept])
+    assert [i for i, _ in store.vector_search("b", vec(1, 0, 0, 0), 5, MemoryFilter())] == [kept]
+    assert store.keyword_search("b", ["gone"], 5, MemoryFilter()) == []
+    assert store.delete_memory("b", gone) is False

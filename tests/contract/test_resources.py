@@ -10,10 +10,10 @@ from datetime import timedelta
 
 from test_store import doc, op, vec
 
-from mindbank.domain.records import LLMRequestRecord
+from mindbank.domain.records import Chunk, LLMRequestRecord, RetainItem
 from mindbank.domain.resources import Directive, Webhook, WebhookDelivery, WorkerHeartbeat
 from mindbank.domain.timeutil import utcnow
-from mindbank.store.base import MemoryFilter, Store
+from mindbank.store.base import DocumentWrite, MemoryFilter, Store
 
 
 def test_documents_list_filter_page_and_search(store: Store) -> None:
@@ -73,6 +73,25 @@ def test_document_get_chunks_and_history(store: Store) -> None:
     store.delete_memory("b", memory_id)
     kinds = [(e.kind, e.fact_id) for e in store.list_document_events("b", "d1", limit=2, offset=0)[0]]
     assert kinds == [("fact_deleted", memory_id), ("fact_edited", memory_id)]
+
+
+def _document(document_id: str, texts: list[str]) -> DocumentWrite:
+    """A document of one chunk per text (index 0, 1, ...) and no facts."""
+    chunks = [Chunk(id=uuid.uuid4().hex, document_id=document_id, index=i, text=t) for i, t in enumerate(texts)]
+    item = RetainItem(content="\n".join(texts), document_id=document_id)
+    return DocumentWrite(item=item, document_id=document_id, chunks=chunks, memories=[])
+
+
+def test_chunks_at_reads_many_positions_in_one_call(store: Store) -> None:
+    store.write_documents("b", [_document("d1", ["a0", "a1", "a2"]), _document("d2", ["b0", "b1"])])
+    store.write_documents("other", [_document("d1", ["x0", "x1", "x2"])])
+    places = [("d1", 0), ("d1", 2), ("d2", 1), ("d2", 5), ("nope", 0)]  # two positions hold no chunk
+    found = store.chunks_at("b", places)
+    assert sorted((c.document_id, c.index, c.text) for c in found) == [("d1", 0, "a0"), ("d1", 2, "a2"),
+                                                                      ("d2", 1, "b1")]  # fmt: skip
+    listed = {c.id: c for c in store.list_chunks("b", "d1", limit=10, offset=0)[0]}
+    assert all(listed[c.id] == c for c in found if c.document_id == "d1")  # the same records list_chunks reads
+    assert store.chunks_at("b", []) == [] and store.chunks_at("nobody", places) == []
 
 
 def test_delete_document_removes_its_memories_as_a_write(store: Store) -> None:

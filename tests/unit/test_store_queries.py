@@ -50,10 +50,6 @@ SQLITE_ONLY = {
     # a bank snapshot is an explicit read transaction (PostgreSQL: conn.transaction() and set_snapshot)
     "begin_snapshot",
     "end_snapshot",
-    # recall's neighbour expansion: one UNION ALL part per anchor and side, cheap to plan in process (PostgreSQL:
-    # one memory_neighbours statement over arrays, planned once whatever the number of anchors)
-    "neighbours_before",
-    "neighbours_after",
 }
 
 # statements only the PostgreSQL store runs, and why SQLite has no counterpart
@@ -73,8 +69,6 @@ POSTGRES_ONLY = {
     "memory_vectors",
     # the snapshot transaction's isolation (SQLite: a WAL read transaction is a snapshot already)
     "set_snapshot",
-    # recall's neighbour expansion as one LATERAL statement over arrays (SQLite: neighbours_before/_after parts)
-    "memory_neighbours",
 }
 
 # format slots only SQLite statements take: {marks} is the ``?,?,…`` of an IN list where PostgreSQL binds one array,

@@ -25,6 +25,7 @@ from mindbank.engine.neighbours import NEIGHBOUR_WINDOW_S
 from mindbank.store.base import Store
 
 Side = Literal["before", "after"]
+SIDES: tuple[Side, Side] = ("before", "after")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,28 +81,31 @@ def neighbour_chunks(
 ) -> list[NeighbourChunk]:
     """The chunks before and after each hit's chunk, in hit order (before, then after); each chunk once, and never
     a chunk some hit came from. ``sources``: the hits' chunks (``Store.memory_sources``). Hits without a chunk
-    (observations) have none. One page of chunks per result chunk, one neighbour lookup for the sides the
-    documents left over and one read of those memories' chunks."""
+    (observations) have none. Three store reads whatever the number of hits: the documents' adjacent chunks
+    (:meth:`Store.chunks_at`), one neighbour lookup for the sides the documents left over
+    (:meth:`Store.memory_neighbours`) and one read of those memories' chunks."""
     own = {s.memory_id: s for s in sources if s.chunk_id is not None}
     taken = {s.chunk_id for s in own.values()}
-    found: dict[tuple[str, Side], NeighbourChunk] = {}  # (result chunk id, side) -> neighbour
-    pending: list[tuple[ScoredMemory, str, Side]] = []  # sides the document did not fill
-    seen: set[str] = set()  # result chunks already looked at (several facts of one turn)
+    anchors: dict[str, tuple[ScoredMemory, MemorySource]] = {}  # result chunk id -> its first hit and source
     for hit in hits:
         source = own.get(hit.memory.id)
-        if source is None or source.chunk_id is None or source.chunk_id in seen:
-            continue
-        seen.add(source.chunk_id)
-        for side, chunk in _document_sides(store, bank_id, source).items():
+        if source is not None and source.chunk_id is not None and source.chunk_id not in anchors:
+            anchors[source.chunk_id] = (hit, source)  # several facts of one turn: the chunk is looked at once
+    beside = _document_sides(store, bank_id, [source for _, source in anchors.values()])
+    found: dict[tuple[str, Side], NeighbourChunk] = {}  # (result chunk id, side) -> neighbour
+    pending: list[tuple[ScoredMemory, str, Side]] = []  # sides the document did not fill
+    for chunk_id, (hit, _) in anchors.items():
+        for side in SIDES:
+            chunk = beside.get((chunk_id, side))
             if chunk is None:
-                pending.append((hit, source.chunk_id, side))
+                pending.append((hit, chunk_id, side))
             else:
-                found[(source.chunk_id, side)] = chunk
+                found[(chunk_id, side)] = chunk
     found.update(_session_sides(store, bank_id, pending, flt, window_s))
     out: list[NeighbourChunk] = []
     for hit in hits:
         source = own.get(hit.memory.id)
-        for side in ("before", "after"):
+        for side in SIDES:
             chunk = None if source is None or source.chunk_id is None else found.get((source.chunk_id, side))
             if chunk is not None and chunk.chunk_id not in taken:
                 taken.add(chunk.chunk_id)
@@ -109,18 +113,25 @@ def neighbour_chunks(
     return out
 
 
-def _document_sides(store: Store, bank_id: str, source: MemorySource) -> dict[Side, NeighbourChunk | None]:
-    """Chunks ``index - 1`` and ``index + 1`` of the source's document (None where the document has none)."""
-    index = source.chunk_index or 0
-    sides: dict[Side, NeighbourChunk | None] = {"before": None, "after": None}
-    if source.document_id is None or source.chunk_id is None:
-        return sides
-    page, _ = store.list_chunks(bank_id, source.document_id, limit=3 if index else 2, offset=max(index - 1, 0))
-    for chunk in page:
-        side: Side | None = "before" if chunk.index == index - 1 else "after" if chunk.index == index + 1 else None
-        if side is not None:
-            sides[side] = NeighbourChunk(source.chunk_id, side, chunk.id, chunk.text, chunk.index)
-    return sides
+def _document_sides(
+    store: Store, bank_id: str, sources: Sequence[MemorySource]
+) -> dict[tuple[str, Side], NeighbourChunk]:
+    """For each source's chunk ``i``: chunks ``i - 1`` (``before``) and ``i + 1`` (``after``) of its document, keyed
+    by (the source's chunk id, side); sides the document has no chunk on are left out. One store read for all
+    (:meth:`Store.chunks_at`)."""
+    wanted: dict[tuple[str, int], list[tuple[str, Side]]] = {}  # (document, index) -> the sides it would fill
+    for source in sources:
+        if source.document_id is None or source.chunk_id is None:
+            continue
+        index = source.chunk_index or 0
+        if index > 0:
+            wanted.setdefault((source.document_id, index - 1), []).append((source.chunk_id, "before"))
+        wanted.setdefault((source.document_id, index + 1), []).append((source.chunk_id, "after"))
+    out: dict[tuple[str, Side], NeighbourChunk] = {}
+    for chunk in store.chunks_at(bank_id, list(wanted)):
+        for of_chunk, side in wanted.get((chunk.document_id, chunk.index), ()):
+            out[(of_chunk, side)] = NeighbourChunk(of_chunk, side, chunk.id, chunk.text, chunk.index)
+    return out
 
 
 def _session_sides(

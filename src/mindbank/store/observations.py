@@ -1,7 +1,6 @@
 """The observation statements both backends run alike: the state a consolidation write keeps of each observation it
 changes (``ObservationQueries._snapshot_observations``, mixed into each backend's consolidation write), an
-observation's history, the bank's observation scopes and the bulk delete statements. Locking and SQLite's in-process
-vector index differ per backend: each backend's ``observations.py``."""
+observation's history and the bank's observation scopes. The deletes are :mod:`mindbank.store.memory_deletes`."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ from mindbank.store.shared import SharedQueries
 
 class ObservationQueries(SharedQueries):
     """The observation statements both backends run alike: the history a consolidation write keeps (mixed into
-    each backend's consolidation write), the history and scope reads, and the bulk delete statements."""
+    each backend's consolidation write) and the history and scope reads."""
 
     def _snapshot_observations(self, conn: Any, bank_id: str, stamp: Any, ids: Sequence[str]) -> None:
         """Inside a consolidation write, before it changes them: record each observation's current text and sources
@@ -42,15 +41,6 @@ class ObservationQueries(SharedQueries):
             self._q["observation_history"], (bank_id, observation_id),
             lambda r: self._columns.record(ObservationChange, r),
         )  # fmt: skip
-
-    def _delete_memories(self, conn: Any, bank_id: str, fact_type: str | None) -> int:
-        """Inside a write transaction: delete the bank's memories of ``fact_type`` (None: every memory, and the
-        documents they came from); how many memories went."""
-        if fact_type is None:
-            count = int(conn.execute(self._q["clear_memories"], (bank_id,)).rowcount)
-            conn.execute(self._q["clear_documents"], (bank_id,))
-            return count
-        return int(conn.execute(self._q["clear_memories_of_type"], (bank_id, fact_type)).rowcount)
 
     def derived_observations(self, bank_id: str, memory_id: str) -> list[MemoryUnit]:
         """The observations built from ``memory_id`` (those listing it among their sources), oldest first."""

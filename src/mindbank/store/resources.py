@@ -10,6 +10,7 @@ SQLite's in-process vector index), the schema version a backend ships — is the
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -116,6 +117,16 @@ class ResourceQueries(SharedQueries):
             total = conn.execute(self._q["count_chunks"], (bank_id, document_id)).fetchone()["n"]
             rows = conn.execute(self._q["list_chunks"], (bank_id, document_id, limit, offset)).fetchall()
         return [self._chunk_row(r) for r in rows], int(total)
+
+    def chunks_at(self, bank_id: str, places: Sequence[tuple[str, int]]) -> list[ChunkRecord]:
+        """The chunks of the bank at the ``(document id, chunk index)`` positions in ``places`` (positions without a
+        chunk left out), in no particular order: one statement for all of them (recall's neighbouring chunks)."""
+        if not places:
+            return []
+        bound = json.dumps([[document_id, int(index)] for document_id, index in places])
+        with self._read() as conn:
+            rows = conn.execute(self._q["chunks_at"], (bank_id, bound)).fetchall()
+        return [self._chunk_row(r) for r in rows]
 
     def get_chunk(self, chunk_id: str) -> ChunkRecord | None:
         """One chunk by its (globally unique) id, or None."""

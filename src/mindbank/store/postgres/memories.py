@@ -17,7 +17,6 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from mindbank.domain.records import NewMemory
-from mindbank.domain.timeutil import utcnow
 from mindbank.store.base import DocumentWrite, MemoryFilter
 from mindbank.store.observations import ObservationQueries, changed_observations
 from mindbank.store.postgres.connection import PostgresBase
@@ -220,17 +219,6 @@ class MemoriesMixin(PostgresBase, RetentionQueries, WriteModelCheck, Observation
             if consolidated_ids:
                 cur.execute(Q["mark_consolidated"], (bank_id, list(consolidated_ids)))
         return ids
-
-    def delete_memory(self, bank_id: str, memory_id: str) -> bool:
-        """Delete one memory from every index; a deletion is a memory write (it advances the bank's stamp)."""
-        with self._tx() as conn:
-            if conn.execute(Q["lock_bank"], (bank_id,)).fetchone() is None:
-                return False
-            self._record_fact_event(conn, bank_id, memory_id, "fact_deleted", utcnow())
-            if conn.execute(Q["delete_memory"], (bank_id, memory_id)).rowcount == 0:
-                return False  # no such memory: the event statement found none either
-            self._stamp_memory_write(conn, bank_id)
-        return True
 
     def update_memory(
         self,

@@ -1,44 +1,21 @@
-"""Observation deletes and a bank's memory clear on PostgreSQL (memory writes: stamped under the bank lock); the
-reads are :class:`~mindbank.store.observations.ObservationQueries`."""
+"""Memory deletes on PostgreSQL: the methods are :mod:`mindbank.store.memory_deletes` (both backends run them alike);
+PostgreSQL takes the bank's row lock first, the lock every memory writer takes, so deletes are stamped in order. The
+observation reads are :class:`~mindbank.store.observations.ObservationQueries`."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from mindbank.store.memory_deletes import MemoryDeletes
 from mindbank.store.observations import ObservationQueries
 from mindbank.store.postgres.connection import PostgresBase
 from mindbank.store.postgres.queries import Q
 
 
-class ObservationsMixin(PostgresBase, ObservationQueries):
-    """``delete_observations`` (all of a bank's, or those drawn from one memory) and ``clear_memories``."""
+class ObservationsMixin(PostgresBase, MemoryDeletes, ObservationQueries):
+    """``delete_memory``, ``delete_observations`` (all of a bank's, or those drawn from one memory) and
+    ``clear_memories``, with PostgreSQL's bank lock."""
 
-    def delete_observations(self, bank_id: str, *, derived_from: str | None = None) -> int:
-        """Delete every observation of the bank, or (``derived_from``) those built from that memory, and send their
-        source facts back to consolidation (with ``derived_from``, that memory too, even when nothing was built from
-        it). A memory write when anything went: models citing a deleted observation go stale. Returns how many
-        observations were deleted (0 for an unknown bank)."""
-        with self._tx() as conn:
-            if conn.execute(Q["lock_bank"], (bank_id,)).fetchone() is None:
-                return 0
-            if derived_from is None:
-                removed = conn.execute(Q["delete_all_observations"], (bank_id,)).fetchall()
-                if removed:
-                    conn.execute(Q["unconsolidate_all_facts"], (bank_id,))
-            else:
-                conn.execute(Q["unconsolidate_derived_sources"], (bank_id, derived_from, bank_id, derived_from))
-                removed = conn.execute(Q["delete_derived_observations"], (bank_id, derived_from)).fetchall()
-            if removed:
-                self._stamp_memory_write(conn, bank_id)
-        return len(removed)
-
-    def clear_memories(self, bank_id: str, fact_type: str | None = None) -> int:
-        """Delete the bank's memories of ``fact_type`` (None: every memory, and the documents they came from, with
-        their chunks and history). Observations built from deleted facts keep them as sources until consolidation
-        detaches them. A memory write when anything went. Returns how many memories were deleted (0 for an unknown
-        bank)."""
-        with self._tx() as conn:
-            if conn.execute(Q["lock_bank"], (bank_id,)).fetchone() is None:
-                return 0
-            count = self._delete_memories(conn, bank_id, fact_type)
-            if count:
-                self._stamp_memory_write(conn, bank_id)
-        return count
+    def _lock_for_delete(self, conn: Any, bank_id: str) -> bool:
+        """The bank's row lock (held until the transaction ends); False when the bank has no row."""
+        return conn.execute(Q["lock_bank"], (bank_id,)).fetchone() is not None

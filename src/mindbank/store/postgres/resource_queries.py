@@ -47,6 +47,11 @@ RESOURCE_Q: dict[str, str] = {
         "SELECT fact_type, COUNT(*) AS n FROM memory_units WHERE bank_id = %s AND document_id = %s GROUP BY fact_type"
     ),
     "list_chunks": _CHUNK + "WHERE c.bank_id = %s AND c.document_id = %s ORDER BY c.chunk_index LIMIT %s OFFSET %s",
+    # the chunks at many (document, index) positions at once, bound as one JSON array of pairs
+    "chunks_at": (
+        _CHUNK + "WHERE c.bank_id = %s AND (c.document_id, c.chunk_index) IN "
+        "(SELECT e ->> 0, (e ->> 1)::int FROM jsonb_array_elements(%s::jsonb) AS e)"
+    ),
     "count_chunks": "SELECT COUNT(*) AS n FROM chunks WHERE bank_id = %s AND document_id = %s",
     "get_chunk": _CHUNK + "WHERE c.id = %s",
     "lock_document": "SELECT 1 FROM documents WHERE bank_id = %s AND id = %s FOR UPDATE",

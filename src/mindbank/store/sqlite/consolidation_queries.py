@@ -36,7 +36,7 @@ CONSOLIDATION_Q: dict[str, str] = {
     "update_observation": (
         "UPDATE memory_units SET source_memory_ids = ?, proof_count = ?, updated_at = ?, mention_count = ?, "
         "last_mentioned_at = (SELECT MAX(COALESCE(s.mentioned_at, s.occurred_start)) FROM memory_units s "
-        "WHERE s.bank_id = ? AND s.id IN (SELECT value FROM json_each(?))) WHERE bank_id = ? AND id = ?"
+        "WHERE +s.bank_id = ? AND s.id IN (SELECT value FROM json_each(?))) WHERE bank_id = ? AND id = ?"
     ),
     # RETURNING tags: the rewritten row's tags, for its new vector-index entry
     "rewrite_observation": (
@@ -46,5 +46,6 @@ CONSOLIDATION_Q: dict[str, str] = {
     # one id per execution (PostgreSQL binds them all as one array)
     "delete_observations": "DELETE FROM memory_units WHERE bank_id = ? AND id = ? AND fact_type = 'observation'",
     # bookkeeping, not a memory write: no stamp, updated_at untouched
-    "mark_consolidated": "UPDATE memory_units SET consolidated_at = ? WHERE bank_id = ? AND id IN ({marks})",
+    # (+bank_id, here and in update_observation: the rows are found by id, not by walking the bank's index)
+    "mark_consolidated": "UPDATE memory_units SET consolidated_at = ? WHERE +bank_id = ? AND id IN ({marks})",
 }

@@ -240,17 +240,6 @@ class MemoriesMixin(SearchMixin, RetentionQueries, WriteModelCheck, ObservationQ
                         self._indexes.pop(bank_id, None)
         return ids
 
-    def delete_memory(self, bank_id: str, memory_id: str) -> bool:
-        """Delete one memory from every index; a deletion is a memory write (it advances the bank's stamp)."""
-        with self._tx() as conn:
-            self._record_fact_event(conn, bank_id, memory_id, "fact_deleted", to_iso(utcnow()))
-            cur = conn.execute(Q["delete_memory"], (bank_id, memory_id))
-            if cur.rowcount == 0:
-                return False  # no such memory: the event statement found none either
-            _, version = self._stamp_memory_write(conn, bank_id)
-            self._advance_index(bank_id, version, [], [memory_id])
-        return True
-
     def update_memory(
         self,
         bank_id: str,

@@ -93,17 +93,19 @@ MEMORY_Q: dict[str, str] = {
         "WHERE t.bank_id = ?{where} GROUP BY j.value ORDER BY n DESC, tag LIMIT ? OFFSET ?"
     ),
     "count_tags": "SELECT COUNT(DISTINCT j.value) AS n FROM {table} t, json_each(t.tags) j WHERE t.bank_id = ?{where}",
+    # lookups by a list of ids: the unary + keeps SQLite off the (bank, ...) indexes, which without table statistics
+    # it prefers to the id index once the list is long, reading the whole bank to keep a hundred rows
     "memory_sources": (
         "SELECT m.id, m.document_id, m.chunk_id, c.text AS chunk_text, c.chunk_index, d.original_text "
         "FROM memory_units m "
         "LEFT JOIN documents d ON d.bank_id = m.bank_id AND d.id = m.document_id "
         "LEFT JOIN chunks c ON c.id = m.chunk_id AND c.bank_id = m.bank_id "
-        "WHERE m.bank_id = ? AND m.id IN ({marks})"
+        "WHERE +m.bank_id = ? AND m.id IN ({marks})"
     ),
     "memory_chunk_sources": (
         "SELECT m.id, m.document_id, m.chunk_id, c.text AS chunk_text, c.chunk_index, NULL AS original_text "
         "FROM memory_units m "
         "LEFT JOIN chunks c ON c.id = m.chunk_id AND c.bank_id = m.bank_id "
-        "WHERE m.bank_id = ? AND m.id IN ({marks})"
+        "WHERE +m.bank_id = ? AND m.id IN ({marks})"
     ),
 }

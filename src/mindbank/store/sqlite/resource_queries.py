@@ -9,6 +9,13 @@ Slots filled in code with fixed fragments only: ``{where}`` (a compiled filter, 
 
 from __future__ import annotations
 
+# a chunk with its age: as old as the facts drawn from it; one that yielded none is as old as its document
+_CHUNK = (
+    "SELECT c.id, c.bank_id, c.document_id, c.chunk_index, c.text, COALESCE((SELECT MIN(m.created_at) "
+    "FROM memory_units m WHERE m.bank_id = c.bank_id AND m.document_id = c.document_id AND m.chunk_id = c.id), "
+    "d.created_at) AS created_at FROM chunks c JOIN documents d ON d.bank_id = c.bank_id AND d.id = c.document_id "
+)
+
 # every filter of the LLM request log is optional: a NULL parameter switches its condition off. The reference's
 # "operation" of a traced call: reflect (a reflect request's id), retain, consolidation, else a mental-model refresh
 _OPERATION = (
@@ -39,20 +46,14 @@ RESOURCE_Q: dict[str, str] = {
     "document_memories_by_type": (
         "SELECT fact_type, COUNT(*) AS n FROM memory_units WHERE bank_id = ? AND document_id = ? GROUP BY fact_type"
     ),
-    # a chunk is as old as the facts drawn from it; one that yielded none is as old as its document
-    "list_chunks": (
-        "SELECT c.id, c.bank_id, c.document_id, c.chunk_index, c.text, COALESCE((SELECT MIN(m.created_at) "
-        "FROM memory_units m WHERE m.bank_id = c.bank_id AND m.document_id = c.document_id AND m.chunk_id = c.id), "
-        "d.created_at) AS created_at FROM chunks c JOIN documents d ON d.bank_id = c.bank_id AND d.id = c.document_id "
-        "WHERE c.bank_id = ? AND c.document_id = ? ORDER BY c.chunk_index LIMIT ? OFFSET ?"
+    "list_chunks": _CHUNK + "WHERE c.bank_id = ? AND c.document_id = ? ORDER BY c.chunk_index LIMIT ? OFFSET ?",
+    # the chunks at many (document, index) positions at once, bound as one JSON array of pairs
+    "chunks_at": (
+        _CHUNK + "WHERE c.bank_id = ? AND (c.document_id, c.chunk_index) IN "
+        "(SELECT value ->> 0, value ->> 1 FROM json_each(?))"
     ),
     "count_chunks": "SELECT COUNT(*) AS n FROM chunks WHERE bank_id = ? AND document_id = ?",
-    "get_chunk": (
-        "SELECT c.id, c.bank_id, c.document_id, c.chunk_index, c.text, COALESCE((SELECT MIN(m.created_at) "
-        "FROM memory_units m WHERE m.bank_id = c.bank_id AND m.document_id = c.document_id AND m.chunk_id = c.id), "
-        "d.created_at) AS created_at FROM chunks c JOIN documents d ON d.bank_id = c.bank_id AND d.id = c.document_id "
-        "WHERE c.id = ?"
-    ),
+    "get_chunk": _CHUNK + "WHERE c.id = ?",
     "lock_document": "SELECT 1 FROM documents WHERE bank_id = ? AND id = ?",
     "delete_document_row": "DELETE FROM documents WHERE bank_id = ? AND id = ?",
     "retag_document": "UPDATE documents SET tags = ?, updated_at = ? WHERE bank_id = ? AND id = ?",

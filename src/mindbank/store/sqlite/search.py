@@ -6,7 +6,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +20,7 @@ from mindbank.store.sqlite.queries import (
     fts_match,
     marks,
 )
+from mindbank.store.sqlite.rows import to_json
 
 COMMON_TERM_SHARE = 0.05
 
@@ -81,6 +81,7 @@ class SearchMixin(SQLiteBase, MemoryReads):
                 rows = conn.execute(
                     Q["keyword_candidates"].format(marks=marks(len(ranked)), where=where), (*score, bank_id, *params)
                 ).fetchall()
+                # stable: equal scores keep the candidates' conversation order (the statement's)
                 kept = sorted(((r[1], score[r[0]]) for r in rows), key=lambda x: -x[1])[:k]
             if len(kept) < k and len(ranked) == over:
                 rows = conn.execute(Q["keyword_search"].format(where=where), (match, bank_id, *params, k)).fetchall()
@@ -90,14 +91,11 @@ class SearchMixin(SQLiteBase, MemoryReads):
     def _neighbour_rows(
         self, bank_id: str, anchors: Anchors, window: timedelta, outer: FilterSQL, inner: FilterSQL
     ) -> list[Row]:
-        """One ``UNION ALL`` part per anchor and side (planning is cheap in process)."""
-        parts: list[str] = []
-        bound: list[Any] = []
-        for context, moment in anchors:
-            at = self._columns.time(moment)
-            for side, edge in ((Q["neighbours_before"], moment - window), (Q["neighbours_after"], moment + window)):
-                parts.append(side.format(where=outer[0], inner=inner[0], n=len(parts)))
-                bound.extend((bank_id, context, bank_id, context, at, self._columns.time(edge), *inner[1]))
-                bound.extend((*outer[1], NEIGHBOURS_PER_SIDE))
+        """One statement over the anchors bound as a JSON array (``json_each``): the same text, so one prepared
+        plan, whatever their number."""
+        time = self._columns.time
+        bound = to_json([[context, time(at), time(at - window), time(at + window)] for context, at in anchors])
+        statement = Q["memory_neighbours"].format(where=outer[0], inner=inner[0])
+        params = (bound, bank_id, *inner[1], bank_id, *inner[1], bank_id, *outer[1], NEIGHBOURS_PER_SIDE)
         with self._read() as conn:
-            return list(conn.execute(" UNION ALL ".join(parts), tuple(bound)).fetchall())
+            return list(conn.execute(statement, params).fetchall())
