@@ -45,6 +45,7 @@ from mindbank.domain.records import MentalModel, ScoredMemory
 from mindbank.domain.scope import MemoryFilter, admits, model_scope
 from mindbank.domain.timeutil import utcnow
 from mindbank.engine.refresh import curation
+from mindbank.engine.refresh.dropped import dropped_citations
 from mindbank.engine.refresh.guards import blocks_left, carried_facts, is_refusal, trim_to_budget
 from mindbank.engine.refresh.inputs import synthesis_inputs
 from mindbank.engine.refresh.mode import choose_mode
@@ -69,7 +70,7 @@ from mindbank.engine.synthesis.port import ScopeRead, Synthesis, SynthesisError,
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.store.base import SpendRecord, Store
 
-LEFT_OUT_MAX = 64  # new facts left out, with their reasons, that the trace and the dry run list at most
+LEFT_OUT_MAX = 64  # facts left out (new, or dropped from the document), with reasons, the trace lists at most
 
 
 class RefreshRunner:
@@ -302,6 +303,16 @@ class RefreshRunner:
         if plan.effective_mode == "delta":
             plan.left_out = self._with_earlier_reasons(plan)
 
+    def _record_dropped(self, plan: RefreshPlan, dropped: dict[str, str]) -> None:
+        """The memories a delta took out of the document (``dropped.py``: evicted, trimmed or removed while still
+        in scope) lead ``plan.left_out``, each ``{id, text, reason}``; at most :data:`LEFT_OUT_MAX` entries."""
+        if not dropped:
+            return
+        texts = {m.id: m.text for m in self.store.get_memories(plan.model.bank_id, list(dropped))}
+        entries = [{"id": i, "text": texts[i], "reason": r} for i, r in dropped.items() if i in texts]
+        rest = [e for e in plan.left_out if e["id"] not in dropped]
+        plan.left_out = [*entries, *rest][:LEFT_OUT_MAX]
+
     def _with_earlier_reasons(self, plan: RefreshPlan) -> list[dict[str, Any]]:
         """``plan.left_out`` followed by what the model's previous trace left out and this delta did not read again:
         a delta reads only what is new since the watermark, so a fact an earlier refresh left out is still out, for
@@ -461,6 +472,8 @@ class RefreshRunner:
             plan.retraction["applied"] = True
         plan.document = self._cap(plan, result.document)
         plan.content = render_markdown(plan.document)
+        self._record_dropped(plan, dropped_citations(base, result.document, plan.document, synthesis.left_out,
+                                                     plan.trimmed))  # fmt: skip
         by_id = {h.memory.id: h for h in hits}
         previous = [e for e in flat_based_on(model.reflect_response and model.reflect_response.get("based_on"))
                     if e["id"] not in missing]  # fmt: skip

@@ -20,7 +20,8 @@ A delta refresh never rewrites what it does not have to:
 * over ``max_tokens`` or :data:`compose.MAX_BLOCKS` blocks, the least worthy blocks — old or new — go (worth =
   salience + relevance + mentions: ``blocks.Unit.worth``), never simply the oldest; a new fact less worthy than
   everything already there is not added at all, and a section left without blocks goes with its last block (a new
-  section left with one block gives it to "Other notes": its heading rested on two facts).
+  section left with one block gives it to "Other notes": its heading rested on two facts). A fact an evicted old
+  block cited that no block left cites is reported left out, with the reason, like a new fact not added.
 
 Sections and blocks no operation names stay byte-identical. Without the scope read (a caller with no vectors) the
 editor still appends and evicts, placing new blocks by the words they share with each section, but cannot
@@ -189,7 +190,8 @@ def plan_delta_operations(
     used)``. ``read``: the vectors of the new and cited facts, the cited memories and every fact's recall score
     (``ScopeRead``); with scores and a narrow ``source_query`` a new fact needs the delta relevance floor
     (``answer.DELTA_FLOOR``, after the shared-subject lift from the facts the document cites). ``left_out`` (filled
-    when given): memory id -> why a new fact is not quoted."""
+    when given): memory id -> why a new fact is not quoted, and why a fact the document cited is no longer quoted
+    (its block was evicted and no block left cites it: ``eviction.evicted_reason``)."""
     read = read or ScopeRead()
     cited = set(document.memory_ids())
     operations, used = requote_edited(document, [h for h in facts if h.memory.id in cited], read)
@@ -232,6 +234,8 @@ def plan_delta_operations(
             i = hit.memory.id
             if i not in quoted:
                 left_out[i] = reasons.get(i) or edit.reasons.get(i) or (NOT_TAKEN if i in quotable else NOT_QUOTABLE)
+        # an old block evicted to make room takes with it the facts no other block cites: they are left out too
+        left_out.update((i, r) for i, r in edit.evicted.items() if i not in left_out)
     return _operations(document, placed, edit, operations), [*requoted_only, *edit.used]
 
 
