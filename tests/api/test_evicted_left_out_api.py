@@ -87,6 +87,7 @@ def test_a_delta_lists_the_facts_it_evicted_with_the_reason(served: Callable[...
     for left_out, preview in ((dry["left_out"], dry["preview_content"]), (trace["left_out"], after["content"])):
         reasons = {e["id"]: e["reason"] for e in left_out}
         assert gone <= set(reasons), left_out
+        assert {e["id"] for e in left_out[: len(gone)]} == gone  # what the document lost comes first
         for memory_id in gone:
             assert reasons[memory_id].startswith("evicted: over max_tokens, less relevant to the question"), left_out
             assert f"[mem:{memory_id}]" not in preview

@@ -289,13 +289,15 @@ class RefreshRunner:
         plan.tool_calls.extend(synthesis.tool_calls)
         known = {h.memory.id for h in plan.retrieved}
         plan.retrieved = [*plan.retrieved, *(h for h in synthesis.retrieved if h.memory.id not in known)]
-        # what a refresh leaves out of what is new since the watermark, and why (the synthesizer's reasons)
+        # what a refresh leaves out of what is new since the watermark, and why (the synthesizer's reasons, in its
+        # order: what came closest to the document first, so the entries a capped list keeps are those)
         seen = plan.model.last_memory_seen_at
+        by_id = {h.memory.id: h.memory for h in plan.retrieved}
         plan.left_out = (
             [
-                {"id": h.memory.id, "text": h.memory.text, "reason": synthesis.left_out[h.memory.id]}
-                for h in plan.retrieved
-                if h.memory.id in synthesis.left_out and (seen is None or h.memory.updated_at > seen)
+                {"id": i, "text": by_id[i].text, "reason": reason}
+                for i, reason in synthesis.left_out.items()
+                if i in by_id and by_id[i].updated_at > seen
             ][:LEFT_OUT_MAX]
             if seen is not None
             else []

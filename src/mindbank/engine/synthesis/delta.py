@@ -191,7 +191,8 @@ def plan_delta_operations(
     (``ScopeRead``); with scores and a narrow ``source_query`` a new fact needs the delta relevance floor
     (``answer.DELTA_FLOOR``, after the shared-subject lift from the facts the document cites). ``left_out`` (filled
     when given): memory id -> why a new fact is not quoted, and why a fact the document cited is no longer quoted
-    (its block was evicted and no block left cites it: ``eviction.evicted_reason``)."""
+    (its block was evicted and no block left cites it: ``eviction.evicted_reason``), closest to the document first
+    (:func:`_left_out`)."""
     read = read or ScopeRead()
     cited = set(document.memory_ids())
     operations, used = requote_edited(document, [h for h in facts if h.memory.id in cited], read)
@@ -228,15 +229,24 @@ def plan_delta_operations(
     evict(document, placed, edit, max_tokens, by_relevance=narrow)
     requoted_only = [i for i in used if i not in edit.used]
     if left_out is not None:
-        quoted = {*used, *edit.used}
-        quotable = {c.id for c in every}
-        for hit in new_hits:
-            i = hit.memory.id
-            if i not in quoted:
-                left_out[i] = reasons.get(i) or edit.reasons.get(i) or (NOT_TAKEN if i in quotable else NOT_QUOTABLE)
-        # an old block evicted to make room takes with it the facts no other block cites: they are left out too
-        left_out.update((i, r) for i, r in edit.evicted.items() if i not in left_out)
+        left_out.update(_left_out(new_hits, {*used, *edit.used}, {c.id for c in every}, reasons, edit))
     return _operations(document, placed, edit, operations), [*requoted_only, *edit.used]
+
+
+def _left_out(
+    new_hits: Sequence[ScoredMemory], quoted: set[str], quotable: set[str], reasons: dict[str, str], edit: Edit
+) -> dict[str, str]:
+    """Memory id -> why it is not quoted, closest to the document first (a trace that lists only so many keeps
+    those): the facts an evicted old block cited that no block left cites, then the new facts that passed every
+    gate and lost on room or were variations of a quoted fact, then those the gates kept out (another person's,
+    below the relevance floor), then those not quotable at all; the new facts in ``new_hits``' order."""
+    new = [h.memory.id for h in new_hits if h.memory.id not in quoted]
+    out = dict(edit.evicted)
+    out.update((i, edit.reasons[i]) for i in new if i in edit.reasons and i not in reasons)
+    out.update((i, reasons[i]) for i in new if i in reasons)
+    out.update((i, NOT_TAKEN) for i in new if i in quotable and i not in out)
+    out.update((i, NOT_QUOTABLE) for i in new if i not in out)
+    return out
 
 
 def _fold(
