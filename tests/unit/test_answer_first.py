@@ -18,6 +18,7 @@ from mindbank.domain.records import ScoredMemory
 from mindbank.engine.synthesis.answer import DELTA_FLOOR, FLOOR, asks_speech, is_broad
 from mindbank.engine.synthesis.compose import NOT_QUOTABLE, compose_briefing
 from mindbank.engine.synthesis.delta import plan_delta_operations
+from mindbank.engine.synthesis.eviction import evicted_reason
 from mindbank.engine.synthesis.port import ScopeRead
 from mindbank.providers.embeddings.onnx_minilm import MiniLMEmbedder
 
@@ -172,7 +173,10 @@ def test_a_full_delta_on_a_narrow_question_drops_the_least_relevant_blocks_first
         document, [answer], max_tokens=budget, source_query=QUESTION, left_out=left_out,
         read=read_for(embedder, QUESTION, [answer], scores, cited=cited),
     )  # fmt: skip
-    assert used == ["d0"] and not left_out
+    assert used == ["d0"] and "d0" not in left_out
+    # what made room is on record: each old fact evicted, least relevant to the question first
+    assert left_out and set(left_out.values()) == {evicted_reason("max_tokens", by_relevance=True)}
+    assert set(left_out) <= set(first.cited)
 
 
 ADVICE = "Evan: But remember, it's important to believe in yourself and take it one day at a time, Sam."

@@ -288,6 +288,53 @@ def test_over_budget_the_least_salient_block_goes_not_the_oldest(embedder: MiniL
     assert count_tokens(rendered) <= budget
 
 
+def test_an_evicted_old_block_names_its_fact_and_why_in_left_out(embedder: MiniLMEmbedder) -> None:
+    old = facts(
+        "Sam: I adopted a rescue greyhound called Pepper from the Leeds shelter in 2023.",
+        "Sam: The weather here is grey and cold again.",  # the least salient: evicted
+        "Sam: I am learning Portuguese with an online tutor twice a week for my move to Lisbon.",
+    )
+    markdown, _ = compose_markdown(source_query=QUERY, hits=old, max_tokens=2048, read=scope(embedder, QUERY, old))
+    new = facts("Sam: Haha, cool!", "Sam: I finished my first half-marathon in Leeds in 1:52 last Sunday.",
+                first_day=40, prefix="n")  # fmt: skip
+    left_out: dict[str, str] = {}
+    read = scope(embedder, QUERY, old, new, cited=old)
+    budget = count_tokens(markdown) + 25
+    operations, used = plan_delta_operations(
+        parse_markdown(markdown), new, max_tokens=budget, read=read, left_out=left_out
+    )
+    assert used == ["n1"] and any(isinstance(op, RemoveBlock | RemoveSection) for op in operations)
+    # the weather fact was quoted by the earlier refresh and is still in scope: its leaving is recorded, and comes
+    # before the small talk (a trace that lists only so many keeps what came closest to the document)
+    assert list(left_out.items()) == [
+        ("m1", "evicted: over max_tokens, less worthy than every block kept"),
+        ("n0", "not quotable: a question, reaction or small talk"),
+    ]
+
+
+def test_an_evicted_block_whose_fact_another_block_cites_records_nothing(embedder: MiniLMEmbedder) -> None:
+    old = facts(
+        "Sam: I adopted a rescue greyhound called Pepper from the Leeds shelter in 2023.",
+        "Sam: The weather here is grey and cold again.",
+    )
+    # the greyhound block also cites the weather memory: evicting the weather block loses no citation
+    markdown = (
+        "## Sam\n\n"
+        "- Sam: I adopted a rescue greyhound called Pepper from the Leeds shelter in 2023. [mem:m0] [mem:m1]\n\n"
+        "- Sam: The weather here is grey and cold again. [mem:m1]\n"
+    )
+    document = parse_markdown(markdown)
+    new = facts("Sam: I finished my first half-marathon in Leeds in 1:52 last Sunday.", first_day=40, prefix="n")
+    left_out: dict[str, str] = {}
+    read = scope(embedder, QUERY, old, new, cited=old)
+    operations, used = plan_delta_operations(
+        document, new, max_tokens=count_tokens(markdown) + 30, read=read, left_out=left_out
+    )
+    after = render_markdown(apply_operations(document, operations).document)
+    assert used == ["n0"] and "weather" not in after and "[mem:m1]" in after
+    assert "m1" not in left_out and "m0" not in left_out
+
+
 def test_a_new_fact_weaker_than_everything_kept_is_not_added(embedder: MiniLMEmbedder) -> None:
     old = facts(
         "Sam: I adopted a rescue greyhound called Pepper from the Leeds shelter in 2023.",

@@ -45,6 +45,7 @@ from mindbank.domain.records import MentalModel, ScoredMemory
 from mindbank.domain.scope import MemoryFilter, admits, model_scope
 from mindbank.domain.timeutil import utcnow
 from mindbank.engine.refresh import curation
+from mindbank.engine.refresh.dropped import dropped_citations
 from mindbank.engine.refresh.guards import blocks_left, carried_facts, is_refusal, trim_to_budget
 from mindbank.engine.refresh.inputs import synthesis_inputs
 from mindbank.engine.refresh.mode import choose_mode
@@ -69,7 +70,7 @@ from mindbank.engine.synthesis.port import ScopeRead, Synthesis, SynthesisError,
 from mindbank.providers.embeddings.base import Embedder
 from mindbank.store.base import SpendRecord, Store
 
-LEFT_OUT_MAX = 64  # new facts left out, with their reasons, that the trace and the dry run list at most
+LEFT_OUT_MAX = 64  # facts left out (new, or dropped from the document), with reasons, the trace lists at most
 
 
 class RefreshRunner:
@@ -288,19 +289,31 @@ class RefreshRunner:
         plan.tool_calls.extend(synthesis.tool_calls)
         known = {h.memory.id for h in plan.retrieved}
         plan.retrieved = [*plan.retrieved, *(h for h in synthesis.retrieved if h.memory.id not in known)]
-        # what a refresh leaves out of what is new since the watermark, and why (the synthesizer's reasons)
+        # what a refresh leaves out of what is new since the watermark, and why (the synthesizer's reasons, in its
+        # order: what came closest to the document first, so the entries a capped list keeps are those)
         seen = plan.model.last_memory_seen_at
+        by_id = {h.memory.id: h.memory for h in plan.retrieved}
         plan.left_out = (
             [
-                {"id": h.memory.id, "text": h.memory.text, "reason": synthesis.left_out[h.memory.id]}
-                for h in plan.retrieved
-                if h.memory.id in synthesis.left_out and (seen is None or h.memory.updated_at > seen)
+                {"id": i, "text": by_id[i].text, "reason": reason}
+                for i, reason in synthesis.left_out.items()
+                if i in by_id and by_id[i].updated_at > seen
             ][:LEFT_OUT_MAX]
             if seen is not None
             else []
         )
         if plan.effective_mode == "delta":
             plan.left_out = self._with_earlier_reasons(plan)
+
+    def _record_dropped(self, plan: RefreshPlan, dropped: dict[str, str]) -> None:
+        """The memories a delta took out of the document (``dropped.py``: evicted, trimmed or removed while still
+        in scope) lead ``plan.left_out``, each ``{id, text, reason}``; at most :data:`LEFT_OUT_MAX` entries."""
+        if not dropped:
+            return
+        texts = {m.id: m.text for m in self.store.get_memories(plan.model.bank_id, list(dropped))}
+        entries = [{"id": i, "text": texts[i], "reason": r} for i, r in dropped.items() if i in texts]
+        rest = [e for e in plan.left_out if e["id"] not in dropped]
+        plan.left_out = [*entries, *rest][:LEFT_OUT_MAX]
 
     def _with_earlier_reasons(self, plan: RefreshPlan) -> list[dict[str, Any]]:
         """``plan.left_out`` followed by what the model's previous trace left out and this delta did not read again:
@@ -461,6 +474,8 @@ class RefreshRunner:
             plan.retraction["applied"] = True
         plan.document = self._cap(plan, result.document)
         plan.content = render_markdown(plan.document)
+        self._record_dropped(plan, dropped_citations(base, result.document, plan.document, synthesis.left_out,
+                                                     plan.trimmed))  # fmt: skip
         by_id = {h.memory.id: h for h in hits}
         previous = [e for e in flat_based_on(model.reflect_response and model.reflect_response.get("based_on"))
                     if e["id"] not in missing]  # fmt: skip

@@ -20,7 +20,8 @@ A delta refresh never rewrites what it does not have to:
 * over ``max_tokens`` or :data:`compose.MAX_BLOCKS` blocks, the least worthy blocks — old or new — go (worth =
   salience + relevance + mentions: ``blocks.Unit.worth``), never simply the oldest; a new fact less worthy than
   everything already there is not added at all, and a section left without blocks goes with its last block (a new
-  section left with one block gives it to "Other notes": its heading rested on two facts).
+  section left with one block gives it to "Other notes": its heading rested on two facts). A fact an evicted old
+  block cited that no block left cites is reported left out, with the reason, like a new fact not added.
 
 Sections and blocks no operation names stay byte-identical. Without the scope read (a caller with no vectors) the
 editor still appends and evicts, placing new blocks by the words they share with each section, but cannot
@@ -189,7 +190,9 @@ def plan_delta_operations(
     used)``. ``read``: the vectors of the new and cited facts, the cited memories and every fact's recall score
     (``ScopeRead``); with scores and a narrow ``source_query`` a new fact needs the delta relevance floor
     (``answer.DELTA_FLOOR``, after the shared-subject lift from the facts the document cites). ``left_out`` (filled
-    when given): memory id -> why a new fact is not quoted."""
+    when given): memory id -> why a new fact is not quoted, and why a fact the document cited is no longer quoted
+    (its block was evicted and no block left cites it: ``eviction.evicted_reason``), closest to the document first
+    (:func:`_left_out`)."""
     read = read or ScopeRead()
     cited = set(document.memory_ids())
     operations, used = requote_edited(document, [h for h in facts if h.memory.id in cited], read)
@@ -226,13 +229,24 @@ def plan_delta_operations(
     evict(document, placed, edit, max_tokens, by_relevance=narrow)
     requoted_only = [i for i in used if i not in edit.used]
     if left_out is not None:
-        quoted = {*used, *edit.used}
-        quotable = {c.id for c in every}
-        for hit in new_hits:
-            i = hit.memory.id
-            if i not in quoted:
-                left_out[i] = reasons.get(i) or edit.reasons.get(i) or (NOT_TAKEN if i in quotable else NOT_QUOTABLE)
+        left_out.update(_left_out(new_hits, {*used, *edit.used}, {c.id for c in every}, reasons, edit))
     return _operations(document, placed, edit, operations), [*requoted_only, *edit.used]
+
+
+def _left_out(
+    new_hits: Sequence[ScoredMemory], quoted: set[str], quotable: set[str], reasons: dict[str, str], edit: Edit
+) -> dict[str, str]:
+    """Memory id -> why it is not quoted, closest to the document first (a trace that lists only so many keeps
+    those): the facts an evicted old block cited that no block left cites, then the new facts that passed every
+    gate and lost on room or were variations of a quoted fact, then those the gates kept out (another person's,
+    below the relevance floor), then those not quotable at all; the new facts in ``new_hits``' order."""
+    new = [h.memory.id for h in new_hits if h.memory.id not in quoted]
+    out = dict(edit.evicted)
+    out.update((i, edit.reasons[i]) for i in new if i in edit.reasons and i not in reasons)
+    out.update((i, reasons[i]) for i in new if i in reasons)
+    out.update((i, NOT_TAKEN) for i in new if i in quotable and i not in out)
+    out.update((i, NOT_QUOTABLE) for i in new if i not in out)
+    return out
 
 
 def _fold(

@@ -18,6 +18,13 @@ from mindbank.engine.synthesis.selection import Candidate
 EVICTED = "over max_tokens: less worthy than every block kept"
 
 
+def evicted_reason(limit: str, by_relevance: bool) -> str:
+    """Why an old block's facts left the document: ``limit`` is what it was over ("max_tokens" or "N blocks");
+    on a narrow question (``by_relevance``) the least relevant went first, else the least worthy."""
+    measure = "relevant to the question" if by_relevance else "worthy"
+    return f"evicted: over {limit}, less {measure} than every block kept"
+
+
 @dataclass(slots=True)
 class Placed:
     """An existing block as the editor sees it: where it is, its text now (after replacements), the candidate
@@ -44,6 +51,8 @@ class Edit:
     removed: set[str] = field(default_factory=set)  # block ids
     used: list[str] = field(default_factory=list)
     reasons: dict[str, str] = field(default_factory=dict)  # memory id -> why a new fact is not quoted
+    # memory id -> why a fact an evicted old block cited is no longer quoted (only those no kept block cites)
+    evicted: dict[str, str] = field(default_factory=dict)
 
 
 def evict(
@@ -51,7 +60,9 @@ def evict(
 ) -> None:
     """Drop the least worthy blocks, old or new, until the document fits ``max_tokens`` and ``MAX_BLOCKS``.
     ``by_relevance`` (a narrow question): the least relevant go first, worth breaking ties — a document answering
-    one question keeps what answers it, however much more a fact about something else says."""
+    one question keeps what answers it, however much more a fact about something else says. Each memory an
+    evicted old block cited that no block left in the document cites goes to ``edit.evicted`` with the reason
+    (:func:`evicted_reason`)."""
 
     def key(worth: float, current: Candidate | None) -> tuple[float, float]:
         return ((current.relevance if current is not None else 0.0) if by_relevance else 0.0, worth)
@@ -82,6 +93,9 @@ def evict(
         if kind == "old":
             assert isinstance(item, Placed)
             p = item
+            limit = "max_tokens" if total > max_tokens else f"{MAX_BLOCKS} blocks"
+            for memory_id in p.block.memory_ids:
+                edit.evicted.setdefault(memory_id, evicted_reason(limit, by_relevance))
             total -= count_tokens(p.text) + BLOCK_SEPARATOR
             sizes[p.section_id] -= 1
             if sizes[p.section_id] == 0:
@@ -112,6 +126,11 @@ def evict(
     used += [m.id for _, unit in edit.appended for m in unit.members]
     used += [m.id for _, units in edit.added for unit in units for m in unit.members]
     edit.used = list(dict.fromkeys(used))
+    # a fact an evicted block cited is not lost while another block (kept, replaced or new) still cites it
+    still = {i for p in placed if p.block.id not in edit.removed for i in p.block.memory_ids}
+    still.update(i for block_id, ids in edit.replaced_by.items() if block_id not in edit.removed for i in ids)
+    still.update(used)
+    edit.evicted = {i: r for i, r in edit.evicted.items() if i not in still}
 
 
 def _unhead(document: StructuredDocument, edit: Edit, sizes: dict[str, int], room: int) -> None:

@@ -51,7 +51,8 @@ class Synthesis:
     # facts) and their tool calls, for the refresh trace
     retrieved: list[ScoredMemory] = field(default_factory=list)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    # memory id -> why a fact the synthesizer read is not quoted (the extractive engine says; others leave it empty)
+    # memory id -> why a fact the synthesizer read is not quoted, or a fact the document cited is no longer quoted
+    # (the extractive engine says; others leave it empty), in the order a capped trace keeps them: most needed first
     left_out: dict[str, str] = field(default_factory=dict)
 
 
