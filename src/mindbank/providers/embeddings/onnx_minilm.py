@@ -54,6 +54,7 @@ class MiniLMEmbedder:
         # spinning threads took 3.0 ms against 4.8 ms for one on 2 cores; on a busy machine the second thread,
         # spinning while it waited for a core, doubled a query's CPU time and its latency
         self._query_threads = query_threads
+        self._cores = _usable_cores()  # the process's CPU affinity does not change under a running server
         self._query_session: Any = None  # made by _single_session when a query first needs it
         self._making = threading.Lock()
         self._input_names = {i.name for i in self._session.get_inputs()}
@@ -93,7 +94,7 @@ class MiniLMEmbedder:
         if len(texts) > _INTERACTIVE_TEXTS:
             with self._bulk:
                 hidden = self._session.run(None, feeds)[0]
-        elif core_to_spare() and self._bulk.acquire(blocking=False):
+        elif core_to_spare(cores=self._cores) and self._bulk.acquire(blocking=False):
             try:  # no bulk batch or other query holds the multi-threaded session, and the cores are idle
                 hidden = self._session.run(None, feeds)[0]
             finally:
